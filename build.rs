@@ -1,0 +1,28 @@
+//! Compiles the public contract in `proto/` with `protox` (pure Rust: no system
+//! `protoc`) and generates the tonic server and client code. The encoded
+//! descriptor set is written to `OUT_DIR` for server reflection.
+
+use std::path::PathBuf;
+
+use prost::Message as _;
+
+const PROTOS: [&str; 2] = [
+    "proto/referee/v1/referee.proto",
+    "proto/punct/v1/punct.proto",
+];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // tonic-prost-build's compile_fds path emits no rerun-if-changed itself.
+    println!("cargo:rerun-if-changed=proto");
+    let fds = protox::compile(PROTOS, ["proto"])?;
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+    // Not written by compile_fds either: reflection needs it.
+    std::fs::write(out_dir.join("referee_descriptor.bin"), fds.encode_to_vec())?;
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        // Generated code is not ours to lint.
+        .type_attribute(".", "#[allow(clippy::all)]")
+        .compile_fds(fds)?;
+    Ok(())
+}
