@@ -1,5 +1,5 @@
 //! punct-referee: a game-referee service. The crate is a library (the engines,
 //! and later the session and API layers) plus the `punct-referee` binary.
 
-pub mod games;
 pub mod cli;
+pub mod games;
