@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use punct_referee::cli::{self, GameArgs};
 
 #[derive(Debug, Parser)]
-#[command(name = "punct-referee", version, about = "A referee for the game PÜNCT")]
+#[command(
+    name = "punct-referee",
+    version,
+    about = "A referee for the game PÜNCT"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -107,7 +107,11 @@ impl Space {
 
     /// The space with canonical index `i` (0..211).
     pub const fn from_index(i: usize) -> Option<Space> {
-        if i < SPACE_COUNT { Some(Space(i as u8)) } else { None }
+        if i < SPACE_COUNT {
+            Some(Space(i as u8))
+        } else {
+            None
+        }
     }
 
     /// Canonical index (0..211): by column, then by row.
@@ -449,10 +453,15 @@ mod tests {
             }
         }
         let i9 = Space::CENTRE;
-        let ns: Vec<String> = (0..6).map(|d| i9.neighbour(d).unwrap().to_string()).collect();
+        let ns: Vec<String> = (0..6)
+            .map(|d| i9.neighbour(d).unwrap().to_string())
+            .collect();
         assert_eq!(ns, ["J9", "J10", "I10", "H9", "H8", "I8"]);
         // A corner neighbour: B2 lost A1.
-        assert_eq!((0..6).filter(|&d| sp("B2").neighbour(d).is_some()).count(), 5);
+        assert_eq!(
+            (0..6).filter(|&d| sp("B2").neighbour(d).is_some()).count(),
+            5
+        );
     }
 
     #[test]

@@ -320,16 +320,13 @@ impl Game {
                 .map_or(PieceCode::T, PieceId::code),
         };
         let mv = mv.canonical_with(code);
-        let notation = self
-            .position
-            .notate(mv)
-            .ok_or(IllegalMove::ShapeMismatch {
-                code,
-                punct: match mv {
-                    Move::Place { punct, .. } => punct,
-                    Move::Shift { to, .. } => to,
-                },
-            })?;
+        let notation = self.position.notate(mv).ok_or(IllegalMove::ShapeMismatch {
+            code,
+            punct: match mv {
+                Move::Place { punct, .. } => punct,
+                Move::Shift { to, .. } => to,
+            },
+        })?;
         let kind = match (mv, landing) {
             (Move::Place { .. }, _) => MoveKind::Place,
             (_, Landing { bridge: true, .. }) => MoveKind::Bridge,
@@ -462,9 +459,9 @@ fn judge(
     if was_placement {
         let supply_over = match options.end_on_supply {
             EndOnSupply::FirstExhausted => position.supply_total(mover) == 0,
-            EndOnSupply::BothExhausted => Colour::BOTH
-                .iter()
-                .all(|&c| position.supply_total(c) == 0),
+            EndOnSupply::BothExhausted => {
+                Colour::BOTH.iter().all(|&c| position.supply_total(c) == 0)
+            }
         };
         if supply_over {
             return Some(match options.variant {
@@ -533,7 +530,15 @@ fn perft_node(
         let child_window = if placement { before } else { window };
         history.push(child.key());
         if judge(options, &child, mover, placement, &history[child_window..]).is_none() {
-            perft_node(options, &child, history, child_window, done + 1, counts, deeper);
+            perft_node(
+                options,
+                &child,
+                history,
+                child_window,
+                done + 1,
+                counts,
+                deeper,
+            );
         }
         history.truncate(before);
     }

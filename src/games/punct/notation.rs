@@ -11,7 +11,9 @@ use std::str::FromStr;
 use super::board::{Space, SpaceParseError};
 use super::movegen::IllegalMove;
 use super::outcome::EndReason;
-use super::piece::{Colour, PieceCode, PieceCodeParseError, footprint, rotation_for, sorted_minors};
+use super::piece::{
+    Colour, PieceCode, PieceCodeParseError, footprint, rotation_for, sorted_minors,
+};
 use super::position::Position;
 use super::{EndOnSupply, Game, Move, RuleOptions};
 
@@ -395,10 +397,12 @@ impl GameRecord {
                 continue;
             }
             in_header = false;
-            let mv = line.parse::<NotatedMove>().map_err(|error| RecordError::Notation {
-                line: line_no,
-                error,
-            })?;
+            let mv = line
+                .parse::<NotatedMove>()
+                .map_err(|error| RecordError::Notation {
+                    line: line_no,
+                    error,
+                })?;
             record.moves.push(mv);
             lines.push(line_no);
         }
@@ -496,5 +500,184 @@ impl Game {
 impl fmt::Display for EndOnSupply {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::punct::{EndReason, Variant};
+
+    fn sp(s: &str) -> Space {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn parses_canonical_and_lenient_forms() {
+        let canonical = NotatedMove::place(PieceCode::SE, sp("E5"), [sp("F5"), sp("G5")]);
+        for text in [
+            "SE@E5:F5,G5",
+            "se@e5:f5,g5",
+            "  SE @ E5 : G5 , F5  ",
+            "Se@E5:g5,F5",
+        ] {
+            assert_eq!(text.parse::<NotatedMove>(), Ok(canonical), "{text}");
+        }
+        assert_eq!(canonical.to_string(), "SE@E5:F5,G5");
+        let shift: NotatedMove = " e5 > h8 : j8 , i8 ".parse().unwrap();
+        assert_eq!(shift.to_string(), "E5>H8:I8,J8");
+    }
+
+    #[test]
+    fn minor_spaces_sort_by_column_then_row() {
+        // B10 sorts before C1 (column first), A8 before B2.
+        let m = NotatedMove::shift(sp("A2"), sp("A2"), [sp("C1"), sp("B10")]);
+        assert_eq!(m.to_string(), "A2>A2:B10,C1");
+    }
+
+    #[test]
+    fn refuses_garbled_moves_with_a_reason() {
+        assert_eq!("".parse::<NotatedMove>(), Err(NotationError::Empty));
+        assert_eq!("   ".parse::<NotatedMove>(), Err(NotationError::Empty));
+        assert!(matches!(
+            "SE@E5".parse::<NotatedMove>(),
+            Err(NotationError::Malformed(_))
+        ));
+        assert!(matches!(
+            "E5-H8:I8,J8".parse::<NotatedMove>(),
+            Err(NotationError::Malformed(_))
+        ));
+        assert!(matches!(
+            "XX@E5:F5,G5".parse::<NotatedMove>(),
+            Err(NotationError::Code(_))
+        ));
+        assert!(matches!(
+            "SE@5E:F5,G5".parse::<NotatedMove>(),
+            Err(NotationError::Space(SpaceParseError::Malformed(_)))
+        ));
+        assert!(matches!(
+            "SE@A1:F5,G5".parse::<NotatedMove>(),
+            Err(NotationError::Space(SpaceParseError::OffBoard(_)))
+        ));
+        assert_eq!(
+            "SE@E5:F5,F5".parse::<NotatedMove>(),
+            Err(NotationError::RepeatedSpace)
+        );
+        assert_eq!(
+            "A".repeat(65).parse::<NotatedMove>(),
+            Err(NotationError::TooLong)
+        );
+        // Every error reads as a sentence naming the culprit.
+        let e = "SE@E5:F5,G55"
+            .parse::<NotatedMove>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("G55"), "{e}");
+    }
+
+    #[test]
+    fn placement_code_must_match_geometry() {
+        let game = Game::new(RuleOptions::default());
+        // E5 F5 G5 is straight with the PÜNCT at an end: SE, not SM or T.
+        assert!(game.parse_move("SE@E5:F5,G5").is_ok());
+        assert_eq!(
+            game.parse_move("SM@E5:F5,G5"),
+            Err(MoveError::Illegal(IllegalMove::ShapeMismatch {
+                code: PieceCode::SM,
+                punct: sp("E5")
+            }))
+        );
+        assert!(game.parse_move("SM@F5:E5,G5").is_ok());
+        assert!(game.parse_move("T@E5:F5,F6").is_ok());
+        assert!(game.parse_move("T@E5:F5,G6").is_err());
+    }
+
+    fn sample_record() -> GameRecord {
+        let mut game = Game::new(RuleOptions {
+            variant: Variant::Basic,
+            max_plies: 40,
+            ..RuleOptions::default()
+        });
+        for m in ["SE@E5:F5,G5", "T@J3:K3,K4", "E5>E6:F6,G6", "J3>J4:K4,K5"] {
+            game.play_notation(m).unwrap();
+        }
+        let mut r = game.record();
+        r.tags.push(("white".into(), "alice".into()));
+        r.tags.push(("event".into(), "club night: round 2".into()));
+        r
+    }
+
+    #[test]
+    fn record_formats_canonically_and_round_trips() {
+        let r = sample_record();
+        let text = r.to_string();
+        assert_eq!(
+            text,
+            "game: punct\nvariant: basic\nmax_plies: 40\nwhite: alice\nevent: club night: round 2\n\n\
+             SE@E5:F5,G5\nT@J3:K3,K4\nE5>E6:F6,G6\nJ3>J4:K4,K5\n"
+        );
+        assert_eq!(text.parse::<GameRecord>(), Ok(r.clone()));
+        let game = r.replay().unwrap();
+        assert_eq!(game.position().ply(), 4);
+        assert_eq!(game.options().variant, Variant::Basic);
+    }
+
+    #[test]
+    fn record_reader_accepts_comments_case_and_no_header() {
+        let text = "# a friendly game\nGame: PUNCT\nVariant: Standard\n\n# opening\nse@e5:g5,f5\n\n t@j3:k3,k4 \n";
+        let (r, lines) = GameRecord::parse_with_lines(text).unwrap();
+        assert_eq!(r.moves.len(), 2);
+        assert_eq!(lines, vec![6, 8]);
+        let bare: GameRecord = "SE@E5:F5,G5\nT@J3:K3,K4\n".parse().unwrap();
+        assert_eq!(bare.moves, r.moves);
+        assert_eq!(bare.options, RuleOptions::default());
+    }
+
+    #[test]
+    fn replay_refuses_at_the_first_bad_move_with_line_and_reason() {
+        let text =
+            "game: punct\nvariant: standard\n\nSE@E5:F5,G5\nT@J3:K3,K4\nE5>E6:F6,G6\nE6>E7:F7,G7\n";
+        // After E5>E6 it is Black's turn, and E6 holds White's piece.
+        let err = Game::from_record_text(text).unwrap_err();
+        assert_eq!(
+            err,
+            RecordError::Illegal {
+                line: 7,
+                turn: 4,
+                text: "E6>E7:F7,G7".into(),
+                error: IllegalMove::NotYourPiece { space: sp("E6") },
+            }
+        );
+        assert_eq!(err.line(), Some(7));
+        let garbled = Game::from_record_text("game: punct\n\nSE@E5:F5,G5\nnonsense\n").unwrap_err();
+        assert!(
+            matches!(garbled, RecordError::Notation { line: 4, .. }),
+            "{garbled}"
+        );
+        let bad_header = Game::from_record_text("game: chess\n\n").unwrap_err();
+        assert!(matches!(bad_header, RecordError::Header { line: 1, .. }));
+        let twice = Game::from_record_text("variant: basic\nvariant: basic\n").unwrap_err();
+        assert!(matches!(twice, RecordError::Header { line: 2, .. }));
+    }
+
+    #[test]
+    fn result_line_must_agree_with_the_board() {
+        let text = "game: punct\nresult: white CONNECTION\n\nSE@E5:F5,G5\n";
+        assert!(matches!(
+            Game::from_record_text(text),
+            Err(RecordError::ResultMismatch { .. })
+        ));
+        // A referee action on an unfinished game is taken as stated.
+        let text = "game: punct\nresult: black RESIGNATION\n\nSE@E5:F5,G5\n";
+        let game = Game::from_record_text(text).unwrap();
+        let o = game.outcome().unwrap();
+        assert_eq!(
+            (o.winner, o.reason),
+            (Some(Colour::Black), EndReason::Resignation)
+        );
+        assert_eq!(
+            game.record().to_string().lines().nth(2),
+            Some("result: black RESIGNATION")
+        );
     }
 }

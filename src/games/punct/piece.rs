@@ -199,9 +199,9 @@ static SHAPES: LazyLock<ShapeTables> = LazyLock::new(|| {
         let mut table = [[None; 6]; SPACE_COUNT];
         let mut list = Vec::new();
         for p in Space::all() {
-            for r in 0..6usize {
+            for (r, slot) in table[p.index()].iter_mut().enumerate() {
                 let fp = compute_footprint(code, p, r);
-                table[p.index()][r] = fp;
+                *slot = fp;
                 if let Some(spaces) = fp
                     && (r as u8) < code.distinct_rotations()
                 {
@@ -226,9 +226,7 @@ static SHAPES: LazyLock<ShapeTables> = LazyLock::new(|| {
 fn compute_footprint(code: PieceCode, p: Space, r: usize) -> Option<Footprint> {
     let [a, b] = code.paths(r);
     let walk = |path: [Option<usize>; 2]| -> Option<Space> {
-        path.iter()
-            .flatten()
-            .try_fold(p, |at, &d| at.neighbour(d))
+        path.iter().flatten().try_fold(p, |at, &d| at.neighbour(d))
     };
     Some([p, walk(a)?, walk(b)?])
 }
@@ -283,12 +281,18 @@ mod tests {
     }
 
     fn names(fp: Footprint) -> String {
-        fp.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" ")
+        fp.iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     #[test]
     fn eighteen_pieces_per_player() {
-        assert_eq!(PieceCode::ALL.iter().map(|c| c.count() as u32).sum::<u32>(), 18);
+        assert_eq!(
+            PieceCode::ALL.iter().map(|c| c.count() as u32).sum::<u32>(),
+            18
+        );
     }
 
     #[test]
@@ -308,8 +312,9 @@ mod tests {
     fn sm_has_three_distinct_rotations_others_six() {
         let p = sp("I9");
         for code in PieceCode::ALL {
-            let mut sets: Vec<SpaceSet> =
-                (0..6).map(|r| footprint_set(footprint(code, p, r).unwrap())).collect();
+            let mut sets: Vec<SpaceSet> = (0..6)
+                .map(|r| footprint_set(footprint(code, p, r).unwrap()))
+                .collect();
             sets.sort_by_key(|s| format!("{s:?}"));
             sets.dedup();
             assert_eq!(sets.len(), code.distinct_rotations() as usize, "{code}");
@@ -322,8 +327,9 @@ mod tests {
     #[test]
     fn al_and_ar_are_mirror_images_not_rotations() {
         let p = sp("I9");
-        let al: Vec<SpaceSet> =
-            (0..6).map(|r| footprint_set(footprint(PieceCode::AL, p, r).unwrap())).collect();
+        let al: Vec<SpaceSet> = (0..6)
+            .map(|r| footprint_set(footprint(PieceCode::AL, p, r).unwrap()))
+            .collect();
         for r in 0..6 {
             let ar = footprint_set(footprint(PieceCode::AR, p, r).unwrap());
             assert!(!al.contains(&ar), "AR rotation {r} equals an AL rotation");
@@ -338,8 +344,17 @@ mod tests {
     fn rotations_off_the_edge_are_absent() {
         assert!(footprint(PieceCode::SE, sp("A2"), 3).is_none());
         assert!(footprint(PieceCode::SE, sp("A2"), 0).is_some());
-        assert_eq!(rotation_for(PieceCode::SM, sp("I9"), [sp("J9"), sp("H9")]), Some(0));
-        assert_eq!(rotation_for(PieceCode::SM, sp("I9"), [sp("H9"), sp("J9")]), Some(0));
-        assert_eq!(rotation_for(PieceCode::SE, sp("I9"), [sp("J9"), sp("H9")]), None);
+        assert_eq!(
+            rotation_for(PieceCode::SM, sp("I9"), [sp("J9"), sp("H9")]),
+            Some(0)
+        );
+        assert_eq!(
+            rotation_for(PieceCode::SM, sp("I9"), [sp("H9"), sp("J9")]),
+            Some(0)
+        );
+        assert_eq!(
+            rotation_for(PieceCode::SE, sp("I9"), [sp("J9"), sp("H9")]),
+            None
+        );
     }
 }

@@ -44,7 +44,11 @@ const FIRST_OF: [u8; 6] = [0, 2, 6, 8, 10, 12];
 impl PieceId {
     /// The piece with number `i` (0..36).
     pub const fn from_index(i: usize) -> Option<PieceId> {
-        if i < PIECE_COUNT { Some(PieceId(i as u8)) } else { None }
+        if i < PIECE_COUNT {
+            Some(PieceId(i as u8))
+        } else {
+            None
+        }
     }
 
     /// Number 0..36.
@@ -56,7 +60,11 @@ impl PieceId {
     /// The owner.
     #[inline]
     pub const fn colour(self) -> Colour {
-        if (self.0 as usize) < PIECES_PER_PLAYER { Colour::White } else { Colour::Black }
+        if (self.0 as usize) < PIECES_PER_PLAYER {
+            Colour::White
+        } else {
+            Colour::Black
+        }
     }
 
     /// The kind of piece.
@@ -200,12 +208,8 @@ impl Default for Position {
 impl Position {
     /// The start: an empty board, full supplies, White to move, ply 0.
     pub fn start() -> Position {
-        let mut supply = [[0u8; 6]; 2];
-        for c in 0..2 {
-            for code in PieceCode::ALL {
-                supply[c][code.index()] = code.count();
-            }
-        }
+        let full = PieceCode::ALL.map(PieceCode::count);
+        let supply = [full, full];
         let any = Space::CENTRE;
         Position {
             placements: [None; PIECE_COUNT],
@@ -435,7 +439,15 @@ impl Position {
                     return;
                 };
                 self.supply[colour.index()][code.index()] -= 1;
-                self.put(id, fp, Placement { punct, rotation, level: 0 });
+                self.put(
+                    id,
+                    fp,
+                    Placement {
+                        punct,
+                        rotation,
+                        level: 0,
+                    },
+                );
             }
             Move::Shift { from, to, rotation } => {
                 let Some(id) = self.punct_on_top(from) else {
@@ -516,7 +528,9 @@ impl Position {
             }
             let supply: u32 = self.supply[colour.index()].iter().map(|&n| n as u32).sum();
             if supply + on_board != PIECES_PER_PLAYER as u32 {
-                return Err(format!("{colour}: supply {supply} + board {on_board} != 18"));
+                return Err(format!(
+                    "{colour}: supply {supply} + board {on_board} != 18"
+                ));
             }
             for code in PieceCode::ALL {
                 let free = PieceId::range(colour, code)
@@ -529,11 +543,19 @@ impl Position {
         }
         for s in Space::all() {
             if height[s.index()] != self.height[s.index()] {
-                return Err(format!("{s}: height {} != {}", self.height[s.index()], height[s.index()]));
+                return Err(format!(
+                    "{s}: height {} != {}",
+                    self.height[s.index()],
+                    height[s.index()]
+                ));
             }
             let stack = self.stack(s);
             if stack.len() as u32 != dots[s.index()] {
-                return Err(format!("{s}: stack has {} dots, pieces have {}", stack.len(), dots[s.index()]));
+                return Err(format!(
+                    "{s}: stack has {} dots, pieces have {}",
+                    stack.len(),
+                    dots[s.index()]
+                ));
             }
             if stack.windows(2).any(|w| w[0].level <= w[1].level) {
                 return Err(format!("{s}: stack levels not strictly decreasing"));
@@ -545,7 +567,11 @@ impl Position {
                 }
             }
         }
-        let mut hash = if self.to_move == Colour::Black { BLACK_TO_MOVE_KEY } else { 0 };
+        let mut hash = if self.to_move == Colour::Black {
+            BLACK_TO_MOVE_KEY
+        } else {
+            0
+        };
         for (i, p) in self.placements.iter().enumerate() {
             if let Some(p) = p {
                 hash ^= piece_key(PieceId(i as u8), *p);
@@ -576,10 +602,20 @@ impl Position {
                 .supply_piece(colour, code)
                 .ok_or_else(|| format!("{colour} has no {code} left"))?;
             if fp.iter().any(|s| pos.height(*s) > level) {
-                return Err(format!("{code}@{punct} at level {level} would sit under a dot"));
+                return Err(format!(
+                    "{code}@{punct} at level {level} would sit under a dot"
+                ));
             }
             pos.supply[colour.index()][code.index()] -= 1;
-            pos.put(id, fp, Placement { punct, rotation, level });
+            pos.put(
+                id,
+                fp,
+                Placement {
+                    punct,
+                    rotation,
+                    level,
+                },
+            );
         }
         if to_move == Colour::Black {
             pos.hash ^= BLACK_TO_MOVE_KEY;

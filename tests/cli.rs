@@ -1,0 +1,100 @@
+//! The `punct-referee` binary's engine commands, run as a user would.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn perft_prints_one_line_per_depth() {
+    let (code, out, _) = run(&["perft", "--variant", "basic", "--depth", "2"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "depth 1: 4986\ndepth 2: 28499958\n");
+}
+
+#[test]
+fn perft_after_moves() {
+    // After White's SE and Black's T, White has a piece on the board: its
+    // moves add to the placements.
+    let (code, out, _) = run(&[
+        "perft",
+        "--depth",
+        "1",
+        "--moves",
+        "SE@E5:F5,G5; T@J3:K3,K4",
+    ]);
+    assert_eq!(code, 0);
+    let n: u64 = out
+        .trim()
+        .strip_prefix("depth 1: ")
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    let (_, listed, _) = run(&["legal", "--moves", "SE@E5:F5,G5;T@J3:K3,K4"]);
+    assert_eq!(listed.lines().count() as u64, n);
+    assert!(
+        listed.lines().any(|l| l == "E5>E6:F6,G6"),
+        "a slide up one row"
+    );
+}
+
+#[test]
+fn legal_lists_sorted_canonical_moves() {
+    let (code, out, _) = run(&["legal", "--variant", "standard"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4986);
+    let mut sorted = lines.clone();
+    sorted.sort();
+    assert_eq!(lines, sorted);
+    assert_eq!(lines[0], "AL@A2:A3,B4");
+    assert!(lines.iter().all(|l| !l.contains("I9")));
+}
+
+#[test]
+fn legal_reports_the_outcome_when_the_game_is_over() {
+    let (code, out, _) = run(&[
+        "legal",
+        "--max-plies",
+        "2",
+        "--moves",
+        "SE@E5:F5,G5;T@J3:K3,K4",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "game over: draw MOVE_LIMIT\n");
+}
+
+#[test]
+fn a_bad_move_is_refused_with_its_turn_and_reason() {
+    let (code, out, err) = run(&["legal", "--moves", "SE@E5:F5,G5; SE@E5:F5,G5"]);
+    assert_eq!(code, 2);
+    assert_eq!(out, "");
+    assert_eq!(
+        err.trim(),
+        "error: move 2 `SE@E5:F5,G5`: E5 is not empty: new pieces go on empty spaces at level 0"
+    );
+    let (code, _, err) = run(&["perft", "--depth", "1", "--moves", "banana"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`banana` is not a move"), "{err}");
+}
+
+#[test]
+fn show_draws_the_board_and_the_record() {
+    let (code, out, _) = run(&["show", "--moves", "SE@E5:F5,G5"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(" 5 "), "{out}");
+    assert!(out.contains("W   w   w"), "{out}");
+    assert!(out.contains("Black to move, ply 1"), "{out}");
+    assert!(
+        out.ends_with("game: punct\nvariant: standard\n\nSE@E5:F5,G5\n"),
+        "{out}"
+    );
+}
