@@ -1,0 +1,422 @@
+//! PÜNCT behind the game-agnostic [`Rules`] trait: turns the neutral inputs of
+//! the session layer into engine calls and the engine's answers into neutral
+//! results. The engine itself ([`super::punct`]) stays untouched and pure.
+
+use super::punct::{
+    Colour, EndReason, Game, GameRecord, IllegalMove, Move, MoveKind, NotatedMove, Outcome,
+    Position, RuleOptions,
+};
+use super::{
+    Ending, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, RecordError, Replayed, Rules,
+    Seat, Snapshot, Verdict, VerdictDetail,
+};
+
+/// A PÜNCT move as a client gave it: structured, as notation, or both (then
+/// they must name the same move). Both already passed the syntax check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PunctMoveInput {
+    /// The structured move (place: code, PÜNCT space, rotation; shift: from,
+    /// to, rotation).
+    pub structured: Option<Move>,
+    /// The move in notation (RULES.md §7).
+    pub notation: Option<NotatedMove>,
+}
+
+/// A PÜNCT move, played or legal, with everything a client is told of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PunctMoveInfo {
+    /// The move in canonical form.
+    pub mv: Move,
+    /// Its canonical notation.
+    pub notation: NotatedMove,
+    /// Place, move, jump or bridge.
+    pub kind: MoveKind,
+    /// The level the piece comes to rest at.
+    pub level: u8,
+    /// The mover.
+    pub colour: Colour,
+}
+
+/// A PÜNCT position with the options of its game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PunctSnapshot {
+    /// The game's rule options.
+    pub options: RuleOptions,
+    /// The position.
+    pub position: Position,
+}
+
+/// Header keys a record gives a meaning of its own; labels of these names are
+/// left out of an exported record so it reads back the same.
+const RESERVED_TAGS: [&str; 6] = [
+    "game",
+    "variant",
+    "end_on_supply",
+    "max_plies",
+    "repetition_limit",
+    "result",
+];
+
+/// The seat of a colour.
+pub const fn seat_of(colour: Colour) -> Seat {
+    match colour {
+        Colour::White => Seat::White,
+        Colour::Black => Seat::Black,
+    }
+}
+
+/// The colour of a seat.
+pub const fn colour_of(seat: Seat) -> Colour {
+    match seat {
+        Seat::White => Colour::White,
+        Seat::Black => Colour::Black,
+    }
+}
+
+fn verdict(outcome: Outcome) -> Verdict {
+    Verdict {
+        winner: outcome.winner.map(seat_of),
+        reason: outcome.reason.name(),
+        detail: VerdictDetail::Punct(outcome),
+    }
+}
+
+fn illegal(e: IllegalMove) -> MoveError {
+    MoveError::Illegal {
+        reason: e.reason(),
+        message: e.to_string(),
+    }
+}
+
+/// One PÜNCT game.
+#[derive(Debug, Clone)]
+pub struct PunctGame {
+    game: Game,
+}
+
+impl PunctGame {
+    /// A new game with `options`.
+    pub fn new(options: RuleOptions) -> PunctGame {
+        PunctGame {
+            game: Game::new(options),
+        }
+    }
+
+    /// The engine's game.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    /// The engine move `input` names on the current position.
+    fn resolve(&self, input: &PunctMoveInput) -> Result<Move, MoveError> {
+        if self.game.is_over() {
+            return Err(illegal(IllegalMove::GameOver));
+        }
+        match (input.structured, input.notation) {
+            (Some(mv), None) => Ok(mv),
+            (None, Some(n)) => self.game.resolve(n).map_err(illegal),
+            (Some(mv), Some(n)) => {
+                let resolved = self.game.resolve(n).map_err(illegal)?;
+                // Both forms must denote one move: compare canonical notations.
+                let pos = self.game.position();
+                if pos.notate(mv).is_some() && pos.notate(mv) == pos.notate(resolved) {
+                    Ok(resolved)
+                } else {
+                    Err(MoveError::Malformed {
+                        field: "move",
+                        description: format!(
+                            "the structured move and the notation `{n}` name different moves"
+                        ),
+                    })
+                }
+            }
+            (None, None) => Err(MoveError::Malformed {
+                field: "move",
+                description: "give the move structured (place or shift) or as notation".into(),
+            }),
+        }
+    }
+
+    fn report(&self, info: PunctMoveInfo, ply: u32, outcome: Option<Outcome>) -> MoveReport {
+        MoveReport {
+            seat: seat_of(info.colour),
+            ply,
+            verdict: outcome.map(verdict),
+            detail: MoveDetail::Punct(info),
+        }
+    }
+
+    fn snapshot_of(&self, position: Position) -> Snapshot {
+        Snapshot::Punct(Box::new(PunctSnapshot {
+            options: self.game.options(),
+            position,
+        }))
+    }
+}
+
+impl Rules for PunctGame {
+    fn rules(&self) -> GameRules {
+        GameRules::Punct(self.game.options())
+    }
+
+    fn ply(&self) -> u32 {
+        self.game.position().ply()
+    }
+
+    fn to_move(&self) -> Seat {
+        seat_of(self.game.position().to_move())
+    }
+
+    fn verdict(&self) -> Option<Verdict> {
+        self.game.outcome().map(verdict)
+    }
+
+    fn play(&mut self, mv: &MoveInput) -> Result<MoveReport, MoveError> {
+        let MoveInput::Punct(input) = mv;
+        let resolved = self.resolve(input)?;
+        let colour = self.game.position().to_move();
+        let played = self.game.play(resolved).map_err(illegal)?;
+        let info = PunctMoveInfo {
+            mv: played.mv,
+            notation: played.notation,
+            kind: played.kind,
+            level: played.level,
+            colour,
+        };
+        Ok(self.report(info, played.ply, played.outcome))
+    }
+
+    fn legal_moves(&self) -> Vec<MoveReport> {
+        let pos = self.game.position();
+        let variant = self.game.options().variant;
+        let colour = pos.to_move();
+        let mut out: Vec<(String, MoveReport)> = self
+            .game
+            .legal_moves()
+            .into_iter()
+            .filter_map(|mv| {
+                let landing = pos.check(variant, mv).ok()?;
+                let notation = pos.notate(mv)?;
+                let kind = match mv {
+                    Move::Place { .. } => MoveKind::Place,
+                    Move::Shift { .. } if landing.bridge => MoveKind::Bridge,
+                    Move::Shift { .. } if landing.level == 0 => MoveKind::Move,
+                    Move::Shift { .. } => MoveKind::Jump,
+                };
+                let info = PunctMoveInfo {
+                    mv,
+                    notation,
+                    kind,
+                    level: landing.level,
+                    colour,
+                };
+                Some((notation.to_string(), self.report(info, pos.ply() + 1, None)))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.into_iter().map(|(_, r)| r).collect()
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        self.snapshot_of(*self.game.position())
+    }
+
+    fn snapshot_at(&self, ply: u32) -> Option<Snapshot> {
+        let moves = self.game.moves().get(..ply as usize)?;
+        let mut replay = Game::new(self.game.options());
+        for &mv in moves {
+            // Replaying moves this game accepted cannot fail.
+            replay.play(mv).ok()?;
+        }
+        Some(self.snapshot_of(*replay.position()))
+    }
+
+    fn last_move(&self) -> Option<MoveDetail> {
+        let &mv = self.game.moves().last()?;
+        let mut before = Game::new(self.game.options());
+        let n = self.game.moves().len();
+        for &m in &self.game.moves()[..n - 1] {
+            before.play(m).ok()?;
+        }
+        let colour = before.position().to_move();
+        let played = before.play(mv).ok()?;
+        Some(MoveDetail::Punct(PunctMoveInfo {
+            mv: played.mv,
+            notation: played.notation,
+            kind: played.kind,
+            level: played.level,
+            colour,
+        }))
+    }
+
+    fn record(&self, tags: &[(String, String)]) -> String {
+        let mut record: GameRecord = self.game.record();
+        record.tags = tags
+            .iter()
+            .filter(|(k, _)| !RESERVED_TAGS.contains(&k.to_ascii_lowercase().as_str()))
+            .cloned()
+            .collect();
+        record.to_string()
+    }
+
+    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+        let outcome = match ending {
+            Ending::Resignation { loser } => {
+                Outcome::referee(Some(colour_of(loser.opponent())), EndReason::Resignation)
+            }
+            Ending::DrawAgreement => Outcome::draw(EndReason::DrawAgreement),
+            Ending::Aborted => Outcome::draw(EndReason::Aborted),
+        };
+        self.game.conclude(outcome).map_err(illegal)?;
+        Ok(verdict(outcome))
+    }
+
+    fn clone_box(&self) -> Box<dyn Rules> {
+        Box::new(self.clone())
+    }
+}
+
+/// Reads and replays a PÜNCT record (RULES.md §7), collecting every move.
+pub fn import(text: &str) -> Result<Replayed, RecordError> {
+    let (record, lines) = GameRecord::parse_with_lines(text).map_err(record_error)?;
+    let game = record.replay_with_lines(&lines).map_err(record_error)?;
+    // The record replayed cleanly; replay once more to report every move.
+    let mut replay = PunctGame::new(record.options);
+    let mut moves = Vec::with_capacity(game.moves().len());
+    for &mv in game.moves() {
+        let input = MoveInput::Punct(PunctMoveInput {
+            structured: Some(mv),
+            notation: None,
+        });
+        let report = replay.play(&input).map_err(|e| RecordError {
+            line: None,
+            reason: None,
+            message: format!("replay failed: {e}"),
+        })?;
+        moves.push(report);
+    }
+    Ok(Replayed {
+        game: Box::new(PunctGame { game }),
+        moves,
+        tags: record.tags,
+    })
+}
+
+fn record_error(e: super::punct::RecordError) -> RecordError {
+    let reason = match &e {
+        super::punct::RecordError::Illegal { error, .. } => Some(error.reason()),
+        super::punct::RecordError::ResultMismatch { .. } => Some("RESULT_MISMATCH"),
+        _ => None,
+    };
+    RecordError {
+        line: e.line(),
+        reason,
+        message: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::{import_record, new_game};
+
+    fn notation(text: &str) -> MoveInput {
+        MoveInput::Punct(PunctMoveInput {
+            structured: None,
+            notation: Some(text.parse().unwrap()),
+        })
+    }
+
+    #[test]
+    fn plays_notation_and_reports_seat_and_ply() {
+        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let r = g.play(&notation("SE@E5:F5,G5")).unwrap();
+        assert_eq!((r.seat, r.ply, r.verdict), (Seat::White, 1, None));
+        assert_eq!(g.to_move(), Seat::Black);
+    }
+
+    #[test]
+    fn illegal_move_carries_the_engine_reason() {
+        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let err = g.play(&notation("SE@I9:J9,K9")).unwrap_err();
+        assert!(matches!(
+            err,
+            MoveError::Illegal {
+                reason: "CENTRE_STANDARD",
+                ..
+            }
+        ));
+        assert_eq!(g.ply(), 0);
+    }
+
+    #[test]
+    fn disagreeing_forms_are_malformed() {
+        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let structured = Move::Place {
+            code: "SE".parse().unwrap(),
+            punct: "A5".parse().unwrap(),
+            rotation: 0,
+        };
+        let input = MoveInput::Punct(PunctMoveInput {
+            structured: Some(structured),
+            notation: Some("SE@E5:F5,G5".parse().unwrap()),
+        });
+        assert!(matches!(g.play(&input), Err(MoveError::Malformed { .. })));
+    }
+
+    #[test]
+    fn record_round_trips_with_tags_and_resignation() {
+        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        g.play(&notation("SE@E5:F5,G5")).unwrap();
+        g.conclude(Ending::Resignation { loser: Seat::Black })
+            .unwrap();
+        let text = g.record(&[
+            ("event".into(), "test".into()),
+            ("variant".into(), "x".into()),
+        ]);
+        assert!(text.contains("event: test"));
+        assert!(text.contains("result: white RESIGNATION"));
+        let back = import_record(&text).unwrap();
+        assert_eq!(back.moves.len(), 1);
+        assert_eq!(back.tags, vec![("event".to_string(), "test".to_string())]);
+        assert_eq!(back.game.verdict().unwrap().reason, "RESIGNATION");
+    }
+
+    #[test]
+    fn snapshot_at_replays_the_prefix() {
+        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        g.play(&notation("SE@E5:F5,G5")).unwrap();
+        g.play(&notation("SE@M5:M6,M7")).unwrap();
+        let Some(Snapshot::Punct(s)) = g.snapshot_at(1) else {
+            panic!()
+        };
+        assert_eq!(s.position.ply(), 1);
+        assert!(g.snapshot_at(3).is_none());
+        assert!(matches!(
+            g.last_move(),
+            Some(MoveDetail::Punct(PunctMoveInfo {
+                colour: Colour::Black,
+                ..
+            }))
+        ));
+    }
+
+    #[test]
+    fn legal_moves_are_sorted_and_all_playable() {
+        let g = new_game(GameRules::Punct(RuleOptions::default()));
+        let moves = g.legal_moves();
+        assert!(!moves.is_empty());
+        let texts: Vec<String> = moves
+            .iter()
+            .map(|m| {
+                let MoveDetail::Punct(i) = m.detail;
+                i.notation.to_string()
+            })
+            .collect();
+        let mut sorted = texts.clone();
+        sorted.sort();
+        assert_eq!(texts, sorted);
+        let mut copy = g.clone_box();
+        copy.play(&notation(&texts[0])).unwrap();
+    }
+}
