@@ -66,6 +66,13 @@ pub enum GameRules {
     Punct(punct::RuleOptions),
 }
 
+impl Default for GameRules {
+    /// Standard PÜNCT with the default options.
+    fn default() -> Self {
+        GameRules::Punct(punct::RuleOptions::default())
+    }
+}
+
 impl GameRules {
     /// The game's short name, as in a record's `game:` header.
     pub const fn game_name(&self) -> &'static str {
@@ -87,6 +94,25 @@ pub enum MoveInput {
 pub enum MoveDetail {
     /// A PÜNCT move with its notation, kind and landing level.
     Punct(PunctMoveInfo),
+}
+
+impl MoveDetail {
+    /// The same move as input, to play it (e.g. a move from a legal list).
+    pub fn to_input(&self) -> MoveInput {
+        match self {
+            MoveDetail::Punct(info) => MoveInput::Punct(PunctMoveInput {
+                structured: Some(info.mv),
+                notation: Some(info.notation),
+            }),
+        }
+    }
+
+    /// The move's notation text.
+    pub fn notation(&self) -> String {
+        match self {
+            MoveDetail::Punct(info) => info.notation.to_string(),
+        }
+    }
 }
 
 /// The game-specific state of a game at one point.

@@ -1,0 +1,421 @@
+//! The session layer: games being refereed, whatever the game.
+//!
+//! A [`SessionStore`] maps game ids to [`Session`]s. A session holds one game
+//! behind the game-agnostic [`Rules`](crate::games::Rules) trait, the two seat
+//! tokens, the numbered event log and the broadcast channel watchers listen
+//! on. It enforces whose turn it is, optimistic concurrency (`expected_ply`),
+//! idempotent retries (`request_id`) and the referee actions (resign, draw,
+//! abort). The store enforces the limits and drops expired games.
+//!
+//! No gRPC, no PÜNCT: the API layer above converts protobuf to the neutral
+//! types of [`crate::games`], and maps [`SessionError`] to status codes.
+
+mod session;
+mod token;
+mod watch;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+
+use crate::games::{
+    self, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed, Seat,
+};
+
+pub use session::{Event, EventKind, GameView, MoveReceipt, Session};
+pub use token::Token;
+pub use watch::{Watch, WatchItem};
+
+/// A game's id: 32 lower-case hex digits, random.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GameId(String);
+
+impl GameId {
+    fn random() -> GameId {
+        GameId(Token::random().to_string())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for GameId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The limits of a store. Every one has a default (see [`Limits::default`]).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Most sessions held at once (finished ones count until they expire).
+    pub max_sessions: usize,
+    /// Most watchers of one game at once.
+    pub max_watchers_per_game: usize,
+    /// How long a finished game stays readable.
+    pub finished_ttl: Duration,
+    /// How long a game with no move or action stays.
+    pub idle_ttl: Duration,
+    /// Events buffered per game for watchers; a watcher further behind is
+    /// resynchronised with a fresh snapshot.
+    pub watch_buffer: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_sessions: 10_000,
+            max_watchers_per_game: 64,
+            finished_ttl: Duration::from_secs(3600),
+            idle_ttl: Duration::from_secs(24 * 3600),
+            watch_buffer: 64,
+        }
+    }
+}
+
+/// Most labels on one game.
+pub const MAX_LABELS: usize = 16;
+/// Longest label key.
+pub const MAX_LABEL_KEY: usize = 63;
+/// Longest label value.
+pub const MAX_LABEL_VALUE: usize = 256;
+/// Longest request id.
+pub const MAX_REQUEST_ID: usize = 128;
+/// Largest page of a listing.
+pub const MAX_PAGE_SIZE: usize = 500;
+/// Page size when none is asked for.
+pub const DEFAULT_PAGE_SIZE: usize = 50;
+
+/// Why a session call was refused. A refused call changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// Some input is malformed; `field` names it.
+    #[error("{field}: {description}")]
+    InvalidArgument {
+        /// The offending field.
+        field: &'static str,
+        /// What is wrong with it.
+        description: String,
+    },
+    /// No game has this id (or it expired).
+    #[error("no game `{0}`")]
+    NotFound(String),
+    /// No seat token was given, or it is not a token at all.
+    #[error("{0}")]
+    Unauthenticated(&'static str),
+    /// The token is no seat of this game.
+    #[error("this token is no seat of game `{0}`")]
+    PermissionDenied(String),
+    /// The move or action breaks a rule, or the input is not a move of this
+    /// game (see [`MoveError`]).
+    #[error(transparent)]
+    Rejected(#[from] MoveError),
+    /// The move answers a ply that is no longer current.
+    #[error("the move answers ply {expected} but the game is at ply {current}")]
+    StalePly {
+        /// The ply the client answered.
+        expected: u32,
+        /// The game's ply.
+        current: u32,
+    },
+    /// A requested point lies beyond the game.
+    #[error("ply {asked} is beyond the game's ply {current}")]
+    OutOfRange {
+        /// The ply asked for.
+        asked: u32,
+        /// The game's ply.
+        current: u32,
+    },
+    /// A game record could not be read or replayed.
+    #[error("record: {0}")]
+    Record(RecordError),
+    /// A server limit was reached.
+    #[error("{what} limit reached ({max})")]
+    LimitReached {
+        /// Which limit (`sessions`, `watchers_per_game`).
+        what: &'static str,
+        /// Its value.
+        max: usize,
+    },
+}
+
+/// Filter and page of [`SessionStore::list`].
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    /// Only finished (`Some(true)`) or in-progress (`Some(false)`) games.
+    pub finished: Option<bool>,
+    /// Only games with all these labels.
+    pub labels: BTreeMap<String, String>,
+    /// Page size (0 = default).
+    pub page_size: usize,
+    /// The previous page's `next_page_token`, or empty.
+    pub page_token: String,
+}
+
+/// Where a stateless adjudication starts from.
+#[derive(Debug, Clone)]
+pub enum History {
+    /// A game record text.
+    Record(String),
+    /// Rules and moves.
+    Moves(GameRules, Vec<MoveInput>),
+}
+
+/// The answer of [`validate_move`].
+#[derive(Debug, Clone)]
+pub struct Adjudication {
+    /// The seat to move after the history.
+    pub seat: Seat,
+    /// The move as it would be played, or why it cannot be.
+    pub result: Result<MoveReport, MoveError>,
+}
+
+/// Stateless adjudication: is `mv` legal after `history`, and what would it
+/// do? An illegal candidate is an answer (in `result`); a bad history is an
+/// error. No session is created.
+pub fn validate_move(history: History, mv: &MoveInput) -> Result<Adjudication, SessionError> {
+    let replayed = match history {
+        History::Record(text) => games::import_record(&text).map_err(SessionError::Record)?,
+        History::Moves(rules, moves) => {
+            games::replay_moves(rules, &moves).map_err(|(i, e)| SessionError::InvalidArgument {
+                field: "moves",
+                description: format!("move {} cannot be played: {e}", i + 1),
+            })?
+        }
+    };
+    let mut game = replayed.game;
+    let seat = game.to_move();
+    let result = match game.play(mv) {
+        Err(MoveError::Malformed { field, description }) => {
+            return Err(SessionError::InvalidArgument { field, description });
+        }
+        other => other,
+    };
+    Ok(Adjudication { seat, result })
+}
+
+/// All sessions of a server.
+#[derive(Debug)]
+pub struct SessionStore {
+    sessions: DashMap<GameId, Arc<Session>>,
+    limits: Limits,
+    /// Sessions held or being created; reserved before insertion so that the
+    /// limit holds under concurrent creation.
+    count: AtomicUsize,
+    serial: AtomicU64,
+}
+
+impl SessionStore {
+    /// An empty store with `limits`.
+    pub fn new(limits: Limits) -> SessionStore {
+        SessionStore {
+            sessions: DashMap::new(),
+            limits,
+            count: AtomicUsize::new(0),
+            serial: AtomicU64::new(0),
+        }
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Sessions held.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether no session is held.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// Creates a game; returns it and the seat tokens, white first.
+    pub fn create(
+        &self,
+        rules: GameRules,
+        labels: BTreeMap<String, String>,
+    ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
+        check_labels(&labels)?;
+        let replayed = Replayed {
+            game: games::new_game(rules),
+            moves: Vec::new(),
+            tags: Vec::new(),
+        };
+        self.insert(replayed, labels)
+    }
+
+    /// Creates a game from a record, replayed and checked move by move. The
+    /// record's free tags become labels; `labels` win over them.
+    pub fn import(
+        &self,
+        record: &str,
+        labels: BTreeMap<String, String>,
+    ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
+        check_labels(&labels)?;
+        let replayed = games::import_record(record).map_err(SessionError::Record)?;
+        let mut all: BTreeMap<String, String> = replayed.tags.iter().cloned().collect();
+        all.extend(labels);
+        check_labels(&all)?;
+        self.insert(replayed, all)
+    }
+
+    fn insert(
+        &self,
+        replayed: Replayed,
+        labels: BTreeMap<String, String>,
+    ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
+        let max = self.limits.max_sessions;
+        if self.count.fetch_add(1, Ordering::SeqCst) >= max {
+            self.count.fetch_sub(1, Ordering::SeqCst);
+            return Err(SessionError::LimitReached {
+                what: "sessions",
+                max,
+            });
+        }
+        let tokens = [Token::random(), Token::random()];
+        let serial = self.serial.fetch_add(1, Ordering::SeqCst) + 1;
+        let session = loop {
+            let id = GameId::random();
+            let session = Arc::new(Session::new(
+                id.clone(),
+                serial,
+                labels.clone(),
+                tokens,
+                replayed.game.clone_box(),
+                &replayed.moves,
+                &self.limits,
+            ));
+            // 128 random bits do not collide; the loop is only for form.
+            if let dashmap::Entry::Vacant(e) = self.sessions.entry(id) {
+                e.insert(session.clone());
+                break session;
+            }
+        };
+        Ok((session, tokens))
+    }
+
+    /// The game with id `id`.
+    pub fn get(&self, id: &str) -> Result<Arc<Session>, SessionError> {
+        self.sessions
+            .get(&GameId(id.to_string()))
+            .map(|s| s.value().clone())
+            .ok_or_else(|| SessionError::NotFound(id.to_string()))
+    }
+
+    /// A page of games, oldest first, filtered.
+    pub fn list(&self, query: &ListQuery) -> Result<(Vec<GameView>, String), SessionError> {
+        let after: u64 = if query.page_token.is_empty() {
+            0
+        } else {
+            query
+                .page_token
+                .parse()
+                .map_err(|_| SessionError::InvalidArgument {
+                    field: "page_token",
+                    description: "not a token returned by ListGames".into(),
+                })?
+        };
+        let size = match query.page_size {
+            0 => DEFAULT_PAGE_SIZE,
+            n => n.min(MAX_PAGE_SIZE),
+        };
+        let mut matching: Vec<Arc<Session>> = self
+            .sessions
+            .iter()
+            .map(|e| e.value().clone())
+            .filter(|s| s.serial() > after)
+            .filter(|s| {
+                query
+                    .labels
+                    .iter()
+                    .all(|(k, v)| s.labels().get(k) == Some(v))
+            })
+            .collect();
+        matching.sort_by_key(|s| s.serial());
+        let mut page = Vec::with_capacity(size.min(matching.len()));
+        let mut last = None;
+        let mut more = false;
+        for s in matching {
+            let view = s.view(false);
+            if query.finished.is_some_and(|f| f != view.verdict.is_some()) {
+                continue;
+            }
+            if page.len() == size {
+                more = true;
+                break;
+            }
+            last = Some(s.serial());
+            page.push(view);
+        }
+        let next = match (more, last) {
+            (true, Some(serial)) => serial.to_string(),
+            _ => String::new(),
+        };
+        Ok((page, next))
+    }
+
+    /// Drops the games finished longer than the finished TTL ago, or idle
+    /// longer than the idle TTL; their watchers are ended. Returns how many.
+    pub fn sweep(&self, now: Instant) -> usize {
+        let expired: Vec<GameId> = self
+            .sessions
+            .iter()
+            .filter(|e| e.value().expired(now, &self.limits))
+            .map(|e| e.key().clone())
+            .collect();
+        let mut dropped = 0;
+        for id in expired {
+            if let Some((_, session)) = self.sessions.remove(&id) {
+                session.close();
+                self.count.fetch_sub(1, Ordering::SeqCst);
+                dropped += 1;
+            }
+        }
+        dropped
+    }
+
+    /// Ends every watcher of every game (server shutdown).
+    pub fn close_all(&self) {
+        for e in self.sessions.iter() {
+            e.value().close();
+        }
+    }
+}
+
+fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
+    let bad = |description: String| SessionError::InvalidArgument {
+        field: "labels",
+        description,
+    };
+    if labels.len() > MAX_LABELS {
+        return Err(bad(format!("at most {MAX_LABELS} labels")));
+    }
+    for (k, v) in labels {
+        let mut chars = k.chars();
+        let key_ok = k.len() <= MAX_LABEL_KEY
+            && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !key_ok {
+            return Err(bad(format!(
+                "label key `{k}` must be 1-{MAX_LABEL_KEY} letters, digits, `_` or `-`, starting with a letter"
+            )));
+        }
+        if v.len() > MAX_LABEL_VALUE || v.chars().any(char::is_control) || v.trim() != v {
+            return Err(bad(format!(
+                "label `{k}`: values are at most {MAX_LABEL_VALUE} bytes on one line, without surrounding spaces"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,581 @@
+//! One refereed game: its seats, its rules engine, its numbered event log and
+//! its watchers' broadcast channel.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime};
+
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::token::Token;
+use super::watch::{Watch, WatchItem};
+use super::{GameId, Limits, MAX_REQUEST_ID, SessionError};
+use crate::games::{
+    Ending, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, Rules, Seat, Snapshot, Verdict,
+};
+
+/// One numbered event of a game's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Position in the log, from 1: a move's event has `sequence == ply`; the
+    /// game-over event comes last, at final ply + 1.
+    pub sequence: u64,
+    /// The ply after the event.
+    pub ply: u32,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// What an event says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventKind {
+    /// A move was played.
+    MoveApplied {
+        /// The move, its mover and its effect.
+        report: MoveReport,
+        /// Whose turn it is after it (`None` when it ended the game).
+        to_move: Option<Seat>,
+    },
+    /// The game ended.
+    GameOver {
+        /// How.
+        verdict: Verdict,
+    },
+}
+
+/// The answer to a move: what was played and where the game stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveReceipt {
+    /// The move as played.
+    pub report: MoveReport,
+    /// Whose turn it is now (`None` once over).
+    pub to_move: Option<Seat>,
+    /// True when this answers a retry from the first result.
+    pub replayed: bool,
+}
+
+/// A read-only picture of a session.
+#[derive(Debug, Clone)]
+pub struct GameView {
+    /// The game's id.
+    pub id: GameId,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// Creation time.
+    pub created_at: SystemTime,
+    /// The game and its options.
+    pub rules: GameRules,
+    /// Turns played (at the point the view shows).
+    pub ply: u32,
+    /// Whose turn it is (`None` once over).
+    pub to_move: Option<Seat>,
+    /// How it ended, once over.
+    pub verdict: Option<Verdict>,
+    /// The seat with a standing draw offer.
+    pub draw_offered_by: Option<Seat>,
+    /// The game-specific state (`None` in listings).
+    pub snapshot: Option<Snapshot>,
+    /// The last move played.
+    pub last_move: Option<MoveDetail>,
+}
+
+/// What a retried request must repeat to be answered from its first result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint {
+    seat: Seat,
+    mv: MoveInput,
+    expected_ply: u32,
+}
+
+/// The mutable part of a session, behind one mutex.
+#[derive(Debug)]
+struct State {
+    game: Box<dyn Rules>,
+    log: Vec<Arc<Event>>,
+    receipts: HashMap<String, (Fingerprint, MoveReceipt)>,
+    draw_offer: Option<Seat>,
+    last_activity: Instant,
+    finished_at: Option<Instant>,
+}
+
+/// One refereed game.
+///
+/// The state sits behind a `std::sync::Mutex`, not an async one: it is held
+/// only to validate and apply (microseconds, no `.await` inside), and events
+/// are published while it is held, so the log order and the broadcast order
+/// are the same and a watcher subscribing under the lock misses nothing.
+#[derive(Debug)]
+pub struct Session {
+    id: GameId,
+    serial: u64,
+    created_at: SystemTime,
+    labels: BTreeMap<String, String>,
+    tokens: [Token; 2],
+    state: Mutex<State>,
+    events: broadcast::Sender<Arc<Event>>,
+    pub(super) watchers: Arc<AtomicUsize>,
+    max_watchers: usize,
+    closed: CancellationToken,
+}
+
+impl Session {
+    pub(super) fn new(
+        id: GameId,
+        serial: u64,
+        labels: BTreeMap<String, String>,
+        tokens: [Token; 2],
+        game: Box<dyn Rules>,
+        history: &[MoveReport],
+        limits: &Limits,
+    ) -> Session {
+        let (events, _) = broadcast::channel(limits.watch_buffer.max(1));
+        let mut log: Vec<Arc<Event>> = history
+            .iter()
+            .map(|r| {
+                Arc::new(Event {
+                    sequence: u64::from(r.ply),
+                    ply: r.ply,
+                    kind: EventKind::MoveApplied {
+                        report: *r,
+                        to_move: r.verdict.is_none().then(|| r.seat.opponent()),
+                    },
+                })
+            })
+            .collect();
+        let now = Instant::now();
+        let verdict = game.verdict();
+        if let Some(verdict) = verdict {
+            log.push(Arc::new(Event {
+                sequence: log.len() as u64 + 1,
+                ply: game.ply(),
+                kind: EventKind::GameOver { verdict },
+            }));
+        }
+        Session {
+            id,
+            serial,
+            created_at: SystemTime::now(),
+            labels,
+            tokens,
+            state: Mutex::new(State {
+                game,
+                log,
+                receipts: HashMap::new(),
+                draw_offer: None,
+                last_activity: now,
+                finished_at: verdict.map(|_| now),
+            }),
+            events,
+            watchers: Arc::new(AtomicUsize::new(0)),
+            max_watchers: limits.max_watchers_per_game,
+            closed: CancellationToken::new(),
+        }
+    }
+
+    /// The game's id.
+    pub fn id(&self) -> &GameId {
+        &self.id
+    }
+
+    /// Creation order in the store.
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Labels given at creation.
+    pub fn labels(&self) -> &BTreeMap<String, String> {
+        &self.labels
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the game half-applied
+        // (the engine refuses before it changes anything), so keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The seat `token` proves. Checks both seats, always, in constant time.
+    fn seat_for(&self, token: &str) -> Result<Seat, SessionError> {
+        if token.is_empty() {
+            return Err(SessionError::Unauthenticated("a seat token is required"));
+        }
+        let Some(given) = Token::parse(token) else {
+            return Err(SessionError::Unauthenticated("the seat token is malformed"));
+        };
+        let white = self.tokens[0].matches(&given);
+        let black = self.tokens[1].matches(&given);
+        if bool::from(white) {
+            Ok(Seat::White)
+        } else if bool::from(black) {
+            Ok(Seat::Black)
+        } else {
+            Err(SessionError::PermissionDenied(self.id.to_string()))
+        }
+    }
+
+    /// A picture of the game now; with the board when `with_state`.
+    pub fn view(&self, with_state: bool) -> GameView {
+        let st = self.lock();
+        self.view_locked(&st, with_state)
+    }
+
+    fn view_locked(&self, st: &State, with_state: bool) -> GameView {
+        let verdict = st.game.verdict();
+        GameView {
+            id: self.id.clone(),
+            labels: self.labels.clone(),
+            created_at: self.created_at,
+            rules: st.game.rules(),
+            ply: st.game.ply(),
+            to_move: verdict.is_none().then(|| st.game.to_move()),
+            verdict,
+            draw_offered_by: st.draw_offer,
+            snapshot: with_state.then(|| st.game.snapshot()),
+            last_move: st.log.iter().rev().find_map(|e| match &e.kind {
+                EventKind::MoveApplied { report, .. } => Some(report.detail),
+                EventKind::GameOver { .. } => None,
+            }),
+        }
+    }
+
+    /// A picture of the game after `ply` moves (the resume point of a
+    /// watcher), and the log sequence it includes.
+    fn view_at_locked(&self, st: &State, ply: u32) -> Result<GameView, SessionError> {
+        let current = st.game.ply();
+        if ply > current {
+            return Err(SessionError::OutOfRange {
+                asked: ply,
+                current,
+            });
+        }
+        if ply == current {
+            return Ok(self.view_locked(st, true));
+        }
+        let move_event = |p: u32| match st.log.get(p as usize).map(|e| &e.kind) {
+            Some(EventKind::MoveApplied { report, .. }) => Some(*report),
+            _ => None,
+        };
+        Ok(GameView {
+            id: self.id.clone(),
+            labels: self.labels.clone(),
+            created_at: self.created_at,
+            rules: st.game.rules(),
+            ply,
+            // The mover of the next move in the log is who was to move then.
+            to_move: move_event(ply).map(|r| r.seat),
+            verdict: None,
+            draw_offered_by: None,
+            snapshot: st.game.snapshot_at(ply),
+            last_move: ply.checked_sub(1).and_then(move_event).map(|r| r.detail),
+        })
+    }
+
+    /// The legal moves of `seat` (the player to move when `None`): empty when
+    /// it is not that seat's turn or the game is over. Also returns the ply
+    /// and whose turn it is.
+    pub fn legal_moves(&self, seat: Option<Seat>) -> (u32, Option<Seat>, Vec<MoveReport>) {
+        let game = self.lock().game.clone_box();
+        // Generation runs outside the lock: it is the slow part.
+        let to_move = game.verdict().is_none().then(|| game.to_move());
+        let moves = match (to_move, seat) {
+            (None, _) => Vec::new(),
+            (Some(m), Some(s)) if m != s => Vec::new(),
+            _ => game.legal_moves(),
+        };
+        (game.ply(), to_move, moves)
+    }
+
+    /// Plays `mv` for the seat `token` proves, if that seat is to move and the
+    /// game is at `expected_ply`. A retry with the same `request_id` (and the
+    /// same move) gets the first answer without playing again.
+    pub fn submit(
+        &self,
+        token: &str,
+        mv: MoveInput,
+        expected_ply: u32,
+        request_id: Option<&str>,
+    ) -> Result<MoveReceipt, SessionError> {
+        if request_id.is_some_and(|r| r.len() > MAX_REQUEST_ID) {
+            return Err(SessionError::InvalidArgument {
+                field: "request_id",
+                description: format!("at most {MAX_REQUEST_ID} characters"),
+            });
+        }
+        let seat = self.seat_for(token)?;
+        let fingerprint = Fingerprint {
+            seat,
+            mv,
+            expected_ply,
+        };
+        let mut st = self.lock();
+        if let Some(id) = request_id
+            && let Some((first, receipt)) = st.receipts.get(id)
+        {
+            if *first != fingerprint {
+                return Err(SessionError::InvalidArgument {
+                    field: "request_id",
+                    description: format!("request id `{id}` was used for a different move"),
+                });
+            }
+            return Ok(MoveReceipt {
+                replayed: true,
+                ..receipt.clone()
+            });
+        }
+        if st.game.verdict().is_some() {
+            return Err(game_over());
+        }
+        let current = st.game.ply();
+        if expected_ply != current {
+            return Err(SessionError::StalePly {
+                expected: expected_ply,
+                current,
+            });
+        }
+        let to_move = st.game.to_move();
+        if seat != to_move {
+            return Err(SessionError::Rejected(MoveError::Illegal {
+                reason: "NOT_YOUR_TURN",
+                message: format!("it is {to_move}'s turn"),
+            }));
+        }
+        let report = st.game.play(&fingerprint.mv)?;
+        let next = report.verdict.is_none().then(|| report.seat.opponent());
+        // A move by the player an offer was made to declines it.
+        if st.draw_offer == Some(seat.opponent()) {
+            st.draw_offer = None;
+        }
+        self.publish(
+            &mut st,
+            EventKind::MoveApplied {
+                report,
+                to_move: next,
+            },
+            report.ply,
+        );
+        if let Some(verdict) = report.verdict {
+            self.finish(&mut st, verdict);
+        }
+        let receipt = MoveReceipt {
+            report,
+            to_move: next,
+            replayed: false,
+        };
+        if let Some(id) = request_id {
+            st.receipts
+                .insert(id.to_string(), (fingerprint, receipt.clone()));
+        }
+        Ok(receipt)
+    }
+
+    /// The seat `token` proves resigns; the other wins.
+    pub fn resign(&self, token: &str) -> Result<GameView, SessionError> {
+        let seat = self.seat_for(token)?;
+        let mut st = self.lock();
+        self.conclude(&mut st, Ending::Resignation { loser: seat })?;
+        Ok(self.view_locked(&st, true))
+    }
+
+    /// The seat `token` proves offers a draw. If the opponent's offer was
+    /// standing, the draw is agreed (`true`).
+    pub fn offer_draw(&self, token: &str) -> Result<(bool, GameView), SessionError> {
+        let seat = self.seat_for(token)?;
+        let mut st = self.lock();
+        if st.game.verdict().is_some() {
+            return Err(game_over());
+        }
+        let agreed = st.draw_offer == Some(seat.opponent());
+        if agreed {
+            self.conclude(&mut st, Ending::DrawAgreement)?;
+        } else {
+            st.draw_offer = Some(seat);
+            st.last_activity = Instant::now();
+        }
+        Ok((agreed, self.view_locked(&st, true)))
+    }
+
+    /// The seat `token` proves accepts the opponent's standing offer.
+    pub fn accept_draw(&self, token: &str) -> Result<GameView, SessionError> {
+        let seat = self.seat_for(token)?;
+        let mut st = self.lock();
+        if st.game.verdict().is_some() {
+            return Err(game_over());
+        }
+        if st.draw_offer != Some(seat.opponent()) {
+            return Err(SessionError::Rejected(MoveError::Illegal {
+                reason: "NO_DRAW_OFFER",
+                message: format!("{} has no draw offer standing", seat.opponent()),
+            }));
+        }
+        self.conclude(&mut st, Ending::DrawAgreement)?;
+        Ok(self.view_locked(&st, true))
+    }
+
+    /// Either seat calls the game off; only before both seats have moved.
+    pub fn abort(&self, token: &str) -> Result<GameView, SessionError> {
+        self.seat_for(token)?;
+        let mut st = self.lock();
+        if st.game.verdict().is_some() {
+            return Err(game_over());
+        }
+        if st.game.ply() >= 2 {
+            return Err(SessionError::Rejected(MoveError::Illegal {
+                reason: "ABORT_TOO_LATE",
+                message: "both seats have moved: resign or offer a draw instead".into(),
+            }));
+        }
+        self.conclude(&mut st, Ending::Aborted)?;
+        Ok(self.view_locked(&st, true))
+    }
+
+    /// The game record text, labels as header tags.
+    pub fn export(&self) -> String {
+        let tags: Vec<(String, String)> = self
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        self.lock().game.record(&tags)
+    }
+
+    /// Starts watching: a snapshot (now, or after `from_ply`), then every
+    /// event after it. Refused past the watcher limit.
+    pub fn watch(self: &Arc<Self>, from_ply: Option<u32>) -> Result<Watch, SessionError> {
+        let guard = WatcherSlot::take(&self.watchers, self.max_watchers)?;
+        let st = self.lock();
+        let ply = from_ply.unwrap_or(st.game.ply());
+        let view = self.view_at_locked(&st, ply)?;
+        // Subscribe while holding the lock: every later event reaches `rx`,
+        // every earlier one is in the log.
+        let rx = self.events.subscribe();
+        let backlog: Vec<Arc<Event>> = st.log[ply as usize..].to_vec();
+        drop(st);
+        let first = WatchItem::Snapshot {
+            view,
+            sequence: u64::from(ply),
+            resync: false,
+        };
+        Ok(Watch::new(
+            self.clone(),
+            guard,
+            first,
+            backlog,
+            u64::from(ply),
+            rx,
+        ))
+    }
+
+    /// A fresh snapshot for a watcher that fell behind, with a new
+    /// subscription and the game-over event if the game has ended.
+    pub(super) fn resync(
+        &self,
+    ) -> (
+        WatchItem,
+        Option<Arc<Event>>,
+        u64,
+        broadcast::Receiver<Arc<Event>>,
+    ) {
+        let st = self.lock();
+        let view = self.view_locked(&st, true);
+        let rx = self.events.subscribe();
+        let sequence = u64::from(st.game.ply());
+        let tail = st.log.get(sequence as usize).cloned();
+        (
+            WatchItem::Snapshot {
+                view,
+                sequence,
+                resync: true,
+            },
+            tail,
+            sequence,
+            rx,
+        )
+    }
+
+    /// Log events after `sequence` (to fill a gap).
+    pub(super) fn events_after(&self, sequence: u64) -> Vec<Arc<Event>> {
+        let st = self.lock();
+        st.log
+            .get(sequence as usize..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
+    }
+
+    /// Cancelled when the session is dropped from the store or the server
+    /// shuts down: watchers end.
+    pub(super) fn closed(&self) -> &CancellationToken {
+        &self.closed
+    }
+
+    pub(super) fn close(&self) {
+        self.closed.cancel();
+    }
+
+    /// Whether the store should drop this session at `now`.
+    pub(super) fn expired(&self, now: Instant, limits: &Limits) -> bool {
+        let st = self.lock();
+        match st.finished_at {
+            Some(t) => now.saturating_duration_since(t) >= limits.finished_ttl,
+            None => now.saturating_duration_since(st.last_activity) >= limits.idle_ttl,
+        }
+    }
+
+    fn conclude(&self, st: &mut State, ending: Ending) -> Result<(), SessionError> {
+        let verdict = st.game.conclude(ending)?;
+        self.finish(st, verdict);
+        Ok(())
+    }
+
+    /// Logs and publishes the game-over event.
+    fn finish(&self, st: &mut State, verdict: Verdict) {
+        st.draw_offer = None;
+        st.finished_at = Some(Instant::now());
+        let ply = st.game.ply();
+        self.publish(st, EventKind::GameOver { verdict }, ply);
+    }
+
+    fn publish(&self, st: &mut State, kind: EventKind, ply: u32) {
+        let event = Arc::new(Event {
+            sequence: st.log.len() as u64 + 1,
+            ply,
+            kind,
+        });
+        st.log.push(event.clone());
+        st.last_activity = Instant::now();
+        // No receiver is not an error: nobody is watching.
+        let _ = self.events.send(event);
+    }
+}
+
+fn game_over() -> SessionError {
+    SessionError::Rejected(MoveError::Illegal {
+        reason: "GAME_OVER",
+        message: "the game is over".into(),
+    })
+}
+
+/// A watcher's place in the per-game count, given back on drop (so the count
+/// stays right however a stream ends).
+#[derive(Debug)]
+pub struct WatcherSlot(Arc<AtomicUsize>);
+
+impl WatcherSlot {
+    fn take(count: &Arc<AtomicUsize>, max: usize) -> Result<WatcherSlot, SessionError> {
+        use std::sync::atomic::Ordering;
+        if count.fetch_add(1, Ordering::SeqCst) >= max {
+            count.fetch_sub(1, Ordering::SeqCst);
+            return Err(SessionError::LimitReached {
+                what: "watchers_per_game",
+                max,
+            });
+        }
+        Ok(WatcherSlot(count.clone()))
+    }
+}
+
+impl Drop for WatcherSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,537 @@
+//! Session-layer tests, without a network and without naming any game's
+//! internals: moves come from the session's own legal-move lists, short games
+//! from record text.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+fn store() -> SessionStore {
+    SessionStore::new(Limits::default())
+}
+
+fn new_game(store: &SessionStore) -> (Arc<Session>, String, String) {
+    let (s, [w, b]) = store.create(GameRules::default(), BTreeMap::new()).unwrap();
+    (s, w.to_string(), b.to_string())
+}
+
+/// The first legal move of the player to move, as input.
+fn first_move(s: &Session) -> MoveInput {
+    let (_, _, moves) = s.legal_moves(None);
+    moves[0].detail.to_input()
+}
+
+/// Plays the first legal move for whoever is to move.
+fn play_one(s: &Session, tokens: &[String; 2]) -> MoveReceipt {
+    let view = s.view(false);
+    let seat = view.to_move.unwrap();
+    s.submit(&tokens[seat.index()], first_move(s), view.ply, None)
+        .unwrap()
+}
+
+fn reason(e: &SessionError) -> &'static str {
+    match e {
+        SessionError::Rejected(MoveError::Illegal { reason, .. }) => reason,
+        _ => "",
+    }
+}
+
+#[test]
+fn created_game_has_two_distinct_seat_tokens_and_starts_with_white() {
+    let st = store();
+    let (s, w, b) = new_game(&st);
+    assert_ne!(w, b);
+    let v = s.view(true);
+    assert_eq!((v.ply, v.to_move, v.verdict), (0, Some(Seat::White), None));
+    assert!(v.snapshot.is_some());
+    assert_eq!(st.get(s.id().as_str()).unwrap().id(), s.id());
+    assert!(matches!(st.get("nope"), Err(SessionError::NotFound(_))));
+}
+
+#[test]
+fn bad_tokens_are_refused_and_change_nothing() {
+    let st = store();
+    let (s, _, b) = new_game(&st);
+    let mv = first_move(&s);
+    assert!(matches!(
+        s.submit("", mv.clone(), 0, None),
+        Err(SessionError::Unauthenticated(_))
+    ));
+    assert!(matches!(
+        s.submit("not-a-token", mv.clone(), 0, None),
+        Err(SessionError::Unauthenticated(_))
+    ));
+    let stranger = Token::random().to_string();
+    assert!(matches!(
+        s.submit(&stranger, mv.clone(), 0, None),
+        Err(SessionError::PermissionDenied(_))
+    ));
+    let err = s.submit(&b, mv, 0, None).unwrap_err();
+    assert_eq!(reason(&err), "NOT_YOUR_TURN");
+    assert_eq!(s.view(false).ply, 0);
+}
+
+#[test]
+fn a_move_for_another_game_is_permission_denied() {
+    let st = store();
+    let (s1, _, _) = new_game(&st);
+    let (_, w2, _) = new_game(&st);
+    let err = s1.submit(&w2, first_move(&s1), 0, None).unwrap_err();
+    assert!(matches!(err, SessionError::PermissionDenied(_)));
+}
+
+#[test]
+fn stale_ply_is_aborted_not_misapplied() {
+    let st = store();
+    let (s, w, b) = new_game(&st);
+    let tokens = [w.clone(), b.clone()];
+    play_one(&s, &tokens);
+    let err = s.submit(&b, first_move(&s), 0, None).unwrap_err();
+    assert_eq!(
+        err,
+        SessionError::StalePly {
+            expected: 0,
+            current: 1
+        }
+    );
+    assert_eq!(s.view(false).ply, 1);
+}
+
+#[test]
+fn illegal_move_names_the_engine_rule() {
+    let st = store();
+    let (s, w, b) = new_game(&st);
+    let mv = first_move(&s);
+    s.submit(&w, mv.clone(), 0, None).unwrap();
+    // Black tries to put a piece where White's now lies.
+    let err = s.submit(&b, mv, 1, None).unwrap_err();
+    assert_eq!(reason(&err), "SPACE_NOT_EMPTY");
+    assert_eq!(s.view(false).ply, 1);
+}
+
+#[test]
+fn request_id_retry_returns_the_first_result_once() {
+    let st = store();
+    let (s, w, _) = new_game(&st);
+    let mv = first_move(&s);
+    let first = s.submit(&w, mv.clone(), 0, Some("r-1")).unwrap();
+    assert!(!first.replayed);
+    let again = s.submit(&w, mv.clone(), 0, Some("r-1")).unwrap();
+    assert!(again.replayed);
+    assert_eq!(again.report, first.report);
+    assert_eq!(s.view(false).ply, 1);
+    // The same id for another move is a client bug, not a retry.
+    let other = s.legal_moves(None).2[0].detail.to_input();
+    let err = s.submit(&w, other, 1, Some("r-1")).unwrap_err();
+    assert!(matches!(
+        err,
+        SessionError::InvalidArgument {
+            field: "request_id",
+            ..
+        }
+    ));
+    let long = "x".repeat(MAX_REQUEST_ID + 1);
+    assert!(matches!(
+        s.submit(&w, mv, 0, Some(&long)),
+        Err(SessionError::InvalidArgument {
+            field: "request_id",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn racing_submissions_for_one_ply_apply_exactly_once() {
+    let st = store();
+    let (s, w, _) = new_game(&st);
+    let moves = s.legal_moves(None).2;
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let (s, w, mv) = (s.clone(), w.clone(), moves[i].detail.to_input());
+            std::thread::spawn(move || s.submit(&w, mv, 0, None))
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
+    assert!(
+        results
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .all(|e| matches!(
+                e,
+                SessionError::StalePly {
+                    expected: 0,
+                    current: 1
+                }
+            ))
+    );
+    assert_eq!(s.view(false).ply, 1);
+}
+
+#[test]
+fn resignation_ends_the_game_for_the_opponent() {
+    let st = store();
+    let (s, w, b) = new_game(&st);
+    let mv = first_move(&s);
+    let v = s.resign(&b).unwrap();
+    let verdict = v.verdict.unwrap();
+    assert_eq!(
+        (verdict.winner, verdict.reason),
+        (Some(Seat::White), "RESIGNATION")
+    );
+    assert_eq!(v.to_move, None);
+    assert_eq!(
+        reason(&s.submit(&w, first_move(&s), 0, None).unwrap_err()),
+        "GAME_OVER"
+    );
+    assert_eq!(reason(&s.resign(&w).unwrap_err()), "GAME_OVER");
+}
+
+#[test]
+fn draw_needs_an_offer_from_the_opponent() {
+    let st = store();
+    let (s, w, b) = new_game(&st);
+    assert_eq!(reason(&s.accept_draw(&b).unwrap_err()), "NO_DRAW_OFFER");
+    let (agreed, v) = s.offer_draw(&w).unwrap();
+    assert!(!agreed);
+    assert_eq!(v.draw_offered_by, Some(Seat::White));
+    // The offerer cannot accept their own offer.
+    assert_eq!(reason(&s.accept_draw(&w).unwrap_err()), "NO_DRAW_OFFER");
+    let v = s.accept_draw(&b).unwrap();
+    let verdict = v.verdict.unwrap();
+    assert_eq!((verdict.winner, verdict.reason), (None, "DRAW_AGREEMENT"));
+}
+
+#[test]
+fn crossing_offers_agree_and_a_move_declines() {
+    let st = store();
+    let (s, w, b) = new_game(&st);
+    let tokens = [w.clone(), b.clone()];
+    s.offer_draw(&w).unwrap();
+    play_one(&s, &tokens); // White moves: offer stands.
+    assert_eq!(s.view(false).draw_offered_by, Some(Seat::White));
+    play_one(&s, &tokens); // Black moves: declined.
+    assert_eq!(s.view(false).draw_offered_by, None);
+    s.offer_draw(&b).unwrap();
+    let (agreed, v) = s.offer_draw(&w).unwrap();
+    assert!(agreed);
+    assert_eq!(v.verdict.unwrap().reason, "DRAW_AGREEMENT");
+}
+
+#[test]
+fn abort_only_before_both_seats_moved() {
+    let st = store();
+    let (s, w, b) = new_game(&st);
+    let tokens = [w.clone(), b.clone()];
+    play_one(&s, &tokens);
+    let v = s.abort(&b).unwrap();
+    assert_eq!(v.verdict.unwrap().reason, "ABORTED");
+    let (s, w, b) = new_game(&st);
+    let tokens = [w.clone(), b.clone()];
+    play_one(&s, &tokens);
+    play_one(&s, &tokens);
+    assert_eq!(reason(&s.abort(&w).unwrap_err()), "ABORT_TOO_LATE");
+    assert!(s.view(false).verdict.is_none());
+}
+
+#[test]
+fn board_ending_is_reported_with_the_move() {
+    let st = store();
+    let (s, [w, b]) = st
+        .import("game: punct\nmax_plies: 2\n\n", BTreeMap::new())
+        .unwrap();
+    let tokens = [w.to_string(), b.to_string()];
+    assert!(play_one(&s, &tokens).report.verdict.is_none());
+    let last = play_one(&s, &tokens);
+    assert_eq!(last.report.verdict.unwrap().reason, "MOVE_LIMIT");
+    assert_eq!(last.to_move, None);
+}
+
+#[test]
+fn session_limit_refuses_creation_until_a_game_expires() {
+    let st = SessionStore::new(Limits {
+        max_sessions: 1,
+        finished_ttl: Duration::ZERO,
+        ..Limits::default()
+    });
+    let (s, w, _) = new_game(&st);
+    let err = st
+        .create(GameRules::default(), BTreeMap::new())
+        .unwrap_err();
+    assert_eq!(
+        err,
+        SessionError::LimitReached {
+            what: "sessions",
+            max: 1
+        }
+    );
+    s.resign(&w).unwrap();
+    assert_eq!(st.sweep(Instant::now()), 1);
+    assert!(st.is_empty());
+    new_game(&st);
+}
+
+#[test]
+fn idle_games_expire_and_active_ones_stay() {
+    let st = SessionStore::new(Limits {
+        idle_ttl: Duration::from_secs(60),
+        ..Limits::default()
+    });
+    new_game(&st);
+    assert_eq!(st.sweep(Instant::now()), 0);
+    assert_eq!(st.sweep(Instant::now() + Duration::from_secs(61)), 1);
+}
+
+#[test]
+fn labels_are_checked_and_filter_listings() {
+    let st = store();
+    let mut labels = BTreeMap::new();
+    labels.insert("round".to_string(), "1".to_string());
+    st.create(GameRules::default(), labels.clone()).unwrap();
+    let (s2, w2, _) = new_game(&st);
+    s2.resign(&w2).unwrap();
+    new_game(&st);
+    let bad: BTreeMap<_, _> = [("no spaces".to_string(), "x".to_string())].into();
+    assert!(matches!(
+        st.create(GameRules::default(), bad),
+        Err(SessionError::InvalidArgument {
+            field: "labels",
+            ..
+        })
+    ));
+    let q = |finished, labels: BTreeMap<String, String>| ListQuery {
+        finished,
+        labels,
+        page_size: 0,
+        page_token: String::new(),
+    };
+    assert_eq!(st.list(&q(None, BTreeMap::new())).unwrap().0.len(), 3);
+    assert_eq!(st.list(&q(Some(true), BTreeMap::new())).unwrap().0.len(), 1);
+    assert_eq!(
+        st.list(&q(Some(false), BTreeMap::new())).unwrap().0.len(),
+        2
+    );
+    assert_eq!(st.list(&q(None, labels)).unwrap().0.len(), 1);
+}
+
+#[test]
+fn listing_pages_cover_every_game_once() {
+    let st = store();
+    for _ in 0..5 {
+        new_game(&st);
+    }
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    loop {
+        let (page, next) = st
+            .list(&ListQuery {
+                page_size: 2,
+                page_token: token.clone(),
+                ..ListQuery::default()
+            })
+            .unwrap();
+        seen.extend(page.into_iter().map(|v| v.id));
+        if next.is_empty() {
+            break;
+        }
+        token = next;
+    }
+    assert_eq!(seen.len(), 5);
+    seen.dedup();
+    assert_eq!(seen.len(), 5);
+    assert!(
+        st.list(&ListQuery {
+            page_token: "x".into(),
+            ..ListQuery::default()
+        })
+        .is_err()
+    );
+}
+
+#[test]
+fn validate_move_answers_without_a_session() {
+    let st = store();
+    let (s, w, _) = new_game(&st);
+    let mv = first_move(&s);
+    s.submit(&w, mv.clone(), 0, None).unwrap();
+    let record = s.export();
+    let a = validate_move(History::Record(record.clone()), &mv).unwrap();
+    assert_eq!(a.seat, Seat::Black);
+    assert!(matches!(
+        a.result,
+        Err(MoveError::Illegal {
+            reason: "SPACE_NOT_EMPTY",
+            ..
+        })
+    ));
+    let a = validate_move(History::Moves(GameRules::default(), vec![]), &mv).unwrap();
+    assert_eq!(a.result.unwrap().ply, 1);
+    assert!(matches!(
+        validate_move(History::Record("variant: chess\n".into()), &mv),
+        Err(SessionError::Record(_))
+    ));
+    assert_eq!(st.len(), 1);
+}
+
+#[test]
+fn export_and_import_round_trip() {
+    let st = store();
+    let (s, w, b) = new_game(&st);
+    let tokens = [w, b];
+    for _ in 0..3 {
+        play_one(&s, &tokens);
+    }
+    let record = s.export();
+    let (copy, _) = st.import(&record, BTreeMap::new()).unwrap();
+    assert_eq!(copy.view(false).ply, 3);
+    assert_eq!(copy.export(), record);
+    let err = st.import("SE@Z99:A1,A2\n", BTreeMap::new()).unwrap_err();
+    assert!(matches!(
+        err,
+        SessionError::Record(RecordError { line: Some(1), .. })
+    ));
+}
+
+mod watching {
+    use super::*;
+
+    fn snapshot_of(item: WatchItem) -> (GameView, u64, bool) {
+        match item {
+            WatchItem::Snapshot {
+                view,
+                sequence,
+                resync,
+            } => (view, sequence, resync),
+            WatchItem::Event(e) => panic!("expected a snapshot, got {e:?}"),
+        }
+    }
+
+    fn event_of(item: WatchItem) -> Arc<Event> {
+        match item {
+            WatchItem::Event(e) => e,
+            WatchItem::Snapshot { .. } => panic!("expected an event"),
+        }
+    }
+
+    #[tokio::test]
+    async fn watcher_gets_snapshot_then_each_move_then_game_over() {
+        let st = store();
+        let (s, w, b) = new_game(&st);
+        let tokens = [w.clone(), b];
+        let mut watch = s.watch(None).unwrap();
+        let (view, seq, resync) = snapshot_of(watch.next().await.unwrap().unwrap());
+        assert_eq!((view.ply, seq, resync), (0, 0, false));
+        play_one(&s, &tokens);
+        play_one(&s, &tokens);
+        s.resign(&w).unwrap();
+        for expected in 1..=2 {
+            let e = event_of(watch.next().await.unwrap().unwrap());
+            assert_eq!((e.sequence, e.ply), (expected, expected as u32));
+            assert!(matches!(e.kind, EventKind::MoveApplied { .. }));
+        }
+        let e = event_of(watch.next().await.unwrap().unwrap());
+        assert_eq!(e.sequence, 3);
+        assert!(matches!(e.kind, EventKind::GameOver { .. }));
+        assert!(watch.next().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn late_watcher_resumes_from_a_ply_without_gaps_or_duplicates() {
+        let st = store();
+        let (s, w, b) = new_game(&st);
+        let tokens = [w, b];
+        for _ in 0..4 {
+            play_one(&s, &tokens);
+        }
+        let mut watch = s.watch(Some(1)).unwrap();
+        let (view, seq, _) = snapshot_of(watch.next().await.unwrap().unwrap());
+        assert_eq!((view.ply, seq, view.to_move), (1, 1, Some(Seat::Black)));
+        assert!(view.last_move.is_some());
+        play_one(&s, &tokens);
+        let plies: Vec<u32> = {
+            let mut v = Vec::new();
+            for _ in 0..4 {
+                v.push(event_of(watch.next().await.unwrap().unwrap()).ply);
+            }
+            v
+        };
+        assert_eq!(plies, vec![2, 3, 4, 5]);
+        assert!(matches!(
+            s.watch(Some(99)),
+            Err(SessionError::OutOfRange {
+                asked: 99,
+                current: 5
+            })
+        ));
+    }
+
+    #[tokio::test]
+    async fn watcher_of_a_finished_game_gets_snapshot_and_game_over() {
+        let st = store();
+        let (s, w, _) = new_game(&st);
+        s.resign(&w).unwrap();
+        let mut watch = s.watch(None).unwrap();
+        let (view, _, _) = snapshot_of(watch.next().await.unwrap().unwrap());
+        assert!(view.verdict.is_some());
+        let e = event_of(watch.next().await.unwrap().unwrap());
+        assert!(matches!(e.kind, EventKind::GameOver { .. }));
+        assert!(watch.next().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn slow_watcher_is_resynchronised_not_buffered() {
+        let st = SessionStore::new(Limits {
+            watch_buffer: 2,
+            ..Limits::default()
+        });
+        let (s, w, b) = new_game(&st);
+        let tokens = [w, b];
+        let mut slow = s.watch(None).unwrap();
+        let mut fast = s.watch(None).unwrap();
+        snapshot_of(fast.next().await.unwrap().unwrap());
+        for ply in 1..=6u32 {
+            play_one(&s, &tokens);
+            assert_eq!(event_of(fast.next().await.unwrap().unwrap()).ply, ply);
+        }
+        snapshot_of(slow.next().await.unwrap().unwrap());
+        let (view, seq, resync) = snapshot_of(slow.next().await.unwrap().unwrap());
+        assert!(resync);
+        assert_eq!((view.ply, seq), (6, 6));
+        play_one(&s, &tokens);
+        assert_eq!(event_of(slow.next().await.unwrap().unwrap()).sequence, 7);
+    }
+
+    #[tokio::test]
+    async fn watcher_limit_counts_live_watches_only() {
+        let st = SessionStore::new(Limits {
+            max_watchers_per_game: 1,
+            ..Limits::default()
+        });
+        let (s, _, _) = new_game(&st);
+        let first = s.watch(None).unwrap();
+        assert_eq!(
+            s.watch(None).unwrap_err(),
+            SessionError::LimitReached {
+                what: "watchers_per_game",
+                max: 1
+            }
+        );
+        drop(first);
+        s.watch(None).unwrap();
+    }
+
+    #[tokio::test]
+    async fn dropping_a_game_ends_its_watchers() {
+        let st = SessionStore::new(Limits {
+            idle_ttl: Duration::ZERO,
+            ..Limits::default()
+        });
+        let (s, _, _) = new_game(&st);
+        let mut watch = s.watch(None).unwrap();
+        watch.next().await.unwrap();
+        st.sweep(Instant::now());
+        assert!(matches!(watch.next().await, Err(SessionError::NotFound(_))));
+    }
+}

@@ -1,0 +1,85 @@
+//! Seat tokens: 128 random bits, written as 32 lower-case hex digits, compared
+//! in constant time so that response timing says nothing about a guess.
+
+use std::fmt;
+
+use subtle::ConstantTimeEq;
+
+/// A secret that proves a seat. Its `Debug` hides the value so that it never
+/// reaches a log by accident.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Token([u8; 16]);
+
+impl Token {
+    /// A fresh token from the thread-local CSPRNG (ChaCha, seeded by the OS).
+    pub fn random() -> Token {
+        Token(rand::random())
+    }
+
+    /// Reads 32 hex digits (either case); `None` if it is not a token.
+    pub fn parse(text: &str) -> Option<Token> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 32 {
+            return None;
+        }
+        let mut out = [0u8; 16];
+        for (i, pair) in bytes.chunks_exact(2).enumerate() {
+            let hi = (pair[0] as char).to_digit(16)?;
+            let lo = (pair[1] as char).to_digit(16)?;
+            out[i] = (hi * 16 + lo) as u8;
+        }
+        Some(Token(out))
+    }
+
+    /// Whether `self` equals `other`, in time independent of where they differ.
+    pub fn matches(&self, other: &Token) -> subtle::Choice {
+        self.0.ct_eq(&other.0)
+    }
+}
+
+impl fmt::Display for Token {
+    /// The secret as 32 hex digits: for the one response that hands it out.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(…)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_text_round_trips_and_debug_hides_it() {
+        let t = Token::random();
+        let text = t.to_string();
+        assert_eq!(text.len(), 32);
+        assert_eq!(Token::parse(&text), Some(t));
+        assert_eq!(Token::parse(&text.to_uppercase()), Some(t));
+        assert!(!format!("{t:?}").contains(&text));
+    }
+
+    #[test]
+    fn malformed_tokens_are_not_tokens() {
+        assert_eq!(Token::parse(""), None);
+        assert_eq!(Token::parse("xyz"), None);
+        assert_eq!(Token::parse(&"g".repeat(32)), None);
+        assert_eq!(Token::parse(&"é".repeat(16)), None);
+    }
+
+    #[test]
+    fn tokens_differ_and_compare() {
+        let (a, b) = (Token::random(), Token::random());
+        assert_ne!(a, b);
+        assert!(bool::from(a.matches(&a)));
+        assert!(!bool::from(a.matches(&b)));
+    }
+}

@@ -1,0 +1,117 @@
+//! A watcher of one game: a snapshot, the backlog from the log, then live
+//! events from the broadcast channel, each exactly once and in order.
+//!
+//! Memory per watcher is bounded: live events sit in the game's shared
+//! broadcast ring (`Limits::watch_buffer` events). A watcher that falls
+//! further behind than the ring (it stopped reading, or reads slowly) is not
+//! waited for: the game goes on, and when the watcher reads again it gets a
+//! fresh snapshot marked `resync` instead of the events it missed.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use tokio::sync::broadcast::{self, error::RecvError};
+
+use super::SessionError;
+use super::session::{Event, EventKind, GameView, Session, WatcherSlot};
+
+/// One item of a watch.
+#[derive(Debug, Clone)]
+pub enum WatchItem {
+    /// The game at a point; `sequence` is the last log event it includes.
+    Snapshot {
+        /// The picture.
+        view: GameView,
+        /// Last event included.
+        sequence: u64,
+        /// Whether it replaces events the watcher was too slow to take.
+        resync: bool,
+    },
+    /// The next event.
+    Event(Arc<Event>),
+}
+
+/// A live watch of one game. Dropping it gives its watcher slot back.
+#[derive(Debug)]
+pub struct Watch {
+    session: Arc<Session>,
+    _slot: WatcherSlot,
+    pending: VecDeque<WatchItem>,
+    last_sequence: u64,
+    rx: broadcast::Receiver<Arc<Event>>,
+    finished: bool,
+}
+
+impl Watch {
+    pub(super) fn new(
+        session: Arc<Session>,
+        slot: WatcherSlot,
+        first: WatchItem,
+        backlog: Vec<Arc<Event>>,
+        last_sequence: u64,
+        rx: broadcast::Receiver<Arc<Event>>,
+    ) -> Watch {
+        let mut pending = VecDeque::with_capacity(backlog.len() + 1);
+        pending.push_back(first);
+        pending.extend(backlog.into_iter().map(WatchItem::Event));
+        Watch {
+            session,
+            _slot: slot,
+            pending,
+            last_sequence,
+            rx,
+            finished: false,
+        }
+    }
+
+    /// The next item; `Ok(None)` after the game-over event (the watch is
+    /// complete); `Err(NotFound)` when the game was dropped or the server is
+    /// shutting down.
+    pub async fn next(&mut self) -> Result<Option<WatchItem>, SessionError> {
+        loop {
+            if let Some(item) = self.pending.pop_front() {
+                if let WatchItem::Event(e) = &item {
+                    self.last_sequence = e.sequence;
+                    if matches!(e.kind, EventKind::GameOver { .. }) {
+                        self.finished = true;
+                        self.pending.clear();
+                    }
+                }
+                return Ok(Some(item));
+            }
+            if self.finished {
+                return Ok(None);
+            }
+            let received = tokio::select! {
+                biased;
+                _ = self.session.closed().cancelled() => {
+                    return Err(SessionError::NotFound(self.session.id().to_string()));
+                }
+                r = self.rx.recv() => r,
+            };
+            match received {
+                Ok(event) if event.sequence <= self.last_sequence => {}
+                Ok(event) if event.sequence == self.last_sequence + 1 => {
+                    self.pending.push_back(WatchItem::Event(event));
+                }
+                Ok(_) => {
+                    // A gap cannot happen (subscription and log agree), but
+                    // if it did, the log fills it.
+                    let missing = self.session.events_after(self.last_sequence);
+                    self.pending
+                        .extend(missing.into_iter().map(WatchItem::Event));
+                }
+                Err(RecvError::Lagged(_)) => {
+                    let (snapshot, tail, sequence, rx) = self.session.resync();
+                    self.rx = rx;
+                    self.last_sequence = sequence;
+                    self.pending.push_back(snapshot);
+                    self.pending.extend(tail.map(WatchItem::Event));
+                }
+                Err(RecvError::Closed) => {
+                    return Err(SessionError::NotFound(self.session.id().to_string()));
+                }
+            }
+        }
+    }
+}
