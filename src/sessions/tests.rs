@@ -182,10 +182,7 @@ fn resignation_ends_the_game_for_the_opponent() {
         (Some(Seat::White), "RESIGNATION")
     );
     assert_eq!(v.to_move, None);
-    assert_eq!(
-        reason(&s.submit(&w, first_move(&s), 0, None).unwrap_err()),
-        "GAME_OVER"
-    );
+    assert_eq!(reason(&s.submit(&w, mv, 0, None).unwrap_err()), "GAME_OVER");
     assert_eq!(reason(&s.resign(&w).unwrap_err()), "GAME_OVER");
 }
 
