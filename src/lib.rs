@@ -1,7 +1,10 @@
 //! punct-referee: a game-referee service. The crate is a library (the engines,
-//! the session layer and the gRPC API) plus the `punct-referee` binary.
+//! the session layer, the gRPC API and the server) plus the `punct-referee`
+//! binary. Data flows one way: [`api`] → [`sessions`] → [`games`].
 
 pub mod api;
 pub mod cli;
+pub mod config;
 pub mod games;
+pub mod server;
 pub mod sessions;

@@ -1,4 +1,12 @@
-//! The gRPC layer: tonic services that convert protobuf to domain values,
-//! call the session layer, and map failures to `tonic::Status`.
+//! The gRPC layer: tonic services that convert protobuf to the session
+//! layer's neutral types, call it, and map its failures to `tonic::Status`
+//! (all in [`error`]). Game-specific conversions live in one module per game
+//! ([`punct`]).
 
+pub mod convert;
+pub mod error;
 pub mod pb;
+pub mod punct;
+pub mod service;
+
+pub use service::RefereeApi;

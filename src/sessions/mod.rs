@@ -106,9 +106,15 @@ pub enum SessionError {
     /// No game has this id (or it expired).
     #[error("no game `{0}`")]
     NotFound(String),
-    /// No seat token was given, or it is not a token at all.
-    #[error("{0}")]
-    Unauthenticated(&'static str),
+    /// No seat token was given (`TOKEN_MISSING`), or it is not a token at all
+    /// (`TOKEN_MALFORMED`).
+    #[error("{message}")]
+    Unauthenticated {
+        /// `TOKEN_MISSING` or `TOKEN_MALFORMED`.
+        reason: &'static str,
+        /// A readable sentence.
+        message: &'static str,
+    },
     /// The token is no seat of this game.
     #[error("this token is no seat of game `{0}`")]
     PermissionDenied(String),

@@ -198,10 +198,16 @@ impl Session {
     /// The seat `token` proves. Checks both seats, always, in constant time.
     fn seat_for(&self, token: &str) -> Result<Seat, SessionError> {
         if token.is_empty() {
-            return Err(SessionError::Unauthenticated("a seat token is required"));
+            return Err(SessionError::Unauthenticated {
+                reason: "TOKEN_MISSING",
+                message: "a seat token is required",
+            });
         }
         let Some(given) = Token::parse(token) else {
-            return Err(SessionError::Unauthenticated("the seat token is malformed"));
+            return Err(SessionError::Unauthenticated {
+                reason: "TOKEN_MALFORMED",
+                message: "the seat token is not 32 hex digits",
+            });
         };
         let white = self.tokens[0].matches(&given);
         let black = self.tokens[1].matches(&given);

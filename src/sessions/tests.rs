@@ -57,11 +57,11 @@ fn bad_tokens_are_refused_and_change_nothing() {
     let mv = first_move(&s);
     assert!(matches!(
         s.submit("", mv.clone(), 0, None),
-        Err(SessionError::Unauthenticated(_))
+        Err(SessionError::Unauthenticated { .. })
     ));
     assert!(matches!(
         s.submit("not-a-token", mv.clone(), 0, None),
-        Err(SessionError::Unauthenticated(_))
+        Err(SessionError::Unauthenticated { .. })
     ));
     let stranger = Token::random().to_string();
     assert!(matches!(

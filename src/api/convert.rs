@@ -1,0 +1,181 @@
+//! `referee.v1` messages to and from the session layer's neutral types; each
+//! per-game oneof member is handed to its game's module ([`super::punct`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::UNIX_EPOCH;
+
+use super::pb::referee::v1 as pb;
+use super::punct::{self, MoveFields};
+use crate::games::{GameRules, MoveDetail, MoveInput, Seat, Snapshot, Verdict, VerdictDetail};
+use crate::sessions::{Event, EventKind, GameView, SessionError};
+
+fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
+    SessionError::InvalidArgument {
+        field,
+        description: description.into(),
+    }
+}
+
+/// A seat on the wire.
+pub fn seat_pb(seat: Option<Seat>) -> i32 {
+    (match seat {
+        None => pb::Seat::Unspecified,
+        Some(Seat::White) => pb::Seat::White,
+        Some(Seat::Black) => pb::Seat::Black,
+    }) as i32
+}
+
+/// A seat from the wire (`None` for unspecified).
+pub fn seat(value: i32, field: &'static str) -> Result<Option<Seat>, SessionError> {
+    match pb::Seat::try_from(value) {
+        Ok(pb::Seat::Unspecified) => Ok(None),
+        Ok(pb::Seat::White) => Ok(Some(Seat::White)),
+        Ok(pb::Seat::Black) => Ok(Some(Seat::Black)),
+        Err(_) => Err(bad(field, "unknown seat")),
+    }
+}
+
+/// Finished or in progress, from a verdict.
+pub fn status_pb(verdict: &Option<Verdict>) -> i32 {
+    (if verdict.is_some() {
+        pb::GameStatus::Finished
+    } else {
+        pb::GameStatus::InProgress
+    }) as i32
+}
+
+/// A status filter from the wire: `Some(true)` = finished only.
+pub fn status_filter(value: i32) -> Result<Option<bool>, SessionError> {
+    match pb::GameStatus::try_from(value) {
+        Ok(pb::GameStatus::Unspecified) => Ok(None),
+        Ok(pb::GameStatus::InProgress) => Ok(Some(false)),
+        Ok(pb::GameStatus::Finished) => Ok(Some(true)),
+        Err(_) => Err(bad("status", "unknown status")),
+    }
+}
+
+/// The rules of a new game; absent means standard PÜNCT.
+pub fn game_rules(
+    rules: Option<&pb::GameRules>,
+    field: &'static str,
+) -> Result<GameRules, SessionError> {
+    match rules.map(|r| &r.game) {
+        None => Ok(GameRules::default()),
+        Some(Some(pb::game_rules::Game::Punct(o))) => Ok(GameRules::Punct(punct::rule_options(o)?)),
+        Some(None) => Err(bad(field, "name the game: set rules.punct")),
+    }
+}
+
+/// Rules to the wire.
+pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
+    match rules {
+        GameRules::Punct(o) => pb::GameRules {
+            game: Some(pb::game_rules::Game::Punct(punct::rule_options_pb(o))),
+        },
+    }
+}
+
+/// A move from the wire, checked for syntax.
+pub fn move_input(m: Option<&pb::Move>, fields: &MoveFields) -> Result<MoveInput, SessionError> {
+    match m.and_then(|m| m.game.as_ref()) {
+        Some(pb::r#move::Game::Punct(p)) => Ok(MoveInput::Punct(punct::move_input(p, fields)?)),
+        None => Err(bad("move", "a move is required (set move.punct)")),
+    }
+}
+
+/// A move to the wire: structured and canonical notation.
+pub fn move_pb(detail: &MoveDetail) -> pb::Move {
+    match detail {
+        MoveDetail::Punct(info) => pb::Move {
+            game: Some(pb::r#move::Game::Punct(punct::move_pb(info))),
+        },
+    }
+}
+
+/// An outcome to the wire.
+pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
+    pb::Outcome {
+        winner: seat_pb(v.winner),
+        draw: v.winner.is_none(),
+        reason: v.reason.to_string(),
+        detail: Some(match &v.detail {
+            VerdictDetail::Punct(o) => pb::outcome::Detail::Punct(punct::outcome_detail_pb(o)),
+        }),
+    }
+}
+
+/// A game's state to the wire.
+pub fn state_pb(s: &Snapshot) -> pb::GameState {
+    match s {
+        Snapshot::Punct(p) => pb::GameState {
+            game: Some(pb::game_state::Game::Punct(punct::state_pb(p))),
+        },
+    }
+}
+
+fn unix_ms(v: &GameView) -> i64 {
+    v.created_at
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn labels_pb(labels: &BTreeMap<String, String>) -> HashMap<String, String> {
+    labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// Labels from the wire.
+pub fn labels(labels: &HashMap<String, String>) -> BTreeMap<String, String> {
+    labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// A full snapshot to the wire.
+pub fn game_pb(v: &GameView) -> pb::Game {
+    pb::Game {
+        game_id: v.id.to_string(),
+        labels: labels_pb(&v.labels),
+        status: status_pb(&v.verdict),
+        ply: v.ply,
+        to_move: seat_pb(v.to_move),
+        outcome: v.verdict.as_ref().map(outcome_pb),
+        draw_offered_by: seat_pb(v.draw_offered_by),
+        rules: Some(game_rules_pb(&v.rules)),
+        state: v.snapshot.as_ref().map(state_pb),
+        last_move: v.last_move.as_ref().map(move_pb),
+        created_unix_ms: unix_ms(v),
+    }
+}
+
+/// A listing entry to the wire.
+pub fn summary_pb(v: &GameView) -> pb::GameSummary {
+    pb::GameSummary {
+        game_id: v.id.to_string(),
+        labels: labels_pb(&v.labels),
+        status: status_pb(&v.verdict),
+        ply: v.ply,
+        to_move: seat_pb(v.to_move),
+        outcome: v.verdict.as_ref().map(outcome_pb),
+        rules: Some(game_rules_pb(&v.rules)),
+        created_unix_ms: unix_ms(v),
+    }
+}
+
+/// An event to the wire.
+pub fn event_pb(e: &Event) -> pb::GameEvent {
+    let kind = match &e.kind {
+        EventKind::MoveApplied { report, to_move } => {
+            pb::game_event::Kind::MoveApplied(pb::MoveApplied {
+                seat: seat_pb(Some(report.seat)),
+                r#move: Some(move_pb(&report.detail)),
+                to_move: seat_pb(*to_move),
+            })
+        }
+        EventKind::GameOver { verdict } => pb::game_event::Kind::GameOver(pb::GameOver {
+            outcome: Some(outcome_pb(verdict)),
+        }),
+    };
+    pb::GameEvent {
+        sequence: e.sequence,
+        ply: e.ply,
+        kind: Some(kind),
+    }
+}

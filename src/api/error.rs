@@ -1,0 +1,172 @@
+//! The one place where failures become `tonic::Status`: a precise code, a
+//! readable message and `google.rpc` details (tonic-types) a client can decode.
+//!
+//! | failure | code | details |
+//! |---|---|---|
+//! | malformed input | `INVALID_ARGUMENT` | `BadRequest{field, description}` |
+//! | bad record | `INVALID_ARGUMENT` | `BadRequest{record}` + `ErrorInfo{reason}` |
+//! | unknown game | `NOT_FOUND` | `ResourceInfo{referee.v1.Game, id}` |
+//! | no / malformed token | `UNAUTHENTICATED` | `ErrorInfo{TOKEN_MISSING/TOKEN_MALFORMED}` |
+//! | token of no seat | `PERMISSION_DENIED` | `ErrorInfo{WRONG_TOKEN}` |
+//! | illegal move, not your turn, game over, … | `FAILED_PRECONDITION` | `ErrorInfo{reason}` |
+//! | stale `expected_ply` | `ABORTED` | `ErrorInfo{STALE_PLY, expected_ply, current_ply}` |
+//! | `from_ply` past the game | `OUT_OF_RANGE` | `BadRequest{from_ply}` |
+//! | a server limit | `RESOURCE_EXHAUSTED` | `QuotaFailure` + `ErrorInfo{LIMIT_REACHED}` |
+
+use std::collections::HashMap;
+
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::games::MoveError;
+use crate::sessions::SessionError;
+
+/// The `ErrorInfo.domain` of every error this server sends.
+pub const ERROR_DOMAIN: &str = "referee.v1";
+
+fn error_info(reason: &str, metadata: HashMap<String, String>) -> ErrorDetails {
+    ErrorDetails::with_error_info(reason, ERROR_DOMAIN, metadata)
+}
+
+/// A malformed-input status naming the offending field.
+pub fn invalid_argument(field: &str, description: impl Into<String>) -> Status {
+    let description = description.into();
+    Status::with_error_details(
+        Code::InvalidArgument,
+        format!("{field}: {description}"),
+        ErrorDetails::with_bad_request_violation(field, description),
+    )
+}
+
+/// The status of a refused session call.
+pub fn status(err: SessionError) -> Status {
+    let message = err.to_string();
+    match err {
+        SessionError::InvalidArgument { field, description } => {
+            invalid_argument(field, description)
+        }
+        SessionError::Rejected(MoveError::Malformed { field, description }) => {
+            invalid_argument(field, description)
+        }
+        SessionError::NotFound(id) => Status::with_error_details(
+            Code::NotFound,
+            message,
+            ErrorDetails::with_resource_info("referee.v1.Game", id, "", "no such game"),
+        ),
+        SessionError::Unauthenticated { reason, .. } => Status::with_error_details(
+            Code::Unauthenticated,
+            message,
+            error_info(reason, HashMap::new()),
+        ),
+        SessionError::PermissionDenied(_) => Status::with_error_details(
+            Code::PermissionDenied,
+            message,
+            error_info("WRONG_TOKEN", HashMap::new()),
+        ),
+        SessionError::Rejected(MoveError::Illegal { reason, .. }) => Status::with_error_details(
+            Code::FailedPrecondition,
+            message,
+            error_info(reason, HashMap::new()),
+        ),
+        SessionError::StalePly { expected, current } => Status::with_error_details(
+            Code::Aborted,
+            message,
+            error_info(
+                "STALE_PLY",
+                HashMap::from([
+                    ("expected_ply".to_string(), expected.to_string()),
+                    ("current_ply".to_string(), current.to_string()),
+                ]),
+            ),
+        ),
+        SessionError::OutOfRange { .. } => Status::with_error_details(
+            Code::OutOfRange,
+            message.clone(),
+            ErrorDetails::with_bad_request_violation("from_ply", message),
+        ),
+        SessionError::Record(e) => {
+            let mut details = ErrorDetails::with_bad_request_violation("record", e.to_string());
+            let mut metadata = HashMap::new();
+            if let Some(line) = e.line {
+                metadata.insert("line".to_string(), line.to_string());
+            }
+            details.set_error_info(
+                e.reason.unwrap_or("RECORD_MALFORMED"),
+                ERROR_DOMAIN,
+                metadata,
+            );
+            Status::with_error_details(Code::InvalidArgument, message, details)
+        }
+        SessionError::LimitReached { what, max } => {
+            let mut details = ErrorDetails::with_quota_failure_violation(
+                what,
+                format!("at most {max} {}", what.replace('_', " ")),
+            );
+            details.set_error_info(
+                "LIMIT_REACHED",
+                ERROR_DOMAIN,
+                HashMap::from([("limit".to_string(), what.to_string())]),
+            );
+            Status::with_error_details(Code::ResourceExhausted, message, details)
+        }
+    }
+}
+
+impl From<SessionError> for Status {
+    fn from(err: SessionError) -> Status {
+        status(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn illegal_move_is_failed_precondition_with_its_reason() {
+        let s = status(SessionError::Rejected(MoveError::Illegal {
+            reason: "PIECE_IMMOBILE",
+            message: "the piece on E5 is covered and cannot move".into(),
+        }));
+        assert_eq!(s.code(), Code::FailedPrecondition);
+        assert!(s.message().contains("covered"));
+        let info = s.get_details_error_info().unwrap();
+        assert_eq!(
+            (info.reason.as_str(), info.domain.as_str()),
+            ("PIECE_IMMOBILE", ERROR_DOMAIN)
+        );
+    }
+
+    #[test]
+    fn stale_ply_is_aborted_with_both_plies() {
+        let s = status(SessionError::StalePly {
+            expected: 3,
+            current: 4,
+        });
+        assert_eq!(s.code(), Code::Aborted);
+        let info = s.get_details_error_info().unwrap();
+        assert_eq!(info.reason, "STALE_PLY");
+        assert_eq!(info.metadata["current_ply"], "4");
+    }
+
+    #[test]
+    fn malformed_input_is_invalid_argument_with_bad_request() {
+        let s = invalid_argument("move.punct.notation", "garbled");
+        assert_eq!(s.code(), Code::InvalidArgument);
+        let br = s.get_details_bad_request().unwrap();
+        assert_eq!(br.field_violations[0].field, "move.punct.notation");
+    }
+
+    #[test]
+    fn limits_are_resource_exhausted_with_quota_failure() {
+        let s = status(SessionError::LimitReached {
+            what: "sessions",
+            max: 1,
+        });
+        assert_eq!(s.code(), Code::ResourceExhausted);
+        assert_eq!(
+            s.get_details_quota_failure().unwrap().violations[0].subject,
+            "sessions"
+        );
+    }
+}

@@ -1,0 +1,279 @@
+//! PÜNCT conversions between `punct.v1` messages and the engine's types.
+//! Input is checked here for syntax (space names, piece codes, rotations,
+//! notation), so the session layer only ever sees well-formed moves.
+
+use crate::api::pb::punct::v1 as pb;
+use crate::games::punct::board::Space;
+use crate::games::punct::piece::Colour;
+use crate::games::punct::{
+    EndOnSupply, Move, MoveKind, NotatedMove, Outcome, PieceCode, Position, RuleOptions, SidePair,
+    Variant, render,
+};
+use crate::games::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
+use crate::sessions::SessionError;
+
+/// Field paths of a move, for error details (`move` or `candidate` side).
+pub struct MoveFields {
+    /// `….place.code`
+    pub code: &'static str,
+    /// `….place.punct`
+    pub punct: &'static str,
+    /// `….place.rotation` / `….shift.rotation`
+    pub rotation: &'static str,
+    /// `….shift.from`
+    pub from: &'static str,
+    /// `….shift.to`
+    pub to: &'static str,
+    /// `….notation`
+    pub notation: &'static str,
+    /// The move itself.
+    pub whole: &'static str,
+}
+
+/// Fields of `SubmitMoveRequest.move` / `ValidateMoveRequest.move`.
+pub const MOVE_FIELDS: MoveFields = MoveFields {
+    code: "move.punct.place.code",
+    punct: "move.punct.place.punct",
+    rotation: "move.punct.rotation",
+    from: "move.punct.shift.from",
+    to: "move.punct.shift.to",
+    notation: "move.punct.notation",
+    whole: "move.punct",
+};
+
+/// Fields of `ValidateMoveRequest.moves.moves[]`.
+pub const HISTORY_FIELDS: MoveFields = MoveFields {
+    code: "moves.moves.punct.place.code",
+    punct: "moves.moves.punct.place.punct",
+    rotation: "moves.moves.punct.rotation",
+    from: "moves.moves.punct.shift.from",
+    to: "moves.moves.punct.shift.to",
+    notation: "moves.moves.punct.notation",
+    whole: "moves.moves.punct",
+};
+
+fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
+    SessionError::InvalidArgument {
+        field,
+        description: description.into(),
+    }
+}
+
+fn space(text: &str, field: &'static str) -> Result<Space, SessionError> {
+    text.parse().map_err(|e| bad(field, format!("{e}")))
+}
+
+fn rotation(r: u32, field: &'static str) -> Result<u8, SessionError> {
+    u8::try_from(r)
+        .ok()
+        .filter(|r| *r < 6)
+        .ok_or_else(|| bad(field, "a rotation is 0..5"))
+}
+
+/// A move as input: structured and/or notation, each checked for syntax.
+pub fn move_input(m: &pb::Move, f: &MoveFields) -> Result<PunctMoveInput, SessionError> {
+    let structured = match &m.action {
+        Some(pb::r#move::Action::Place(p)) => Some(Move::Place {
+            code: p
+                .code
+                .parse::<PieceCode>()
+                .map_err(|e| bad(f.code, e.to_string()))?,
+            punct: space(&p.punct, f.punct)?,
+            rotation: rotation(p.rotation, f.rotation)?,
+        }),
+        Some(pb::r#move::Action::Shift(s)) => Some(Move::Shift {
+            from: space(&s.from, f.from)?,
+            to: space(&s.to, f.to)?,
+            rotation: rotation(s.rotation, f.rotation)?,
+        }),
+        None => None,
+    };
+    let notation = if m.notation.trim().is_empty() {
+        None
+    } else {
+        Some(
+            m.notation
+                .parse::<NotatedMove>()
+                .map_err(|e| bad(f.notation, e.to_string()))?,
+        )
+    };
+    if structured.is_none() && notation.is_none() {
+        return Err(bad(f.whole, "give the move as place, shift or notation"));
+    }
+    Ok(PunctMoveInput {
+        structured,
+        notation,
+    })
+}
+
+/// Rule options from the wire, defaults filled in.
+pub fn rule_options(o: &pb::RuleOptions) -> Result<RuleOptions, SessionError> {
+    let defaults = RuleOptions::default();
+    let variant = match pb::Variant::try_from(o.variant) {
+        Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Variant::Standard,
+        Ok(pb::Variant::Basic) => Variant::Basic,
+        Err(_) => return Err(bad("rules.punct.variant", "unknown variant")),
+    };
+    let end_on_supply = match pb::EndOnSupply::try_from(o.end_on_supply) {
+        Ok(pb::EndOnSupply::Unspecified | pb::EndOnSupply::FirstExhausted) => {
+            EndOnSupply::FirstExhausted
+        }
+        Ok(pb::EndOnSupply::BothExhausted) => EndOnSupply::BothExhausted,
+        Err(_) => return Err(bad("rules.punct.end_on_supply", "unknown end_on_supply")),
+    };
+    Ok(RuleOptions {
+        variant,
+        end_on_supply,
+        max_plies: o.max_plies.unwrap_or(defaults.max_plies),
+        repetition_limit: o.repetition_limit.unwrap_or(defaults.repetition_limit),
+    })
+}
+
+/// Rule options to the wire, every field explicit.
+pub fn rule_options_pb(o: &RuleOptions) -> pb::RuleOptions {
+    pb::RuleOptions {
+        variant: match o.variant {
+            Variant::Standard => pb::Variant::Standard,
+            Variant::Basic => pb::Variant::Basic,
+        } as i32,
+        end_on_supply: match o.end_on_supply {
+            EndOnSupply::FirstExhausted => pb::EndOnSupply::FirstExhausted,
+            EndOnSupply::BothExhausted => pb::EndOnSupply::BothExhausted,
+        } as i32,
+        max_plies: Some(o.max_plies),
+        repetition_limit: Some(o.repetition_limit),
+    }
+}
+
+/// A colour on the wire.
+pub fn colour_pb(c: Colour) -> i32 {
+    match c {
+        Colour::White => pb::Colour::White as i32,
+        Colour::Black => pb::Colour::Black as i32,
+    }
+}
+
+fn kind_pb(k: MoveKind) -> i32 {
+    (match k {
+        MoveKind::Place => pb::MoveKind::Place,
+        MoveKind::Move => pb::MoveKind::Move,
+        MoveKind::Jump => pb::MoveKind::Jump,
+        MoveKind::Bridge => pb::MoveKind::Bridge,
+    }) as i32
+}
+
+/// A played or legal move: structured, notation, kind, level, mover.
+pub fn move_pb(info: &PunctMoveInfo) -> pb::Move {
+    let action = match info.mv {
+        Move::Place {
+            code,
+            punct,
+            rotation,
+        } => pb::r#move::Action::Place(pb::Place {
+            code: code.name().to_string(),
+            punct: punct.to_string(),
+            rotation: u32::from(rotation),
+        }),
+        Move::Shift { from, to, rotation } => pb::r#move::Action::Shift(pb::Shift {
+            from: from.to_string(),
+            to: to.to_string(),
+            rotation: u32::from(rotation),
+        }),
+    };
+    pb::Move {
+        action: Some(action),
+        notation: info.notation.to_string(),
+        kind: kind_pb(info.kind),
+        level: u32::from(info.level),
+        colour: colour_pb(info.colour),
+    }
+}
+
+/// PÜNCT details of an outcome.
+pub fn outcome_detail_pb(o: &Outcome) -> pb::OutcomeDetail {
+    let sides = match o.sides {
+        None => pb::SidePair::Unspecified,
+        Some(SidePair::Columns) => pb::SidePair::Columns,
+        Some(SidePair::Rows) => pb::SidePair::Rows,
+        Some(SidePair::Diagonals) => pb::SidePair::Diagonals,
+    };
+    let [white, black] = o.centre_count.unwrap_or([0, 0]);
+    pb::OutcomeDetail {
+        sides: sides as i32,
+        centre_white: u32::from(white),
+        centre_black: u32::from(black),
+        centre_counted: o.centre_count.is_some(),
+    }
+}
+
+/// The board: every space with its stack, the pieces, both supplies.
+pub fn board_pb(pos: &Position) -> pb::Board {
+    let spaces = Space::all()
+        .map(|s| {
+            let mut dots: Vec<pb::Dot> = pos
+                .stack(s)
+                .into_iter()
+                .map(|d| pb::Dot {
+                    colour: colour_pb(d.piece.colour()),
+                    piece_id: d.piece.index() as u32,
+                    code: d.piece.code().name().to_string(),
+                    level: u32::from(d.level),
+                    punct: d.is_punct,
+                })
+                .collect();
+            dots.reverse(); // stack() is top-down; the wire is bottom first.
+            pb::SpaceStack {
+                space: s.to_string(),
+                centre: s.is_centre(),
+                height: u32::from(pos.height(s)),
+                dots,
+                top: pos
+                    .top_colour(s)
+                    .map_or(pb::Colour::Unspecified as i32, colour_pb),
+            }
+        })
+        .collect();
+    let pieces = pos
+        .pieces_on_board()
+        .map(|p| pb::Piece {
+            id: p.id.index() as u32,
+            colour: colour_pb(p.id.colour()),
+            code: p.id.code().name().to_string(),
+            punct: p.placement.punct.to_string(),
+            rotation: u32::from(p.placement.rotation),
+            level: u32::from(p.placement.level),
+            mobile: p.mobile,
+            spaces: p.spaces.iter().map(Space::to_string).collect(),
+        })
+        .collect();
+    let supplies = Colour::BOTH
+        .iter()
+        .map(|&c| pb::Supply {
+            colour: colour_pb(c),
+            pieces: PieceCode::ALL
+                .iter()
+                .map(|&code| pb::SupplyCount {
+                    code: code.name().to_string(),
+                    count: u32::from(pos.supply(c, code)),
+                })
+                .collect(),
+            total: u32::from(pos.supply_total(c)),
+        })
+        .collect();
+    pb::Board {
+        spaces,
+        pieces,
+        supplies,
+    }
+}
+
+/// The PÜNCT state of a game.
+pub fn state_pb(s: &PunctSnapshot) -> pb::GameState {
+    pb::GameState {
+        rules: Some(rule_options_pb(&s.options)),
+        board: Some(board_pb(&s.position)),
+        to_move: colour_pb(s.position.to_move()),
+        ply: s.position.ply(),
+        picture: render::ascii(&s.position),
+    }
+}

@@ -1,0 +1,316 @@
+//! The `referee.v1.RefereeService` handlers. Each is thin: convert the
+//! request, call the session layer, convert the answer; failures go through
+//! [`super::error::status`]. Tokens are never logged.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, status_pb};
+use super::error::status;
+use super::pb::referee::v1 as pb;
+use super::pb::referee::v1::referee_service_server::RefereeService;
+use super::punct::{HISTORY_FIELDS, MOVE_FIELDS};
+use crate::games::MoveError;
+use crate::sessions::{self, History, ListQuery, SessionError, SessionStore, WatchItem};
+
+/// Items a watch stream buffers between the game and the connection; the
+/// bound is what keeps a client that never reads from growing memory (past
+/// it, the watcher lags and is resynchronised).
+const WATCH_CHANNEL: usize = 4;
+
+/// The referee service over a session store.
+#[derive(Debug, Clone)]
+pub struct RefereeApi {
+    store: Arc<SessionStore>,
+    shutdown: CancellationToken,
+}
+
+impl RefereeApi {
+    /// A service over `store`; open streams end when `shutdown` is cancelled.
+    pub fn new(store: Arc<SessionStore>, shutdown: CancellationToken) -> RefereeApi {
+        RefereeApi { store, shutdown }
+    }
+}
+
+fn seats_pb(tokens: &[sessions::Token; 2]) -> Vec<pb::SeatToken> {
+    [(pb::Seat::White, tokens[0]), (pb::Seat::Black, tokens[1])]
+        .into_iter()
+        .map(|(seat, token)| pb::SeatToken {
+            seat: seat as i32,
+            token: token.to_string(),
+        })
+        .collect()
+}
+
+type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchGameResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl RefereeService for RefereeApi {
+    async fn create_game(
+        &self,
+        request: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        let req = request.into_inner();
+        let rules = convert::game_rules(req.rules.as_ref(), "rules")?;
+        let (session, tokens) = self.store.create(rules, convert::labels(&req.labels))?;
+        tracing::info!(game_id = %session.id(), game = rules.game_name(), "game created");
+        Ok(Response::new(pb::CreateGameResponse {
+            game: Some(game_pb(&session.view(true))),
+            seats: seats_pb(&tokens),
+        }))
+    }
+
+    async fn get_game(
+        &self,
+        request: Request<pb::GetGameRequest>,
+    ) -> Result<Response<pb::GetGameResponse>, Status> {
+        let session = self.store.get(&request.get_ref().game_id)?;
+        Ok(Response::new(pb::GetGameResponse {
+            game: Some(game_pb(&session.view(true))),
+        }))
+    }
+
+    async fn list_games(
+        &self,
+        request: Request<pb::ListGamesRequest>,
+    ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let req = request.into_inner();
+        let query = ListQuery {
+            finished: convert::status_filter(req.status)?,
+            labels: convert::labels(&req.labels),
+            page_size: req.page_size as usize,
+            page_token: req.page_token,
+        };
+        let (views, next) = self.store.list(&query)?;
+        Ok(Response::new(pb::ListGamesResponse {
+            games: views.iter().map(convert::summary_pb).collect(),
+            next_page_token: next,
+        }))
+    }
+
+    async fn list_legal_moves(
+        &self,
+        request: Request<pb::ListLegalMovesRequest>,
+    ) -> Result<Response<pb::ListLegalMovesResponse>, Status> {
+        let req = request.into_inner();
+        let seat = convert::seat(req.seat, "seat")?;
+        let session = self.store.get(&req.game_id)?;
+        let (ply, to_move, moves) = session.legal_moves(seat);
+        Ok(Response::new(pb::ListLegalMovesResponse {
+            ply,
+            to_move: seat_pb(to_move),
+            moves: moves.iter().map(|m| move_pb(&m.detail)).collect(),
+        }))
+    }
+
+    async fn submit_move(
+        &self,
+        request: Request<pb::SubmitMoveRequest>,
+    ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
+        let req = request.into_inner();
+        let mv = convert::move_input(req.r#move.as_ref(), &MOVE_FIELDS)?;
+        let session = self.store.get(&req.game_id)?;
+        let request_id = Some(req.request_id.as_str()).filter(|r| !r.is_empty());
+        let receipt = session
+            .submit(&req.token, mv, req.expected_ply, request_id)
+            .inspect_err(|e| tracing::debug!(game_id = %req.game_id, error = %e, "move refused"))?;
+        let report = receipt.report;
+        if let Some(v) = &report.verdict {
+            tracing::info!(game_id = %req.game_id, reason = v.reason, ply = report.ply, "game over");
+        }
+        Ok(Response::new(pb::SubmitMoveResponse {
+            r#move: Some(move_pb(&report.detail)),
+            seat: seat_pb(Some(report.seat)),
+            ply: report.ply,
+            status: status_pb(&report.verdict),
+            outcome: report.verdict.as_ref().map(outcome_pb),
+            to_move: seat_pb(receipt.to_move),
+            replayed: receipt.replayed,
+        }))
+    }
+
+    type WatchGameStream = WatchStream;
+
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<Self::WatchGameStream>, Status> {
+        let req = request.into_inner();
+        let session = self.store.get(&req.game_id)?;
+        let mut watch = session.watch(req.from_ply)?;
+        let (tx, rx) = mpsc::channel::<Result<pb::WatchGameResponse, Status>>(WATCH_CHANNEL);
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            let shutting_down = || Status::unavailable("the server is shutting down");
+            loop {
+                let next = tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => {
+                        let _ = tx.try_send(Err(shutting_down()));
+                        break;
+                    }
+                    _ = tx.closed() => break,
+                    next = watch.next() => next,
+                };
+                let message = match next {
+                    Ok(Some(WatchItem::Snapshot {
+                        view,
+                        sequence,
+                        resync,
+                    })) => pb::WatchGameResponse {
+                        item: Some(pb::watch_game_response::Item::Snapshot(game_pb(&view))),
+                        resync,
+                        sequence,
+                    },
+                    Ok(Some(WatchItem::Event(event))) => pb::WatchGameResponse {
+                        item: Some(pb::watch_game_response::Item::Event(event_pb(&event))),
+                        resync: false,
+                        sequence: event.sequence,
+                    },
+                    // The game-over event was sent: the stream ends with OK.
+                    Ok(None) => break,
+                    Err(e) => {
+                        let _ = tx.try_send(Err(status(e)));
+                        break;
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => {
+                        let _ = tx.try_send(Err(shutting_down()));
+                        break;
+                    }
+                    sent = tx.send(Ok(message)) => if sent.is_err() { break },
+                }
+            }
+        });
+        Ok(Response::new(
+            Box::pin(ReceiverStream::new(rx)) as WatchStream
+        ))
+    }
+
+    async fn resign(
+        &self,
+        request: Request<pb::ResignRequest>,
+    ) -> Result<Response<pb::ResignResponse>, Status> {
+        let req = request.into_inner();
+        let view = self.store.get(&req.game_id)?.resign(&req.token)?;
+        tracing::info!(game_id = %req.game_id, "resigned");
+        Ok(Response::new(pb::ResignResponse {
+            game: Some(game_pb(&view)),
+        }))
+    }
+
+    async fn offer_draw(
+        &self,
+        request: Request<pb::OfferDrawRequest>,
+    ) -> Result<Response<pb::OfferDrawResponse>, Status> {
+        let req = request.into_inner();
+        let (agreed, view) = self.store.get(&req.game_id)?.offer_draw(&req.token)?;
+        Ok(Response::new(pb::OfferDrawResponse {
+            agreed,
+            game: Some(game_pb(&view)),
+        }))
+    }
+
+    async fn accept_draw(
+        &self,
+        request: Request<pb::AcceptDrawRequest>,
+    ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
+        let req = request.into_inner();
+        let view = self.store.get(&req.game_id)?.accept_draw(&req.token)?;
+        Ok(Response::new(pb::AcceptDrawResponse {
+            game: Some(game_pb(&view)),
+        }))
+    }
+
+    async fn abort_game(
+        &self,
+        request: Request<pb::AbortGameRequest>,
+    ) -> Result<Response<pb::AbortGameResponse>, Status> {
+        let req = request.into_inner();
+        let view = self.store.get(&req.game_id)?.abort(&req.token)?;
+        Ok(Response::new(pb::AbortGameResponse {
+            game: Some(game_pb(&view)),
+        }))
+    }
+
+    async fn validate_move(
+        &self,
+        request: Request<pb::ValidateMoveRequest>,
+    ) -> Result<Response<pb::ValidateMoveResponse>, Status> {
+        let req = request.into_inner();
+        let history = match req.history {
+            Some(pb::validate_move_request::History::Record(text)) => History::Record(text),
+            Some(pb::validate_move_request::History::Moves(h)) => {
+                let rules = convert::game_rules(h.rules.as_ref(), "moves.rules")?;
+                let moves = h
+                    .moves
+                    .iter()
+                    .map(|m| convert::move_input(Some(m), &HISTORY_FIELDS))
+                    .collect::<Result<Vec<_>, _>>()?;
+                History::Moves(rules, moves)
+            }
+            None => {
+                return Err(status(SessionError::InvalidArgument {
+                    field: "history",
+                    description: "give the game so far as record or moves".into(),
+                }));
+            }
+        };
+        let mv = convert::move_input(req.r#move.as_ref(), &MOVE_FIELDS)?;
+        let answer = sessions::validate_move(history, &mv)?;
+        let seat = seat_pb(Some(answer.seat));
+        let response = match answer.result {
+            Ok(report) => pb::ValidateMoveResponse {
+                legal: true,
+                r#move: Some(move_pb(&report.detail)),
+                seat,
+                ply: report.ply,
+                status: status_pb(&report.verdict),
+                outcome: report.verdict.as_ref().map(outcome_pb),
+                ..Default::default()
+            },
+            Err(MoveError::Illegal { reason, message }) => pb::ValidateMoveResponse {
+                legal: false,
+                reason: reason.to_string(),
+                message,
+                seat,
+                ..Default::default()
+            },
+            Err(e @ MoveError::Malformed { .. }) => return Err(status(SessionError::Rejected(e))),
+        };
+        Ok(Response::new(response))
+    }
+
+    async fn export_game(
+        &self,
+        request: Request<pb::ExportGameRequest>,
+    ) -> Result<Response<pb::ExportGameResponse>, Status> {
+        let session = self.store.get(&request.get_ref().game_id)?;
+        Ok(Response::new(pb::ExportGameResponse {
+            record: session.export(),
+        }))
+    }
+
+    async fn import_game(
+        &self,
+        request: Request<pb::ImportGameRequest>,
+    ) -> Result<Response<pb::ImportGameResponse>, Status> {
+        let req = request.into_inner();
+        let (session, tokens) = self
+            .store
+            .import(&req.record, convert::labels(&req.labels))?;
+        tracing::info!(game_id = %session.id(), "game imported");
+        Ok(Response::new(pb::ImportGameResponse {
+            game: Some(game_pb(&session.view(true))),
+            seats: seats_pb(&tokens),
+        }))
+    }
+}

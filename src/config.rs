@@ -1,0 +1,116 @@
+//! Configuration of the `serve` command: command-line flags, each also read
+//! from an environment variable (`PUNCT_REFEREE_…`), all with defaults, so
+//! the bare binary serves on port 50051.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::server::ServerOptions;
+use crate::sessions::Limits;
+
+/// The port the service listens on when none is given.
+pub const DEFAULT_PORT: u16 = 50051;
+
+/// Flags of `punct-referee serve` (the default command).
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "PUNCT_REFEREE_LISTEN", default_value = "0.0.0.0:50051")]
+    pub listen: SocketAddr,
+    /// Most games held at once (finished ones count until they expire).
+    #[arg(long, env = "PUNCT_REFEREE_MAX_SESSIONS", default_value_t = 10_000)]
+    pub max_sessions: usize,
+    /// Most watchers of one game at once.
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_MAX_WATCHERS_PER_GAME",
+        default_value_t = 64
+    )]
+    pub max_watchers_per_game: usize,
+    /// Events buffered per game for watchers; a slower watcher is resynchronised.
+    #[arg(long, env = "PUNCT_REFEREE_WATCH_BUFFER", default_value_t = 64)]
+    pub watch_buffer: usize,
+    /// Seconds a finished game stays readable.
+    #[arg(long, env = "PUNCT_REFEREE_FINISHED_TTL_SECS", default_value_t = 3600)]
+    pub finished_ttl_secs: u64,
+    /// Seconds a game with no move stays.
+    #[arg(long, env = "PUNCT_REFEREE_IDLE_TTL_SECS", default_value_t = 86_400)]
+    pub idle_ttl_secs: u64,
+    /// Largest request or response message, in bytes.
+    #[arg(long, env = "PUNCT_REFEREE_MAX_MESSAGE_BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_message_bytes: usize,
+    /// Seconds between HTTP/2 keepalive pings.
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_KEEPALIVE_INTERVAL_SECS",
+        default_value_t = 30
+    )]
+    pub keepalive_interval_secs: u64,
+    /// Seconds a keepalive ping may go unanswered.
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_KEEPALIVE_TIMEOUT_SECS",
+        default_value_t = 10
+    )]
+    pub keepalive_timeout_secs: u64,
+    /// Seconds to let in-flight calls finish on shutdown.
+    #[arg(long, env = "PUNCT_REFEREE_DRAIN_TIMEOUT_SECS", default_value_t = 10)]
+    pub drain_timeout_secs: u64,
+    /// Log filter level: error, warn, info, debug or trace.
+    #[arg(long, env = "PUNCT_REFEREE_LOG", default_value = "info")]
+    pub log: tracing::Level,
+}
+
+impl ServeArgs {
+    /// The server options these flags describe.
+    pub fn options(&self) -> ServerOptions {
+        ServerOptions {
+            limits: Limits {
+                max_sessions: self.max_sessions,
+                max_watchers_per_game: self.max_watchers_per_game,
+                finished_ttl: Duration::from_secs(self.finished_ttl_secs),
+                idle_ttl: Duration::from_secs(self.idle_ttl_secs),
+                watch_buffer: self.watch_buffer,
+            },
+            max_message_bytes: self.max_message_bytes,
+            keepalive_interval: Duration::from_secs(self.keepalive_interval_secs),
+            keepalive_timeout: Duration::from_secs(self.keepalive_timeout_secs),
+            drain_timeout: Duration::from_secs(self.drain_timeout_secs),
+            sweep_interval: Duration::from_secs(
+                (self.finished_ttl_secs.min(self.idle_ttl_secs) / 4).clamp(1, 30),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    #[test]
+    fn defaults_serve_on_the_documented_port() {
+        let cli = Cli::try_parse_from(["x"]).unwrap();
+        assert_eq!(cli.serve.listen.port(), DEFAULT_PORT);
+        let o = cli.serve.options();
+        assert_eq!(o.limits.max_sessions, 10_000);
+        assert_eq!(o.max_message_bytes, 4 * 1024 * 1024);
+    }
+
+    #[test]
+    fn flags_override_defaults() {
+        let cli = Cli::try_parse_from(["x", "--listen", "127.0.0.1:7000", "--max-sessions", "3"])
+            .unwrap();
+        assert_eq!(cli.serve.listen.port(), 7000);
+        assert_eq!(cli.serve.options().limits.max_sessions, 3);
+    }
+}

@@ -1,0 +1,163 @@
+//! The gRPC server: the referee service, `grpc.health.v1`, server reflection
+//! (v1 and v1alpha), message size limits, keepalive, a TTL sweeper, and a
+//! graceful shutdown.
+//!
+//! [`run`] takes its listener and its shutdown future, so tests bind
+//! `127.0.0.1:0` and stop it when they like. Shutdown: health turns
+//! NOT_SERVING, the server stops accepting, open watch streams are ended
+//! through a `CancellationToken` (an open stream would otherwise hold the
+//! drain forever), unary calls finish, and the whole drain is bounded.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Server;
+use tonic_health::ServingStatus;
+
+use crate::api::RefereeApi;
+use crate::api::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
+use crate::sessions::{Limits, SessionStore};
+
+/// The full name of the referee service (for health checks).
+pub const SERVICE_NAME: &str = "referee.v1.RefereeService";
+
+/// Everything the server needs besides its listener.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Session limits and TTLs.
+    pub limits: Limits,
+    /// Largest message decoded or encoded, in bytes.
+    pub max_message_bytes: usize,
+    /// HTTP/2 keepalive ping interval.
+    pub keepalive_interval: Duration,
+    /// How long a keepalive ping may go unanswered before the connection is
+    /// closed.
+    pub keepalive_timeout: Duration,
+    /// Longest wait for in-flight calls once shutdown starts.
+    pub drain_timeout: Duration,
+    /// How often expired games are dropped.
+    pub sweep_interval: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            limits: Limits::default(),
+            max_message_bytes: 4 * 1024 * 1024,
+            keepalive_interval: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(10),
+            drain_timeout: Duration::from_secs(10),
+            sweep_interval: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The transport failed.
+    #[error(transparent)]
+    Transport(#[from] tonic::transport::Error),
+    /// The reflection service could not be built from the descriptors.
+    #[error("reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+}
+
+/// Serves on `listener` until `shutdown` completes, then drains (see the
+/// module docs). Returns once the server has stopped.
+pub async fn run(
+    listener: TcpListener,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let store = Arc::new(SessionStore::new(options.limits.clone()));
+    let stop = CancellationToken::new();
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_service_status(SERVICE_NAME, ServingStatus::Serving)
+        .await;
+
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
+
+    let referee = RefereeServiceServer::new(RefereeApi::new(store.clone(), stop.clone()))
+        .max_decoding_message_size(options.max_message_bytes)
+        .max_encoding_message_size(options.max_message_bytes);
+
+    let sweeper = tokio::spawn(sweep(store.clone(), options.sweep_interval, stop.clone()));
+
+    let (drain_started_tx, drain_started) = tokio::sync::oneshot::channel::<()>();
+    let signal = {
+        let stop = stop.clone();
+        async move {
+            shutdown.await;
+            tracing::info!("shutting down: draining");
+            health
+                .set_service_status("", ServingStatus::NotServing)
+                .await;
+            health
+                .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
+                .await;
+            stop.cancel();
+            let _ = drain_started_tx.send(());
+        }
+    };
+
+    let serve = Server::builder()
+        .http2_keepalive_interval(Some(options.keepalive_interval))
+        .http2_keepalive_timeout(Some(options.keepalive_timeout))
+        .tcp_keepalive(Some(options.keepalive_interval))
+        .tcp_nodelay(true)
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(referee)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
+    tokio::pin!(serve);
+
+    let drain_timeout = options.drain_timeout;
+    let result = tokio::select! {
+        result = &mut serve => result.map_err(ServeError::from),
+        _ = async {
+            if drain_started.await.is_ok() {
+                tokio::time::sleep(drain_timeout).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        } => {
+            tracing::warn!(?drain_timeout, "drain timed out: closing remaining connections");
+            Ok(())
+        }
+    };
+    stop.cancel();
+    let _ = sweeper.await;
+    tracing::info!("stopped");
+    result
+}
+
+/// Drops expired games every `every` until `stop`.
+async fn sweep(store: Arc<SessionStore>, every: Duration, stop: CancellationToken) {
+    let mut tick = tokio::time::interval(every.max(Duration::from_millis(10)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {
+                let dropped = store.sweep(std::time::Instant::now());
+                if dropped > 0 {
+                    tracing::info!(dropped, remaining = store.len(), "expired games dropped");
+                }
+            }
+        }
+    }
+}
