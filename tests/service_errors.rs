@@ -1,0 +1,364 @@
+//! Every error code of the contract, with its rich details decoded the way a
+//! client in any language would (google.rpc.Status details via tonic-types),
+//! and the promise that a refused call changes nothing.
+
+mod common;
+
+use common::*;
+use punct_referee::api::pb::punct::v1 as ppb;
+use punct_referee::api::pb::referee::v1 as pb;
+use punct_referee::server::ServerOptions;
+use punct_referee::sessions::Limits;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+fn bad_field(s: &tonic::Status) -> String {
+    s.get_details_bad_request()
+        .expect("BadRequest details")
+        .field_violations[0]
+        .field
+        .clone()
+}
+
+fn reason(s: &tonic::Status) -> String {
+    let info = s.get_details_error_info().expect("ErrorInfo details");
+    assert_eq!(info.domain, "referee.v1");
+    info.reason
+}
+
+async fn submit_with(
+    client: &mut Client,
+    id: &str,
+    token: &str,
+    mv: pb::Move,
+    ply: u32,
+) -> tonic::Status {
+    client
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: id.to_string(),
+            token: token.to_string(),
+            r#move: Some(mv),
+            expected_ply: ply,
+            request_id: String::new(),
+        })
+        .await
+        .expect_err("the call must be refused")
+}
+
+#[tokio::test]
+async fn malformed_input_is_invalid_argument_with_the_field() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let t = create(&mut c, ppb::Variant::Standard).await;
+
+    let s = submit_with(&mut c, &t.id, &t.white, place("SE", "Z99", 0), 0).await;
+    assert_eq!(s.code(), Code::InvalidArgument);
+    assert_eq!(bad_field(&s), "move.punct.place.punct");
+    assert!(s.message().contains("Z99"));
+
+    let s = submit_with(&mut c, &t.id, &t.white, place("XX", "E5", 0), 0).await;
+    assert_eq!(s.code(), Code::InvalidArgument);
+    assert_eq!(bad_field(&s), "move.punct.place.code");
+
+    let s = submit_with(&mut c, &t.id, &t.white, place("SE", "E5", 9), 0).await;
+    assert_eq!(bad_field(&s), "move.punct.rotation");
+
+    let s = submit_with(&mut c, &t.id, &t.white, notation("SE@E5;F5-G5"), 0).await;
+    assert_eq!(s.code(), Code::InvalidArgument);
+    assert_eq!(bad_field(&s), "move.punct.notation");
+
+    let s = submit_with(&mut c, &t.id, &t.white, shift("E5", "Q1", 0), 0).await;
+    assert_eq!(bad_field(&s), "move.punct.shift.to");
+
+    let empty = pb::Move {
+        game: Some(pb::r#move::Game::Punct(ppb::Move::default())),
+    };
+    let s = submit_with(&mut c, &t.id, &t.white, empty, 0).await;
+    assert_eq!(bad_field(&s), "move.punct");
+
+    // Both forms, naming different moves.
+    let mut both = place("SE", "A5", 0);
+    if let Some(pb::r#move::Game::Punct(p)) = both.game.as_mut() {
+        p.notation = "SE@E5:F5,G5".into();
+    }
+    let s = submit_with(&mut c, &t.id, &t.white, both, 0).await;
+    assert_eq!(s.code(), Code::InvalidArgument);
+    assert_eq!(bad_field(&s), "move");
+
+    let s = c
+        .import_game(pb::ImportGameRequest {
+            record: "game: punct\n\nSE@E1:E2,E3\nSE@E1:E2,E3\n".into(),
+            labels: Default::default(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::InvalidArgument);
+    assert_eq!(bad_field(&s), "record");
+    let info = s.get_details_error_info().unwrap();
+    assert_eq!(
+        (info.reason.as_str(), info.metadata["line"].as_str()),
+        ("SPACE_NOT_EMPTY", "4")
+    );
+
+    let s = c
+        .create_game(pb::CreateGameRequest {
+            rules: None,
+            labels: [("bad key".to_string(), "v".to_string())].into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (s.code(), bad_field(&s).as_str()),
+        (Code::InvalidArgument, "labels")
+    );
+
+    // None of it changed the game.
+    assert_eq!(get(&mut c, &t.id).await.ply, 0);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn unknown_game_is_not_found_with_resource_info() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let s = c
+        .get_game(pb::GetGameRequest {
+            game_id: "nope".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::NotFound);
+    let info = s.get_details_resource_info().expect("ResourceInfo");
+    assert_eq!(
+        (info.resource_type.as_str(), info.resource_name.as_str()),
+        ("referee.v1.Game", "nope")
+    );
+    let s = submit_with(&mut c, "nope", "", notation("SE@E5:F5,G5"), 0).await;
+    assert_eq!(s.code(), Code::NotFound);
+    let s = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: "nope".into(),
+            from_ply: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::NotFound);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn bad_tokens_are_unauthenticated_or_permission_denied() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let t = create(&mut c, ppb::Variant::Standard).await;
+    let other = create(&mut c, ppb::Variant::Standard).await;
+    let mv = || notation("SE@E5:F5,G5");
+
+    let s = submit_with(&mut c, &t.id, "", mv(), 0).await;
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::Unauthenticated, "TOKEN_MISSING")
+    );
+    let s = submit_with(&mut c, &t.id, "letmein", mv(), 0).await;
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::Unauthenticated, "TOKEN_MALFORMED")
+    );
+    let s = submit_with(&mut c, &t.id, &other.white, mv(), 0).await;
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::PermissionDenied, "WRONG_TOKEN")
+    );
+    let s = c
+        .resign(pb::ResignRequest {
+            game_id: t.id.clone(),
+            token: other.black.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::PermissionDenied);
+
+    // Reads never return a token.
+    let game = get(&mut c, &t.id).await;
+    let text = format!("{game:?}");
+    assert!(!text.contains(&t.white) && !text.contains(&t.black));
+    assert_eq!(game.ply, 0);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn rule_breaks_are_failed_precondition_with_the_engine_reason() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let t = create(&mut c, ppb::Variant::Standard).await;
+
+    // Out of turn.
+    let s = submit_with(&mut c, &t.id, &t.black, notation("SE@E5:F5,G5"), 0).await;
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::FailedPrecondition, "NOT_YOUR_TURN")
+    );
+    // On the centre in the standard game.
+    let s = submit_with(&mut c, &t.id, &t.white, notation("SE@I9:J9,K9"), 0).await;
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::FailedPrecondition, "CENTRE_STANDARD")
+    );
+    // Moving a piece that is not there.
+    let s = submit_with(&mut c, &t.id, &t.white, shift("E5", "E6", 0), 0).await;
+    assert_eq!(reason(&s), "NO_PIECE_AT");
+    // Onto a taken space.
+    submit(&mut c, &t, 0, notation("SE@E5:F5,G5"))
+        .await
+        .unwrap();
+    let s = submit_with(&mut c, &t.id, &t.black, notation("SE@F5:F6,F7"), 1).await;
+    assert_eq!(reason(&s), "SPACE_NOT_EMPTY");
+    // The opponent's piece.
+    let s = submit_with(&mut c, &t.id, &t.black, notation("E5>E8:F8,G8"), 1).await;
+    assert_eq!(reason(&s), "NOT_YOUR_PIECE");
+    // No draw offer standing; too late to abort.
+    let s = c
+        .accept_draw(pb::AcceptDrawRequest {
+            game_id: t.id.clone(),
+            token: t.black.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::FailedPrecondition, "NO_DRAW_OFFER")
+    );
+    submit(&mut c, &t, 1, notation("SE@M5:M6,M7"))
+        .await
+        .unwrap();
+    let s = c
+        .abort_game(pb::AbortGameRequest {
+            game_id: t.id.clone(),
+            token: t.white.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&s), "ABORT_TOO_LATE");
+    // Game over.
+    c.resign(pb::ResignRequest {
+        game_id: t.id.clone(),
+        token: t.white.clone(),
+    })
+    .await
+    .unwrap();
+    let s = submit_with(&mut c, &t.id, &t.white, notation("SE@A5:A6,A7"), 2).await;
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::FailedPrecondition, "GAME_OVER")
+    );
+    assert_eq!(get(&mut c, &t.id).await.ply, 2);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn stale_ply_is_aborted_and_not_applied() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let t = create(&mut c, ppb::Variant::Standard).await;
+    submit(&mut c, &t, 0, notation("SE@E5:F5,G5"))
+        .await
+        .unwrap();
+    let s = submit_with(&mut c, &t.id, &t.black, notation("SE@M5:M6,M7"), 0).await;
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::Aborted, "STALE_PLY")
+    );
+    let info = s.get_details_error_info().unwrap();
+    assert_eq!(
+        (
+            info.metadata["expected_ply"].as_str(),
+            info.metadata["current_ply"].as_str()
+        ),
+        ("0", "1")
+    );
+    assert_eq!(get(&mut c, &t.id).await.ply, 1);
+    // A resume point beyond the game is out of range.
+    let s = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: t.id.clone(),
+            from_ply: Some(5),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (s.code(), bad_field(&s).as_str()),
+        (Code::OutOfRange, "from_ply")
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn limits_are_resource_exhausted_with_quota_failure() {
+    let server = TestServer::start_with(ServerOptions {
+        limits: Limits {
+            max_sessions: 1,
+            max_watchers_per_game: 1,
+            ..Limits::default()
+        },
+        ..test_options()
+    })
+    .await;
+    let mut c = server.client().await;
+    let t = create(&mut c, ppb::Variant::Standard).await;
+    let s = c
+        .create_game(pb::CreateGameRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (s.code(), reason(&s).as_str()),
+        (Code::ResourceExhausted, "LIMIT_REACHED")
+    );
+    assert_eq!(
+        s.get_details_quota_failure().unwrap().violations[0].subject,
+        "sessions"
+    );
+
+    let _watching = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: t.id.clone(),
+            from_ply: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let s = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: t.id.clone(),
+            from_ply: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::ResourceExhausted);
+    assert_eq!(
+        s.get_details_quota_failure().unwrap().violations[0].subject,
+        "watchers_per_game"
+    );
+    drop(_watching);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn oversized_messages_are_refused() {
+    let server = TestServer::start_with(ServerOptions {
+        max_message_bytes: 1024,
+        ..test_options()
+    })
+    .await;
+    let mut c = server.client().await;
+    let s = c
+        .import_game(pb::ImportGameRequest {
+            record: "#".repeat(4096),
+            labels: Default::default(),
+        })
+        .await
+        .unwrap_err();
+    // tonic's decoder answers an oversized message with OUT_OF_RANGE.
+    assert_eq!(s.code(), Code::OutOfRange, "{s:?}");
+    assert!(s.message().contains("too large"), "{s:?}");
+    server.stop().await.unwrap();
+}
