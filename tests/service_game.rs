@@ -44,7 +44,7 @@ async fn complete_game_ends_in_a_connection_win_seen_by_a_watcher() {
         let ply = ply as u32;
         // Alternate the two input forms: notation, and structured (resolved
         // from the notation by the legal-move list).
-        let mv = if ply % 2 == 0 {
+        let mv = if ply.is_multiple_of(2) {
             notation(text)
         } else {
             let legal = client
@@ -161,7 +161,7 @@ async fn play_to_supply_end(variant: Variant, white_takes_centre: bool) -> pb::S
     loop {
         let ply = local.position().ply();
         let legal = local.legal_moves();
-        let want_centre = !centre_taken && ply >= 4 && ply % 2 == 0;
+        let want_centre = !centre_taken && ply >= 4 && ply.is_multiple_of(2);
         let choice = legal
             .iter()
             .copied()

@@ -145,7 +145,7 @@ pub struct Table {
 impl Table {
     /// The token of whoever moves at `ply` (white at even plies).
     pub fn token_at(&self, ply: u32) -> &str {
-        if ply % 2 == 0 {
+        if ply.is_multiple_of(2) {
             &self.white
         } else {
             &self.black
