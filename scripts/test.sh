@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every Rust test (unit, black-box,
-# property tests) and a short smoke run of the benchmarks. Run from anywhere;
-# installs nothing outside the repository.
+# property tests, the gRPC service through a real socket) and the README's
+# grpcurl walk-through against the release binary. Run from anywhere; installs
+# nothing outside the repository (grpcurl goes into a venv under target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,5 +14,8 @@ cargo clippy --all-targets --locked -- -D warnings
 
 echo "== cargo test (release: the property tests play thousands of games)"
 cargo test --release --locked --all-targets
+
+echo "== grpcurl walk-through of README.md (release binary)"
+scripts/grpcurl-walkthrough.sh target/release/punct-referee
 
 echo "== all tests passed"

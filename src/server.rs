@@ -86,6 +86,8 @@ pub async fn run(
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            // google.rpc error details, so reflection clients can decode them.
+            .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
@@ -118,6 +120,8 @@ pub async fn run(
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
         .tcp_keepalive(Some(options.keepalive_interval))
         .tcp_nodelay(true)
+        // One span per call, named by its method; handlers add the game id.
+        .trace_fn(|req| tracing::info_span!("grpc", method = %req.uri().path()))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
