@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
 use crate::api::RefereeApi;
@@ -115,18 +115,22 @@ pub async fn run(
         }
     };
 
+    // Socket options must be set on the incoming stream itself: the builder's
+    // tcp_nodelay/tcp_keepalive only apply when tonic binds. Without nodelay,
+    // a watch event written just after a unary reply waits for a delayed ACK.
+    let incoming = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(Some(options.keepalive_interval));
     let serve = Server::builder()
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
-        .tcp_keepalive(Some(options.keepalive_interval))
-        .tcp_nodelay(true)
         // One span per call, named by its method; handlers add the game id.
         .trace_fn(|req| tracing::info_span!("grpc", method = %req.uri().path()))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(referee)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
+        .serve_with_incoming_shutdown(incoming, signal);
     tokio::pin!(serve);
 
     let drain_timeout = options.drain_timeout;

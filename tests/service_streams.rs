@@ -258,7 +258,7 @@ async fn a_watcher_that_never_reads_neither_stalls_the_game_nor_buffers_forever(
         assert_eq!(event(&next_item(&mut eager).await).sequence, ply as u64 + 1);
     }
     assert!(
-        started.elapsed() < Duration::from_secs(60),
+        started.elapsed() < Duration::from_secs(10),
         "the game was held up"
     );
 
