@@ -274,6 +274,28 @@ impl SpaceSet {
         ])
     }
 
+    /// Union.
+    #[inline]
+    pub const fn or(self, o: SpaceSet) -> SpaceSet {
+        SpaceSet([
+            self.0[0] | o.0[0],
+            self.0[1] | o.0[1],
+            self.0[2] | o.0[2],
+            self.0[3] | o.0[3],
+        ])
+    }
+
+    /// The spaces of `self` that are not in `o`.
+    #[inline]
+    pub const fn minus(self, o: SpaceSet) -> SpaceSet {
+        SpaceSet([
+            self.0[0] & !o.0[0],
+            self.0[1] & !o.0[1],
+            self.0[2] & !o.0[2],
+            self.0[3] & !o.0[3],
+        ])
+    }
+
     /// Whether the set is empty.
     #[inline]
     pub const fn is_empty(&self) -> bool {

@@ -9,8 +9,10 @@
 //! * [`outcome`]: connections, centre count, end reasons (§5, §6)
 //! * [`notation`]: move notation and game records (§7)
 //! * [`render`]: a text picture of a position
+//! * [`eval`]: connection distance and one-ply move ranking, for bots
 
 pub mod board;
+pub mod eval;
 pub mod movegen;
 pub mod notation;
 pub mod outcome;
