@@ -3,8 +3,11 @@
 //! binary. Data flows one way: [`api`] → [`sessions`] → [`games`].
 
 pub mod api;
+pub mod bots;
 pub mod cli;
+pub mod client;
 pub mod config;
 pub mod games;
 pub mod server;
 pub mod sessions;
+pub mod tournament;

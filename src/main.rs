@@ -1,12 +1,16 @@
 //! The `punct-referee` binary: the gRPC referee service (`serve`, the default
-//! command) and engine commands for people and tools (`perft`, `legal`, `show`).
+//! command), engine commands for people and tools (`perft`, `legal`, `show`),
+//! a command-line client of the service (`client …`) and bot tournaments
+//! played over RPC (`tournament`).
 
 use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use punct_referee::cli::{self, GameArgs};
+use punct_referee::client::ClientArgs;
 use punct_referee::config::ServeArgs;
+use punct_referee::tournament::command::TournamentArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -45,6 +49,10 @@ enum Command {
         #[command(flatten)]
         game: GameArgs,
     },
+    /// Talk to a running referee: new, show, moves, play, watch, export, import.
+    Client(ClientArgs),
+    /// Play bots against each other over RPC and print a crosstable.
+    Tournament(TournamentArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +60,10 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         None => return serve(&cli.serve),
         Some(Command::Serve(args)) => return serve(args),
+        Some(Command::Client(args)) => return run_async(punct_referee::client::run(args.clone())),
+        Some(Command::Tournament(args)) => {
+            return run_async(punct_referee::tournament::command::run(args.clone()));
+        }
         Some(command) => run_engine_command(command),
     };
     match result {
@@ -102,6 +114,28 @@ fn serve(args: &ServeArgs) -> ExitCode {
     })
 }
 
+/// Runs a client-side command on a fresh runtime; its error goes to stderr
+/// with exit code 1.
+fn run_async(work: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(work) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Completes on ctrl-c or (on Unix) SIGTERM.
 async fn shutdown_signal() {
     let ctrl_c = async {
@@ -131,5 +165,6 @@ fn run_engine_command(command: &Command) -> Result<String, String> {
         Command::Perft { game, depth } => cli::perft(game, *depth),
         Command::Legal { game } => cli::legal(game),
         Command::Show { game } => cli::show(game),
+        Command::Client(_) | Command::Tournament(_) => Ok(String::new()),
     }
 }

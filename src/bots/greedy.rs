@@ -1,0 +1,119 @@
+//! The greedy bot: PÜNCT with intent. It keeps its own copy of the game (the
+//! engine, replaying the moves the referee reports), scores each legal move
+//! by the connection distance after it ([`eval::rank_moves`]: the opponent's
+//! distance minus its own, a win or a loss on the spot above and below all
+//! else), and plays a best one, breaking ties with a seeded generator.
+//!
+//! Scoring every candidate is affordable: a few thousand moves at a few
+//! microseconds each (docs/BOTS.md has the profile), so no sampling.
+
+use rand::rngs::StdRng;
+use rand::{RngExt as _, SeedableRng};
+
+use super::{Answer, Bot, BotError, Turn};
+use crate::games::punct::{Game, RuleOptions, Variant, eval};
+
+/// Plays the move that best shortens its own connection relative to the
+/// opponent's, looking one move ahead.
+pub struct GreedyBot {
+    rng: StdRng,
+    game: Game,
+    /// The notation of the moves `game` has played, as the referee gave them.
+    seen: Vec<String>,
+    variant: Variant,
+}
+
+impl GreedyBot {
+    /// A bot for a game of `variant`; ties are broken by `seed`.
+    pub fn new(seed: u64, variant: Variant) -> GreedyBot {
+        GreedyBot {
+            rng: StdRng::seed_from_u64(seed),
+            game: Game::new(RuleOptions::of(variant)),
+            seen: Vec::new(),
+            variant,
+        }
+    }
+
+    /// Brings the private copy of the game up to `history`, rebuilding it
+    /// when the history is not a continuation of what it has seen.
+    fn follow(&mut self, history: &[String]) -> Result<(), BotError> {
+        if !history.starts_with(&self.seen) {
+            self.game = Game::new(RuleOptions::of(self.variant));
+            self.seen.clear();
+        }
+        for text in &history[self.seen.len()..] {
+            if let Err(e) = self.game.play_notation(text) {
+                self.game = Game::new(RuleOptions::of(self.variant));
+                self.seen.clear();
+                return Err(BotError::Desync(format!("`{text}`: {e}")));
+            }
+            self.seen.push(text.clone());
+        }
+        Ok(())
+    }
+}
+
+impl Bot for GreedyBot {
+    fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
+        self.follow(turn.history)?;
+        let pos = self.game.position();
+        let ranked = eval::rank_moves(pos, self.variant, 1);
+        let Some(best) = ranked.iter().map(|(_, s)| *s).max() else {
+            return Err(BotError::NoMoves);
+        };
+        let top: Vec<_> = ranked.iter().filter(|(_, s)| *s == best).collect();
+        let (mv, _) = top[self.rng.random_range(0..top.len())];
+        let notation = pos
+            .notate(*mv)
+            .ok_or_else(|| BotError::Desync("a generated move has no notation".into()))?;
+        Ok(Answer::Move(notation.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opens_with_a_straight_piece_and_follows_the_game() {
+        let mut bot = GreedyBot::new(1, Variant::Standard);
+        let legal = vec![];
+        let turn = Turn {
+            game_id: "g",
+            ply: 0,
+            seat: "white",
+            history: &[],
+            legal: &legal,
+        };
+        let Answer::Move(first) = bot.choose(&turn).unwrap() else {
+            panic!("greedy resigned");
+        };
+        // Only the straight SE gains 3 spaces at once.
+        assert!(first.starts_with("SE@"), "{first}");
+        let history = vec![first.clone()];
+        let turn2 = Turn {
+            ply: 1,
+            seat: "black",
+            history: &history,
+            ..turn
+        };
+        let Answer::Move(second) = bot.choose(&turn2).unwrap() else {
+            panic!("greedy resigned");
+        };
+        assert_ne!(second, first);
+        // A history that is not a continuation is followed from scratch.
+        let other = vec!["SE@B2:B3,B4".to_string()];
+        let turn3 = Turn {
+            history: &other,
+            ..turn2
+        };
+        assert!(bot.choose(&turn3).is_ok());
+        assert_eq!(bot.game.moves().len(), 1);
+        let bad = vec!["SE@I9:J9,K9".to_string()];
+        let turn4 = Turn {
+            history: &bad,
+            ..turn2
+        };
+        assert!(matches!(bot.choose(&turn4), Err(BotError::Desync(_))));
+    }
+}

@@ -1,0 +1,149 @@
+//! `punct-referee tournament`: the command-line face of [`super::run`]. With
+//! `--server` it plays on that referee; without, it starts one inside this
+//! process on a loopback port, and the bots still play over RPC.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tonic::transport::Endpoint;
+
+use super::{Client, Config, Format};
+use crate::api::pb::punct::v1 as ppb;
+use crate::api::pb::referee::v1::referee_service_client::RefereeServiceClient;
+use crate::bots::BotSpec;
+use crate::cli::VariantArg;
+use crate::server::{self, ServerOptions};
+
+/// Flags of `punct-referee tournament`.
+#[derive(Debug, Clone, Args)]
+pub struct TournamentArgs {
+    /// The bots: `random`, `greedy` or `cmd:PROGRAM ARGS` (a program speaking
+    /// the protocol of docs/BOTS.md), each optionally `NAME=…`.
+    #[arg(required = true, num_args = 2..)]
+    pub bots: Vec<BotSpec>,
+    /// Round robin, or a gauntlet of the first bot against the others.
+    #[arg(long, value_enum, default_value = "round-robin")]
+    pub format: Format,
+    /// Games per pairing (colours alternate).
+    #[arg(long, short = 'n', default_value_t = 2)]
+    pub games: u32,
+    /// Games played at once.
+    #[arg(long, short = 'c', default_value_t = 2)]
+    pub concurrency: usize,
+    /// Seed of the built-in bots' choices.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Folder for the game records (created if needed).
+    #[arg(long, default_value = "tournament-records")]
+    pub records: PathBuf,
+    /// A referee to play on (default: one started inside this process).
+    #[arg(long, env = "PUNCT_SERVER")]
+    pub server: Option<String>,
+    /// Basic or standard game.
+    #[arg(long, value_enum, default_value = "standard")]
+    pub variant: VariantArg,
+    /// Turns after which a game is drawn (MOVE_LIMIT).
+    #[arg(long, default_value_t = 300)]
+    pub max_plies: u32,
+    /// Seconds an external bot may think per move before it forfeits.
+    #[arg(long, default_value_t = 10)]
+    pub move_timeout_secs: u64,
+    /// The `tournament` label of every game.
+    #[arg(long, default_value = "cli")]
+    pub name: String,
+}
+
+/// Runs the tournament, prints the standings and crosstable on stdout.
+pub async fn run(args: TournamentArgs) -> Result<(), String> {
+    let config = Config {
+        bots: args.bots.clone(),
+        format: args.format,
+        games_per_pairing: args.games,
+        concurrency: args.concurrency,
+        seed: args.seed,
+        records: Some(args.records.clone()),
+        rules: ppb::RuleOptions {
+            variant: match args.variant {
+                VariantArg::Basic => ppb::Variant::Basic,
+                VariantArg::Standard => ppb::Variant::Standard,
+            } as i32,
+            max_plies: Some(args.max_plies),
+            ..Default::default()
+        },
+        move_timeout: Duration::from_secs(args.move_timeout_secs),
+        name: args.name.clone(),
+    };
+    let total = super::schedule(config.bots.len(), config.format, config.games_per_pairing).len();
+
+    // The embedded referee, if no server was named; stopped when we are done.
+    let mut embedded = None;
+    let url = match &args.server {
+        Some(url) => url.clone(),
+        None => {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .map_err(|e| format!("cannot start the embedded referee: {e}"))?;
+            let addr = listener
+                .local_addr()
+                .map_err(|e| format!("embedded referee: {e}"))?;
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let handle = tokio::spawn(server::run(
+                listener,
+                ServerOptions::default(),
+                async move {
+                    let _ = stopped.await;
+                },
+            ));
+            embedded = Some((stop, handle));
+            format!("http://{addr}")
+        }
+    };
+    let channel = Endpoint::from_shared(url.clone())
+        .map_err(|e| format!("`{url}`: {e}"))?
+        .connect()
+        .await
+        .map_err(|e| format!("cannot reach the referee at {url}: {e}"))?;
+    let client: Client = RefereeServiceClient::new(channel);
+
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} games {elapsed} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let progress = bar.clone();
+    let report = super::run(client, config, move |game, names| {
+        progress.set_message(format!(
+            "#{} {} {} {}",
+            game.pairing.number,
+            names[game.pairing.white],
+            match game.white_points {
+                1.0 => "1-0",
+                0.0 => "0-1",
+                _ => "½-½",
+            },
+            names[game.pairing.black]
+        ));
+        progress.inc(1);
+    })
+    .await;
+    bar.finish_and_clear();
+    if let Some((stop, handle)) = embedded {
+        let _ = stop.send(());
+        let _ = handle.await;
+    }
+    let report = report.map_err(|e| e.to_string())?;
+    print!("{report}");
+    for g in &report.games {
+        if let Some(why) = &g.forfeit {
+            println!("game {} forfeited by {why}", g.pairing.number);
+        }
+    }
+    println!(
+        "{} games; records in {}",
+        report.games.len(),
+        args.records.display()
+    );
+    Ok(())
+}
