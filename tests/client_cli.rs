@@ -1,0 +1,276 @@
+//! The `client` and `tournament` commands of the binary, run as a person
+//! would, against a real server started by the test.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::TestServer;
+use punct_referee::api::pb::punct::v1 as ppb;
+use punct_referee::api::pb::referee::v1 as pb;
+use punct_referee::tournament::{self, Config, Format};
+
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+async fn run(server: &TestServer, tokens: &Path, args: &[&str]) -> Run {
+    let url = format!("http://{}", server.addr);
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .arg("client")
+        .args(["--server", &url, "--tokens"])
+        .arg(tokens)
+        .args(args)
+        .output()
+        .await
+        .expect("the binary runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("punct-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_creates_shows_lists_plays_and_is_refused() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("play");
+    let tokens = dir.join("tokens.json");
+
+    let new = run(&server, &tokens, &["new", "--label", "event=club"]).await;
+    assert_eq!(new.code, 0, "{}", new.err);
+    let id = new.out.lines().next().unwrap().to_string();
+    assert!(new.out.contains("White to move"), "{}", new.out);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&tokens).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap()).unwrap();
+    assert_eq!(kept["games"][&id]["white"].as_str().unwrap().len(), 32);
+    assert_eq!(kept["games"][&id]["black"].as_str().unwrap().len(), 32);
+
+    let show = run(&server, &tokens, &["show", &id]).await;
+    assert_eq!(show.code, 0, "{}", show.err);
+    let lines: Vec<&str> = show.out.lines().collect();
+    assert!(lines[0].starts_with("17"), "{}", show.out);
+    assert!(show.out.contains(&format!("game {id} at ply 0")));
+    assert_eq!(show.out.matches('+').count(), 19, "{}", show.out);
+
+    let moves = run(&server, &tokens, &["moves", &id]).await;
+    assert_eq!(moves.code, 0);
+    let listed: Vec<&str> = moves.out.lines().collect();
+    let mut client = server.client().await;
+    let legal = client
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: id.clone(),
+            seat: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.len(), legal.moves.len());
+    assert!(listed.contains(&"SE@E5:F5,G5"));
+
+    let play = run(&server, &tokens, &["play", &id, "se@e5:f5,g5"]).await;
+    assert_eq!(play.code, 0, "{}", play.err);
+    assert_eq!(
+        play.out,
+        "White played SE@E5:F5,G5 (ply 1)\nBlack to move\n"
+    );
+
+    // Black's turn, on spaces White now covers: refused, with the rule named.
+    let refused = run(&server, &tokens, &["play", &id, "SE@E5:F5,G5"]).await;
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.err.starts_with("error: FailedPrecondition: "),
+        "{}",
+        refused.err
+    );
+    assert!(refused.err.contains('['), "reason shown: {}", refused.err);
+    // Playing White out of turn is refused by the server, not the client.
+    let out_of_turn = run(
+        &server,
+        &tokens,
+        &["play", &id, "SE@B2:B3,B4", "--seat", "white"],
+    )
+    .await;
+    assert_eq!(out_of_turn.code, 1);
+    assert!(
+        out_of_turn.err.contains("[NOT_YOUR_TURN]"),
+        "{}",
+        out_of_turn.err
+    );
+
+    let missing = run(
+        &server,
+        &dir.join("other.json"),
+        &["play", &id, "SE@B2:B3,B4"],
+    )
+    .await;
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.err.contains("no Black token for game"),
+        "{}",
+        missing.err
+    );
+
+    let unknown = run(&server, &tokens, &["show", "nosuchgame"]).await;
+    assert_eq!(unknown.code, 1);
+    assert!(
+        unknown.err.starts_with("error: NotFound"),
+        "{}",
+        unknown.err
+    );
+
+    // Export, then import the record as a new game.
+    let file = dir.join("game.txt");
+    let export = run(
+        &server,
+        &tokens,
+        &["export", &id, "-o", file.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(export.code, 0, "{}", export.err);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("event: club") && text.ends_with("SE@E5:F5,G5\n"),
+        "{text}"
+    );
+    let import = run(&server, &tokens, &["import", file.to_str().unwrap()]).await;
+    assert_eq!(import.code, 0, "{}", import.err);
+    let copy = import.out.lines().next().unwrap().to_string();
+    assert_ne!(copy, id);
+    assert!(import.out.contains(&format!("game {copy} at ply 1")));
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap()).unwrap();
+    assert!(kept["games"][&copy]["black"].is_string());
+    assert!(
+        kept["games"][&id]["black"].is_string(),
+        "earlier games kept"
+    );
+
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_prints_the_board_as_moves_arrive_until_the_game_ends() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("watch");
+    let tokens = dir.join("tokens.json");
+    // A real finished game, from the built-in bots.
+    let report = tournament::run(
+        server.client().await,
+        Config {
+            bots: vec!["greedy".parse().unwrap(), "random".parse().unwrap()],
+            format: Format::RoundRobin,
+            games_per_pairing: 1,
+            concurrency: 1,
+            seed: 3,
+            records: None,
+            rules: ppb::RuleOptions::default(),
+            move_timeout: Duration::from_secs(10),
+            name: "watch".into(),
+        },
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    let record = &report.games[0].record;
+    assert!(record.contains("result: white CONNECTION"), "{record}");
+    // The same game one move short of its end.
+    let mut lines: Vec<&str> = record
+        .lines()
+        .filter(|l| !l.starts_with("result:"))
+        .collect();
+    let last = lines.pop().unwrap().to_string();
+    let unfinished = dir.join("unfinished.txt");
+    std::fs::write(&unfinished, lines.join("\n") + "\n").unwrap();
+    let import = run(&server, &tokens, &["import", unfinished.to_str().unwrap()]).await;
+    assert_eq!(import.code, 0, "{}", import.err);
+    let id = import.out.lines().next().unwrap().to_string();
+
+    let url = format!("http://{}", server.addr);
+    let watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args(["client", "--server", &url, "watch", &id])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let play = run(&server, &tokens, &["play", &id, &last]).await;
+    assert_eq!(play.code, 0, "{}", play.err);
+    assert!(
+        play.out.contains("game over: White wins by CONNECTION"),
+        "{}",
+        play.out
+    );
+    let watched = tokio::time::timeout(Duration::from_secs(20), watcher.wait_with_output())
+        .await
+        .expect("watch ends with the game")
+        .unwrap();
+    assert!(watched.status.success());
+    let out = String::from_utf8_lossy(&watched.stdout);
+    assert!(out.contains(&format!("White played {last}")), "{out}");
+    assert!(
+        out.trim_end()
+            .ends_with("game over: White wins by CONNECTION"),
+        "{out}"
+    );
+    // The board after the winning move is drawn, rows labelled.
+    assert!(out.lines().any(|l| l.starts_with("17")), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournament_command_runs_an_external_bot_and_writes_records() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("tournament");
+    let records = dir.join("records");
+    let bot = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bots/first-legal.sh");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args(["tournament", "greedy"])
+        .arg(format!("first=cmd:sh {bot}"))
+        .args(["-n", "2", "-c", "2", "--server"])
+        .arg(format!("http://{}", server.addr))
+        .arg("--records")
+        .arg(&records)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first = stdout.lines().nth(1).unwrap();
+    assert!(first.contains("greedy"), "{stdout}");
+    assert!(stdout.contains("2/2"), "{stdout}");
+    assert!(stdout.contains("2 games; records in"), "{stdout}");
+    assert!(!stdout.contains("forfeited"), "{stdout}");
+    let mut files: Vec<String> = std::fs::read_dir(&records)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["0001-greedy-vs-first.txt", "0002-first-vs-greedy.txt"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}

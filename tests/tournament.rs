@@ -1,0 +1,145 @@
+//! Tournaments through the real server: built-in bots play complete games
+//! over RPC, the records they leave replay through ImportGame, and the greedy
+//! bot clearly beats the random one over a fixed set of seeds.
+
+mod common;
+
+use std::time::Duration;
+
+use common::TestServer;
+use punct_referee::api::pb::punct::v1 as ppb;
+use punct_referee::api::pb::referee::v1 as pb;
+use punct_referee::bots::BotSpec;
+use punct_referee::tournament::{self, Config, Format};
+
+fn config(bots: &[&str], games: u32, seed: u64, records: Option<std::path::PathBuf>) -> Config {
+    Config {
+        bots: bots.iter().map(|b| b.parse::<BotSpec>().unwrap()).collect(),
+        format: Format::RoundRobin,
+        games_per_pairing: games,
+        concurrency: 2,
+        seed,
+        records,
+        rules: ppb::RuleOptions {
+            max_plies: Some(300),
+            ..Default::default()
+        },
+        move_timeout: Duration::from_secs(10),
+        name: "test".into(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_builtin_bots_play_and_their_records_replay_through_import() {
+    let server = TestServer::start().await;
+    let dir = std::env::temp_dir().join(format!("punct-tournament-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = tournament::run(
+        server.client().await,
+        config(&["greedy", "random"], 4, 7, Some(dir.clone())),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.games.len(), 4);
+    let whites: Vec<usize> = report.games.iter().map(|g| g.pairing.white).collect();
+    assert_eq!(whites, [0, 1, 0, 1], "colours alternate");
+    let mut client = server.client().await;
+    for game in &report.games {
+        assert!(game.forfeit.is_none(), "{game:?}");
+        let path = game.record_path.as_ref().unwrap();
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(text, game.record);
+        assert!(text.contains("tournament: test"), "{text}");
+        let imported = client
+            .import_game(pb::ImportGameRequest {
+                record: text,
+                labels: Default::default(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        let original = client
+            .get_game(pb::GetGameRequest {
+                game_id: game.game_id.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        assert_eq!(imported.status, pb::GameStatus::Finished as i32);
+        assert_eq!(imported.ply, original.ply);
+        assert_eq!(imported.ply, game.plies);
+        assert_eq!(imported.outcome, original.outcome);
+        assert_eq!(imported.state, original.state);
+    }
+    let names: Vec<&str> = report.standings.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names.len(), 2);
+    let total: f64 = report.standings.iter().map(|s| s.score).sum();
+    assert_eq!(total, 4.0);
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+/// The figure stated in docs/BOTS.md: over seeds 1..=3, 10 games each (5 with
+/// each colour), greedy scores 30/30 against random.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn greedy_beats_random_by_a_clear_margin() {
+    let server = TestServer::start().await;
+    let mut greedy = 0.0;
+    let mut games = 0;
+    for seed in 1..=3 {
+        let report = tournament::run(
+            server.client().await,
+            config(&["greedy", "random"], 10, seed, None),
+            |_, _| {},
+        )
+        .await
+        .unwrap();
+        let standing = report
+            .standings
+            .iter()
+            .find(|s| s.name == "greedy")
+            .unwrap();
+        greedy += standing.score;
+        games += standing.games;
+        assert!(report.games.iter().all(|g| g.forfeit.is_none()));
+    }
+    assert_eq!(games, 30);
+    assert!(greedy >= 27.0, "greedy scored only {greedy}/30");
+    assert_eq!(greedy, 30.0, "the figure in docs/BOTS.md changed");
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_that_answers_nonsense_forfeits_by_resignation() {
+    let server = TestServer::start().await;
+    let report = tournament::run(
+        server.client().await,
+        config(
+            &[
+                "liar=cmd:while read -r w r; do [ \"$w\" = go ] && echo Z99; done",
+                "random",
+            ],
+            1,
+            1,
+            None,
+        ),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    let game = &report.games[0];
+    assert_eq!(game.reason, "RESIGNATION");
+    assert_eq!(game.white_points, 0.0);
+    assert_eq!(game.plies, 0);
+    let why = game.forfeit.as_deref().unwrap();
+    assert!(
+        why.starts_with("liar (white): unreadable move `Z99`"),
+        "{why}"
+    );
+    server.stop().await.unwrap();
+}
