@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every Rust test (unit, black-box,
 # property tests, the gRPC service through a real socket) and the README's
-# grpcurl walk-through against the release binary. Run from anywhere; installs
+# grpcurl walk-through against the release binary, then the Python and Node
+# clients' suites against it (scripts/test-clients.sh). Run from anywhere; installs
 # nothing outside the repository (grpcurl goes into a venv under target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,5 +18,8 @@ cargo test --release --locked --all-targets
 
 echo "== grpcurl walk-through of README.md (release binary)"
 scripts/grpcurl-walkthrough.sh target/release/punct-referee
+
+echo "== Python and Node clients against the release binary"
+scripts/test-clients.sh target/release/punct-referee
 
 echo "== all tests passed"

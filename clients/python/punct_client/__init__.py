@@ -1,0 +1,181 @@
+"""A thin, idiomatic Python client of the punct-referee gRPC service.
+
+The stubs are generated from the repository's proto/ into ``gen/`` by
+``generate.py`` (nothing generated is committed); this package puts ``gen/``
+on the import path, wraps the calls people make most, and turns a refused
+call into a :class:`RefereeError` whose google.rpc details (ErrorInfo,
+BadRequest, ...) are decoded with grpcio-status.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping
+
+_GEN = pathlib.Path(__file__).resolve().parent.parent / "gen"
+if str(_GEN) not in sys.path:
+    sys.path.insert(0, str(_GEN))
+
+import grpc  # noqa: E402
+from google.rpc import error_details_pb2  # noqa: E402
+from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
+from grpc_status import rpc_status  # noqa: E402
+
+from punct.v1 import punct_pb2  # noqa: E402
+from referee.v1 import referee_pb2, referee_pb2_grpc  # noqa: E402
+
+__all__ = [
+    "RefereeClient",
+    "RefereeError",
+    "Table",
+    "punct_pb2",
+    "referee_pb2",
+    "SERVICE_NAME",
+]
+
+SERVICE_NAME = "referee.v1.RefereeService"
+WHITE = referee_pb2.SEAT_WHITE
+BLACK = referee_pb2.SEAT_BLACK
+
+
+@dataclass
+class RefereeError(Exception):
+    """A call the referee refused: its code, message and decoded details."""
+
+    code: grpc.StatusCode
+    message: str
+    error_info: error_details_pb2.ErrorInfo | None = None
+    bad_request: error_details_pb2.BadRequest | None = None
+    details: list = field(default_factory=list)
+
+    def __str__(self) -> str:
+        reason = f" [{self.error_info.reason}]" if self.error_info else ""
+        return f"{self.code.name}: {self.message}{reason}"
+
+    @property
+    def reason(self) -> str | None:
+        """The machine-readable reason (ErrorInfo.reason), if any."""
+        return self.error_info.reason if self.error_info else None
+
+    @classmethod
+    def from_rpc_error(cls, error: grpc.RpcError) -> "RefereeError":
+        """Decodes the grpc-status-details-bin trailer of a failed call."""
+        status = rpc_status.from_call(error)
+        err = cls(code=error.code(), message=error.details() or "")
+        if status is None:
+            return err
+        for any_detail in status.details:
+            for kind, attr in (
+                (error_details_pb2.ErrorInfo, "error_info"),
+                (error_details_pb2.BadRequest, "bad_request"),
+            ):
+                if any_detail.Is(kind.DESCRIPTOR):
+                    msg = kind()
+                    any_detail.Unpack(msg)
+                    setattr(err, attr, msg)
+                    err.details.append(msg)
+        return err
+
+
+@dataclass
+class Table:
+    """A game just created or imported, with its two secret seat tokens."""
+
+    game: referee_pb2.Game
+    tokens: dict[int, str]
+
+    @property
+    def game_id(self) -> str:
+        return self.game.game_id
+
+
+def notation(move: referee_pb2.Move) -> str:
+    """The notation text of a PÜNCT move."""
+    return move.punct.notation
+
+
+class RefereeClient:
+    """The referee service at ``target`` (``host:port``)."""
+
+    def __init__(self, target: str, timeout: float = 10.0):
+        self._channel = grpc.insecure_channel(target)
+        self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
+        self._health = health_pb2_grpc.HealthStub(self._channel)
+        self.timeout = timeout
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "RefereeClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _call(self, method, request):
+        try:
+            return method(request, timeout=self.timeout)
+        except grpc.RpcError as e:
+            raise RefereeError.from_rpc_error(e) from None
+
+    def serving(self, service: str = SERVICE_NAME) -> bool:
+        """Whether the health service reports ``service`` SERVING."""
+        reply = self._call(self._health.Check, health_pb2.HealthCheckRequest(service=service))
+        return reply.status == health_pb2.HealthCheckResponse.SERVING
+
+    def create_game(
+        self,
+        variant: int = punct_pb2.VARIANT_STANDARD,
+        labels: Mapping[str, str] | None = None,
+    ) -> Table:
+        """Creates a PÜNCT game; returns it with both seats' tokens."""
+        reply = self._call(
+            self._stub.CreateGame,
+            referee_pb2.CreateGameRequest(
+                rules=referee_pb2.GameRules(punct=punct_pb2.RuleOptions(variant=variant)),
+                labels=dict(labels or {}),
+            ),
+        )
+        return Table(reply.game, {s.seat: s.token for s in reply.seats})
+
+    def get_game(self, game_id: str) -> referee_pb2.Game:
+        return self._call(self._stub.GetGame, referee_pb2.GetGameRequest(game_id=game_id)).game
+
+    def legal_moves(self, game_id: str) -> referee_pb2.ListLegalMovesResponse:
+        """The legal moves of the player to move, with the ply they answer."""
+        return self._call(
+            self._stub.ListLegalMoves, referee_pb2.ListLegalMovesRequest(game_id=game_id)
+        )
+
+    def play(
+        self, game_id: str, token: str, move_notation: str, expected_ply: int
+    ) -> referee_pb2.SubmitMoveResponse:
+        """Submits a move given in notation for the seat of ``token``."""
+        return self._call(
+            self._stub.SubmitMove,
+            referee_pb2.SubmitMoveRequest(
+                game_id=game_id,
+                token=token,
+                move=referee_pb2.Move(punct=punct_pb2.Move(notation=move_notation)),
+                expected_ply=expected_ply,
+            ),
+        )
+
+    def watch(self, game_id: str, from_ply: int | None = None) -> Iterator[referee_pb2.WatchGameResponse]:
+        """The game's snapshot, then its events as they happen."""
+        request = referee_pb2.WatchGameRequest(game_id=game_id)
+        if from_ply is not None:
+            request.from_ply = from_ply
+        try:
+            yield from self._stub.WatchGame(request)
+        except grpc.RpcError as e:
+            raise RefereeError.from_rpc_error(e) from None
+
+    def export_game(self, game_id: str) -> str:
+        return self._call(self._stub.ExportGame, referee_pb2.ExportGameRequest(game_id=game_id)).record
+
+    def import_game(self, record: str) -> Table:
+        reply = self._call(self._stub.ImportGame, referee_pb2.ImportGameRequest(record=record))
+        return Table(reply.game, {s.seat: s.token for s in reply.seats})
