@@ -143,3 +143,26 @@ async fn a_bot_that_answers_nonsense_forfeits_by_resignation() {
     );
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_bot_speaking_the_line_protocol_plays_whole_games() {
+    let server = TestServer::start().await;
+    let bot = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bots/random_bot.py");
+    let spec = format!("py=cmd:python3 -u {bot}");
+    let report = tournament::run(
+        server.client().await,
+        config(&[&spec, "greedy"], 2, 1, None),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.games.len(), 2);
+    for game in &report.games {
+        assert!(game.forfeit.is_none(), "{game:?}");
+        assert!(game.plies > 0);
+        assert_ne!(game.reason, "RESIGNATION");
+    }
+    let py = report.standings.iter().find(|s| s.name == "py").unwrap();
+    assert_eq!(py.games, 2);
+    server.stop().await.unwrap();
+}

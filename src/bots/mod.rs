@@ -73,16 +73,25 @@ pub enum Player {
     /// A bot of this process (CPU-bound; run on a blocking-capable thread).
     Builtin(Box<dyn Bot>),
     /// A child process speaking the line protocol.
-    External(external::ExternalBot),
+    External(Box<external::ExternalBot>),
 }
 
 impl Player {
     /// Asks for a move.
     pub async fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         match self {
-            // Scoring a few thousand moves takes milliseconds: tell the
-            // runtime this worker is busy rather than starve other games.
-            Player::Builtin(bot) => tokio::task::block_in_place(|| bot.choose(turn)),
+            // Scoring a few thousand moves takes milliseconds: on a
+            // multi-threaded runtime, tell it this worker is busy rather than
+            // starve other games (a current-thread runtime cannot hand over).
+            Player::Builtin(bot) => {
+                if tokio::runtime::Handle::current().runtime_flavor()
+                    == tokio::runtime::RuntimeFlavor::MultiThread
+                {
+                    tokio::task::block_in_place(|| bot.choose(turn))
+                } else {
+                    bot.choose(turn)
+                }
+            }
             Player::External(bot) => bot.choose(turn).await,
         }
     }
@@ -121,9 +130,10 @@ impl BotSpec {
         match &self.kind {
             BotKind::Random => Player::Builtin(Box::new(random::RandomBot::new(seed))),
             BotKind::Greedy => Player::Builtin(Box::new(greedy::GreedyBot::new(seed, variant))),
-            BotKind::External(command) => {
-                Player::External(external::ExternalBot::new(command.clone(), timeout))
-            }
+            BotKind::External(command) => Player::External(Box::new(external::ExternalBot::new(
+                command.clone(),
+                timeout,
+            ))),
         }
     }
 }

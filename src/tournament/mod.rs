@@ -294,9 +294,10 @@ pub async fn play_game(
         let notations: Vec<String> = legal
             .moves
             .iter()
-            .filter_map(|m| match &m.game {
-                Some(pb::r#move::Game::Punct(p)) => Some(p.notation.clone()),
-                None => None,
+            .filter_map(|m| {
+                m.game
+                    .as_ref()
+                    .map(|pb::r#move::Game::Punct(p)| p.notation.clone())
             })
             .collect();
         let turn = Turn {
