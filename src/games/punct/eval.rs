@@ -196,7 +196,7 @@ mod tests {
         let pos = Position::start();
         let all = rank_moves(&pos, Variant::Standard, 1);
         assert_eq!(all.len(), pos.legal_moves(Variant::Standard).len());
-        // A straight piece along a line gains 3 at best; nothing gains more.
+        // One piece covers three spaces: it gains 3 at best.
         assert_eq!(all.iter().map(|(_, s)| *s).max(), Some(3));
         let sample = rank_moves(&pos, Variant::Standard, 4);
         assert_eq!(sample.len(), all.len().div_ceil(4));
