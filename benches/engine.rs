@@ -7,7 +7,10 @@
 //!   clone alone;
 //! * `games`: complete random games (uniform over the legal moves), one
 //!   element per game, so the throughput is games per second on one core;
-//! * `perft`: perft depth 2 from the start.
+//! * `perft`: perft depth 2 from the start;
+//! * `eval`: the greedy bot's work per move: `connection_distance` of one
+//!   colour, and `rank_moves` (every legal move scored one ply ahead) at the
+//!   start and after 20 random plies.
 //!
 //! Run with `cargo bench --bench engine`. Positions are found by a seed search
 //! that is deterministic, so every run measures the same positions.
@@ -18,7 +21,7 @@ use std::time::Duration;
 use criterion::{
     BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use punct_referee::games::punct::{Game, Move, RuleOptions, Variant};
+use punct_referee::games::punct::{Colour, Game, Move, RuleOptions, Variant, eval};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -184,5 +187,25 @@ fn perft(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, movegen, play, games, perft);
+fn evaluation(c: &mut Criterion) {
+    let mut group = c.benchmark_group("eval");
+    let start = Game::new(RuleOptions::default());
+    let (_, mid) = running_after(Variant::Standard, 20);
+    for (name, game) in [("start", &start), ("after20", &mid)] {
+        let pos = *game.position();
+        group.bench_function(BenchmarkId::new("connection_distance", name), |b| {
+            b.iter(|| eval::connection_distance(black_box(&pos), Colour::White))
+        });
+        eprintln!(
+            "eval {name}: {} legal moves",
+            pos.legal_moves(Variant::Standard).len()
+        );
+        group.bench_function(BenchmarkId::new("rank_moves", name), |b| {
+            b.iter(|| eval::rank_moves(black_box(&pos), Variant::Standard, 1))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, movegen, play, games, perft, evaluation);
 criterion_main!(benches);
