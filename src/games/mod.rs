@@ -80,6 +80,14 @@ impl GameRules {
             GameRules::Punct(_) => "punct",
         }
     }
+
+    /// The variant's short name (PÜNCT: `standard`, `basic`): a neutral
+    /// label for logs and metrics.
+    pub const fn variant_name(&self) -> &'static str {
+        match self {
+            GameRules::Punct(options) => options.variant.name(),
+        }
+    }
 }
 
 /// A move as a client gave it, already checked for syntax by the API layer.
@@ -104,6 +112,14 @@ impl MoveDetail {
                 structured: Some(info.mv),
                 notation: Some(info.notation),
             }),
+        }
+    }
+
+    /// The kind of move in the game's words (PÜNCT: `place`, `move`,
+    /// `jump`, `bridge`): a neutral label for logs and metrics.
+    pub const fn kind_name(&self) -> &'static str {
+        match self {
+            MoveDetail::Punct(info) => info.kind.name(),
         }
     }
 
