@@ -18,6 +18,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::str::FromStr;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -38,7 +39,8 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// Counter: RPCs answered, by `method` and gRPC `code` (`OK`, `NOT_FOUND`, …).
 pub const RPC_TOTAL: &str = "referee_rpc_total";
-/// Histogram: seconds from request to response headers, by `method`.
+/// Histogram: seconds from request to response headers (a stream's time to
+/// open, not its lifetime), by `method`.
 pub const RPC_DURATION: &str = "referee_rpc_duration_seconds";
 /// Gauge: sessions held (in progress or finished and not yet expired).
 pub const SESSIONS_ACTIVE: &str = "referee_sessions_active";
@@ -272,11 +274,10 @@ where
     S::Future: Send + 'static,
     S::Error: fmt::Display,
 {
-    type Response = S::Response;
+    type Response = http::Response<RecordedBody<R>>;
     type Error = S::Error;
-    type Future = std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>,
-    >;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -309,19 +310,103 @@ where
             let _entered = span.enter();
             self.inner.call(request)
         };
-        let record_span = span.clone();
+        let call_span = span.clone();
         Box::pin(
             async move {
-                let result = future.await;
-                let code = match &result {
-                    Ok(response) => grpc_code(response.headers()),
-                    Err(_) => tonic::Code::Unknown,
+                let response = future.await.inspect_err(|_| {
+                    Call::new(call_span.clone(), path.clone()).finish(tonic::Code::Unknown);
+                })?;
+                let method = metric_method(&path, response.headers());
+                metrics::histogram!(RPC_DURATION, "method" => method)
+                    .record(started.elapsed().as_secs_f64());
+                let call = Call::new(call_span, path);
+                // A handler's error is a trailers-only response: its status
+                // is in the headers. Otherwise it comes in the trailers.
+                let pending = match header_code(response.headers()) {
+                    Some(code) => {
+                        call.finish(code);
+                        None
+                    }
+                    None => Some(call),
                 };
-                record(&record_span, &path, code, started.elapsed());
-                result
+                Ok(response.map(|inner| RecordedBody { inner, pending }))
             }
             .instrument(span),
         )
+    }
+}
+
+/// A call whose status is not known yet: recorded once, when it is.
+struct Call {
+    span: tracing::Span,
+    path: String,
+}
+
+impl Call {
+    fn new(span: tracing::Span, path: String) -> Call {
+        Call { span, path }
+    }
+
+    /// Records the final status on the span and in [`RPC_TOTAL`]; the span
+    /// ends when the last handle (this one) goes.
+    fn finish(self, code: tonic::Code) {
+        record(&self.span, &self.path, code);
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A response body that records the call's status when its trailers go
+    /// out (or `CANCELLED` if the client leaves first), so a stream is
+    /// counted by how it ended and its span lasts as long as it does.
+    pub struct RecordedBody<B> {
+        #[pin]
+        inner: B,
+        pending: Option<Call>,
+    }
+
+    impl<B> PinnedDrop for RecordedBody<B> {
+        fn drop(this: Pin<&mut Self>) {
+            if let Some(call) = this.project().pending.take() {
+                call.finish(tonic::Code::Cancelled);
+            }
+        }
+    }
+}
+
+impl<B> http_body::Body for RecordedBody<B>
+where
+    B: http_body::Body,
+{
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        let polled = this.inner.poll_frame(cx);
+        let code = match &polled {
+            Poll::Ready(Some(Ok(frame))) => frame.trailers_ref().map(header_code),
+            Poll::Ready(Some(Err(_))) => Some(Some(tonic::Code::Internal)),
+            // Ended without trailers: not a gRPC ending.
+            Poll::Ready(None) => Some(Some(tonic::Code::Unknown)),
+            Poll::Pending => None,
+        };
+        if let Some(code) = code
+            && let Some(call) = this.pending.take()
+        {
+            call.finish(code.unwrap_or(tonic::Code::Unknown));
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -331,16 +416,24 @@ fn split_path(path: &str) -> (&str, &str) {
     trimmed.split_once('/').unwrap_or((trimmed, ""))
 }
 
-/// The gRPC status of a response as far as its headers tell: an error
-/// returned by a handler is a trailers-only response (status in the
-/// headers); otherwise the call has started well (`OK`). A stream that later
-/// ends with an error is counted by how it started.
-fn grpc_code(headers: &http::HeaderMap) -> tonic::Code {
+/// The `grpc-status` in `headers` (response headers of a trailers-only
+/// answer, or trailers), if any.
+fn header_code(headers: &http::HeaderMap) -> Option<tonic::Code> {
     headers
         .get("grpc-status")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<i32>().ok())
-        .map_or(tonic::Code::Ok, tonic::Code::from_i32)
+        .map(tonic::Code::from_i32)
+}
+
+/// The `method` label: the path, except that unknown paths (all answered
+/// UNIMPLEMENTED) share one label, so a client cannot grow the label set.
+fn metric_method(path: &str, headers: &http::HeaderMap) -> String {
+    if header_code(headers) == Some(tonic::Code::Unimplemented) {
+        "unknown".to_string()
+    } else {
+        path.to_string()
+    }
 }
 
 /// The upper-snake name of a code, as Prometheus label and span field.
@@ -367,7 +460,7 @@ pub fn code_name(code: tonic::Code) -> &'static str {
     }
 }
 
-fn record(span: &tracing::Span, path: &str, code: tonic::Code, elapsed: Duration) {
+fn record(span: &tracing::Span, path: &str, code: tonic::Code) {
     let name = code_name(code);
     span.record("code", name);
     span.record("rpc.grpc.status_code", code as i32);
@@ -385,15 +478,12 @@ fn record(span: &tracing::Span, path: &str, code: tonic::Code, elapsed: Duration
     if server_fault {
         span.record("otel.status_code", "ERROR");
     }
-    // Unknown paths all answer UNIMPLEMENTED: one label for them all, so a
-    // client cannot grow the label set without bound.
     let method = if code == tonic::Code::Unimplemented {
         "unknown".to_string()
     } else {
         path.to_string()
     };
-    metrics::counter!(RPC_TOTAL, "method" => method.clone(), "code" => name).increment(1);
-    metrics::histogram!(RPC_DURATION, "method" => method).record(elapsed.as_secs_f64());
+    metrics::counter!(RPC_TOTAL, "method" => method, "code" => name).increment(1);
 }
 
 #[cfg(test)]
@@ -410,12 +500,15 @@ mod tests {
     }
 
     #[test]
-    fn status_comes_from_trailers_only_headers() {
+    fn status_is_read_from_headers_or_trailers() {
         let mut headers = http::HeaderMap::new();
-        assert_eq!(grpc_code(&headers), tonic::Code::Ok);
+        assert_eq!(header_code(&headers), None);
         headers.insert("grpc-status", http::HeaderValue::from_static("5"));
-        assert_eq!(grpc_code(&headers), tonic::Code::NotFound);
-        assert_eq!(code_name(grpc_code(&headers)), "NOT_FOUND");
+        assert_eq!(header_code(&headers), Some(tonic::Code::NotFound));
+        assert_eq!(code_name(tonic::Code::NotFound), "NOT_FOUND");
+        assert_eq!(metric_method("/x.Y/Z", &headers), "/x.Y/Z");
+        headers.insert("grpc-status", http::HeaderValue::from_static("12"));
+        assert_eq!(metric_method("/x.Y/Z", &headers), "unknown");
     }
 
     #[test]

@@ -284,7 +284,30 @@ async fn metrics_count_a_scripted_game_exactly() {
         .unwrap_err();
     assert_eq!(missing.code(), tonic::Code::NotFound);
 
-    let page = referee.scrape();
+    // A watch of a finished game ends by itself, with OK in its trailers.
+    let mut ended = c
+        .watch_game(pb::WatchGameRequest {
+            game_id: a.id.clone(),
+            from_ply: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut items = 0;
+    while within(10, ended.message()).await.unwrap().is_some() {
+        items += 1;
+    }
+    assert_eq!(items, 2, "snapshot and game over");
+
+    // The ended watcher gives its slot back as its task ends: wait for it.
+    let mut page = referee.scrape();
+    for _ in 0..50 {
+        if sample(&samples(&page), "referee_watchers_active", &[]) == Some(1.0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        page = referee.scrape();
+    }
     let m = samples(&page);
     let at = |name: &str, labels: &[(&str, &str)]| {
         sample(&m, name, labels).unwrap_or_else(|| panic!("no {name}{labels:?} in\n{page}"))
@@ -333,6 +356,15 @@ async fn metrics_count_a_scripted_game_exactly() {
         at(rpc, &[("method", get_method), ("code", "NOT_FOUND")]),
         1.0
     );
+    // Streams are counted when they end: the open one not yet.
+    let watch_method = "/referee.v1.RefereeService/WatchGame";
+    assert_eq!(at(rpc, &[("method", watch_method), ("code", "OK")]), 1.0);
+    let watch_calls: f64 = m
+        .iter()
+        .filter(|((name, labels), _)| name == rpc && labels["method"] == watch_method)
+        .map(|(_, v)| v)
+        .sum();
+    assert_eq!(watch_calls, 1.0);
     let duration = "referee_rpc_duration_seconds";
     assert_eq!(
         at(&format!("{duration}_count"), &[("method", SUBMIT)]),
