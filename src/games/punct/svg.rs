@@ -284,6 +284,41 @@ fn piece(out: &mut String, pos: &Position, p: &BoardPiece) {
     out.push_str("</g>");
 }
 
+/// The highlights of a game: its last move and, if it was won by a
+/// connection, the winning chain.
+pub fn game_options(game: &super::Game) -> SvgOptions {
+    let pos = game.position();
+    let last_move = game.moves().last().and_then(|&mv| {
+        let (to, from) = match mv {
+            super::Move::Place { punct, .. } => (punct, None),
+            super::Move::Shift { from, to, .. } => (to, Some(from)),
+        };
+        let id = pos.punct_on_top(to).or_else(|| {
+            pos.pieces_on_board()
+                .find(|p| p.placement.punct == to)
+                .map(|p| p.id)
+        })?;
+        Some(LastMove {
+            to: pos.piece_spaces(id)?,
+            from,
+        })
+    });
+    let winning_chain = game
+        .outcome()
+        .filter(|o| o.reason == super::EndReason::Connection)
+        .and_then(|o| pos.connection(o.winner?))
+        .map(|c| c.chain);
+    SvgOptions {
+        last_move,
+        winning_chain,
+    }
+}
+
+/// Renders a game's current position with its highlights.
+pub fn game_svg(game: &super::Game) -> String {
+    svg(game.position(), &game_options(game))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,39 +402,4 @@ mod tests {
         assert_eq!(count(&text, r#"<circle class="chain""#), 3);
         assert_eq!(svg(&pos, &opts), text, "deterministic");
     }
-}
-
-/// The highlights of a game: its last move and, if it was won by a
-/// connection, the winning chain.
-pub fn game_options(game: &super::Game) -> SvgOptions {
-    let pos = game.position();
-    let last_move = game.moves().last().and_then(|&mv| {
-        let (to, from) = match mv {
-            super::Move::Place { punct, .. } => (punct, None),
-            super::Move::Shift { from, to, .. } => (to, Some(from)),
-        };
-        let id = pos.punct_on_top(to).or_else(|| {
-            pos.pieces_on_board()
-                .find(|p| p.placement.punct == to)
-                .map(|p| p.id)
-        })?;
-        Some(LastMove {
-            to: pos.piece_spaces(id)?,
-            from,
-        })
-    });
-    let winning_chain = game
-        .outcome()
-        .filter(|o| o.reason == super::EndReason::Connection)
-        .and_then(|o| pos.connection(o.winner?))
-        .map(|c| c.chain);
-    SvgOptions {
-        last_move,
-        winning_chain,
-    }
-}
-
-/// Renders a game's current position with its highlights.
-pub fn game_svg(game: &super::Game) -> String {
-    svg(game.position(), &game_options(game))
 }
