@@ -50,6 +50,9 @@ enum Command {
     Show {
         #[command(flatten)]
         game: GameArgs,
+        /// Print an SVG picture of the board instead of text.
+        #[arg(long)]
+        svg: bool,
     },
     /// Ask a running server's gRPC health service whether it serves (exit 0)
     /// or not (exit 1): the container health check.
@@ -225,6 +228,6 @@ fn run_engine_command(command: &Command) -> Result<String, String> {
         Command::Serve(_) | Command::Health { .. } => Ok(String::new()),
         Command::Perft { game, depth } => cli::perft(game, *depth),
         Command::Legal { game } => cli::legal(game),
-        Command::Show { game } => cli::show(game),
+        Command::Show { game, svg } => cli::show(game, *svg),
     }
 }
