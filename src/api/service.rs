@@ -307,4 +307,22 @@ impl RefereeService for RefereeApi {
             seats: seats_pb(&tokens),
         }))
     }
+
+    async fn render_position(
+        &self,
+        request: Request<pb::RenderPositionRequest>,
+    ) -> Result<Response<pb::RenderPositionResponse>, Status> {
+        let req = request.into_inner();
+        let session = self.store.get(&req.game_id)?;
+        let view = session.view_at(req.ply)?;
+        let svg = view
+            .snapshot
+            .as_ref()
+            .map(|s| s.svg(view.last_move.as_ref(), view.verdict.as_ref()))
+            .unwrap_or_default();
+        Ok(Response::new(pb::RenderPositionResponse {
+            svg,
+            ply: view.ply,
+        }))
+    }
 }

@@ -138,6 +138,17 @@ pub enum Snapshot {
     Punct(Box<PunctSnapshot>),
 }
 
+impl Snapshot {
+    /// An SVG picture of this state, highlighting `last_move` (the move that
+    /// reached it) and, when `verdict` is a win on the board, how it was won.
+    pub fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
+        match (self, last_move) {
+            (Snapshot::Punct(s), Some(MoveDetail::Punct(m))) => s.svg(Some(m), verdict),
+            (Snapshot::Punct(s), None) => s.svg(None, verdict),
+        }
+    }
+}
+
 /// Game-specific details of how a game ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VerdictDetail {

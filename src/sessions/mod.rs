@@ -134,6 +134,8 @@ pub enum SessionError {
     /// A requested point lies beyond the game.
     #[error("ply {asked} is beyond the game's ply {current}")]
     OutOfRange {
+        /// The request field that asked for it (`from_ply`, `ply`).
+        field: &'static str,
         /// The ply asked for.
         asked: u32,
         /// The game's ply.

@@ -252,12 +252,28 @@ impl Session {
         }
     }
 
+    /// The game as it was after `ply` moves (now when `None`), with its
+    /// game-specific state; refused beyond the current ply.
+    pub fn view_at(&self, ply: Option<u32>) -> Result<GameView, SessionError> {
+        let st = self.lock();
+        match ply {
+            None => Ok(self.view_locked(&st, true)),
+            Some(ply) => self.view_at_locked(&st, ply, "ply"),
+        }
+    }
+
     /// A picture of the game after `ply` moves (the resume point of a
     /// watcher), and the log sequence it includes.
-    fn view_at_locked(&self, st: &State, ply: u32) -> Result<GameView, SessionError> {
+    fn view_at_locked(
+        &self,
+        st: &State,
+        ply: u32,
+        field: &'static str,
+    ) -> Result<GameView, SessionError> {
         let current = st.game.ply();
         if ply > current {
             return Err(SessionError::OutOfRange {
+                field,
                 asked: ply,
                 current,
             });
@@ -487,7 +503,7 @@ impl Session {
         let guard = WatcherSlot::take(&self.watchers, self.max_watchers)?;
         let st = self.lock();
         let ply = from_ply.unwrap_or(st.game.ply());
-        let view = self.view_at_locked(&st, ply)?;
+        let view = self.view_at_locked(&st, ply, "from_ply")?;
         // Subscribe while holding the lock: every later event reaches `rx`,
         // every earlier one is in the log.
         let rx = self.events.subscribe();
