@@ -10,4 +10,5 @@ pub mod config;
 pub mod games;
 pub mod server;
 pub mod sessions;
+pub mod telemetry;
 pub mod tournament;
