@@ -5,7 +5,9 @@
 //! tokens, the numbered event log and the broadcast channel watchers listen
 //! on. It enforces whose turn it is, optimistic concurrency (`expected_ply`),
 //! idempotent retries (`request_id`) and the referee actions (resign, draw,
-//! abort). The store enforces the limits and drops expired games.
+//! abort, claim victory). Timed games carry a [`Clock`] and a timer task that
+//! ends them on time; players' open watches make their seats present
+//! (docs/CLOCKS.md). The store enforces the limits and drops expired games.
 //!
 //! No gRPC, no PÜNCT: the API layer above converts protobuf to the neutral
 //! types of [`crate::games`], and maps [`SessionError`] to status codes.
