@@ -43,6 +43,10 @@ pub struct GameArgs {
     /// Moves to play first, in notation, separated by `;` (or new lines).
     #[arg(long, default_value = "")]
     pub moves: String,
+    /// Start from a game record file (RULES.md §7) instead: its header sets
+    /// the variant and options; --moves are played after its moves.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<std::path::PathBuf>,
 }
 
 impl GameArgs {
@@ -65,7 +69,14 @@ impl GameArgs {
     /// Plays the moves from the start, refusing at the first bad one with its
     /// turn number and reason.
     pub fn game(&self) -> Result<Game, String> {
-        let mut game = Game::new(self.options());
+        let mut game = match &self.record {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                Game::from_record_text(&text).map_err(|e| format!("{}: {e}", path.display()))?
+            }
+            None => Game::new(self.options()),
+        };
         for (i, text) in self
             .moves
             .split([';', '\n'])
@@ -110,9 +121,13 @@ pub fn legal(args: &GameArgs) -> Result<String, String> {
     Ok(out)
 }
 
-/// `show`: the board after the moves, and the game record.
-pub fn show(args: &GameArgs) -> Result<String, String> {
+/// `show`: the board after the moves, and the game record; or, with `svg`,
+/// only an SVG picture of the board (last move and winning chain highlighted).
+pub fn show(args: &GameArgs, svg: bool) -> Result<String, String> {
     let game = args.game()?;
+    if svg {
+        return Ok(crate::games::punct::svg::game_svg(&game));
+    }
     let mut out = crate::games::punct::render::ascii(game.position());
     if let Some(outcome) = game.outcome() {
         let _ = writeln!(out, "game over: {outcome}");

@@ -44,6 +44,9 @@ enum Command {
     Show {
         #[command(flatten)]
         game: GameArgs,
+        /// Print an SVG picture of the board instead of text.
+        #[arg(long)]
+        svg: bool,
     },
 }
 
@@ -130,6 +133,6 @@ fn run_engine_command(command: &Command) -> Result<String, String> {
         Command::Serve(_) => Ok(String::new()),
         Command::Perft { game, depth } => cli::perft(game, *depth),
         Command::Legal { game } => cli::legal(game),
-        Command::Show { game } => cli::show(game),
+        Command::Show { game, svg } => cli::show(game, *svg),
     }
 }

@@ -98,3 +98,37 @@ fn show_draws_the_board_and_the_record() {
         "{out}"
     );
 }
+
+#[test]
+fn show_svg_replays_a_record_file_and_highlights_the_win() {
+    let record = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/pictures/sample-game.txt");
+    let (code, out, err) = run(&["show", "--svg", "--record", record]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("<svg "));
+    assert_eq!(out.matches(r#"<circle class="space"#).count(), 211);
+    // 119 plies were played; the winner's chain and the last move are marked.
+    assert!(out.contains("ply 119"));
+    assert!(out.matches(r#"<circle class="chain""#).count() >= 16);
+    assert_eq!(out.matches(r#"<circle class="last""#).count(), 3);
+    // The committed picture is exactly what the documented command prints.
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/pictures/sample-game.svg"
+    ))
+    .unwrap();
+    assert_eq!(out, committed);
+}
+
+#[test]
+fn a_broken_record_file_is_refused_with_its_line() {
+    let dir = std::env::temp_dir().join(format!("punct-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.txt");
+    std::fs::write(&path, "game: punct\n\nSE@E5:F5,G5\nSE@E5:F5,G5\n").unwrap();
+    let (code, _, err) = run(&["show", "--record", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("line 4 (turn 2, `SE@E5:F5,G5`): E5 is not empty"),
+        "{err}"
+    );
+}

@@ -17,6 +17,7 @@ pub mod outcome;
 pub mod piece;
 pub mod position;
 pub mod render;
+pub mod svg;
 
 use std::fmt;
 use std::str::FromStr;
