@@ -643,18 +643,21 @@ impl Session {
     ) -> Result<Watch, SessionError> {
         let seat = token.map(|t| self.seat_for(t)).transpose()?;
         let guard = WatcherSlot::take(&self.watchers, self.max_watchers)?;
-        // Present before the first snapshot, so it shows this player too.
-        let presence_slot: Option<PresenceSlot> = seat.map(|s| self.presence.join(s));
-        let mut presence_rx = self.presence.subscribe();
-        presence_rx.borrow_and_update();
         let st = self.lock_settled();
         let ply = from_ply.unwrap_or(st.game.ply());
-        let view = self.view_at_locked(&st, ply)?;
+        let mut view = self.view_at_locked(&st, ply)?;
         // Subscribe while holding the lock: every later event reaches `rx`,
         // every earlier one is in the log.
         let rx = self.events.subscribe();
         let backlog: Vec<Arc<Event>> = st.log[ply as usize..].to_vec();
         drop(st);
+        // Join only once the watch is sure to start (a refused one flips
+        // nothing), then read presence after subscribing to its changes: the
+        // first snapshot shows this player, and no later flip is missed.
+        let presence_slot: Option<PresenceSlot> = seat.map(|s| self.presence.join(s));
+        let mut presence_rx = self.presence.subscribe();
+        presence_rx.borrow_and_update();
+        view.presence = self.presence();
         let first = WatchItem::Snapshot {
             view: Box::new(view),
             sequence: u64::from(ply),
