@@ -119,7 +119,7 @@ struct State {
 /// are published while it is held, so the log order and the broadcast order
 /// are the same and a watcher subscribing under the lock misses nothing.
 ///
-/// A timed game also has a timer task ([`Session::start_timer`]) that ends
+/// A timed game also has a timer task (`Session::start_timer`) that ends
 /// the game when a deadline passes; it too takes the mutex only to settle the
 /// clock, never across an `.await`. Every call that locks the state first
 /// settles the clock the same way, so a move, a read and the timer all see
