@@ -12,6 +12,12 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
 
+echo "== one tonic, hyper, h2, prost and tokio in the dependency tree"
+if cargo tree -d --locked | grep -E '^(tonic|tonic-prost|hyper|hyper-util|h2|prost|tokio|tower|http) v'; then
+    echo "duplicate networking crates above: align the versions (docs/OBSERVABILITY.md)" >&2
+    exit 1
+fi
+
 echo "== cargo test (release: the property tests play thousands of games)"
 cargo test --release --locked --all-targets
 

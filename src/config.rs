@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::server::ServerOptions;
 use crate::sessions::Limits;
+use crate::telemetry::LogFormat;
 
 /// The port the service listens on when none is given.
 pub const DEFAULT_PORT: u16 = 50051;
@@ -62,9 +63,23 @@ pub struct ServeArgs {
     /// its opponent may claim the win (ClaimVictory), in milliseconds.
     #[arg(long, env = "PUNCT_REFEREE_ABANDON_AFTER_MS", default_value_t = 60_000)]
     pub abandon_after_ms: u64,
-    /// Log filter level: error, warn, info, debug or trace.
+    /// Log filter level: error, warn, info, debug or trace (`RUST_LOG`, if
+    /// set, wins: it can also filter by module).
     #[arg(long, env = "PUNCT_REFEREE_LOG", default_value = "info")]
     pub log: tracing::Level,
+    /// Log line format: `text` (readable) or `json` (one object a line).
+    #[arg(long, env = "PUNCT_REFEREE_LOG_FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
+    /// Address of the Prometheus `/metrics` HTTP endpoint.
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_METRICS_LISTEN",
+        default_value = "0.0.0.0:9464"
+    )]
+    pub metrics_listen: SocketAddr,
+    /// Serve no `/metrics` endpoint (and record no metrics).
+    #[arg(long, env = "PUNCT_REFEREE_NO_METRICS")]
+    pub no_metrics: bool,
 }
 
 impl ServeArgs {
@@ -106,6 +121,11 @@ mod tests {
     fn defaults_serve_on_the_documented_port() {
         let cli = Cli::try_parse_from(["x"]).unwrap();
         assert_eq!(cli.serve.listen.port(), DEFAULT_PORT);
+        assert_eq!(
+            cli.serve.metrics_listen.port(),
+            crate::telemetry::DEFAULT_METRICS_PORT
+        );
+        assert_eq!(cli.serve.log_format, LogFormat::Text);
         let o = cli.serve.options();
         assert_eq!(o.limits.max_sessions, 10_000);
         assert_eq!(o.max_message_bytes, 4 * 1024 * 1024);

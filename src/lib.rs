@@ -8,3 +8,4 @@ pub mod config;
 pub mod games;
 pub mod server;
 pub mod sessions;
+pub mod telemetry;

@@ -1,12 +1,18 @@
 //! The `punct-referee` binary: the gRPC referee service (`serve`, the default
-//! command) and engine commands for people and tools (`perft`, `legal`, `show`).
+//! command), its container health check (`health`) and engine commands for
+//! people and tools (`perft`, `legal`, `show`).
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use punct_referee::cli::{self, GameArgs};
 use punct_referee::config::ServeArgs;
+use punct_referee::telemetry;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -48,6 +54,23 @@ enum Command {
         #[arg(long)]
         svg: bool,
     },
+    /// Ask a running server's gRPC health service whether it serves (exit 0)
+    /// or not (exit 1): the container health check.
+    Health {
+        /// The server to ask.
+        #[arg(
+            long,
+            env = "PUNCT_REFEREE_HEALTH_ADDRESS",
+            default_value = "http://127.0.0.1:50051"
+        )]
+        address: String,
+        /// The service to ask about (empty: the server as a whole).
+        #[arg(long, default_value = punct_referee::server::SERVICE_NAME)]
+        service: String,
+        /// Seconds to wait for the answer.
+        #[arg(long, default_value_t = 3)]
+        timeout_secs: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -55,6 +78,11 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         None => return serve(&cli.serve),
         Some(Command::Serve(args)) => return serve(args),
+        Some(Command::Health {
+            address,
+            service,
+            timeout_secs,
+        }) => return health(address, service, Duration::from_secs(*timeout_secs)),
         Some(command) => run_engine_command(command),
     };
     match result {
@@ -70,12 +98,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs the service until SIGTERM or ctrl-c, then drains and exits.
+/// Runs the service until SIGTERM or ctrl-c, then drains, flushes the
+/// telemetry exporters and exits.
 fn serve(args: &ServeArgs) -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_max_level(args.log)
-        .with_writer(std::io::stderr)
-        .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -87,22 +112,92 @@ fn serve(args: &ServeArgs) -> ExitCode {
         }
     };
     runtime.block_on(async {
-        let listener = match tokio::net::TcpListener::bind(args.listen).await {
-            Ok(l) => l,
+        let otlp = telemetry::otlp_traces_configured();
+        let telemetry = match telemetry::init(args.log_format, args.log, otlp) {
+            Ok(t) => t,
             Err(e) => {
-                eprintln!("error: cannot listen on {}: {e}", args.listen);
+                eprintln!("error: {e}");
                 return ExitCode::FAILURE;
             }
         };
-        tracing::info!(address = %args.listen, "punct-referee serving gRPC");
-        match punct_referee::server::run(listener, args.options(), shutdown_signal()).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        }
+        let code = serve_with_telemetry(args, telemetry.exports_traces()).await;
+        // The exporter blocks while flushing and needs the runtime running.
+        let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+        code
     })
+}
+
+async fn serve_with_telemetry(args: &ServeArgs, exports_traces: bool) -> ExitCode {
+    if !args.no_metrics {
+        if let Err(e) = telemetry::install_metrics(args.metrics_listen) {
+            tracing::error!("cannot serve metrics on {}: {e}", args.metrics_listen);
+            return ExitCode::FAILURE;
+        }
+        tracing::info!(address = %args.metrics_listen, "serving Prometheus metrics");
+    }
+    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("cannot listen on {}: {e}", args.listen);
+            return ExitCode::FAILURE;
+        }
+    };
+    let address = listener.local_addr().unwrap_or(args.listen);
+    tracing::info!(%address, otlp_traces = exports_traces, "punct-referee serving gRPC");
+    match punct_referee::server::run(listener, args.options(), shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Asks `address` for the health of `service` (`grpc.health.v1.Check`);
+/// success only if it is SERVING. For container health checks.
+fn health(address: &str, service: &str, timeout: Duration) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let check = async {
+        let channel = tonic::transport::Endpoint::from_shared(address.to_string())
+            .map_err(|e| format!("bad address `{address}`: {e}"))?
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            .connect()
+            .await
+            .map_err(|e| format!("cannot connect to {address}: {e}"))?;
+        let mut client = HealthClient::new(channel);
+        let answer = client
+            .check(HealthCheckRequest {
+                service: service.to_string(),
+            })
+            .await
+            .map_err(|e| format!("health check failed: {}", e.message()))?;
+        let status = answer.into_inner().status();
+        Ok::<_, String>(status)
+    };
+    match runtime.block_on(check) {
+        Ok(ServingStatus::Serving) => {
+            println!("SERVING");
+            ExitCode::SUCCESS
+        }
+        Ok(other) => {
+            println!("{}", other.as_str_name());
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Completes on ctrl-c or (on Unix) SIGTERM.
@@ -130,7 +225,7 @@ async fn shutdown_signal() {
 /// The engine commands: text to print, or an error.
 fn run_engine_command(command: &Command) -> Result<String, String> {
     match command {
-        Command::Serve(_) => Ok(String::new()),
+        Command::Serve(_) | Command::Health { .. } => Ok(String::new()),
         Command::Perft { game, depth } => cli::perft(game, *depth),
         Command::Legal { game } => cli::legal(game),
         Command::Show { game, svg } => cli::show(game, *svg),

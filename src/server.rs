@@ -21,6 +21,7 @@ use tonic_health::ServingStatus;
 use crate::api::RefereeApi;
 use crate::api::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
 use crate::sessions::{Limits, SessionStore};
+use crate::telemetry::RpcLayer;
 
 /// The full name of the referee service (for health checks).
 pub const SERVICE_NAME: &str = "referee.v1.RefereeService";
@@ -124,8 +125,9 @@ pub async fn run(
     let serve = Server::builder()
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
-        // One span per call, named by its method; handlers add the game id.
-        .trace_fn(|req| tracing::info_span!("grpc", method = %req.uri().path()))
+        // One span and the RED metrics per call (crate::telemetry); the
+        // session layer adds the game id, seat and ply to the span.
+        .layer(RpcLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

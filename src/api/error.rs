@@ -79,10 +79,10 @@ pub fn status(err: SessionError) -> Status {
                 ]),
             ),
         ),
-        SessionError::OutOfRange { .. } => Status::with_error_details(
+        SessionError::OutOfRange { field, .. } => Status::with_error_details(
             Code::OutOfRange,
             message.clone(),
-            ErrorDetails::with_bad_request_violation("from_ply", message),
+            ErrorDetails::with_bad_request_violation(field.to_string(), message),
         ),
         SessionError::Record(e) => {
             let mut details = ErrorDetails::with_bad_request_violation("record", e.to_string());

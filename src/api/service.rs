@@ -62,7 +62,6 @@ impl RefereeService for RefereeApi {
         let (session, tokens) =
             self.store
                 .create_timed(rules, convert::labels(&req.labels), time_control)?;
-        tracing::info!(game_id = %session.id(), game = rules.game_name(), "game created");
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(game_pb(&session.view(true))),
             seats: seats_pb(&tokens),
@@ -124,9 +123,6 @@ impl RefereeService for RefereeApi {
             .submit(&req.token, mv, req.expected_ply, request_id)
             .inspect_err(|e| tracing::debug!(game_id = %req.game_id, error = %e, "move refused"))?;
         let report = receipt.report;
-        if let Some(v) = &report.verdict {
-            tracing::info!(game_id = %req.game_id, reason = v.reason, ply = report.ply, "game over");
-        }
         Ok(Response::new(pb::SubmitMoveResponse {
             r#move: Some(move_pb(&report.detail)),
             seat: seat_pb(Some(report.seat)),
@@ -215,7 +211,6 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let req = request.into_inner();
         let view = self.store.get(&req.game_id)?.resign(&req.token)?;
-        tracing::info!(game_id = %req.game_id, "resigned");
         Ok(Response::new(pb::ResignResponse {
             game: Some(game_pb(&view)),
         }))
@@ -333,10 +328,27 @@ impl RefereeService for RefereeApi {
         let (session, tokens) = self
             .store
             .import(&req.record, convert::labels(&req.labels))?;
-        tracing::info!(game_id = %session.id(), "game imported");
         Ok(Response::new(pb::ImportGameResponse {
             game: Some(game_pb(&session.view(true))),
             seats: seats_pb(&tokens),
+        }))
+    }
+
+    async fn render_position(
+        &self,
+        request: Request<pb::RenderPositionRequest>,
+    ) -> Result<Response<pb::RenderPositionResponse>, Status> {
+        let req = request.into_inner();
+        let session = self.store.get(&req.game_id)?;
+        let view = session.view_at(req.ply)?;
+        let svg = view
+            .snapshot
+            .as_ref()
+            .map(|s| s.svg(view.last_move.as_ref(), view.verdict.as_ref()))
+            .unwrap_or_default();
+        Ok(Response::new(pb::RenderPositionResponse {
+            svg,
+            ply: view.ply,
         }))
     }
 }

@@ -80,6 +80,14 @@ impl GameRules {
             GameRules::Punct(_) => "punct",
         }
     }
+
+    /// The variant's short name (PÜNCT: `standard`, `basic`): a neutral
+    /// label for logs and metrics.
+    pub const fn variant_name(&self) -> &'static str {
+        match self {
+            GameRules::Punct(options) => options.variant.name(),
+        }
+    }
 }
 
 /// A move as a client gave it, already checked for syntax by the API layer.
@@ -107,6 +115,14 @@ impl MoveDetail {
         }
     }
 
+    /// The kind of move in the game's words (PÜNCT: `place`, `move`,
+    /// `jump`, `bridge`): a neutral label for logs and metrics.
+    pub const fn kind_name(&self) -> &'static str {
+        match self {
+            MoveDetail::Punct(info) => info.kind.name(),
+        }
+    }
+
     /// The move's notation text.
     pub fn notation(&self) -> String {
         match self {
@@ -120,6 +136,17 @@ impl MoveDetail {
 pub enum Snapshot {
     /// A PÜNCT position with its options.
     Punct(Box<PunctSnapshot>),
+}
+
+impl Snapshot {
+    /// An SVG picture of this state, highlighting `last_move` (the move that
+    /// reached it) and, when `verdict` is a win on the board, how it was won.
+    pub fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
+        match (self, last_move) {
+            (Snapshot::Punct(s), Some(MoveDetail::Punct(m))) => s.svg(Some(m), verdict),
+            (Snapshot::Punct(s), None) => s.svg(None, verdict),
+        }
+    }
 }
 
 /// Game-specific details of how a game ended.

@@ -46,6 +46,23 @@ pub struct PunctSnapshot {
     pub position: Position,
 }
 
+impl PunctSnapshot {
+    /// The position as SVG (`punct::svg`): the last move and a winning
+    /// connection highlighted.
+    pub fn svg(&self, last: Option<&PunctMoveInfo>, verdict: Option<&Verdict>) -> String {
+        let winner = verdict
+            .filter(|v| v.reason == EndReason::Connection.name())
+            .and_then(|v| v.winner)
+            .map(|seat| match seat {
+                Seat::White => Colour::White,
+                Seat::Black => Colour::Black,
+            });
+        let options =
+            super::punct::svg::position_options(&self.position, last.map(|m| m.mv), winner);
+        super::punct::svg::svg(&self.position, &options)
+    }
+}
+
 /// Header keys a record gives a meaning of its own; labels of these names are
 /// left out of an exported record so it reads back the same.
 const RESERVED_TAGS: [&str; 6] = [

@@ -29,6 +29,7 @@ use dashmap::DashMap;
 use crate::games::{
     self, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed, Seat,
 };
+use crate::telemetry;
 
 pub use clock::{
     Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,
@@ -145,6 +146,8 @@ pub enum SessionError {
     /// A requested point lies beyond the game.
     #[error("ply {asked} is beyond the game's ply {current}")]
     OutOfRange {
+        /// The request field that asked for it (`from_ply`, `ply`).
+        field: &'static str,
         /// The ply asked for.
         asked: u32,
         /// The game's ply.
@@ -333,11 +336,36 @@ impl SessionStore {
             }
         };
         session.start_timer();
+        let rules = replayed.game.rules();
+        let finished = replayed.game.verdict().is_some();
+        tracing::Span::current().record("game_id", session.id().as_str());
+        tracing::info!(
+            game_id = %session.id(),
+            game = rules.game_name(),
+            variant = rules.variant_name(),
+            imported_moves = replayed.moves.len(),
+            finished,
+            "game created"
+        );
+        metrics::counter!(
+            telemetry::GAMES_CREATED,
+            "game" => rules.game_name(),
+            "variant" => rules.variant_name(),
+        )
+        .increment(1);
+        metrics::gauge!(telemetry::SESSIONS_ACTIVE).increment(1.0);
+        if !finished {
+            metrics::gauge!(telemetry::GAMES_IN_PROGRESS).increment(1.0);
+        }
         Ok((session, tokens))
     }
 
-    /// The game with id `id`.
+    /// The game with id `id`. The id goes on the call's span.
     pub fn get(&self, id: &str) -> Result<Arc<Session>, SessionError> {
+        // A game id is 32 characters; longer input is not worth a span field.
+        if id.len() <= 64 {
+            tracing::Span::current().record("game_id", id);
+        }
         self.sessions
             .get(&GameId(id.to_string()))
             .map(|s| s.value().clone())
@@ -409,6 +437,10 @@ impl SessionStore {
         for id in expired {
             if let Some((_, session)) = self.sessions.remove(&id) {
                 session.close();
+                metrics::gauge!(telemetry::SESSIONS_ACTIVE).decrement(1.0);
+                if !session.finished() {
+                    metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
+                }
                 self.count.fetch_sub(1, Ordering::SeqCst);
                 dropped += 1;
             }

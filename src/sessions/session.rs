@@ -18,6 +18,7 @@ use super::{GameId, Limits, MAX_REQUEST_ID, SessionError};
 use crate::games::{
     Ending, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, Rules, Seat, Snapshot, Verdict,
 };
+use crate::telemetry;
 
 /// One numbered event of a game's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +129,8 @@ struct State {
 #[derive(Debug)]
 pub struct Session {
     id: GameId,
+    /// The game's short name, a label of its metrics.
+    game_name: &'static str,
     serial: u64,
     created_at: SystemTime,
     labels: BTreeMap<String, String>,
@@ -189,6 +192,7 @@ impl Session {
         };
         Session {
             id,
+            game_name: game.rules().game_name(),
             serial,
             created_at: SystemTime::now(),
             labels,
@@ -307,13 +311,16 @@ impl Session {
         };
         let white = self.tokens[0].matches(&given);
         let black = self.tokens[1].matches(&given);
-        if bool::from(white) {
-            Ok(Seat::White)
+        let seat = if bool::from(white) {
+            Seat::White
         } else if bool::from(black) {
-            Ok(Seat::Black)
+            Seat::Black
         } else {
-            Err(SessionError::PermissionDenied(self.id.to_string()))
-        }
+            return Err(SessionError::PermissionDenied(self.id.to_string()));
+        };
+        // The seat, never the token, goes on the call's span.
+        tracing::Span::current().record("seat", seat.name());
+        Ok(seat)
     }
 
     /// A picture of the game now; with the board when `with_state`.
@@ -356,12 +363,28 @@ impl Session {
         }
     }
 
+    /// The game as it was after `ply` moves (now when `None`), with its
+    /// game-specific state; refused beyond the current ply.
+    pub fn view_at(&self, ply: Option<u32>) -> Result<GameView, SessionError> {
+        let st = self.lock_settled();
+        match ply {
+            None => Ok(self.view_locked(&st, true)),
+            Some(ply) => self.view_at_locked(&st, ply, "ply"),
+        }
+    }
+
     /// A picture of the game after `ply` moves (the resume point of a
     /// watcher), and the log sequence it includes.
-    fn view_at_locked(&self, st: &State, ply: u32) -> Result<GameView, SessionError> {
+    fn view_at_locked(
+        &self,
+        st: &State,
+        ply: u32,
+        field: &'static str,
+    ) -> Result<GameView, SessionError> {
         let current = st.game.ply();
         if ply > current {
             return Err(SessionError::OutOfRange {
+                field,
                 asked: ply,
                 current,
             });
@@ -418,8 +441,37 @@ impl Session {
 
     /// Plays `mv` for the seat `token` proves, if that seat is to move and the
     /// game is at `expected_ply`. A retry with the same `request_id` (and the
-    /// same move) gets the first answer without playing again.
+    /// same move) gets the first answer without playing again. Counts the
+    /// move applied (by kind) or refused by a rule (by reason).
     pub fn submit(
+        &self,
+        token: &str,
+        mv: MoveInput,
+        expected_ply: u32,
+        request_id: Option<&str>,
+    ) -> Result<MoveReceipt, SessionError> {
+        let result = self.try_submit(token, mv, expected_ply, request_id);
+        match &result {
+            Ok(receipt) => {
+                tracing::Span::current().record("ply", receipt.report.ply);
+                if !receipt.replayed {
+                    metrics::counter!(
+                        telemetry::MOVES_APPLIED,
+                        "game" => self.game_name,
+                        "kind" => receipt.report.detail.kind_name(),
+                    )
+                    .increment(1);
+                }
+            }
+            Err(SessionError::Rejected(MoveError::Illegal { reason, .. })) => {
+                metrics::counter!(telemetry::MOVES_ILLEGAL, "reason" => *reason).increment(1);
+            }
+            Err(_) => {}
+        }
+        result
+    }
+
+    fn try_submit(
         &self,
         token: &str,
         mv: MoveInput,
@@ -645,7 +697,7 @@ impl Session {
         let guard = WatcherSlot::take(&self.watchers, self.max_watchers)?;
         let st = self.lock_settled();
         let ply = from_ply.unwrap_or(st.game.ply());
-        let mut view = self.view_at_locked(&st, ply)?;
+        let mut view = self.view_at_locked(&st, ply, "from_ply")?;
         // Subscribe while holding the lock: every later event reaches `rx`,
         // every earlier one is in the log.
         let rx = self.events.subscribe();
@@ -735,13 +787,33 @@ impl Session {
         Ok(())
     }
 
-    /// Stops the clock, logs and publishes the game-over event.
+    /// Whether the game has ended.
+    pub(super) fn finished(&self) -> bool {
+        self.lock().finished_at.is_some()
+    }
+
+    /// Stops the clock, logs, counts and publishes the game-over event.
     fn finish(&self, st: &mut State, verdict: Verdict) {
         st.clock.stop(time::Instant::now());
         self.timer.notify_one();
         st.draw_offer = None;
         st.finished_at = Some(Instant::now());
         let ply = st.game.ply();
+        tracing::info!(
+            game_id = %self.id,
+            game = self.game_name,
+            reason = verdict.reason,
+            winner = verdict.winner.map_or("none", Seat::name),
+            ply,
+            "game finished"
+        );
+        metrics::counter!(
+            telemetry::GAMES_FINISHED,
+            "game" => self.game_name,
+            "reason" => verdict.reason,
+        )
+        .increment(1);
+        metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
         // The clock is stopped: any instant reads the same.
         self.publish(
             st,
@@ -824,6 +896,7 @@ impl WatcherSlot {
                 max,
             });
         }
+        metrics::gauge!(telemetry::WATCHERS_ACTIVE).increment(1.0);
         Ok(WatcherSlot(count.clone()))
     }
 }
@@ -831,5 +904,6 @@ impl WatcherSlot {
 impl Drop for WatcherSlot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        metrics::gauge!(telemetry::WATCHERS_ACTIVE).decrement(1.0);
     }
 }

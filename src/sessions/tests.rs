@@ -458,6 +458,7 @@ mod watching {
         assert!(matches!(
             s.watch(Some(99)),
             Err(SessionError::OutOfRange {
+                field: "from_ply",
                 asked: 99,
                 current: 5
             })

@@ -284,15 +284,20 @@ fn piece(out: &mut String, pos: &Position, p: &BoardPiece) {
     out.push_str("</g>");
 }
 
-/// The highlights of a game: its last move and, if it was won by a
-/// connection, the winning chain.
-pub fn game_options(game: &super::Game) -> SvgOptions {
-    let pos = game.position();
-    let last_move = game.moves().last().and_then(|&mv| {
+/// The highlights of a position: the last move played to reach it and, if
+/// `winner` won by a connection, that connection.
+pub fn position_options(
+    pos: &Position,
+    last: Option<super::Move>,
+    connection_winner: Option<Colour>,
+) -> SvgOptions {
+    let last_move = last.and_then(|mv| {
         let (to, from) = match mv {
             super::Move::Place { punct, .. } => (punct, None),
             super::Move::Shift { from, to, .. } => (to, Some(from)),
         };
+        // The moved piece's PÜNCT is on `to`; it may since have been covered
+        // only if this is not the position right after the move.
         let id = pos.punct_on_top(to).or_else(|| {
             pos.pieces_on_board()
                 .find(|p| p.placement.punct == to)
@@ -303,15 +308,22 @@ pub fn game_options(game: &super::Game) -> SvgOptions {
             from,
         })
     });
-    let winning_chain = game
-        .outcome()
-        .filter(|o| o.reason == super::EndReason::Connection)
-        .and_then(|o| pos.connection(o.winner?))
-        .map(|c| c.chain);
     SvgOptions {
         last_move,
-        winning_chain,
+        winning_chain: connection_winner
+            .and_then(|c| pos.connection(c))
+            .map(|c| c.chain),
     }
+}
+
+/// The highlights of a game: its last move and, if it was won by a
+/// connection, the winning chain.
+pub fn game_options(game: &super::Game) -> SvgOptions {
+    let winner = game
+        .outcome()
+        .filter(|o| o.reason == super::EndReason::Connection)
+        .and_then(|o| o.winner);
+    position_options(game.position(), game.moves().last().copied(), winner)
 }
 
 /// Renders a game's current position with its highlights.

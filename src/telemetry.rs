@@ -1,0 +1,520 @@
+//! Telemetry: logs, traces and metrics, set up once by the binary and flushed
+//! on shutdown. Nothing here is needed by the library to work: without
+//! [`init`] and [`install_metrics`], spans go nowhere and the `metrics`
+//! macros are no-ops (which is what the in-process tests rely on).
+//!
+//! * Logs: a `tracing-subscriber` formatter on stderr, human-readable or JSON
+//!   ([`LogFormat`]), filtered by `RUST_LOG` (or the `--log` level).
+//! * Traces: every RPC is a span opened by [`RpcLayer`] (see [`crate::server`]);
+//!   spans are exported over OTLP/gRPC only when the standard
+//!   `OTEL_EXPORTER_OTLP_ENDPOINT` (or `…_TRACES_ENDPOINT`) variable is set.
+//!   The exporter reads the other `OTEL_*` variables itself; the resource reads
+//!   `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`. A W3C `traceparent`
+//!   in the request metadata becomes the server span's parent.
+//! * Metrics: the `metrics` facade with the Prometheus exporter on its own HTTP
+//!   port ([`install_metrics`]); the metric names are the constants below.
+//!   OTLP metrics go through the collector, which scrapes this endpoint (see
+//!   docs/OBSERVABILITY.md for why there is no second metrics stack).
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::str::FromStr;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use opentelemetry::propagation::Extractor;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing::Instrument as _;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+
+/// Counter: RPCs answered, by `method` and gRPC `code` (`OK`, `NOT_FOUND`, …).
+pub const RPC_TOTAL: &str = "referee_rpc_total";
+/// Histogram: seconds from request to response headers (a stream's time to
+/// open, not its lifetime), by `method`.
+pub const RPC_DURATION: &str = "referee_rpc_duration_seconds";
+/// Gauge: sessions held (in progress or finished and not yet expired).
+pub const SESSIONS_ACTIVE: &str = "referee_sessions_active";
+/// Gauge: games in progress.
+pub const GAMES_IN_PROGRESS: &str = "referee_games_in_progress";
+/// Gauge: watch streams open.
+pub const WATCHERS_ACTIVE: &str = "referee_watchers_active";
+/// Counter: games created or imported, by `game` and `variant`.
+pub const GAMES_CREATED: &str = "referee_games_created_total";
+/// Counter: games ended, by `game` and `reason` (`CONNECTION`, `RESIGNATION`, …).
+pub const GAMES_FINISHED: &str = "referee_games_finished_total";
+/// Counter: moves applied, by `game` and `kind` (PÜNCT: place, move, jump, bridge).
+pub const MOVES_APPLIED: &str = "referee_moves_applied_total";
+/// Counter: moves refused by a rule, by `reason` (`PIECE_IMMOBILE`, …).
+pub const MOVES_ILLEGAL: &str = "referee_moves_illegal_total";
+
+/// The port `/metrics` is served on when none is given (the usual port of
+/// OpenTelemetry's Prometheus exporters).
+pub const DEFAULT_METRICS_PORT: u16 = 9464;
+
+/// Histogram buckets of [`RPC_DURATION`], in seconds: a move is tens of
+/// microseconds, a listing of many games milliseconds.
+const RPC_BUCKETS: &[f64] = &[
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0,
+];
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// One readable line per event (the default).
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+impl FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("`{other}` is not a log format (text or json)")),
+        }
+    }
+}
+
+impl fmt::Display for LogFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LogFormat::Text => "text",
+            LogFormat::Json => "json",
+        })
+    }
+}
+
+/// Why telemetry could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    /// The OTLP exporter could not be built (bad endpoint, …).
+    #[error("OTLP exporter: {0}")]
+    Otlp(#[from] opentelemetry_otlp::ExporterBuildError),
+    /// A global subscriber was already installed.
+    #[error("log subscriber: {0}")]
+    Subscriber(#[from] tracing_subscriber::util::TryInitError),
+    /// The Prometheus exporter could not be built or bound.
+    #[error("metrics exporter: {0}")]
+    Metrics(#[from] metrics_exporter_prometheus::BuildError),
+}
+
+/// Whether the standard environment asks for OTLP trace export: an OTLP
+/// endpoint is set and the SDK is not disabled.
+pub fn otlp_traces_configured() -> bool {
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
+    let disabled =
+        std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    !disabled && (set("OTEL_EXPORTER_OTLP_ENDPOINT") || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+}
+
+/// The installed telemetry; [`Telemetry::shutdown`] flushes the exporters.
+#[derive(Debug)]
+pub struct Telemetry {
+    tracer_provider: Option<SdkTracerProvider>,
+}
+
+/// Installs the global log subscriber and, if `otlp` (see
+/// [`otlp_traces_configured`]), the OTLP trace pipeline. `RUST_LOG` wins over
+/// `default_level`. Must run inside the Tokio runtime when `otlp` is set: the
+/// exporter's gRPC channel lives on it.
+pub fn init(
+    format: LogFormat,
+    default_level: tracing::Level,
+    otlp: bool,
+) -> Result<Telemetry, TelemetryError> {
+    let filter = EnvFilter::builder()
+        .with_default_directive(LevelFilter::from_level(default_level).into())
+        .from_env_lossy();
+    let fmt_layer = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(std::io::stderr)
+            .boxed(),
+    };
+    // The propagator is set either way: a `traceparent` then still links the
+    // span, and log lines carry no ids that would not exist elsewhere.
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    let tracer_provider = if otlp {
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .build()?;
+        let mut resource = Resource::builder();
+        if std::env::var("OTEL_SERVICE_NAME").is_err() {
+            resource = resource.with_service_name(env!("CARGO_PKG_NAME"));
+        }
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource.build())
+            .build();
+        opentelemetry::global::set_tracer_provider(provider.clone());
+        Some(provider)
+    } else {
+        None
+    };
+    // Each layer filters for itself: `RUST_LOG=warn` quiets the logs, not
+    // the exported RPC spans (which are at info).
+    let otel_layer = tracer_provider.as_ref().map(|p| {
+        tracing_opentelemetry::layer()
+            .with_tracer(p.tracer(env!("CARGO_PKG_NAME")))
+            .with_filter(LevelFilter::INFO)
+    });
+    tracing_subscriber::registry()
+        .with(fmt_layer.with_filter(filter))
+        .with(otel_layer)
+        .try_init()?;
+    Ok(Telemetry { tracer_provider })
+}
+
+impl Telemetry {
+    /// Whether spans are exported over OTLP.
+    pub fn exports_traces(&self) -> bool {
+        self.tracer_provider.is_some()
+    }
+
+    /// Exports the spans still buffered and stops the exporter. Blocks (at
+    /// most a few seconds): call it from a blocking context, with the runtime
+    /// still running (the exporter's channel lives on it).
+    pub fn shutdown(self) {
+        if let Some(provider) = self.tracer_provider
+            && let Err(e) = provider.shutdown_with_timeout(Duration::from_secs(5))
+        {
+            eprintln!("warning: flushing traces failed: {e}");
+        }
+    }
+}
+
+/// Installs the global `metrics` recorder and serves it in Prometheus text
+/// format on `address` (any path, `/metrics` by convention). Must run inside
+/// the Tokio runtime; the listener is bound before this returns.
+pub fn install_metrics(address: SocketAddr) -> Result<(), TelemetryError> {
+    PrometheusBuilder::new()
+        .with_http_listener(address)
+        .set_buckets_for_metric(Matcher::Full(RPC_DURATION.to_string()), RPC_BUCKETS)?
+        .install()?;
+    describe_metrics();
+    Ok(())
+}
+
+fn describe_metrics() {
+    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(RPC_TOTAL, "RPCs answered, by method and gRPC code");
+    describe_histogram!(
+        RPC_DURATION,
+        Unit::Seconds,
+        "Time from request to response headers, by method"
+    );
+    describe_gauge!(
+        SESSIONS_ACTIVE,
+        "Sessions held, finished ones until they expire"
+    );
+    describe_gauge!(GAMES_IN_PROGRESS, "Games in progress");
+    describe_gauge!(WATCHERS_ACTIVE, "Watch streams open");
+    describe_counter!(
+        GAMES_CREATED,
+        "Games created or imported, by game and variant"
+    );
+    describe_counter!(GAMES_FINISHED, "Games ended, by game and reason");
+    describe_counter!(MOVES_APPLIED, "Moves applied, by game and kind");
+    describe_counter!(MOVES_ILLEGAL, "Moves refused by a rule, by reason");
+}
+
+/// The tower layer that makes every RPC a span and counts it (rate, errors,
+/// duration: the RED method). It wraps all services of the server, so no
+/// handler has to: handlers and the session layer only add fields to the
+/// current span (`game_id`, `seat`, `ply`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RpcLayer;
+
+impl<S> tower::Layer<S> for RpcLayer {
+    type Service = RpcService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        RpcService { inner }
+    }
+}
+
+/// The service [`RpcLayer`] wraps around each gRPC service.
+#[derive(Debug, Clone)]
+pub struct RpcService<S> {
+    inner: S,
+}
+
+/// Reads W3C trace context from HTTP/2 headers (= gRPC metadata).
+struct HeaderExtractor<'a>(&'a http::HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(http::HeaderName::as_str).collect()
+    }
+}
+
+impl<S, B, R> tower::Service<http::Request<B>> for RpcService<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<R>> + Send,
+    S::Future: Send + 'static,
+    S::Error: fmt::Display,
+{
+    type Response = http::Response<RecordedBody<R>>;
+    type Error = S::Error;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let path = request.uri().path().to_string();
+        let (service, method) = split_path(&path);
+        let span = tracing::info_span!(
+            "rpc",
+            otel.name = %path.trim_start_matches('/'),
+            otel.kind = "server",
+            otel.status_code = tracing::field::Empty,
+            rpc.system = "grpc",
+            rpc.service = %service,
+            rpc.method = %method,
+            rpc.grpc.status_code = tracing::field::Empty,
+            code = tracing::field::Empty,
+            game_id = tracing::field::Empty,
+            seat = tracing::field::Empty,
+            ply = tracing::field::Empty,
+        );
+        let parent = opentelemetry::global::get_text_map_propagator(|p| {
+            p.extract(&HeaderExtractor(request.headers()))
+        });
+        // An absent or malformed traceparent leaves the span a root: fine.
+        let _ = span.set_parent(parent);
+        let started = Instant::now();
+        let future = {
+            let _entered = span.enter();
+            self.inner.call(request)
+        };
+        let call_span = span.clone();
+        Box::pin(
+            async move {
+                let response = future.await.inspect_err(|_| {
+                    Call::new(call_span.clone(), path.clone()).finish(tonic::Code::Unknown);
+                })?;
+                let method = metric_method(&path, response.headers());
+                metrics::histogram!(RPC_DURATION, "method" => method)
+                    .record(started.elapsed().as_secs_f64());
+                let call = Call::new(call_span, path);
+                // A handler's error is a trailers-only response: its status
+                // is in the headers. Otherwise it comes in the trailers.
+                let pending = match header_code(response.headers()) {
+                    Some(code) => {
+                        call.finish(code);
+                        None
+                    }
+                    None => Some(call),
+                };
+                Ok(response.map(|inner| RecordedBody { inner, pending }))
+            }
+            .instrument(span),
+        )
+    }
+}
+
+/// A call whose status is not known yet: recorded once, when it is.
+struct Call {
+    span: tracing::Span,
+    path: String,
+}
+
+impl Call {
+    fn new(span: tracing::Span, path: String) -> Call {
+        Call { span, path }
+    }
+
+    /// Records the final status on the span and in [`RPC_TOTAL`]; the span
+    /// ends when the last handle (this one) goes.
+    fn finish(self, code: tonic::Code) {
+        record(&self.span, &self.path, code);
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A response body that records the call's status when its trailers go
+    /// out (or `CANCELLED` if the client leaves first), so a stream is
+    /// counted by how it ended and its span lasts as long as it does.
+    pub struct RecordedBody<B> {
+        #[pin]
+        inner: B,
+        pending: Option<Call>,
+    }
+
+    impl<B> PinnedDrop for RecordedBody<B> {
+        fn drop(this: Pin<&mut Self>) {
+            if let Some(call) = this.project().pending.take() {
+                call.finish(tonic::Code::Cancelled);
+            }
+        }
+    }
+}
+
+impl<B> http_body::Body for RecordedBody<B>
+where
+    B: http_body::Body,
+{
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        let polled = this.inner.poll_frame(cx);
+        let code = match &polled {
+            Poll::Ready(Some(Ok(frame))) => frame.trailers_ref().map(header_code),
+            Poll::Ready(Some(Err(_))) => Some(Some(tonic::Code::Internal)),
+            // Ended without trailers: not a gRPC ending.
+            Poll::Ready(None) => Some(Some(tonic::Code::Unknown)),
+            Poll::Pending => None,
+        };
+        if let Some(code) = code
+            && let Some(call) = this.pending.take()
+        {
+            call.finish(code.unwrap_or(tonic::Code::Unknown));
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// `/pkg.Service/Method` → (`pkg.Service`, `Method`).
+fn split_path(path: &str) -> (&str, &str) {
+    let trimmed = path.trim_start_matches('/');
+    trimmed.split_once('/').unwrap_or((trimmed, ""))
+}
+
+/// The `grpc-status` in `headers` (response headers of a trailers-only
+/// answer, or trailers), if any.
+fn header_code(headers: &http::HeaderMap) -> Option<tonic::Code> {
+    headers
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<i32>().ok())
+        .map(tonic::Code::from_i32)
+}
+
+/// The `method` label: the path, except that unknown paths (all answered
+/// UNIMPLEMENTED) share one label, so a client cannot grow the label set.
+fn metric_method(path: &str, headers: &http::HeaderMap) -> String {
+    if header_code(headers) == Some(tonic::Code::Unimplemented) {
+        "unknown".to_string()
+    } else {
+        path.to_string()
+    }
+}
+
+/// The upper-snake name of a code, as Prometheus label and span field.
+pub fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code;
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+fn record(span: &tracing::Span, path: &str, code: tonic::Code) {
+    let name = code_name(code);
+    span.record("code", name);
+    span.record("rpc.grpc.status_code", code as i32);
+    // Server errors make the span an error; client mistakes do not (the
+    // OpenTelemetry gRPC conventions).
+    let server_fault = matches!(
+        code,
+        tonic::Code::Unknown
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Unimplemented
+            | tonic::Code::Internal
+            | tonic::Code::Unavailable
+            | tonic::Code::DataLoss
+    );
+    if server_fault {
+        span.record("otel.status_code", "ERROR");
+    }
+    let method = if code == tonic::Code::Unimplemented {
+        "unknown".to_string()
+    } else {
+        path.to_string()
+    };
+    metrics::counter!(RPC_TOTAL, "method" => method, "code" => name).increment(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_split_into_service_and_method() {
+        assert_eq!(
+            split_path("/referee.v1.RefereeService/SubmitMove"),
+            ("referee.v1.RefereeService", "SubmitMove")
+        );
+        assert_eq!(split_path("/odd"), ("odd", ""));
+    }
+
+    #[test]
+    fn status_is_read_from_headers_or_trailers() {
+        let mut headers = http::HeaderMap::new();
+        assert_eq!(header_code(&headers), None);
+        headers.insert("grpc-status", http::HeaderValue::from_static("5"));
+        assert_eq!(header_code(&headers), Some(tonic::Code::NotFound));
+        assert_eq!(code_name(tonic::Code::NotFound), "NOT_FOUND");
+        assert_eq!(metric_method("/x.Y/Z", &headers), "/x.Y/Z");
+        headers.insert("grpc-status", http::HeaderValue::from_static("12"));
+        assert_eq!(metric_method("/x.Y/Z", &headers), "unknown");
+    }
+
+    #[test]
+    fn log_formats_parse_and_print() {
+        assert_eq!("json".parse::<LogFormat>(), Ok(LogFormat::Json));
+        assert_eq!(LogFormat::Text.to_string(), "text");
+        assert!("xml".parse::<LogFormat>().is_err());
+    }
+}
