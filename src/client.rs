@@ -264,6 +264,7 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
                         game: Some(pb::game_rules::Game::Punct(rules)),
                     }),
                     labels: labels.into_iter().collect(),
+                    time_control: None,
                 })
                 .await
                 .map_err(rpc)?
@@ -463,6 +464,8 @@ async fn watch(client: &mut RefereeServiceClient<Channel>, game_id: String) -> R
         .watch_game(pb::WatchGameRequest {
             game_id: game_id.clone(),
             from_ply: Some(0),
+            // A spectator's stream: watching does not mark a seat present.
+            token: String::new(),
         })
         .await
         .map_err(rpc)?
@@ -498,6 +501,16 @@ async fn watch(client: &mut RefereeServiceClient<Channel>, game_id: String) -> R
                     let _ = out.flush();
                 }
                 shown_start = true;
+            }
+            Some(pb::watch_game_response::Item::Presence(p)) => {
+                let here = |c: bool| if c { "connected" } else { "away" };
+                let _ = writeln!(
+                    out,
+                    "(players: white {}, black {})",
+                    here(p.white_connected),
+                    here(p.black_connected)
+                );
+                let _ = out.flush();
             }
             Some(pb::watch_game_response::Item::Event(event)) => match event.kind {
                 Some(pb::game_event::Kind::MoveApplied(applied)) => {

@@ -59,6 +59,10 @@ pub struct ServeArgs {
     /// Seconds to let in-flight calls finish on shutdown.
     #[arg(long, env = "PUNCT_REFEREE_DRAIN_TIMEOUT_SECS", default_value_t = 10)]
     pub drain_timeout_secs: u64,
+    /// How long a seat of a game with a clock must have held no stream before
+    /// its opponent may claim the win (ClaimVictory), in milliseconds.
+    #[arg(long, env = "PUNCT_REFEREE_ABANDON_AFTER_MS", default_value_t = 60_000)]
+    pub abandon_after_ms: u64,
     /// Log filter level: error, warn, info, debug or trace (`RUST_LOG`, if
     /// set, wins: it can also filter by module).
     #[arg(long, env = "PUNCT_REFEREE_LOG", default_value = "info")]
@@ -88,6 +92,7 @@ impl ServeArgs {
                 finished_ttl: Duration::from_secs(self.finished_ttl_secs),
                 idle_ttl: Duration::from_secs(self.idle_ttl_secs),
                 watch_buffer: self.watch_buffer,
+                abandon_after: Duration::from_millis(self.abandon_after_ms),
             },
             max_message_bytes: self.max_message_bytes,
             keepalive_interval: Duration::from_secs(self.keepalive_interval_secs),

@@ -104,6 +104,7 @@ async fn malformed_input_is_invalid_argument_with_the_field() {
         .create_game(pb::CreateGameRequest {
             rules: None,
             labels: [("bad key".to_string(), "v".to_string())].into(),
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -138,7 +139,7 @@ async fn unknown_game_is_not_found_with_resource_info() {
     let s = c
         .watch_game(pb::WatchGameRequest {
             game_id: "nope".into(),
-            from_ply: None,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -282,6 +283,7 @@ async fn stale_ply_is_aborted_and_not_applied() {
         .watch_game(pb::WatchGameRequest {
             game_id: t.id.clone(),
             from_ply: Some(5),
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -321,7 +323,7 @@ async fn limits_are_resource_exhausted_with_quota_failure() {
     let _watching = c
         .watch_game(pb::WatchGameRequest {
             game_id: t.id.clone(),
-            from_ply: None,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -329,7 +331,7 @@ async fn limits_are_resource_exhausted_with_quota_failure() {
     let s = c
         .watch_game(pb::WatchGameRequest {
             game_id: t.id.clone(),
-            from_ply: None,
+            ..Default::default()
         })
         .await
         .unwrap_err();

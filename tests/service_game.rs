@@ -34,6 +34,7 @@ async fn complete_game_ends_in_a_connection_win_seen_by_a_watcher() {
         .watch_game(pb::WatchGameRequest {
             game_id: table.id.clone(),
             from_ply: None,
+            ..Default::default()
         })
         .await
         .unwrap()

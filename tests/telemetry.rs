@@ -268,6 +268,7 @@ async fn metrics_count_a_scripted_game_exactly() {
         .watch_game(pb::WatchGameRequest {
             game_id: d.id.clone(),
             from_ply: None,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -289,6 +290,7 @@ async fn metrics_count_a_scripted_game_exactly() {
         .watch_game(pb::WatchGameRequest {
             game_id: a.id.clone(),
             from_ply: None,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -473,6 +475,7 @@ async fn spans_reach_otlp_continuing_the_callers_trace() {
         .create_game(traced(pb::CreateGameRequest {
             rules: Some(common::rules(ppb::Variant::Standard)),
             labels: Default::default(),
+            ..Default::default()
         }))
         .await
         .unwrap()

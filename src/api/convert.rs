@@ -2,12 +2,14 @@
 //! per-game oneof member is handed to its game's module ([`super::punct`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::UNIX_EPOCH;
+use std::time::{Duration, UNIX_EPOCH};
 
 use super::pb::referee::v1 as pb;
 use super::punct::{self, MoveFields};
 use crate::games::{GameRules, MoveDetail, MoveInput, Seat, Snapshot, Verdict, VerdictDetail};
-use crate::sessions::{Event, EventKind, GameView, SessionError};
+use crate::sessions::{
+    ClockMode, ClockReading, Event, EventKind, GameView, SeatPresence, SessionError, TimeControl,
+};
 
 fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
     SessionError::InvalidArgument {
@@ -104,6 +106,74 @@ pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
     }
 }
 
+/// A time control from the wire (absent: untimed); bounds are checked by
+/// the session layer.
+pub fn time_control(tc: Option<&pb::TimeControl>) -> TimeControl {
+    let Some(tc) = tc else {
+        return TimeControl::default();
+    };
+    let mode = match &tc.mode {
+        None => ClockMode::Untimed,
+        Some(pb::time_control::Mode::Fischer(f)) => ClockMode::Fischer {
+            initial: Duration::from_millis(f.initial_ms),
+            increment: Duration::from_millis(f.increment_ms),
+        },
+        Some(pb::time_control::Mode::PerMove(p)) => ClockMode::PerMove {
+            per_move: Duration::from_millis(p.move_ms),
+        },
+    };
+    TimeControl {
+        mode,
+        first_move: tc.first_move_deadline_ms.map(Duration::from_millis),
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A time control to the wire.
+pub fn time_control_pb(tc: &TimeControl) -> pb::TimeControl {
+    let mode = match tc.mode {
+        ClockMode::Untimed => None,
+        ClockMode::Fischer { initial, increment } => {
+            Some(pb::time_control::Mode::Fischer(pb::FischerClock {
+                initial_ms: ms(initial),
+                increment_ms: ms(increment),
+            }))
+        }
+        ClockMode::PerMove { per_move } => {
+            Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
+                move_ms: ms(per_move),
+            }))
+        }
+    };
+    pb::TimeControl {
+        mode,
+        first_move_deadline_ms: tc.first_move.map(ms),
+    }
+}
+
+/// A clock reading to the wire.
+pub fn clock_pb(c: &ClockReading) -> pb::ClockState {
+    pb::ClockState {
+        white_remaining_ms: c.remaining.map(|r| ms(r[0])),
+        black_remaining_ms: c.remaining.map(|r| ms(r[1])),
+        running: seat_pb(c.running),
+        first_move_remaining_ms: c.first_move_left.map(ms),
+    }
+}
+
+/// Both seats' presence to the wire.
+pub fn presence_pb(p: &[SeatPresence; 2]) -> pb::Presence {
+    pb::Presence {
+        white_connected: p[0].connected,
+        black_connected: p[1].connected,
+        white_away_ms: ms(p[0].away_for),
+        black_away_ms: ms(p[1].away_for),
+    }
+}
+
 /// A game's state to the wire.
 pub fn state_pb(s: &Snapshot) -> pb::GameState {
     match s {
@@ -142,6 +212,9 @@ pub fn game_pb(v: &GameView) -> pb::Game {
         state: v.snapshot.as_ref().map(state_pb),
         last_move: v.last_move.as_ref().map(move_pb),
         created_unix_ms: unix_ms(v),
+        time_control: Some(time_control_pb(&v.time_control)),
+        clock: Some(clock_pb(&v.clock)),
+        presence: Some(presence_pb(&v.presence)),
     }
 }
 
@@ -156,11 +229,13 @@ pub fn summary_pb(v: &GameView) -> pb::GameSummary {
         outcome: v.verdict.as_ref().map(outcome_pb),
         rules: Some(game_rules_pb(&v.rules)),
         created_unix_ms: unix_ms(v),
+        time_control: Some(time_control_pb(&v.time_control)),
+        clock: Some(clock_pb(&v.clock)),
     }
 }
 
-/// An event to the wire.
-pub fn event_pb(e: &Event) -> pb::GameEvent {
+/// An event to the wire, with the presence at the time it is sent.
+pub fn event_pb(e: &Event, presence: &[SeatPresence; 2]) -> pb::GameEvent {
     let kind = match &e.kind {
         EventKind::MoveApplied { report, to_move } => {
             pb::game_event::Kind::MoveApplied(pb::MoveApplied {
@@ -177,5 +252,7 @@ pub fn event_pb(e: &Event) -> pb::GameEvent {
         sequence: e.sequence,
         ply: e.ply,
         kind: Some(kind),
+        clock: Some(clock_pb(&e.clock)),
+        presence: Some(presence_pb(presence)),
     }
 }

@@ -58,7 +58,10 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let req = request.into_inner();
         let rules = convert::game_rules(req.rules.as_ref(), "rules")?;
-        let (session, tokens) = self.store.create(rules, convert::labels(&req.labels))?;
+        let time_control = convert::time_control(req.time_control.as_ref());
+        let (session, tokens) =
+            self.store
+                .create_timed(rules, convert::labels(&req.labels), time_control)?;
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(game_pb(&session.view(true))),
             seats: seats_pb(&tokens),
@@ -139,7 +142,8 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<Self::WatchGameStream>, Status> {
         let req = request.into_inner();
         let session = self.store.get(&req.game_id)?;
-        let mut watch = session.watch(req.from_ply)?;
+        let token = Some(req.token.as_str()).filter(|t| !t.is_empty());
+        let mut watch = session.watch_as(req.from_ply, token)?;
         let (tx, rx) = mpsc::channel::<Result<pb::WatchGameResponse, Status>>(WATCH_CHANNEL);
         let shutdown = self.shutdown.clone();
         tokio::spawn(async move {
@@ -165,9 +169,19 @@ impl RefereeService for RefereeApi {
                         sequence,
                     },
                     Ok(Some(WatchItem::Event(event))) => pb::WatchGameResponse {
-                        item: Some(pb::watch_game_response::Item::Event(event_pb(&event))),
+                        item: Some(pb::watch_game_response::Item::Event(event_pb(
+                            &event,
+                            &watch.presence(),
+                        ))),
                         resync: false,
                         sequence: event.sequence,
+                    },
+                    Ok(Some(WatchItem::Presence(presence))) => pb::WatchGameResponse {
+                        item: Some(pb::watch_game_response::Item::Presence(
+                            convert::presence_pb(&presence),
+                        )),
+                        resync: false,
+                        sequence: watch.last_sequence(),
                     },
                     // The game-over event was sent: the stream ends with OK.
                     Ok(None) => break,
@@ -291,6 +305,18 @@ impl RefereeService for RefereeApi {
         let session = self.store.get(&request.get_ref().game_id)?;
         Ok(Response::new(pb::ExportGameResponse {
             record: session.export(),
+        }))
+    }
+
+    async fn claim_victory(
+        &self,
+        request: Request<pb::ClaimVictoryRequest>,
+    ) -> Result<Response<pb::ClaimVictoryResponse>, Status> {
+        let req = request.into_inner();
+        let view = self.store.get(&req.game_id)?.claim_victory(&req.token)?;
+        tracing::info!(game_id = %req.game_id, "victory claimed: opponent abandoned");
+        Ok(Response::new(pb::ClaimVictoryResponse {
+            game: Some(game_pb(&view)),
         }))
     }
 

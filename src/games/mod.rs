@@ -192,6 +192,16 @@ pub enum Ending {
     DrawAgreement,
     /// The game was called off before it really started: nobody wins.
     Aborted,
+    /// `loser` ran out of time on the clock; the other seat wins.
+    Timeout {
+        /// The seat whose flag fell.
+        loser: Seat,
+    },
+    /// `loser` left the game (claimed by the opponent); the other seat wins.
+    Abandoned {
+        /// The seat that left.
+        loser: Seat,
+    },
 }
 
 /// Why a move (or a referee action) was refused. A refused move changes

@@ -283,6 +283,12 @@ impl Rules for PunctGame {
             }
             Ending::DrawAgreement => Outcome::draw(EndReason::DrawAgreement),
             Ending::Aborted => Outcome::draw(EndReason::Aborted),
+            Ending::Timeout { loser } => {
+                Outcome::referee(Some(colour_of(loser.opponent())), EndReason::Timeout)
+            }
+            Ending::Abandoned { loser } => {
+                Outcome::referee(Some(colour_of(loser.opponent())), EndReason::Abandoned)
+            }
         };
         self.game.conclude(outcome).map_err(illegal)?;
         Ok(verdict(outcome))

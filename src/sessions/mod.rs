@@ -5,11 +5,15 @@
 //! tokens, the numbered event log and the broadcast channel watchers listen
 //! on. It enforces whose turn it is, optimistic concurrency (`expected_ply`),
 //! idempotent retries (`request_id`) and the referee actions (resign, draw,
-//! abort). The store enforces the limits and drops expired games.
+//! abort, claim victory). Timed games carry a [`Clock`] and a timer task that
+//! ends them on time; players' open watches make their seats present
+//! (docs/CLOCKS.md). The store enforces the limits and drops expired games.
 //!
 //! No gRPC, no PÜNCT: the API layer above converts protobuf to the neutral
 //! types of [`crate::games`], and maps [`SessionError`] to status codes.
 
+mod clock;
+mod presence;
 mod session;
 mod token;
 mod watch;
@@ -27,6 +31,10 @@ use crate::games::{
 };
 use crate::telemetry;
 
+pub use clock::{
+    Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,
+};
+pub use presence::{PresenceSlot, SeatPresence};
 pub use session::{Event, EventKind, GameView, MoveReceipt, Session};
 pub use token::Token;
 pub use watch::{Watch, WatchItem};
@@ -66,6 +74,9 @@ pub struct Limits {
     /// Events buffered per game for watchers; a watcher further behind is
     /// resynchronised with a fresh snapshot.
     pub watch_buffer: usize,
+    /// How long a seat of a game with a clock must have been without an
+    /// open stream before its opponent may claim the win (`ABANDONED`).
+    pub abandon_after: Duration,
 }
 
 impl Default for Limits {
@@ -76,6 +87,7 @@ impl Default for Limits {
             finished_ttl: Duration::from_secs(3600),
             idle_ttl: Duration::from_secs(24 * 3600),
             watch_buffer: 64,
+            abandon_after: Duration::from_secs(60),
         }
     }
 }
@@ -246,19 +258,32 @@ impl SessionStore {
         self.sessions.is_empty()
     }
 
-    /// Creates a game; returns it and the seat tokens, white first.
+    /// Creates an untimed game; returns it and the seat tokens, white first.
     pub fn create(
         &self,
         rules: GameRules,
         labels: BTreeMap<String, String>,
     ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
+        self.create_timed(rules, labels, TimeControl::default())
+    }
+
+    /// Creates a game with a time control; its clock (or first-move
+    /// deadline) starts now, and a timer task ends the game when it runs out
+    /// (call within a tokio runtime).
+    pub fn create_timed(
+        &self,
+        rules: GameRules,
+        labels: BTreeMap<String, String>,
+        time_control: TimeControl,
+    ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
         check_labels(&labels)?;
+        time_control.check()?;
         let replayed = Replayed {
             game: games::new_game(rules),
             moves: Vec::new(),
             tags: Vec::new(),
         };
-        self.insert(replayed, labels)
+        self.insert(replayed, labels, time_control)
     }
 
     /// Creates a game from a record, replayed and checked move by move. The
@@ -273,13 +298,14 @@ impl SessionStore {
         let mut all: BTreeMap<String, String> = replayed.tags.iter().cloned().collect();
         all.extend(labels);
         check_labels(&all)?;
-        self.insert(replayed, all)
+        self.insert(replayed, all, TimeControl::default())
     }
 
     fn insert(
         &self,
         replayed: Replayed,
         labels: BTreeMap<String, String>,
+        time_control: TimeControl,
     ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
         let max = self.limits.max_sessions;
         if self.count.fetch_add(1, Ordering::SeqCst) >= max {
@@ -301,6 +327,7 @@ impl SessionStore {
                 replayed.game.clone_box(),
                 &replayed.moves,
                 &self.limits,
+                time_control,
             ));
             // 128 random bits do not collide; the loop is only for form.
             if let dashmap::Entry::Vacant(e) = self.sessions.entry(id) {
@@ -308,6 +335,7 @@ impl SessionStore {
                 break session;
             }
         };
+        session.start_timer();
         let rules = replayed.game.rules();
         let finished = replayed.game.verdict().is_some();
         tracing::Span::current().record("game_id", session.id().as_str());
@@ -457,3 +485,6 @@ fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod clock_tests;

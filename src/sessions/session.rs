@@ -3,12 +3,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Instant, SystemTime};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant, SystemTime};
 
-use tokio::sync::broadcast;
+use tokio::sync::{Notify, broadcast};
+use tokio::time;
 use tokio_util::sync::CancellationToken;
 
+use super::clock::{Clock, ClockReading, Expiry, MoveStamp, TimeControl};
+use super::presence::{Presence, PresenceSlot, SeatPresence};
 use super::token::Token;
 use super::watch::{Watch, WatchItem};
 use super::{GameId, Limits, MAX_REQUEST_ID, SessionError};
@@ -27,6 +30,8 @@ pub struct Event {
     pub ply: u32,
     /// What happened.
     pub kind: EventKind,
+    /// The clocks right after it.
+    pub clock: ClockReading,
 }
 
 /// What an event says.
@@ -80,6 +85,12 @@ pub struct GameView {
     pub snapshot: Option<Snapshot>,
     /// The last move played.
     pub last_move: Option<MoveDetail>,
+    /// The time control chosen at creation.
+    pub time_control: TimeControl,
+    /// The clocks (at the point the view shows).
+    pub clock: ClockReading,
+    /// Each seat's presence now, first seat first.
+    pub presence: [SeatPresence; 2],
 }
 
 /// What a retried request must repeat to be answered from its first result.
@@ -99,6 +110,7 @@ struct State {
     draw_offer: Option<Seat>,
     last_activity: Instant,
     finished_at: Option<Instant>,
+    clock: Clock,
 }
 
 /// One refereed game.
@@ -107,6 +119,13 @@ struct State {
 /// only to validate and apply (microseconds, no `.await` inside), and events
 /// are published while it is held, so the log order and the broadcast order
 /// are the same and a watcher subscribing under the lock misses nothing.
+///
+/// A timed game also has a timer task (`Session::start_timer`) that ends
+/// the game when a deadline passes; it too takes the mutex only to settle the
+/// clock, never across an `.await`. Every call that locks the state first
+/// settles the clock the same way, so a move, a read and the timer all see
+/// one outcome: whichever takes the lock first after the deadline ends the
+/// game, and the deadline, not the timer's wake-up, decides.
 #[derive(Debug)]
 pub struct Session {
     id: GameId,
@@ -121,9 +140,15 @@ pub struct Session {
     pub(super) watchers: Arc<AtomicUsize>,
     max_watchers: usize,
     closed: CancellationToken,
+    presence: Presence,
+    /// Woken when the clock's deadline may have changed.
+    timer: Arc<Notify>,
+    abandon_after: Duration,
 }
 
 impl Session {
+    // Called once, by the store; a parameter struct would only rename these.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         id: GameId,
         serial: u64,
@@ -132,7 +157,9 @@ impl Session {
         game: Box<dyn Rules>,
         history: &[MoveReport],
         limits: &Limits,
+        time_control: TimeControl,
     ) -> Session {
+        let tick = time::Instant::now();
         let (events, _) = broadcast::channel(limits.watch_buffer.max(1));
         let mut log: Vec<Arc<Event>> = history
             .iter()
@@ -144,6 +171,7 @@ impl Session {
                         report: *r,
                         to_move: r.verdict.is_none().then(|| r.seat.opponent()),
                     },
+                    clock: ClockReading::default(),
                 })
             })
             .collect();
@@ -154,8 +182,14 @@ impl Session {
                 sequence: log.len() as u64 + 1,
                 ply: game.ply(),
                 kind: EventKind::GameOver { verdict },
+                clock: ClockReading::default(),
             }));
         }
+        let clock = if verdict.is_none() {
+            Clock::new(time_control, game.to_move(), tick)
+        } else {
+            Clock::stopped(time_control, tick)
+        };
         Session {
             id,
             game_name: game.rules().game_name(),
@@ -170,12 +204,45 @@ impl Session {
                 draw_offer: None,
                 last_activity: now,
                 finished_at: verdict.map(|_| now),
+                clock,
             }),
             events,
             watchers: Arc::new(AtomicUsize::new(0)),
             max_watchers: limits.max_watchers_per_game,
             closed: CancellationToken::new(),
+            presence: Presence::new(tick),
+            timer: Arc::new(Notify::new()),
+            abandon_after: limits.abandon_after,
         }
+    }
+
+    /// Starts the task that ends the game when a clock deadline passes
+    /// (untimed games need none). One task per timed game: it sleeps until
+    /// the turn's deadline, is woken early when a move or an ending moves
+    /// the deadline, and ends with the game, or when the session is closed
+    /// or dropped (it holds only a weak reference). Without a tokio runtime
+    /// there is no timer; deadlines then take effect at the next call.
+    pub(super) fn start_timer(self: &Arc<Self>) {
+        if self.lock().clock.control().is_untimed() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let session = Arc::downgrade(self);
+        let wake = self.timer.clone();
+        let closed = self.closed.clone();
+        runtime.spawn(run_timer(session, wake, closed));
+    }
+
+    /// The next deadline, after settling the clock; `Err` once the game is
+    /// over (the timer's work is done).
+    fn next_deadline(&self) -> Result<Option<time::Instant>, ()> {
+        let st = self.lock_settled();
+        if st.game.verdict().is_some() {
+            return Err(());
+        }
+        Ok(st.clock.deadline().map(|(at, _)| at))
     }
 
     /// The game's id.
@@ -197,6 +264,35 @@ impl Session {
         // A panic while holding the lock cannot leave the game half-applied
         // (the engine refuses before it changes anything), so keep serving.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state, with a passed clock deadline applied first.
+    fn lock_settled(&self) -> MutexGuard<'_, State> {
+        let mut st = self.lock();
+        self.settle(&mut st, time::Instant::now());
+        st
+    }
+
+    /// Ends the game if its deadline has passed at `now`: `TIMEOUT` for the
+    /// seat out of time, `ABORTED` for a seat that never started. The clock
+    /// stops at the deadline itself, so the loser's reading is exactly zero
+    /// however late this runs.
+    fn settle(&self, st: &mut State, now: time::Instant) {
+        if st.game.verdict().is_some() {
+            return;
+        }
+        let Some((at, expiry)) = st.clock.expired(now) else {
+            return;
+        };
+        st.clock.stop(at);
+        let ending = match expiry {
+            Expiry::Timeout { loser } => Ending::Timeout { loser },
+            Expiry::NotStarted { .. } => Ending::Aborted,
+        };
+        // Cannot fail: the game is not over (checked above).
+        if let Ok(verdict) = st.game.conclude(ending) {
+            self.finish(st, verdict);
+        }
     }
 
     /// The seat `token` proves. Checks both seats, always, in constant time.
@@ -229,8 +325,20 @@ impl Session {
 
     /// A picture of the game now; with the board when `with_state`.
     pub fn view(&self, with_state: bool) -> GameView {
-        let st = self.lock();
+        let st = self.lock_settled();
         self.view_locked(&st, with_state)
+    }
+
+    /// The time control and every accepted move's time: what a durable
+    /// store keeps to rebuild the clock with [`Clock::restore`].
+    pub fn clock_stamps(&self) -> (TimeControl, Vec<MoveStamp>) {
+        let st = self.lock();
+        (st.clock.control(), st.clock.stamps().to_vec())
+    }
+
+    /// Each seat's presence now, first seat first.
+    pub fn presence(&self) -> [SeatPresence; 2] {
+        self.presence.read(time::Instant::now())
     }
 
     fn view_locked(&self, st: &State, with_state: bool) -> GameView {
@@ -249,13 +357,16 @@ impl Session {
                 EventKind::MoveApplied { report, .. } => Some(report.detail),
                 EventKind::GameOver { .. } => None,
             }),
+            time_control: st.clock.control(),
+            clock: st.clock.reading(time::Instant::now()),
+            presence: self.presence(),
         }
     }
 
     /// The game as it was after `ply` moves (now when `None`), with its
     /// game-specific state; refused beyond the current ply.
     pub fn view_at(&self, ply: Option<u32>) -> Result<GameView, SessionError> {
-        let st = self.lock();
+        let st = self.lock_settled();
         match ply {
             None => Ok(self.view_locked(&st, true)),
             Some(ply) => self.view_at_locked(&st, ply, "ply"),
@@ -297,6 +408,19 @@ impl Session {
             draw_offered_by: None,
             snapshot: st.game.snapshot_at(ply),
             last_move: ply.checked_sub(1).and_then(move_event).map(|r| r.detail),
+            time_control: st.clock.control(),
+            // The clocks as the event of that ply recorded them.
+            clock: ply
+                .checked_sub(1)
+                .and_then(|p| st.log.get(p as usize))
+                .map_or_else(
+                    || {
+                        Clock::new(st.clock.control(), Seat::White, time::Instant::now())
+                            .reading(time::Instant::now())
+                    },
+                    |e| e.clock,
+                ),
+            presence: self.presence(),
         })
     }
 
@@ -304,7 +428,7 @@ impl Session {
     /// it is not that seat's turn or the game is over. Also returns the ply
     /// and whose turn it is.
     pub fn legal_moves(&self, seat: Option<Seat>) -> (u32, Option<Seat>, Vec<MoveReport>) {
-        let game = self.lock().game.clone_box();
+        let game = self.lock_settled().game.clone_box();
         // Generation runs outside the lock: it is the slow part.
         let to_move = game.verdict().is_none().then(|| game.to_move());
         let moves = match (to_move, seat) {
@@ -366,7 +490,9 @@ impl Session {
             mv,
             expected_ply,
         };
+        let now = time::Instant::now();
         let mut st = self.lock();
+        self.settle(&mut st, now);
         if let Some(id) = request_id
             && let Some((first, receipt)) = st.receipts.get(id)
         {
@@ -381,8 +507,8 @@ impl Session {
                 ..receipt.clone()
             });
         }
-        if st.game.verdict().is_some() {
-            return Err(game_over());
+        if let Some(verdict) = st.game.verdict() {
+            return Err(game_over_by(&verdict));
         }
         let current = st.game.ply();
         if expected_ply != current {
@@ -404,6 +530,8 @@ impl Session {
         if st.draw_offer == Some(seat.opponent()) {
             st.draw_offer = None;
         }
+        st.clock.on_move(seat, next, now);
+        self.timer.notify_one();
         self.publish(
             &mut st,
             EventKind::MoveApplied {
@@ -411,6 +539,7 @@ impl Session {
                 to_move: next,
             },
             report.ply,
+            now,
         );
         if let Some(verdict) = report.verdict {
             self.finish(&mut st, verdict);
@@ -430,7 +559,7 @@ impl Session {
     /// The seat `token` proves resigns; the other wins.
     pub fn resign(&self, token: &str) -> Result<GameView, SessionError> {
         let seat = self.seat_for(token)?;
-        let mut st = self.lock();
+        let mut st = self.lock_settled();
         self.conclude(&mut st, Ending::Resignation { loser: seat })?;
         Ok(self.view_locked(&st, true))
     }
@@ -439,7 +568,7 @@ impl Session {
     /// standing, the draw is agreed (`true`).
     pub fn offer_draw(&self, token: &str) -> Result<(bool, GameView), SessionError> {
         let seat = self.seat_for(token)?;
-        let mut st = self.lock();
+        let mut st = self.lock_settled();
         if st.game.verdict().is_some() {
             return Err(game_over());
         }
@@ -456,7 +585,7 @@ impl Session {
     /// The seat `token` proves accepts the opponent's standing offer.
     pub fn accept_draw(&self, token: &str) -> Result<GameView, SessionError> {
         let seat = self.seat_for(token)?;
-        let mut st = self.lock();
+        let mut st = self.lock_settled();
         if st.game.verdict().is_some() {
             return Err(game_over());
         }
@@ -473,7 +602,7 @@ impl Session {
     /// Either seat calls the game off; only before both seats have moved.
     pub fn abort(&self, token: &str) -> Result<GameView, SessionError> {
         self.seat_for(token)?;
-        let mut st = self.lock();
+        let mut st = self.lock_settled();
         if st.game.verdict().is_some() {
             return Err(game_over());
         }
@@ -494,33 +623,106 @@ impl Session {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        self.lock().game.record(&tags)
+        self.lock_settled().game.record(&tags)
+    }
+
+    /// The seat `token` proves claims the win because its opponent has
+    /// been gone (no open stream) for at least the abandon time. Only with a
+    /// clock, only once both seats have moved (before that, a seat that
+    /// never starts is aborted, not beaten), and never while the opponent
+    /// holds a stream.
+    pub fn claim_victory(&self, token: &str) -> Result<GameView, SessionError> {
+        let seat = self.seat_for(token)?;
+        let mut st = self.lock_settled();
+        if let Some(verdict) = st.game.verdict() {
+            return Err(game_over_by(&verdict));
+        }
+        let refuse = |reason: &'static str, message: String| {
+            Err(SessionError::Rejected(MoveError::Illegal {
+                reason,
+                message,
+            }))
+        };
+        if !st.clock.control().has_clock() {
+            return refuse(
+                "NO_CLOCK",
+                "victory can be claimed only in games with a clock".into(),
+            );
+        }
+        if st.game.ply() < 2 {
+            return refuse(
+                "GAME_NOT_STARTED",
+                "both seats must have moved first: abort the game instead".into(),
+            );
+        }
+        let opponent = seat.opponent();
+        let presence = self.presence()[opponent.index()];
+        if presence.connected {
+            return refuse(
+                "OPPONENT_PRESENT",
+                format!("{opponent} holds an open stream on the game"),
+            );
+        }
+        if presence.away_for < self.abandon_after {
+            let left = self.abandon_after - presence.away_for;
+            return refuse(
+                "OPPONENT_NOT_GONE_LONG_ENOUGH",
+                format!(
+                    "{opponent} has been gone {} ms; a claim needs {} ms ({} ms to go)",
+                    presence.away_for.as_millis(),
+                    self.abandon_after.as_millis(),
+                    left.as_millis()
+                ),
+            );
+        }
+        self.conclude(&mut st, Ending::Abandoned { loser: opponent })?;
+        Ok(self.view_locked(&st, true))
     }
 
     /// Starts watching: a snapshot (now, or after `from_ply`), then every
     /// event after it. Refused past the watcher limit.
     pub fn watch(self: &Arc<Self>, from_ply: Option<u32>) -> Result<Watch, SessionError> {
+        self.watch_as(from_ply, None)
+    }
+
+    /// [`Session::watch`] by a player, when `token` is given: its seat
+    /// counts as present while the watch lives. Without a token the watcher
+    /// is a spectator.
+    pub fn watch_as(
+        self: &Arc<Self>,
+        from_ply: Option<u32>,
+        token: Option<&str>,
+    ) -> Result<Watch, SessionError> {
+        let seat = token.map(|t| self.seat_for(t)).transpose()?;
         let guard = WatcherSlot::take(&self.watchers, self.max_watchers)?;
-        let st = self.lock();
+        let st = self.lock_settled();
         let ply = from_ply.unwrap_or(st.game.ply());
-        let view = self.view_at_locked(&st, ply, "from_ply")?;
+        let mut view = self.view_at_locked(&st, ply, "from_ply")?;
         // Subscribe while holding the lock: every later event reaches `rx`,
         // every earlier one is in the log.
         let rx = self.events.subscribe();
         let backlog: Vec<Arc<Event>> = st.log[ply as usize..].to_vec();
         drop(st);
+        // Join only once the watch is sure to start (a refused one flips
+        // nothing), then read presence after subscribing to its changes: the
+        // first snapshot shows this player, and no later flip is missed.
+        let presence_slot: Option<PresenceSlot> = seat.map(|s| self.presence.join(s));
+        let mut presence_rx = self.presence.subscribe();
+        presence_rx.borrow_and_update();
+        view.presence = self.presence();
         let first = WatchItem::Snapshot {
-            view,
+            view: Box::new(view),
             sequence: u64::from(ply),
             resync: false,
         };
         Ok(Watch::new(
             self.clone(),
-            guard,
+            (guard, presence_slot),
             first,
             backlog,
             u64::from(ply),
             rx,
+            presence_rx,
         ))
     }
 
@@ -534,14 +736,14 @@ impl Session {
         u64,
         broadcast::Receiver<Arc<Event>>,
     ) {
-        let st = self.lock();
+        let st = self.lock_settled();
         let view = self.view_locked(&st, true);
         let rx = self.events.subscribe();
         let sequence = u64::from(st.game.ply());
         let tail = st.log.get(sequence as usize).cloned();
         (
             WatchItem::Snapshot {
-                view,
+                view: Box::new(view),
                 sequence,
                 resync: true,
             },
@@ -572,7 +774,7 @@ impl Session {
 
     /// Whether the store should drop this session at `now`.
     pub(super) fn expired(&self, now: Instant, limits: &Limits) -> bool {
-        let st = self.lock();
+        let st = self.lock_settled();
         match st.finished_at {
             Some(t) => now.saturating_duration_since(t) >= limits.finished_ttl,
             None => now.saturating_duration_since(st.last_activity) >= limits.idle_ttl,
@@ -590,8 +792,10 @@ impl Session {
         self.lock().finished_at.is_some()
     }
 
-    /// Logs, counts and publishes the game-over event.
+    /// Stops the clock, logs, counts and publishes the game-over event.
     fn finish(&self, st: &mut State, verdict: Verdict) {
+        st.clock.stop(time::Instant::now());
+        self.timer.notify_one();
         st.draw_offer = None;
         st.finished_at = Some(Instant::now());
         let ply = st.game.ply();
@@ -610,14 +814,23 @@ impl Session {
         )
         .increment(1);
         metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
-        self.publish(st, EventKind::GameOver { verdict }, ply);
+        // The clock is stopped: any instant reads the same.
+        self.publish(
+            st,
+            EventKind::GameOver { verdict },
+            ply,
+            time::Instant::now(),
+        );
     }
 
-    fn publish(&self, st: &mut State, kind: EventKind, ply: u32) {
+    /// Logs and broadcasts an event, with the clocks read at `at` (for a
+    /// move: the instant it was accepted).
+    fn publish(&self, st: &mut State, kind: EventKind, ply: u32, at: time::Instant) {
         let event = Arc::new(Event {
             sequence: st.log.len() as u64 + 1,
             ply,
             kind,
+            clock: st.clock.reading(at),
         });
         st.log.push(event.clone());
         st.last_activity = Instant::now();
@@ -631,6 +844,41 @@ fn game_over() -> SessionError {
         reason: "GAME_OVER",
         message: "the game is over".into(),
     })
+}
+
+/// `GAME_OVER`, saying how the game ended (e.g. `TIMEOUT`: a move that
+/// arrives after the flag fell learns why).
+fn game_over_by(verdict: &Verdict) -> SessionError {
+    let how = match verdict.winner {
+        Some(w) => format!("{w} won by {}", verdict.reason),
+        None => format!("drawn or ended without a winner: {}", verdict.reason),
+    };
+    SessionError::Rejected(MoveError::Illegal {
+        reason: "GAME_OVER",
+        message: format!("the game is over ({how})"),
+    })
+}
+
+/// The timer of one timed game (see [`Session::start_timer`]).
+async fn run_timer(session: Weak<Session>, wake: Arc<Notify>, closed: CancellationToken) {
+    loop {
+        // The strong reference lives only for this statement: a dropped
+        // session ends the timer.
+        let Some(Ok(deadline)) = session.upgrade().map(|s| s.next_deadline()) else {
+            return;
+        };
+        let sleep = async {
+            match deadline {
+                Some(at) => time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = closed.cancelled() => return,
+            _ = wake.notified() => {}
+            _ = sleep => {}
+        }
+    }
 }
 
 /// A watcher's place in the per-game count, given back on drop (so the count

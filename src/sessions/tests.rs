@@ -400,15 +400,15 @@ mod watching {
                 view,
                 sequence,
                 resync,
-            } => (view, sequence, resync),
-            WatchItem::Event(e) => panic!("expected a snapshot, got {e:?}"),
+            } => (*view, sequence, resync),
+            other => panic!("expected a snapshot, got {other:?}"),
         }
     }
 
     fn event_of(item: WatchItem) -> Arc<Event> {
         match item {
             WatchItem::Event(e) => e,
-            WatchItem::Snapshot { .. } => panic!("expected an event"),
+            other => panic!("expected an event, got {other:?}"),
         }
     }
 

@@ -11,8 +11,10 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::watch;
 
 use super::SessionError;
+use super::presence::{PresenceBoard, PresenceSlot, SeatPresence};
 use super::session::{Event, EventKind, GameView, Session, WatcherSlot};
 
 /// One item of a watch.
@@ -20,8 +22,8 @@ use super::session::{Event, EventKind, GameView, Session, WatcherSlot};
 pub enum WatchItem {
     /// The game at a point; `sequence` is the last log event it includes.
     Snapshot {
-        /// The picture.
-        view: GameView,
+        /// The picture (boxed: snapshots are rare, events many).
+        view: Box<GameView>,
         /// Last event included.
         sequence: u64,
         /// Whether it replaces events the watcher was too slow to take.
@@ -29,13 +31,18 @@ pub enum WatchItem {
     },
     /// The next event.
     Event(Arc<Event>),
+    /// A seat's presence flipped (not an event of the log: unnumbered).
+    Presence([SeatPresence; 2]),
 }
 
-/// A live watch of one game. Dropping it gives its watcher slot back.
+/// A live watch of one game. Dropping it gives its watcher slot back and,
+/// for a player's watch, its seat's presence.
 #[derive(Debug)]
 pub struct Watch {
     session: Arc<Session>,
-    _slot: WatcherSlot,
+    _slot: (WatcherSlot, Option<PresenceSlot>),
+    /// Woken when a seat's presence flips; `None` once its sender is gone.
+    presence: Option<watch::Receiver<PresenceBoard>>,
     pending: VecDeque<WatchItem>,
     last_sequence: u64,
     rx: broadcast::Receiver<Arc<Event>>,
@@ -45,11 +52,12 @@ pub struct Watch {
 impl Watch {
     pub(super) fn new(
         session: Arc<Session>,
-        slot: WatcherSlot,
+        slot: (WatcherSlot, Option<PresenceSlot>),
         first: WatchItem,
         backlog: Vec<Arc<Event>>,
         last_sequence: u64,
         rx: broadcast::Receiver<Arc<Event>>,
+        presence: watch::Receiver<PresenceBoard>,
     ) -> Watch {
         let mut pending = VecDeque::with_capacity(backlog.len() + 1);
         pending.push_back(first);
@@ -57,6 +65,7 @@ impl Watch {
         Watch {
             session,
             _slot: slot,
+            presence: Some(presence),
             pending,
             last_sequence,
             rx,
@@ -64,9 +73,20 @@ impl Watch {
         }
     }
 
+    /// The sequence of the last event (or snapshot) handed out.
+    pub fn last_sequence(&self) -> u64 {
+        self.last_sequence
+    }
+
+    /// Each seat's presence now (to stamp on what this watch sends).
+    pub fn presence(&self) -> [SeatPresence; 2] {
+        self.session.presence()
+    }
+
     /// The next item; `Ok(None)` after the game-over event (the watch is
     /// complete); `Err(NotFound)` when the game was dropped or the server is
-    /// shutting down.
+    /// shutting down. Presence flips come as [`WatchItem::Presence`] between
+    /// events.
     pub async fn next(&mut self) -> Result<Option<WatchItem>, SessionError> {
         loop {
             if let Some(item) = self.pending.pop_front() {
@@ -82,12 +102,25 @@ impl Watch {
             if self.finished {
                 return Ok(None);
             }
+            let presence_changed = async {
+                match self.presence.as_mut() {
+                    Some(rx) => rx.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
             let received = tokio::select! {
                 biased;
                 _ = self.session.closed().cancelled() => {
                     return Err(SessionError::NotFound(self.session.id().to_string()));
                 }
                 r = self.rx.recv() => r,
+                alive = presence_changed => {
+                    if alive {
+                        return Ok(Some(WatchItem::Presence(self.session.presence())));
+                    }
+                    self.presence = None;
+                    continue;
+                }
             };
             match received {
                 Ok(event) if event.sequence <= self.last_sequence => {}

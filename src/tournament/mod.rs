@@ -248,6 +248,7 @@ pub async fn play_game(
                 game: Some(pb::game_rules::Game::Punct(config.rules)),
             }),
             labels,
+            time_control: None,
         })
         .await?
         .into_inner();

@@ -157,7 +157,7 @@ pub async fn create(client: &mut Client, variant: ppb::Variant) -> Table {
     let r = client
         .create_game(pb::CreateGameRequest {
             rules: Some(rules(variant)),
-            labels: Default::default(),
+            ..Default::default()
         })
         .await
         .expect("create")

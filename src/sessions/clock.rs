@@ -1,0 +1,437 @@
+//! Game clocks: the time control chosen at creation, the time each seat has
+//! left, and the deadline of the turn in progress.
+//!
+//! A [`Clock`] is plain data driven by the session under its mutex: it never
+//! sleeps and never reads the time itself; every call gets `now`. The session
+//! passes `tokio::time::Instant::now()`, so tests run it on tokio's paused
+//! clock. Time is charged to the seat to move from the moment the previous
+//! move was accepted (or the game was created, for the first move) to the
+//! moment its own move is accepted: network latency is the client's risk.
+//!
+//! A flag falls when the time used reaches the time left (`elapsed >=
+//! remaining`, the deadline instant included). A seat's first move may have
+//! its own deadline instead ([`TimeControl::first_move`]): while it runs the
+//! seat's clock does not, and missing it aborts the game (nobody loses).
+//!
+//! The clock is reconstructible from its time control and the moves'
+//! acceptance times ([`Clock::stamps`], [`Clock::restore`]); see
+//! docs/CLOCKS.md for what a restart does with the time in between.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::SessionError;
+use crate::games::Seat;
+
+/// The longest time a time control may name (initial time, time per move,
+/// first-move deadline): one day.
+pub const MAX_CLOCK_TIME: Duration = Duration::from_secs(24 * 3600);
+/// The largest Fischer increment: one hour.
+pub const MAX_INCREMENT: Duration = Duration::from_secs(3600);
+
+/// How the seats' time is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockMode {
+    /// No clock (the default): seats take as long as they like.
+    #[default]
+    Untimed,
+    /// Fischer: `initial` time per seat, `increment` added after each of its
+    /// moves.
+    Fischer {
+        /// Each seat's time at the start.
+        initial: Duration,
+        /// Time added to a seat's clock after each move it makes.
+        increment: Duration,
+    },
+    /// A fixed time for every move; unused time is not carried over.
+    PerMove {
+        /// The time for each move.
+        per_move: Duration,
+    },
+}
+
+/// A game's time control, chosen at creation and never changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimeControl {
+    /// The clock.
+    pub mode: ClockMode,
+    /// The deadline of each seat's first move, if any: while it runs, the
+    /// seat's clock does not; a seat missing it aborts the game.
+    pub first_move: Option<Duration>,
+}
+
+impl TimeControl {
+    /// Whether the game has a running clock (Fischer or per move).
+    pub fn has_clock(&self) -> bool {
+        self.mode != ClockMode::Untimed
+    }
+
+    /// Whether nothing here is timed at all (no clock, no first-move
+    /// deadline): such a game needs no timer.
+    pub fn is_untimed(&self) -> bool {
+        !self.has_clock() && self.first_move.is_none()
+    }
+
+    /// Checks the bounds: every time 1 ms..=[`MAX_CLOCK_TIME`], increments at
+    /// most [`MAX_INCREMENT`].
+    pub fn check(&self) -> Result<(), SessionError> {
+        let within = |field: &'static str, d: Duration| {
+            if d.is_zero() || d > MAX_CLOCK_TIME {
+                Err(SessionError::InvalidArgument {
+                    field,
+                    description: format!("must be 1..={} milliseconds", MAX_CLOCK_TIME.as_millis()),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        match self.mode {
+            ClockMode::Untimed => {}
+            ClockMode::Fischer { initial, increment } => {
+                within("time_control.fischer.initial_ms", initial)?;
+                if increment > MAX_INCREMENT {
+                    return Err(SessionError::InvalidArgument {
+                        field: "time_control.fischer.increment_ms",
+                        description: format!(
+                            "must be at most {} milliseconds",
+                            MAX_INCREMENT.as_millis()
+                        ),
+                    });
+                }
+            }
+            ClockMode::PerMove { per_move } => within("time_control.per_move.move_ms", per_move)?,
+        }
+        if let Some(d) = self.first_move {
+            within("time_control.first_move_deadline_ms", d)?;
+        }
+        Ok(())
+    }
+
+    fn start_time(&self) -> Duration {
+        match self.mode {
+            ClockMode::Untimed => Duration::ZERO,
+            ClockMode::Fischer { initial, .. } => initial,
+            ClockMode::PerMove { per_move } => per_move,
+        }
+    }
+}
+
+/// What happens when the turn's deadline passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// `loser`'s flag fell: the other seat wins (`TIMEOUT`).
+    Timeout {
+        /// The seat out of time.
+        loser: Seat,
+    },
+    /// `seat` did not make its first move in time: the game is aborted.
+    NotStarted {
+        /// The seat that never started.
+        seat: Seat,
+    },
+}
+
+/// The clocks as read at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClockReading {
+    /// Each seat's time left (first seat first); `None` without a clock.
+    pub remaining: Option<[Duration; 2]>,
+    /// The seat whose clock runs (`None` when over, untimed, or while a
+    /// first-move deadline runs instead).
+    pub running: Option<Seat>,
+    /// Time left for the seat to move to make its first move, while its
+    /// first-move deadline runs.
+    pub first_move_left: Option<Duration>,
+}
+
+/// One accepted move as the clock saw it: enough to rebuild the clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoveStamp {
+    /// Who moved.
+    pub mover: Seat,
+    /// Who is to move after it (`None` when it ended the game).
+    pub next: Option<Seat>,
+    /// When it was accepted, counted from the start of the game.
+    pub at: Duration,
+}
+
+/// The clocks of one game.
+#[derive(Debug, Clone)]
+pub struct Clock {
+    control: TimeControl,
+    /// Each seat's time left at the start of the current turn.
+    remaining: [Duration; 2],
+    /// Whether each seat has made its first move.
+    moved: [bool; 2],
+    /// The seat whose turn runs (`None` once stopped).
+    turn: Option<Seat>,
+    /// When that turn started.
+    turn_started: Instant,
+    /// When the game started.
+    started: Instant,
+    stamps: Vec<MoveStamp>,
+}
+
+impl Clock {
+    /// A clock started at `now` with `first` to move.
+    pub fn new(control: TimeControl, first: Seat, now: Instant) -> Clock {
+        let t = control.start_time();
+        Clock {
+            control,
+            remaining: [t, t],
+            moved: [false, false],
+            turn: Some(first),
+            turn_started: now,
+            started: now,
+            stamps: Vec::new(),
+        }
+    }
+
+    /// A clock that never runs (imported and finished games).
+    pub fn stopped(control: TimeControl, now: Instant) -> Clock {
+        Clock {
+            turn: None,
+            ..Clock::new(control, Seat::White, now)
+        }
+    }
+
+    /// Rebuilds a clock from its time control and the accepted moves, with
+    /// the turn in progress starting afresh at `now`: the time between the
+    /// last accepted move and `now` (a restart's downtime, and the part of
+    /// the turn played before it) is not charged. `first` is the seat that
+    /// moved first.
+    pub fn restore(control: TimeControl, first: Seat, stamps: &[MoveStamp], now: Instant) -> Clock {
+        let last = stamps.last().map_or(Duration::ZERO, |s| s.at);
+        let start = now.checked_sub(last).unwrap_or(now);
+        let mut clock = Clock::new(control, first, start);
+        for s in stamps {
+            clock.on_move(s.mover, s.next, start + s.at);
+        }
+        clock
+    }
+
+    /// The time control.
+    pub fn control(&self) -> TimeControl {
+        self.control
+    }
+
+    /// Every accepted move with its time, from the start of the game.
+    pub fn stamps(&self) -> &[MoveStamp] {
+        &self.stamps
+    }
+
+    fn in_first_move(&self, seat: Seat) -> bool {
+        self.control.first_move.is_some() && !self.moved[seat.index()]
+    }
+
+    /// When the turn in progress runs out, and what happens then; `None`
+    /// when nothing runs.
+    pub fn deadline(&self) -> Option<(Instant, Expiry)> {
+        let seat = self.turn?;
+        if self.in_first_move(seat) {
+            let limit = self.control.first_move?;
+            return Some((self.turn_started + limit, Expiry::NotStarted { seat }));
+        }
+        let limit = match self.control.mode {
+            ClockMode::Untimed => return None,
+            ClockMode::Fischer { .. } | ClockMode::PerMove { .. } => self.remaining[seat.index()],
+        };
+        Some((self.turn_started + limit, Expiry::Timeout { loser: seat }))
+    }
+
+    /// The deadline if it has passed at `now` (the deadline instant counts
+    /// as passed).
+    pub fn expired(&self, now: Instant) -> Option<(Instant, Expiry)> {
+        self.deadline().filter(|(at, _)| now >= *at)
+    }
+
+    /// Charges the turn to `mover` at `now`, adds its increment, and starts
+    /// `next`'s turn (`None`: the game ended with this move).
+    pub fn on_move(&mut self, mover: Seat, next: Option<Seat>, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.turn_started);
+        let i = mover.index();
+        if !self.in_first_move(mover) {
+            match self.control.mode {
+                ClockMode::Untimed => {}
+                ClockMode::Fischer { increment, .. } => {
+                    self.remaining[i] = self.remaining[i].saturating_sub(elapsed) + increment;
+                }
+                ClockMode::PerMove { per_move } => self.remaining[i] = per_move,
+            }
+        }
+        self.moved[i] = true;
+        self.stamps.push(MoveStamp {
+            mover,
+            next,
+            at: now.saturating_duration_since(self.started),
+        });
+        self.turn = next;
+        self.turn_started = now;
+    }
+
+    /// Stops the clock at `now` (the game ended), charging the turn in
+    /// progress.
+    pub fn stop(&mut self, now: Instant) {
+        if let Some(seat) = self.turn
+            && !self.in_first_move(seat)
+            && self.control.has_clock()
+        {
+            let i = seat.index();
+            let elapsed = now.saturating_duration_since(self.turn_started);
+            self.remaining[i] = self.remaining[i].saturating_sub(elapsed);
+        }
+        self.turn = None;
+    }
+
+    /// The clocks as they stand at `now`.
+    pub fn reading(&self, now: Instant) -> ClockReading {
+        let elapsed = now.saturating_duration_since(self.turn_started);
+        let mut remaining = self.remaining;
+        let mut running = None;
+        let mut first_move_left = None;
+        if let Some(seat) = self.turn {
+            if self.in_first_move(seat) {
+                first_move_left = self.control.first_move.map(|d| d.saturating_sub(elapsed));
+            } else if self.control.has_clock() {
+                running = Some(seat);
+                remaining[seat.index()] = remaining[seat.index()].saturating_sub(elapsed);
+            }
+        }
+        ClockReading {
+            remaining: self.control.has_clock().then_some(remaining),
+            running,
+            first_move_left,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn fischer(initial: u64, increment: u64) -> TimeControl {
+        TimeControl {
+            mode: ClockMode::Fischer {
+                initial: MS * initial as u32,
+                increment: MS * increment as u32,
+            },
+            first_move: None,
+        }
+    }
+
+    #[test]
+    fn fischer_charges_the_mover_and_adds_the_increment() {
+        let t0 = Instant::now();
+        let mut c = Clock::new(fischer(1000, 100), Seat::White, t0);
+        c.on_move(Seat::White, Some(Seat::Black), t0 + MS * 300);
+        let r = c.reading(t0 + MS * 300);
+        assert_eq!(r.remaining, Some([MS * 800, MS * 1000]));
+        assert_eq!(r.running, Some(Seat::Black));
+        let r = c.reading(t0 + MS * 500);
+        assert_eq!(r.remaining, Some([MS * 800, MS * 800]));
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 1300, Expiry::Timeout { loser: Seat::Black }))
+        );
+    }
+
+    #[test]
+    fn the_flag_falls_at_the_deadline_instant_not_before() {
+        let t0 = Instant::now();
+        let c = Clock::new(fischer(1000, 0), Seat::White, t0);
+        assert_eq!(c.expired(t0 + MS * 999), None);
+        assert!(c.expired(t0 + MS * 1000).is_some());
+    }
+
+    #[test]
+    fn per_move_time_is_reset_after_every_move() {
+        let t0 = Instant::now();
+        let control = TimeControl {
+            mode: ClockMode::PerMove { per_move: MS * 500 },
+            first_move: None,
+        };
+        let mut c = Clock::new(control, Seat::White, t0);
+        c.on_move(Seat::White, Some(Seat::Black), t0 + MS * 450);
+        assert_eq!(c.reading(t0 + MS * 450).remaining, Some([MS * 500; 2]));
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 950, Expiry::Timeout { loser: Seat::Black }))
+        );
+    }
+
+    #[test]
+    fn first_move_deadline_runs_instead_of_the_clock() {
+        let t0 = Instant::now();
+        let control = TimeControl {
+            first_move: Some(MS * 200),
+            ..fischer(1000, 0)
+        };
+        let mut c = Clock::new(control, Seat::White, t0);
+        let r = c.reading(t0 + MS * 150);
+        assert_eq!(r.first_move_left, Some(MS * 50));
+        assert_eq!(r.running, None);
+        assert_eq!(r.remaining, Some([MS * 1000; 2]));
+        c.on_move(Seat::White, Some(Seat::Black), t0 + MS * 150);
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 350, Expiry::NotStarted { seat: Seat::Black }))
+        );
+        c.on_move(Seat::Black, Some(Seat::White), t0 + MS * 300);
+        // Both have started: white's own clock runs, uncharged so far.
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 1300, Expiry::Timeout { loser: Seat::White }))
+        );
+    }
+
+    #[test]
+    fn stop_charges_the_running_turn_and_freezes_the_reading() {
+        let t0 = Instant::now();
+        let mut c = Clock::new(fischer(1000, 0), Seat::White, t0);
+        c.stop(t0 + MS * 400);
+        assert_eq!(c.deadline(), None);
+        let r = c.reading(t0 + MS * 5000);
+        assert_eq!(r.remaining, Some([MS * 600, MS * 1000]));
+        assert_eq!(r.running, None);
+    }
+
+    #[test]
+    fn a_restored_clock_has_the_same_time_left_and_refunds_the_turn_in_progress() {
+        let t0 = Instant::now();
+        let mut live = Clock::new(fischer(1000, 50), Seat::White, t0);
+        live.on_move(Seat::White, Some(Seat::Black), t0 + MS * 100);
+        live.on_move(Seat::Black, Some(Seat::White), t0 + MS * 400);
+        live.on_move(Seat::White, Some(Seat::Black), t0 + MS * 450);
+        let later = t0 + MS * 10_000;
+        let restored = Clock::restore(live.control(), Seat::White, live.stamps(), later);
+        assert_eq!(
+            restored.reading(later).remaining,
+            live.reading(t0 + MS * 450).remaining
+        );
+        assert_eq!(restored.reading(later).running, Some(Seat::Black));
+        assert_eq!(restored.stamps(), live.stamps());
+    }
+
+    #[test]
+    fn untimed_games_have_no_deadline_and_no_reading() {
+        let t0 = Instant::now();
+        let c = Clock::new(TimeControl::default(), Seat::White, t0);
+        assert_eq!(c.deadline(), None);
+        assert_eq!(c.reading(t0 + MS * 10).remaining, None);
+    }
+
+    #[test]
+    fn bounds_are_checked() {
+        assert!(fischer(0, 0).check().is_err());
+        assert!(fischer(1, 3_600_001).check().is_err());
+        assert!(fischer(1000, 0).check().is_ok());
+        let late = TimeControl {
+            first_move: Some(Duration::ZERO),
+            ..TimeControl::default()
+        };
+        assert!(late.check().is_err());
+    }
+}

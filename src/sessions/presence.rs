@@ -1,0 +1,105 @@
+//! Presence: whether each seat's player holds an open stream on its game.
+//!
+//! A player is present while at least one `WatchGame` stream opened with its
+//! seat token is open. The count lives in a `tokio::sync::watch` channel per
+//! session: watchers are woken when a seat's presence flips, and a stream's
+//! [`PresenceSlot`] gives its count back in `Drop`, so presence stays right
+//! however the stream ends (client gone, server shutdown, game over).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::games::Seat;
+
+/// The open streams of both seats.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PresenceBoard {
+    streams: [usize; 2],
+    /// Since when each seat has had no stream (creation, if it never had).
+    away_since: [Instant; 2],
+}
+
+/// One seat's presence as read at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SeatPresence {
+    /// Whether the seat's player holds an open stream on the game.
+    pub connected: bool,
+    /// How long the seat has been without a stream (zero while connected;
+    /// counted from the game's creation if it never had one).
+    pub away_for: Duration,
+}
+
+/// The presence channel of one session.
+#[derive(Debug)]
+pub(super) struct Presence(Arc<watch::Sender<PresenceBoard>>);
+
+impl Presence {
+    pub(super) fn new(now: Instant) -> Presence {
+        let (tx, _) = watch::channel(PresenceBoard {
+            streams: [0, 0],
+            away_since: [now, now],
+        });
+        Presence(Arc::new(tx))
+    }
+
+    /// Both seats at `now`, first seat first.
+    pub(super) fn read(&self, now: Instant) -> [SeatPresence; 2] {
+        let board = *self.0.borrow();
+        Seat::BOTH.map(|s| {
+            let i = s.index();
+            let connected = board.streams[i] > 0;
+            SeatPresence {
+                connected,
+                away_for: if connected {
+                    Duration::ZERO
+                } else {
+                    now.saturating_duration_since(board.away_since[i])
+                },
+            }
+        })
+    }
+
+    /// A receiver woken when a seat's presence flips.
+    pub(super) fn subscribe(&self) -> watch::Receiver<PresenceBoard> {
+        self.0.subscribe()
+    }
+
+    /// Counts one more open stream of `seat` until the slot is dropped.
+    pub(super) fn join(&self, seat: Seat) -> PresenceSlot {
+        let i = seat.index();
+        self.0.send_if_modified(|b| {
+            b.streams[i] += 1;
+            b.streams[i] == 1
+        });
+        PresenceSlot {
+            board: self.0.clone(),
+            seat,
+        }
+    }
+}
+
+/// A player's open stream, counted in its seat's presence until dropped.
+#[derive(Debug)]
+pub struct PresenceSlot {
+    board: Arc<watch::Sender<PresenceBoard>>,
+    seat: Seat,
+}
+
+impl Drop for PresenceSlot {
+    fn drop(&mut self) {
+        let i = self.seat.index();
+        let now = Instant::now();
+        self.board.send_if_modified(|b| {
+            b.streams[i] = b.streams[i].saturating_sub(1);
+            if b.streams[i] == 0 {
+                b.away_since[i] = now;
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
