@@ -63,17 +63,6 @@ impl PunctSnapshot {
     }
 }
 
-/// Header keys a record gives a meaning of its own; labels of these names are
-/// left out of an exported record so it reads back the same.
-const RESERVED_TAGS: [&str; 6] = [
-    "game",
-    "variant",
-    "end_on_supply",
-    "max_plies",
-    "repetition_limit",
-    "result",
-];
-
 /// The seat of a colour.
 pub const fn seat_of(colour: Colour) -> Seat {
     match colour {
@@ -268,9 +257,11 @@ impl Rules for PunctGame {
 
     fn record(&self, tags: &[(String, String)]) -> String {
         let mut record: GameRecord = self.game.record();
+        // Labels named like a reserved header key are left out, so the
+        // exported record reads back the same.
         record.tags = tags
             .iter()
-            .filter(|(k, _)| !RESERVED_TAGS.contains(&k.to_ascii_lowercase().as_str()))
+            .filter(|(k, _)| !GameRecord::RESERVED_KEYS.contains(&k.to_ascii_lowercase().as_str()))
             .cloned()
             .collect();
         record.to_string()

@@ -316,16 +316,18 @@ fn is_key(k: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-const KNOWN_KEYS: [&str; 6] = [
-    "game",
-    "variant",
-    "end_on_supply",
-    "max_plies",
-    "repetition_limit",
-    "result",
-];
-
 impl GameRecord {
+    /// Header keys with a meaning of their own (the game, its options and the
+    /// result); every other `key: value` header line is a free tag.
+    pub const RESERVED_KEYS: [&'static str; 6] = [
+        "game",
+        "variant",
+        "end_on_supply",
+        "max_plies",
+        "repetition_limit",
+        "result",
+    ];
+
     /// A record with default options and nothing else.
     pub fn new(options: RuleOptions) -> GameRecord {
         GameRecord {
@@ -365,7 +367,7 @@ impl GameRecord {
                     message,
                 };
                 let lower = key.to_ascii_lowercase();
-                if let Some(&known) = KNOWN_KEYS.iter().find(|&&k| k == lower) {
+                if let Some(&known) = GameRecord::RESERVED_KEYS.iter().find(|&&k| k == lower) {
                     if seen.contains(&known) {
                         return Err(header_err(format!("`{known}` is given twice")));
                     }
