@@ -184,6 +184,7 @@ async fn watch_prints_the_board_as_moves_arrive_until_the_game_ends() {
             rules: ppb::RuleOptions::default(),
             move_timeout: Duration::from_secs(10),
             name: "watch".into(),
+            time_control: None,
         },
         |_, _| {},
     )

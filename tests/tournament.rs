@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::TestServer;
+use common::{TestServer, get};
 use punct_referee::api::pb::punct::v1 as ppb;
 use punct_referee::api::pb::referee::v1 as pb;
 use punct_referee::bots::BotSpec;
@@ -26,7 +26,88 @@ fn config(bots: &[&str], games: u32, seed: u64, records: Option<std::path::PathB
         },
         move_timeout: Duration::from_secs(10),
         name: "test".into(),
+        time_control: None,
     }
+}
+
+fn clock(text: &str) -> Option<pb::TimeControl> {
+    Some(
+        punct_referee::tournament::command::parse_time_control(text)
+            .unwrap()
+            .0,
+    )
+}
+
+/// An external bot that plays the first legal move only if it was told its
+/// clock (a `clock MS` line), and resigns otherwise.
+const CLOCK_READER: &str = "clocked=cmd:c=; m=; while read -r w rest; do case $w in \
+    legal) set -- $rest; m=$1;; clock) c=$rest;; \
+    go) if [ -n \"$c\" ]; then echo \"$m\"; else echo resign; fi;; \
+    result) exit 0;; esac; done";
+
+/// An external bot that thinks for a second, then resigns.
+const SLEEPER: &str = "sleeper=cmd:while read -r w rest; do case $w in \
+    go) sleep 1; echo resign;; result) exit 0;; esac; done";
+
+/// RULES.md-independent clock plumbing: with a time control, every game is
+/// created with it, bots are told their time (external bots by a `clock`
+/// line), and a generous clock changes nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_control_reaches_the_games_and_the_bots() {
+    let server = TestServer::start().await;
+    let mut timed = config(&[CLOCK_READER, "greedy"], 2, 1, None);
+    timed.time_control = clock("fischer:60000+1000");
+    let report = tournament::run(server.client().await, timed, |_, _| {})
+        .await
+        .unwrap();
+    for game in &report.games {
+        assert!(game.forfeit.is_none(), "{game:?}");
+        assert_ne!(game.reason, "TIMEOUT");
+        assert_ne!(game.reason, "RESIGNATION", "the bot was not told its clock");
+        let g = get(&mut server.client().await, &game.game_id).await;
+        let control = g.time_control.expect("time control");
+        assert!(matches!(
+            control.mode,
+            Some(pb::time_control::Mode::Fischer(pb::FischerClock {
+                initial_ms: 60_000,
+                increment_ms: 1000
+            }))
+        ));
+    }
+    // Without a clock the same bot hears no `clock` line and resigns.
+    let report = tournament::run(
+        server.client().await,
+        config(&[CLOCK_READER, "random"], 1, 1, None),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.games[0].reason, "RESIGNATION");
+    server.stop().await.unwrap();
+}
+
+/// A bot that overruns its clock loses on TIMEOUT (the referee's flag), not by
+/// forfeit, and the tournament goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flag_fall_ends_the_game_on_time_and_the_tournament_goes_on() {
+    let server = TestServer::start().await;
+    let mut timed = config(&[SLEEPER, "random"], 2, 1, None);
+    timed.time_control = clock("per-move:300");
+    let report = tournament::run(server.client().await, timed, |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(report.games.len(), 2);
+    for game in &report.games {
+        assert_eq!(game.reason, "TIMEOUT", "{game:?}");
+        assert!(game.forfeit.is_none(), "{game:?}");
+    }
+    let random = report
+        .standings
+        .iter()
+        .find(|s| s.name == "random")
+        .unwrap();
+    assert_eq!(random.score, 2.0);
+    server.stop().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

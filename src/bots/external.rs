@@ -73,7 +73,12 @@ impl ExternalBot {
 
     /// Sends the turn and reads the answer, within the move timeout.
     pub async fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
-        let timeout = self.timeout;
+        // With a clock, no longer than the time left (plus a little grace:
+        // the referee's own flag decides).
+        let timeout = match turn.clock_ms {
+            Some(ms) => self.timeout.min(Duration::from_millis(ms + 100)),
+            None => self.timeout,
+        };
         let running = self.start(turn).await?;
         let mut message = format!("position {}", turn.ply);
         for m in turn.history {
@@ -84,6 +89,9 @@ impl ExternalBot {
         for m in turn.legal {
             message.push(' ');
             message.push_str(m);
+        }
+        if let Some(ms) = turn.clock_ms {
+            message.push_str(&format!("\nclock {ms}"));
         }
         message.push_str("\ngo\n");
         running.stdin.write_all(message.as_bytes()).await?;

@@ -57,7 +57,7 @@ impl Bot for GreedyBot {
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         self.follow(turn.history)?;
         let pos = self.game.position();
-        let ranked = eval::rank_moves(pos, self.variant, 1);
+        let ranked = eval::rank_moves(pos, self.variant, stride_for(turn.clock_ms));
         let Some(best) = ranked.iter().map(|(_, s)| *s).max() else {
             return Err(BotError::NoMoves);
         };
@@ -67,6 +67,20 @@ impl Bot for GreedyBot {
             .notate(*mv)
             .ok_or_else(|| BotError::Desync("a generated move has no notation".into()))?;
         Ok(Answer::Move(notation.to_string()))
+    }
+}
+
+/// How many moves to skip between two scored ones, so that a move costs at
+/// most about a twentieth of the time left (docs/BOTS.md): scoring every
+/// move takes up to ~30 ms in the opening, so all are scored with a second or
+/// more left, every 8th with 200 ms to a second, and every 64th below that
+/// (well under a millisecond).
+pub fn stride_for(clock_ms: Option<u64>) -> usize {
+    match clock_ms {
+        None => 1,
+        Some(ms) if ms >= 1000 => 1,
+        Some(ms) if ms >= 200 => 8,
+        Some(_) => 64,
     }
 }
 
@@ -80,6 +94,7 @@ mod tests {
         let mut bot = GreedyBot::new(1, Variant::Standard);
         let legal = vec![];
         let turn = Turn {
+            clock_ms: None,
             game_id: "g",
             ply: 0,
             seat: "white",
@@ -99,6 +114,7 @@ mod tests {
         );
         let history = vec![first.clone()];
         let turn2 = Turn {
+            clock_ms: None,
             ply: 1,
             seat: "black",
             history: &history,
@@ -111,6 +127,7 @@ mod tests {
         // A history that is not a continuation is followed from scratch.
         let other = vec!["SE@B2:B3,B4".to_string()];
         let turn3 = Turn {
+            clock_ms: None,
             history: &other,
             ..turn2
         };
@@ -118,9 +135,33 @@ mod tests {
         assert_eq!(bot.game.moves().len(), 1);
         let bad = vec!["SE@I9:J9,K9".to_string()];
         let turn4 = Turn {
+            clock_ms: None,
             history: &bad,
             ..turn2
         };
         assert!(matches!(bot.choose(&turn4), Err(BotError::Desync(_))));
+    }
+
+    #[test]
+    fn thinks_less_when_short_of_time() {
+        assert_eq!(stride_for(None), 1);
+        assert_eq!(stride_for(Some(60_000)), 1);
+        assert_eq!(stride_for(Some(500)), 8);
+        assert_eq!(stride_for(Some(50)), 64);
+        // With a short clock it still answers a legal move.
+        let mut bot = GreedyBot::new(3, Variant::Standard);
+        let turn = Turn {
+            game_id: "g",
+            ply: 0,
+            seat: "white",
+            history: &[],
+            legal: &[],
+            clock_ms: Some(10),
+        };
+        let Answer::Move(text) = bot.choose(&turn).unwrap() else {
+            panic!("resigned");
+        };
+        let game = crate::games::punct::Game::new(crate::games::punct::RuleOptions::default());
+        assert!(game.parse_move(&text).is_ok(), "{text}");
     }
 }

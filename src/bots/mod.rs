@@ -31,6 +31,9 @@ pub struct Turn<'a> {
     pub history: &'a [String],
     /// The legal moves now, canonical notation, sorted.
     pub legal: &'a [String],
+    /// The mover's time left in milliseconds, in a game with a clock
+    /// (docs/CLOCKS.md); `None` without one.
+    pub clock_ms: Option<u64>,
 }
 
 /// What a bot answers to a turn.

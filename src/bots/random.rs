@@ -38,6 +38,7 @@ mod tests {
     fn same_seed_same_choices_and_always_legal() {
         let legal: Vec<String> = (0..50).map(|i| format!("m{i}")).collect();
         let turn = Turn {
+            clock_ms: None,
             game_id: "g",
             ply: 0,
             seat: "white",

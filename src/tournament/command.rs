@@ -11,6 +11,7 @@ use tonic::transport::Endpoint;
 
 use super::{Client, Config, Format};
 use crate::api::pb::punct::v1 as ppb;
+use crate::api::pb::referee::v1 as pb;
 use crate::api::pb::referee::v1::referee_service_client::RefereeServiceClient;
 use crate::bots::BotSpec;
 use crate::cli::VariantArg;
@@ -53,6 +54,43 @@ pub struct TournamentArgs {
     /// The `tournament` label of every game.
     #[arg(long, default_value = "cli")]
     pub name: String,
+    /// The clock of every game (docs/CLOCKS.md): `fischer:INITIAL_MS+INCREMENT_MS`
+    /// or `per-move:MS`; none by default. Bots are told their time and think
+    /// less when short (docs/BOTS.md).
+    #[arg(long, value_name = "SPEC", value_parser = parse_time_control)]
+    pub time_control: Option<TimeControlArg>,
+}
+
+/// A parsed `--time-control`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeControlArg(pub pb::TimeControl);
+
+/// Reads `fischer:INITIAL_MS+INCREMENT_MS` or `per-move:MS`.
+pub fn parse_time_control(text: &str) -> Result<TimeControlArg, String> {
+    let bad = || {
+        format!(
+            "`{text}` is not a time control: write fischer:INITIAL_MS+INCREMENT_MS or per-move:MS"
+        )
+    };
+    let ms = |t: &str| t.trim().parse::<u64>().map_err(|_| bad());
+    let (kind, value) = text.split_once(':').ok_or_else(bad)?;
+    let mode = match kind.trim() {
+        "fischer" => {
+            let (initial, increment) = value.split_once('+').ok_or_else(bad)?;
+            pb::time_control::Mode::Fischer(pb::FischerClock {
+                initial_ms: ms(initial)?,
+                increment_ms: ms(increment)?,
+            })
+        }
+        "per-move" => pb::time_control::Mode::PerMove(pb::PerMoveClock {
+            move_ms: ms(value)?,
+        }),
+        _ => return Err(bad()),
+    };
+    Ok(TimeControlArg(pb::TimeControl {
+        mode: Some(mode),
+        ..Default::default()
+    }))
 }
 
 /// Runs the tournament, prints the standings and crosstable on stdout.
@@ -74,6 +112,7 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
         },
         move_timeout: Duration::from_secs(args.move_timeout_secs),
         name: args.name.clone(),
+        time_control: args.time_control.clone().map(|t| t.0),
     };
     let total = super::schedule(config.bots.len(), config.format, config.games_per_pairing).len();
 
@@ -146,4 +185,29 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
         args.records.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_time_controls() {
+        assert_eq!(
+            parse_time_control("fischer:60000+500").unwrap().0.mode,
+            Some(pb::time_control::Mode::Fischer(pb::FischerClock {
+                initial_ms: 60_000,
+                increment_ms: 500
+            }))
+        );
+        assert_eq!(
+            parse_time_control("per-move:250").unwrap().0.mode,
+            Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
+                move_ms: 250
+            }))
+        );
+        for bad in ["", "fischer:60000", "per-move:x", "blitz:5", "fischer:1+-2"] {
+            assert!(parse_time_control(bad).is_err(), "{bad}");
+        }
+    }
 }

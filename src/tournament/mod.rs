@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 use tonic::transport::Channel;
+use tonic_types::StatusExt as _;
 
 use crate::api::pb::punct::v1 as ppb;
 use crate::api::pb::referee::v1 as pb;
@@ -58,6 +59,8 @@ pub struct Config {
     pub rules: ppb::RuleOptions,
     /// Longest think of an external bot per move.
     pub move_timeout: Duration,
+    /// The clock of every game (docs/CLOCKS.md); `None`: no clock.
+    pub time_control: Option<pb::TimeControl>,
     /// The `tournament` label of every game.
     pub name: String,
 }
@@ -248,7 +251,7 @@ pub async fn play_game(
                 game: Some(pb::game_rules::Game::Punct(config.rules)),
             }),
             labels,
-            time_control: None,
+            time_control: config.time_control,
         })
         .await?
         .into_inner();
@@ -301,12 +304,32 @@ pub async fn play_game(
                     .map(|pb::r#move::Game::Punct(p)| p.notation.clone())
             })
             .collect();
+        // With a clock, the mover's time left, as the referee reads it now.
+        let clock_ms = match config.time_control {
+            Some(_) => {
+                let game = client
+                    .get_game(pb::GetGameRequest {
+                        game_id: game_id.clone(),
+                    })
+                    .await?
+                    .into_inner()
+                    .game
+                    .unwrap_or_default();
+                if game.status == pb::GameStatus::Finished as i32 {
+                    break;
+                }
+                let clock = game.clock.unwrap_or_default();
+                [clock.white_remaining_ms, clock.black_remaining_ms][side]
+            }
+            None => None,
+        };
         let turn = Turn {
             game_id: &game_id,
             ply: legal.ply,
             seat: seat_name(legal.to_move),
             history: &history,
             legal: &notations,
+            clock_ms,
         };
         let answer = players[side].choose(&turn).await;
         let resign_because = match answer {
@@ -336,6 +359,15 @@ pub async fn play_game(
                         }
                         continue;
                     }
+                    // The game ended while the bot thought (its flag fell):
+                    // nothing to forfeit.
+                    Err(s)
+                        if s.code() == tonic::Code::FailedPrecondition
+                            && s.get_details_error_info()
+                                .is_some_and(|i| i.reason == "GAME_OVER") =>
+                    {
+                        break;
+                    }
                     Err(s) if s.code() == tonic::Code::FailedPrecondition => {
                         format!("illegal move `{text}`: {}", s.message())
                     }
@@ -353,12 +385,19 @@ pub async fn play_game(
             config.bots[[pairing.white, pairing.black][side]].name,
             seat_name(legal.to_move)
         ));
-        client
+        match client
             .resign(pb::ResignRequest {
                 game_id: game_id.clone(),
                 token: tokens[side].clone(),
             })
-            .await?;
+            .await
+        {
+            // Already over (a flag fell meanwhile): the clock's verdict stands.
+            Err(s) if s.code() == tonic::Code::FailedPrecondition => forfeit = None,
+            other => {
+                other?;
+            }
+        }
         break;
     }
     let game = client
