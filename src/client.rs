@@ -436,6 +436,24 @@ fn keep_tokens(
 /// board drawn is exactly the position after that move; moves before the
 /// current ply are replayed silently. A resync snapshot (this watcher fell
 /// behind) is caught up from the exported record.
+/// The game's record as the server exports it, read back.
+async fn server_record(
+    client: &mut RefereeServiceClient<Channel>,
+    game_id: &str,
+) -> Result<GameRecord, String> {
+    let record = client
+        .export_game(pb::ExportGameRequest {
+            game_id: game_id.to_string(),
+        })
+        .await
+        .map_err(|s| describe_status(&s))?
+        .into_inner()
+        .record;
+    GameRecord::parse_with_lines(&record)
+        .map(|(r, _)| r)
+        .map_err(|e| format!("the server's record: {e}"))
+}
+
 async fn watch(client: &mut RefereeServiceClient<Channel>, game_id: String) -> Result<(), String> {
     let rpc = |s: tonic::Status| describe_status(&s);
     let now = client
@@ -447,18 +465,7 @@ async fn watch(client: &mut RefereeServiceClient<Channel>, game_id: String) -> R
         .into_inner()
         .game
         .unwrap_or_default();
-    let record = client
-        .export_game(pb::ExportGameRequest {
-            game_id: game_id.clone(),
-        })
-        .await
-        .map_err(rpc)?
-        .into_inner()
-        .record;
-    let options = GameRecord::parse_with_lines(&record)
-        .map_err(|e| format!("the server's record: {e}"))?
-        .0
-        .options;
+    let options = server_record(client, &game_id).await?.options;
     let mut local = Game::new(options);
     let mut stream = client
         .watch_game(pb::WatchGameRequest {
@@ -478,17 +485,7 @@ async fn watch(client: &mut RefereeServiceClient<Channel>, game_id: String) -> R
             Some(pb::watch_game_response::Item::Snapshot(snap)) => {
                 if item.resync {
                     // Catch up from the record, to the snapshot's ply.
-                    let record = client
-                        .export_game(pb::ExportGameRequest {
-                            game_id: game_id.clone(),
-                        })
-                        .await
-                        .map_err(rpc)?
-                        .into_inner()
-                        .record;
-                    let parsed = GameRecord::parse_with_lines(&record)
-                        .map_err(|e| format!("the server's record: {e}"))?
-                        .0;
+                    let parsed = server_record(client, &game_id).await?;
                     local = Game::new(options);
                     for m in parsed.moves.iter().take(snap.ply as usize) {
                         local
