@@ -109,18 +109,21 @@ fn main() -> ExitCode {
     }
 }
 
+/// A multi-threaded tokio runtime, or `None` after saying on stderr why it
+/// could not start.
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .inspect_err(|e| eprintln!("error: cannot start the runtime: {e}"))
+        .ok()
+}
+
 /// Runs the service until SIGTERM or ctrl-c, then drains, flushes the
 /// telemetry exporters and exits.
 fn serve(args: &ServeArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
     };
     runtime.block_on(async {
         let otlp = telemetry::otlp_traces_configured();
@@ -214,15 +217,8 @@ fn health(address: &str, service: &str, timeout: Duration) -> ExitCode {
 /// Runs a client-side command on a fresh runtime; its error goes to stderr
 /// with exit code 1.
 fn run_async(work: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
     };
     match runtime.block_on(work) {
         Ok(()) => ExitCode::SUCCESS,
