@@ -8,6 +8,8 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod games;
+pub mod load;
+pub mod overload;
 pub mod server;
 pub mod sessions;
 pub mod telemetry;
