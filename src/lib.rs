@@ -10,5 +10,6 @@ pub mod config;
 pub mod games;
 pub mod server;
 pub mod sessions;
+pub mod storage;
 pub mod telemetry;
 pub mod tournament;
