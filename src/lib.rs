@@ -12,5 +12,6 @@ pub mod load;
 pub mod overload;
 pub mod server;
 pub mod sessions;
+pub mod storage;
 pub mod telemetry;
 pub mod tournament;
