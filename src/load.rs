@@ -14,8 +14,11 @@
 //! errors (any non-OK answer, or an answer that disagrees with the game; the
 //! first few are printed). The moves phase times `SubmitMove` alone.
 //! The report's `ratio` is SubmitMove throughput / baseline throughput,
-//! both from the same run: on a shared machine that ratio is far steadier
-//! than either figure.
+//! both from the same run: on a shared machine that ratio is steadier than
+//! either figure. With `--spawn` it also reads the CPU time the server and
+//! this client spent in each phase (`/proc/<pid>/stat`) and reports it per
+//! call, and `cpu_ratio`: the throughput ratio with the other work on the
+//! machine taken out.
 //!
 //! The moves are random legal moves, but chosen *before* the runs: the
 //! tool plays `--pool` random games with the engine (seeded by `--seed`)
@@ -146,6 +149,11 @@ pub struct RunReport {
     pub client_cpu_us_per_move: Option<f64>,
     /// CPU time of this client per health check, in microseconds.
     pub client_cpu_us_per_baseline_call: Option<f64>,
+    /// (server + client CPU per health check) / (server + client CPU per
+    /// SubmitMove): the throughput ratio a machine running only these two
+    /// would show. Steadier than `ratio` on a shared machine, where other
+    /// work takes a different share of the CPU in each phase.
+    pub cpu_ratio: Option<f64>,
 }
 
 /// Latency percentiles, in microseconds.
@@ -554,7 +562,7 @@ async fn load(
             average
         );
         println!(
-            "{:>6} {:>10} {:>9} {:>9} {:>10} {:>6} {:>11} {:>9} {:>9} {:>6} {:>17} {:>17}",
+            "{:>6} {:>10} {:>9} {:>9} {:>10} {:>6} {:>11} {:>9} {:>9} {:>6} {:>17} {:>17} {:>9}",
             "games",
             "moves/s",
             "p50 µs",
@@ -566,7 +574,8 @@ async fn load(
             "b.p99 µs",
             "ratio",
             "server µs/call",
-            "client µs/call"
+            "client µs/call",
+            "cpu ratio"
         );
     }
     for &games in &args.games {
@@ -577,7 +586,7 @@ async fn load(
                 _ => "-".to_string(),
             };
             println!(
-                "{:>6} {:>10.0} {:>9.1} {:>9.1} {:>10.1} {:>6} {:>11.0} {:>9.1} {:>9.1} {:>6.3} {:>17} {:>17}",
+                "{:>6} {:>10.0} {:>9.1} {:>9.1} {:>10.1} {:>6} {:>11.0} {:>9.1} {:>9.1} {:>6.3} {:>17} {:>17} {:>9}",
                 run.games,
                 run.moves_per_sec,
                 run.submit_latency_us.p50,
@@ -596,6 +605,7 @@ async fn load(
                     run.client_cpu_us_per_move,
                     run.client_cpu_us_per_baseline_call
                 ),
+                run.cpu_ratio.map_or("-".to_string(), |r| format!("{r:.3}")),
             );
             for e in run.baseline_first_errors.iter().chain(&run.first_errors) {
                 println!("       error: {e}");
@@ -695,7 +705,19 @@ async fn one_run(
         server_cpu_us_per_baseline_call: per_call(baseline_cpu.0, baseline.calls),
         client_cpu_us_per_move: per_call(moves_cpu.1, moves.calls),
         client_cpu_us_per_baseline_call: per_call(baseline_cpu.1, baseline.calls),
+        cpu_ratio: cpu_ratio(baseline_cpu, baseline.calls, moves_cpu, moves.calls),
     }
+}
+
+fn cpu_ratio(
+    baseline: (Option<u64>, Option<u64>),
+    baseline_calls: u64,
+    moves: (Option<u64>, Option<u64>),
+    moves_calls: u64,
+) -> Option<f64> {
+    let per_baseline = per_call(Some(baseline.0? + baseline.1?), baseline_calls)?;
+    let per_move = per_call(Some(moves.0? + moves.1?), moves_calls)?;
+    (per_move > 0.0).then(|| per_baseline / per_move)
 }
 
 async fn join(tasks: Vec<tokio::task::JoinHandle<Tally>>) -> Vec<Tally> {
