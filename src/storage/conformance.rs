@@ -57,15 +57,15 @@ fn end(id: &str, ply: u32) -> EndRow {
 async fn suite(storage: &dyn Storage) {
     assert!(storage.recover().unwrap().is_empty());
     storage
-        .write(Write::Create(game("a"), vec![]))
+        .write(Write::Create(game("a"), vec![], None))
         .await
         .unwrap();
     storage
-        .write(Write::Create(game("b"), vec![mv("b", 1)]))
+        .write(Write::Create(game("b"), vec![mv("b", 1)], None))
         .await
         .unwrap();
     storage
-        .write(Write::Create(game("c"), vec![]))
+        .write(Write::Create(game("c"), vec![], None))
         .await
         .unwrap();
     // Concurrent writes, queued together, all land.
@@ -87,7 +87,7 @@ async fn suite(storage: &dyn Storage) {
         .await
         .unwrap();
     // A duplicate game and a gap in the plies fail, alone.
-    let dup = storage.write(Write::Create(game("a"), vec![]));
+    let dup = storage.write(Write::Create(game("a"), vec![], None));
     let gap = storage.write(Write::Move(mv("b", 5), None));
     let fine = storage.write(Write::Move(mv("b", 2), None));
     assert!(dup.await.is_err());
@@ -150,7 +150,7 @@ async fn sqlite_keeps_games_across_a_reopen_and_locks_its_directory() {
     };
     let first = SqliteStorage::open(&options).unwrap();
     first
-        .write(Write::Create(game("a"), vec![mv("a", 1)]))
+        .write(Write::Create(game("a"), vec![mv("a", 1)], None))
         .await
         .unwrap();
     let second = SqliteStorage::open(&options).unwrap_err();
@@ -194,6 +194,7 @@ async fn a_garbage_or_truncated_file_is_a_clear_startup_error() {
             s.write(Write::Create(
                 game(&format!("g{i:03}")),
                 (1..=5).map(|p| mv(&format!("g{i:03}"), p)).collect(),
+                None,
             ))
             .await
             .unwrap();
@@ -222,7 +223,7 @@ async fn a_full_database_fails_writes_and_keeps_what_was_stored() {
     let mut failure = None;
     for i in 0..10_000 {
         match s
-            .write(Write::Create(game(&format!("g{i:05}")), vec![]))
+            .write(Write::Create(game(&format!("g{i:05}")), vec![], None))
             .await
         {
             Ok(()) => stored += 1,

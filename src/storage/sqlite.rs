@@ -383,7 +383,7 @@ fn no_such_game(id: &str) -> rusqlite::Error {
 
 fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
     match write {
-        Write::Create(game, moves) => {
+        Write::Create(game, moves, end) => {
             let labels = serde_json::to_string(&game.labels)
                 .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
             tx.prepare_cached(
@@ -412,6 +412,9 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
             ])?;
             for mv in moves {
                 insert_move(tx, mv)?;
+            }
+            if let Some(end) = end {
+                apply_end(tx, end)?;
             }
         }
         Write::Move(mv, end) => {
