@@ -141,6 +141,38 @@ async fn sqlite_backend_passes_the_suite_in_every_sync_mode() {
 }
 
 #[tokio::test]
+async fn concurrent_writes_share_commits_even_with_full_sync() {
+    let dir = tempdir();
+    let s = SqliteStorage::open(&SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Full,
+        max_bytes: None,
+    })
+    .unwrap();
+    // 400 games' writes queued at once, as 400 concurrent calls would.
+    let commits: Vec<Commit> = (0..400)
+        .map(|i| {
+            s.write(Write::Create(
+                game(&format!("g{i:03}")),
+                vec![mv(&format!("g{i:03}"), 1)],
+                None,
+            ))
+        })
+        .collect();
+    for c in commits {
+        c.await.unwrap();
+    }
+    assert_eq!(s.recover().unwrap().len(), 400);
+    let transactions = s.commits();
+    assert!(
+        transactions < 100,
+        "400 queued writes took {transactions} transactions: no group commit"
+    );
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
 async fn sqlite_keeps_games_across_a_reopen_and_locks_its_directory() {
     let dir = tempdir();
     let options = SqliteOptions {
