@@ -29,9 +29,10 @@
 //!
 //! With `--spawn` the tool starts this binary's own server on a free local
 //! port, with the arguments after `--` (so one command compares server
-//! settings), waits until it is healthy, and stops it at the end. The
-//! spawned server logs at `warn` and may hold a million games unless those
-//! arguments say otherwise.
+//! settings: `-- --storage memory`, `-- --sync full`, …), waits until it is
+//! healthy, and stops it at the end. The spawned server logs at `warn`, may
+//! hold a million games, and keeps its durable store in a fresh temporary
+//! directory (removed at the end), unless those arguments say otherwise.
 //!
 //! `--idle-sessions N` (with `--spawn`) instead creates N games that never
 //! move and reports the server's resident memory (`VmRSS` of
@@ -283,6 +284,8 @@ struct SpawnedServer {
     child: tokio::process::Child,
     pid: u32,
     address: String,
+    /// A fresh data directory for its durable store, removed at the end.
+    data_dir: PathBuf,
 }
 
 impl SpawnedServer {
@@ -294,6 +297,10 @@ impl SpawnedServer {
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("cannot find a free port: {e}"))?
             .port();
+        // A durable store starts empty (no games of an earlier run to
+        // recover) and leaves nothing behind.
+        let data_dir =
+            std::env::temp_dir().join(format!("punct-load-{}-{port}", std::process::id()));
         let mut child = tokio::process::Command::new(&exe)
             .arg("serve")
             .arg("--listen")
@@ -303,6 +310,7 @@ impl SpawnedServer {
             .env("PUNCT_REFEREE_MAX_SESSIONS", max_sessions.to_string())
             .env("PUNCT_REFEREE_METRICS_LISTEN", "127.0.0.1:0")
             .env("PUNCT_REFEREE_LOG", "warn")
+            .env("PUNCT_REFEREE_DATA_DIR", &data_dir)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
@@ -327,6 +335,7 @@ impl SpawnedServer {
             child,
             pid,
             address,
+            data_dir,
         })
     }
 
@@ -338,6 +347,7 @@ impl SpawnedServer {
     async fn stop(mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
+        let _ = std::fs::remove_dir_all(&self.data_dir);
     }
 }
 

@@ -23,6 +23,8 @@ use crate::api::RefereeApi;
 use crate::api::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
 use crate::overload::InFlightLimitLayer;
 use crate::sessions::{Limits, SessionStore};
+use crate::storage::sqlite::{SqliteOptions, SqliteStorage};
+use crate::storage::{Storage, StorageError, Volatile};
 use crate::telemetry::RpcLayer;
 
 /// The full name of the referee service (for health checks).
@@ -49,6 +51,28 @@ pub struct ServerOptions {
     pub max_concurrent_calls: usize,
     /// Most watch streams open at once over all games.
     pub max_watch_streams: usize,
+    /// Where sessions are kept durably.
+    pub storage: StorageConfig,
+}
+
+/// Where sessions are kept (docs/STORAGE.md).
+#[derive(Debug, Clone, Default)]
+pub enum StorageConfig {
+    /// In memory only: games are lost on a restart (`--storage memory`).
+    #[default]
+    Memory,
+    /// An SQLite database in a data directory (the binary's default).
+    Sqlite(SqliteOptions),
+}
+
+impl StorageConfig {
+    /// Opens the storage this describes.
+    pub fn open(&self) -> Result<Arc<dyn Storage>, StorageError> {
+        Ok(match self {
+            StorageConfig::Memory => Arc::new(Volatile),
+            StorageConfig::Sqlite(options) => Arc::new(SqliteStorage::open(options)?),
+        })
+    }
 }
 
 /// The default of [`ServerOptions::max_concurrent_calls`]: about 100 ms of
@@ -67,6 +91,7 @@ impl Default for ServerOptions {
             sweep_interval: Duration::from_secs(30),
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
             max_watch_streams: crate::api::service::DEFAULT_MAX_WATCH_STREAMS,
+            storage: StorageConfig::Memory,
         }
     }
 }
@@ -80,6 +105,9 @@ pub enum ServeError {
     /// The reflection service could not be built from the descriptors.
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// Storage could not be opened, or its games not recovered.
+    #[error("{0}")]
+    Storage(String),
 }
 
 /// Serves on `listener` until `shutdown` completes, then drains (see the
@@ -89,7 +117,29 @@ pub async fn run(
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let store = Arc::new(SessionStore::new(options.limits.clone()));
+    let storage = options
+        .storage
+        .open()
+        .map_err(|e| ServeError::Storage(e.to_string()))?;
+    let store = Arc::new(SessionStore::with_storage(
+        options.limits.clone(),
+        storage.clone(),
+    ));
+    let recovered = store
+        .recover()
+        .map_err(|e| ServeError::Storage(e.to_string()))?;
+    match &options.storage {
+        StorageConfig::Memory => {
+            tracing::info!(storage = storage.name(), "games are kept in memory only")
+        }
+        StorageConfig::Sqlite(o) => tracing::info!(
+            storage = storage.name(),
+            dir = %o.dir.display(),
+            sync = ?o.sync,
+            recovered,
+            "storage open; unfinished games recovered"
+        ),
+    }
     let stop = CancellationToken::new();
 
     let (health, health_service) = tonic_health::server::health_reporter();

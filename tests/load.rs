@@ -28,8 +28,9 @@ fn a_short_load_run_plays_moves_without_errors() {
             "--json",
         ])
         .arg(&json)
-        // Server arguments pass through.
-        .args(["--", "--max-concurrent-calls", "64"])
+        // Server arguments pass through (the durable store by default, in
+        // a temporary directory of the tool's).
+        .args(["--", "--max-concurrent-calls", "64", "--sync", "off"])
         .output()
         .expect("run the load generator");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -61,6 +62,7 @@ fn a_short_load_run_plays_moves_without_errors() {
 fn the_idle_session_meter_reports_memory_per_game() {
     let out = Command::new(BIN)
         .args(["load", "--spawn", "--idle-sessions", "2000", "--json", "-"])
+        .args(["--", "--storage", "memory"])
         .output()
         .expect("run the load generator");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -292,6 +292,7 @@ impl Child {
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
             .args(["serve", "--listen", &addr.to_string(), "--no-metrics"])
+            .args(["--storage", "memory"])
             .args(args)
             .env("PUNCT_REFEREE_LOG", "warn")
             .stdout(std::process::Stdio::null())

@@ -101,6 +101,11 @@ pub fn status(err: SessionError) -> Status {
         SessionError::LimitReached { what, max } => {
             Status::with_error_details(Code::ResourceExhausted, message, limit_details(what, max))
         }
+        SessionError::Unavailable(_) => Status::with_error_details(
+            Code::Unavailable,
+            message,
+            ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", ERROR_DOMAIN, HashMap::new()),
+        ),
     }
 }
 
