@@ -7,7 +7,8 @@
 //   ARTIFACTS     where the screenshot goes
 // Steps: open the page, see a new game appear in the list, open it, watch
 // moves played over gRPC arrive live, replay an earlier ply with the keyboard
-// on the slider (the board must then be that ply's picture), screenshot.
+// on the slider (the board must then be that ply's picture), screenshots
+// (games.png: the list, spectator.png: the game view).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -62,6 +63,8 @@ try {
   const row = page.locator(`tr[data-game-id="${id}"]`);
   await row.waitFor({ state: 'visible', timeout: 5000 });
   assert.equal(await page.locator(`tr[data-game-id="${other}"]`).count(), 0, 'the filter lets another label through');
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, 'games.png') });
 
   step('the game view, live');
   await row.getByRole('link').click();
