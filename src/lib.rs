@@ -11,6 +11,7 @@ pub mod config;
 pub mod games;
 pub mod server;
 pub mod sessions;
+pub mod storage;
 pub mod telemetry;
 pub mod tournament;
 pub mod web;
