@@ -32,7 +32,7 @@ free_port() {
 }
 GRPC_PORT=$(free_port)
 HTTP_PORT=$(free_port)
-"$BIN" --listen "127.0.0.1:$GRPC_PORT" --http-listen "127.0.0.1:$HTTP_PORT" --log warn > "$WORK/server.log" 2>&1 &
+"$BIN" --listen "127.0.0.1:$GRPC_PORT" --http-listen "127.0.0.1:$HTTP_PORT" --data-dir "$WORK/data" --log warn > "$WORK/server.log" 2>&1 &
 SERVER=$!
 cleanup() {
     kill "$SERVER" 2>/dev/null || true
