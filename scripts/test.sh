@@ -2,8 +2,10 @@
 # The whole test suite: formatting, lints, every Rust test (unit, black-box,
 # property tests, the gRPC service through a real socket) and the README's
 # grpcurl walk-through against the release binary, then the Python and Node
-# clients' suites against it (scripts/test-clients.sh). Run from anywhere; installs
-# nothing outside the repository (grpcurl goes into a venv under target/).
+# clients' suites against it (scripts/test-clients.sh), and the spectator page in
+# headless Chromium (scripts/test-web.sh). Run from anywhere; installs nothing
+# outside the repository (grpcurl goes into a venv under target/) except
+# Debian's `chromium` package, with apt-get, when /usr/bin/chromium is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,5 +29,8 @@ scripts/grpcurl-walkthrough.sh target/release/punct-referee
 
 echo "== Python and Node clients against the release binary"
 scripts/test-clients.sh target/release/punct-referee
+
+echo "== spectator page in headless Chromium (scripts/test-web.sh)"
+scripts/test-web.sh target/release/punct-referee
 
 echo "== all tests passed"

@@ -79,16 +79,25 @@ pub struct ServeArgs {
     /// Log line format: `text` (readable) or `json` (one object a line).
     #[arg(long, env = "PUNCT_REFEREE_LOG_FORMAT", default_value = "text")]
     pub log_format: LogFormat,
-    /// Address of the Prometheus `/metrics` HTTP endpoint.
+    /// Address of the HTTP port: Prometheus `/metrics` and the spectator
+    /// page at `/` (docs/SPECTATOR.md). `--metrics-listen` is its old name.
     #[arg(
         long,
-        env = "PUNCT_REFEREE_METRICS_LISTEN",
-        default_value = "0.0.0.0:9464"
+        visible_alias = "metrics-listen",
+        env = "PUNCT_REFEREE_HTTP_LISTEN",
+        value_name = "ADDRESS"
     )]
-    pub metrics_listen: SocketAddr,
-    /// Serve no `/metrics` endpoint (and record no metrics).
+    pub http_listen: Option<SocketAddr>,
+    /// The HTTP port's address under its old variable name, read when
+    /// neither `--http-listen` nor `PUNCT_REFEREE_HTTP_LISTEN` is given.
+    #[arg(long, hide = true, env = "PUNCT_REFEREE_METRICS_LISTEN")]
+    pub legacy_metrics_listen: Option<SocketAddr>,
+    /// Record no metrics and serve no `/metrics` (the spectator page stays).
     #[arg(long, env = "PUNCT_REFEREE_NO_METRICS")]
     pub no_metrics: bool,
+    /// Open no HTTP port at all: no `/metrics`, no spectator page (gRPC only).
+    #[arg(long, env = "PUNCT_REFEREE_NO_HTTP")]
+    pub no_http: bool,
     /// Where games are kept: `sqlite` (durable, in the data directory) or
     /// `memory` (lost on restart).
     #[arg(long, env = "PUNCT_REFEREE_STORAGE", value_enum, default_value_t = StorageKind::Sqlite)]
@@ -116,6 +125,18 @@ pub enum StorageKind {
 }
 
 impl ServeArgs {
+    /// Where the HTTP port listens: `--http-listen` (alias
+    /// `--metrics-listen`), else the old `PUNCT_REFEREE_METRICS_LISTEN`, else
+    /// `0.0.0.0:9464`.
+    pub fn http_address(&self) -> SocketAddr {
+        self.http_listen
+            .or(self.legacy_metrics_listen)
+            .unwrap_or(SocketAddr::from((
+                [0, 0, 0, 0],
+                crate::telemetry::DEFAULT_METRICS_PORT,
+            )))
+    }
+
     /// The server options these flags describe.
     pub fn options(&self) -> ServerOptions {
         ServerOptions {
@@ -166,8 +187,8 @@ mod tests {
         let cli = Cli::try_parse_from(["x"]).unwrap();
         assert_eq!(cli.serve.listen.port(), DEFAULT_PORT);
         assert_eq!(
-            cli.serve.metrics_listen.port(),
-            crate::telemetry::DEFAULT_METRICS_PORT
+            cli.serve.http_address(),
+            SocketAddr::from(([0, 0, 0, 0], crate::telemetry::DEFAULT_METRICS_PORT))
         );
         assert_eq!(cli.serve.log_format, LogFormat::Text);
         let o = cli.serve.options();
@@ -189,5 +210,22 @@ mod tests {
             .unwrap();
         assert_eq!(cli.serve.listen.port(), 7000);
         assert_eq!(cli.serve.options().limits.max_sessions, 3);
+    }
+
+    #[test]
+    fn the_http_port_keeps_its_old_flag_name() {
+        for flag in ["--http-listen", "--metrics-listen"] {
+            let cli = Cli::try_parse_from(["x", flag, "127.0.0.1:7001"]).unwrap();
+            assert_eq!(cli.serve.http_address().port(), 7001, "{flag}");
+        }
+        let cli = Cli::try_parse_from([
+            "x",
+            "--legacy-metrics-listen",
+            "127.0.0.1:7002",
+            "--http-listen",
+            "127.0.0.1:7003",
+        ])
+        .unwrap();
+        assert_eq!(cli.serve.http_address().port(), 7003);
     }
 }

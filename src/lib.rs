@@ -1,6 +1,7 @@
 //! punct-referee: a game-referee service. The crate is a library (the engines,
 //! the session layer, the gRPC API and the server) plus the `punct-referee`
-//! binary. Data flows one way: [`api`] → [`sessions`] → [`games`].
+//! binary. Data flows one way: [`api`] (and [`web`], the HTTP port) →
+//! [`sessions`] → [`games`].
 
 pub mod api;
 pub mod bots;
@@ -15,3 +16,4 @@ pub mod sessions;
 pub mod storage;
 pub mod telemetry;
 pub mod tournament;
+pub mod web;

@@ -148,13 +148,37 @@ fn serve(args: &ServeArgs) -> ExitCode {
 }
 
 async fn serve_with_telemetry(args: &ServeArgs, exports_traces: bool) -> ExitCode {
-    if !args.no_metrics {
-        if let Err(e) = telemetry::install_metrics(args.metrics_listen) {
-            tracing::error!("cannot serve metrics on {}: {e}", args.metrics_listen);
-            return ExitCode::FAILURE;
+    let metrics = if args.no_metrics {
+        None
+    } else {
+        match telemetry::install_metrics() {
+            Ok(handle) => Some(handle),
+            Err(e) => {
+                tracing::error!("cannot record metrics: {e}");
+                return ExitCode::FAILURE;
+            }
         }
-        tracing::info!(address = %args.metrics_listen, "serving Prometheus metrics");
-    }
+    };
+    let http = if args.no_http {
+        None
+    } else {
+        let address = args.http_address();
+        match tokio::net::TcpListener::bind(address).await {
+            Ok(listener) => {
+                let bound = listener.local_addr().unwrap_or(address);
+                tracing::info!(
+                    address = %bound,
+                    metrics = metrics.is_some(),
+                    "serving HTTP: spectator page at /, Prometheus metrics at /metrics"
+                );
+                Some(punct_referee::server::HttpPort { listener, metrics })
+            }
+            Err(e) => {
+                tracing::error!("cannot listen for HTTP on {address}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    };
     let listener = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(l) => l,
         Err(e) => {
@@ -164,7 +188,9 @@ async fn serve_with_telemetry(args: &ServeArgs, exports_traces: bool) -> ExitCod
     };
     let address = listener.local_addr().unwrap_or(args.listen);
     tracing::info!(%address, otlp_traces = exports_traces, "punct-referee serving gRPC");
-    match punct_referee::server::run(listener, args.options(), shutdown_signal()).await {
+    match punct_referee::server::run_with_http(listener, http, args.options(), shutdown_signal())
+        .await
+    {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");

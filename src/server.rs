@@ -1,7 +1,8 @@
 //! The gRPC server: the referee service, `grpc.health.v1`, server reflection
 //! (v1 and v1alpha), message size limits, keepalive, load shedding (a limit
 //! on calls in flight, [`crate::overload`]), a TTL sweeper, and a graceful
-//! shutdown.
+//! shutdown; and, next to it on its own port, the HTTP router of
+//! [`crate::web`] (metrics, spectator page) over the same games.
 //!
 //! [`run`] takes its listener and its shutdown future, so tests bind
 //! `127.0.0.1:0` and stop it when they like. Shutdown: health turns
@@ -13,6 +14,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::serve::ListenerExt as _;
+use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
@@ -26,6 +29,7 @@ use crate::sessions::{Limits, SessionStore};
 use crate::storage::sqlite::{SqliteOptions, SqliteStorage};
 use crate::storage::{Storage, StorageError, Volatile};
 use crate::telemetry::RpcLayer;
+use crate::web;
 
 /// The full name of the referee service (for health checks).
 pub const SERVICE_NAME: &str = "referee.v1.RefereeService";
@@ -110,10 +114,32 @@ pub enum ServeError {
     Storage(String),
 }
 
-/// Serves on `listener` until `shutdown` completes, then drains (see the
-/// module docs). Returns once the server has stopped.
+/// The service's HTTP port: `/metrics`, the spectator page and its API
+/// ([`crate::web`]), over the same games as the gRPC service.
+#[derive(Debug)]
+pub struct HttpPort {
+    /// Where to serve it.
+    pub listener: TcpListener,
+    /// The metrics recorder to render at `/metrics` (`None`: no metrics).
+    pub metrics: Option<PrometheusHandle>,
+}
+
+/// Serves gRPC on `listener` until `shutdown` completes, then drains (see
+/// the module docs). Returns once the server has stopped.
 pub async fn run(
     listener: TcpListener,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    run_with_http(listener, None, options, shutdown).await
+}
+
+/// [`run`], plus the HTTP port when `http` is given: both serve the same
+/// games and stop together (the HTTP side stops accepting when the drain
+/// starts, its event streams end, and it gets the same drain bound).
+pub async fn run_with_http(
+    listener: TcpListener,
+    http: Option<HttpPort>,
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
@@ -141,6 +167,24 @@ pub async fn run(
         ),
     }
     let stop = CancellationToken::new();
+    let http_task = http.map(|port| {
+        let router = web::router(web::WebState {
+            store: store.clone(),
+            shutdown: stop.clone(),
+            metrics: port.metrics,
+        });
+        // As on the gRPC side: an event written right after a request's
+        // answer must not wait for a delayed ACK.
+        let listener = port.listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let stopped = stop.clone();
+        tokio::spawn(
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stopped.cancelled().await })
+                .into_future(),
+        )
+    });
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -219,6 +263,16 @@ pub async fn run(
     };
     stop.cancel();
     let _ = sweeper.await;
+    if let Some(task) = http_task {
+        // Idle keep-alive connections close at once and event streams end on
+        // `stop`; a request still running gets the drain bound.
+        match tokio::time::timeout(drain_timeout, task).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => tracing::warn!("HTTP server: {e}"),
+            Ok(Err(e)) => tracing::warn!("HTTP server task: {e}"),
+            Err(_) => tracing::warn!(?drain_timeout, "HTTP drain timed out"),
+        }
+    }
     tracing::info!("stopped");
     result
 }

@@ -11,19 +11,19 @@
 //!   The exporter reads the other `OTEL_*` variables itself; the resource reads
 //!   `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`. A W3C `traceparent`
 //!   in the request metadata becomes the server span's parent.
-//! * Metrics: the `metrics` facade with the Prometheus exporter on its own HTTP
-//!   port ([`install_metrics`]); the metric names are the constants below.
+//! * Metrics: the `metrics` facade with the Prometheus recorder
+//!   ([`install_metrics`]), rendered at `/metrics` on the service's HTTP port
+//!   ([`crate::web`]); the metric names are the constants below.
 //!   OTLP metrics go through the collector, which scrapes this endpoint (see
 //!   docs/OBSERVABILITY.md for why there is no second metrics stack).
 
 use std::fmt;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::str::FromStr;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use opentelemetry::propagation::Extractor;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
@@ -67,8 +67,8 @@ pub const STORAGE_COMMIT_DURATION: &str = "referee_storage_commit_duration_secon
 /// Writes refused because storage failed (the call got `UNAVAILABLE`).
 pub const STORAGE_FAILURES: &str = "referee_storage_failures_total";
 
-/// The port `/metrics` is served on when none is given (the usual port of
-/// OpenTelemetry's Prometheus exporters).
+/// The HTTP port (`/metrics`, the spectator page) when none is given: the
+/// usual port of OpenTelemetry's Prometheus exporters.
 pub const DEFAULT_METRICS_PORT: u16 = 9464;
 
 /// Histogram buckets of [`RPC_DURATION`], in seconds: a move is tens of
@@ -116,7 +116,7 @@ pub enum TelemetryError {
     /// A global subscriber was already installed.
     #[error("log subscriber: {0}")]
     Subscriber(#[from] tracing_subscriber::util::TryInitError),
-    /// The Prometheus exporter could not be built or bound.
+    /// The Prometheus recorder could not be built or installed.
     #[error("metrics exporter: {0}")]
     Metrics(#[from] metrics_exporter_prometheus::BuildError),
 }
@@ -211,20 +211,33 @@ impl Telemetry {
     }
 }
 
-/// Installs the global `metrics` recorder and serves it in Prometheus text
-/// format on `address` (any path, `/metrics` by convention). Must run inside
-/// the Tokio runtime; the listener is bound before this returns.
-pub fn install_metrics(address: SocketAddr) -> Result<(), TelemetryError> {
-    PrometheusBuilder::new()
-        .with_http_listener(address)
+/// How often the Prometheus recorder's upkeep runs (draining histogram
+/// buffers), as the exporter's own HTTP listener would do it.
+const METRICS_UPKEEP: Duration = Duration::from_secs(5);
+
+/// Installs the global `metrics` recorder and returns the handle that renders
+/// it in Prometheus text format: the service's HTTP router serves it at
+/// `/metrics` (see [`crate::web`]), next to the spectator page. Must run
+/// inside the Tokio runtime: it spawns the recorder's periodic upkeep.
+pub fn install_metrics() -> Result<PrometheusHandle, TelemetryError> {
+    let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Full(RPC_DURATION.to_string()), RPC_BUCKETS)?
         .set_buckets_for_metric(
             Matcher::Full(STORAGE_COMMIT_DURATION.to_string()),
             RPC_BUCKETS,
         )?
-        .install()?;
+        .install_recorder()?;
     describe_metrics();
-    Ok(())
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(METRICS_UPKEEP);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    Ok(handle)
 }
 
 fn describe_metrics() {

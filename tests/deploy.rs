@@ -30,7 +30,7 @@ fn defaults() -> (u16, u16, u64) {
     let cli = Cli::try_parse_from(["punct-referee"]).unwrap();
     (
         cli.serve.listen.port(),
-        cli.serve.metrics_listen.port(),
+        cli.serve.http_address().port(),
         cli.serve.drain_timeout_secs,
     )
 }
@@ -137,7 +137,7 @@ fn compose_uses_the_default_ports_and_existing_files() {
     let env = &referee["environment"];
     assert_eq!(port_of(str_at(env, &["PUNCT_REFEREE_LISTEN"])), grpc);
     assert_eq!(
-        port_of(str_at(env, &["PUNCT_REFEREE_METRICS_LISTEN"])),
+        port_of(str_at(env, &["PUNCT_REFEREE_HTTP_LISTEN"])),
         metrics
     );
     assert_eq!(
@@ -301,7 +301,7 @@ fn kubernetes_manifests_match_the_binary() {
     let config = &find("ConfigMap")["data"];
     assert_eq!(port_of(str_at(config, &["PUNCT_REFEREE_LISTEN"])), grpc);
     assert_eq!(
-        port_of(str_at(config, &["PUNCT_REFEREE_METRICS_LISTEN"])),
+        port_of(str_at(config, &["PUNCT_REFEREE_HTTP_LISTEN"])),
         metrics
     );
     let config_drain: u64 = str_at(config, &["PUNCT_REFEREE_DRAIN_TIMEOUT_SECS"])
@@ -501,7 +501,7 @@ fn dockerfile_builds_like_ci_and_runs_the_binary_it_built() {
     );
     let env = all("ENV").join(" ");
     assert!(env.contains(&format!("PUNCT_REFEREE_LISTEN=0.0.0.0:{grpc}")));
-    assert!(env.contains(&format!("PUNCT_REFEREE_METRICS_LISTEN=0.0.0.0:{metrics}")));
+    assert!(env.contains(&format!("PUNCT_REFEREE_HTTP_LISTEN=0.0.0.0:{metrics}")));
     assert!(env.contains("PUNCT_REFEREE_DATA_DIR=/var/lib/punct-referee"));
     assert_eq!(all("VOLUME"), ["[\"/var/lib/punct-referee\"]"]);
     // The build context leaves the build output out.

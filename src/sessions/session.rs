@@ -386,6 +386,15 @@ impl Session {
         (st.clock.control(), st.clock.stamps().to_vec())
     }
 
+    /// A picture of the game now, with its state, and its event log up to
+    /// that point (every move, then the game-over event once over), read
+    /// under one lock so the two agree: what a page showing the move list
+    /// needs.
+    pub fn view_with_events(&self) -> (GameView, Vec<Arc<Event>>) {
+        let st = self.lock_settled();
+        (self.view_locked(&st, true), st.log.clone())
+    }
+
     /// Each seat's presence now, first seat first.
     pub fn presence(&self) -> [SeatPresence; 2] {
         self.presence.read(time::Instant::now())

@@ -19,6 +19,8 @@ pub type Client = RefereeServiceClient<Channel>;
 /// A server running in this test's runtime.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The HTTP port, when started with [`TestServer::start_with_http`].
+    pub http: Option<SocketAddr>,
     stop: Option<oneshot::Sender<()>>,
     handle: JoinHandle<Result<(), ServeError>>,
 }
@@ -45,6 +47,38 @@ impl TestServer {
         }));
         TestServer {
             addr,
+            http: None,
+            stop: Some(tx),
+            handle,
+        }
+    }
+
+    /// A server with its HTTP port too (spectator page, JSON API, SVGs);
+    /// `/metrics` renders `metrics` when given.
+    pub async fn start_with_http(
+        options: ServerOptions,
+        metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    ) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let http_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind http");
+        let http = http_listener.local_addr().expect("http addr");
+        let (tx, rx) = oneshot::channel::<()>();
+        let port = server::HttpPort {
+            listener: http_listener,
+            metrics,
+        };
+        let handle = tokio::spawn(server::run_with_http(
+            listener,
+            Some(port),
+            options,
+            async move {
+                let _ = rx.await;
+            },
+        ));
+        TestServer {
+            addr,
+            http: Some(http),
             stop: Some(tx),
             handle,
         }

@@ -1,0 +1,339 @@
+// The spectator page: a list of games (polled from /api/games) and a game view
+// that follows /api/games/{id}/events (Server-Sent Events), with a ply slider
+// that shows earlier positions from /games/{id}.svg?ply=N. No framework and no
+// build step: this file is served as it is (see docs/SPECTATOR.md).
+'use strict';
+
+const LIST_REFRESH_MS = 2000;
+const CLOCK_TICK_MS = 250;
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  filter: { label: '', status: 'all' },
+  listTimer: null,
+  gameId: null,
+  game: null,          // the last /api/games/{id} answer
+  received: 0,         // performance.now() when it came (clocks count from it)
+  shownPly: 0,         // the ply the board and slider show
+  following: true,     // whether new moves move the board along
+  events: null,        // the EventSource of the game shown
+  boardRequest: 0,     // number of the latest board fetch (older ones are dropped)
+  boardUrl: null,      // the object URL the board image shows
+  clockTimer: null,
+};
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'class') node.className = v;
+    else if (k === 'dataset') Object.assign(node.dataset, v);
+    else if (k.startsWith('aria-') || k === 'role' || k === 'scope') node.setAttribute(k, v);
+    else node[k] = v;
+  }
+  for (const c of children) node.append(c);
+  return node;
+}
+
+function seatName(seat) {
+  return seat ? seat[0].toUpperCase() + seat.slice(1) : '';
+}
+
+function reasonText(reason) {
+  return reason.toLowerCase().replaceAll('_', ' ');
+}
+
+function statusText(g) {
+  if (g.outcome) {
+    const why = reasonText(g.outcome.reason);
+    return g.outcome.draw ? `Draw (${why})` : `${seatName(g.outcome.winner)} wins (${why})`;
+  }
+  return `${seatName(g.to_move)} to move`;
+}
+
+function labelText(labels) {
+  return Object.entries(labels).map(([k, v]) => `${k}:${v}`).join(', ');
+}
+
+// ---- the list ------------------------------------------------------------
+
+async function refreshList() {
+  const params = new URLSearchParams();
+  if (state.filter.label) params.append('label', state.filter.label);
+  if (state.filter.status !== 'all') params.append('status', state.filter.status);
+  params.append('page_size', '500');
+  const error = $('games-error');
+  try {
+    const answer = await fetch(`/api/games?${params}`, { cache: 'no-store' });
+    if (!answer.ok) throw new Error(await answer.text());
+    const list = await answer.json();
+    error.hidden = true;
+    renderList(list.games);
+  } catch (e) {
+    error.textContent = `Cannot read the games: ${e.message}`;
+    error.hidden = false;
+  }
+}
+
+function renderList(games) {
+  const rows = games.map((g) => el('tr', { dataset: { gameId: g.id } },
+    el('td', {}, el('a', { href: `#game=${encodeURIComponent(g.id)}` }, el('code', {}, g.id))),
+    el('td', {}, g.variant),
+    el('td', {}, labelText(g.labels)),
+    el('td', {}, String(g.ply)),
+    el('td', {}, g.status === 'finished' ? statusText(g) : `in progress, ${statusText(g).toLowerCase()}`),
+  ));
+  $('game-rows').replaceChildren(...rows);
+  $('no-games').hidden = games.length > 0;
+}
+
+function showList() {
+  closeGame();
+  $('game').hidden = true;
+  $('games').hidden = false;
+  document.title = 'PÜNCT referee — spectator';
+  refreshList();
+  state.listTimer = setInterval(refreshList, LIST_REFRESH_MS);
+}
+
+// ---- one game ------------------------------------------------------------
+
+function closeGame() {
+  if (state.events) state.events.close();
+  state.events = null;
+  clearInterval(state.listTimer);
+  state.listTimer = null;
+  clearInterval(state.clockTimer);
+  state.clockTimer = null;
+  state.game = null;
+  state.gameId = null;
+  $('connection').textContent = '';
+}
+
+function showGame(id) {
+  closeGame();
+  state.gameId = id;
+  state.following = true;
+  state.shownPly = 0;
+  $('games').hidden = true;
+  $('game').hidden = false;
+  $('game-heading').textContent = `Game ${id}`;
+  document.title = `Game ${id} — PÜNCT referee`;
+  $('game-status').textContent = 'Loading…';
+  $('moves').replaceChildren();
+  follow(id);
+  state.clockTimer = setInterval(renderClocks, CLOCK_TICK_MS);
+}
+
+// Follows the game's event stream; every `game` event is the whole game.
+function follow(id) {
+  const events = new EventSource(`/api/games/${encodeURIComponent(id)}/events`);
+  state.events = events;
+  events.addEventListener('open', () => {
+    if (state.events === events) $('connection').textContent = 'Live';
+  });
+  events.addEventListener('game', (e) => {
+    if (state.events !== events) return;
+    const game = JSON.parse(e.data);
+    update(game);
+    if (game.status === 'finished') {
+      // Nothing more will happen: no reconnecting.
+      events.close();
+      $('connection').textContent = 'Game over';
+    }
+  });
+  events.addEventListener('gone', (e) => {
+    if (state.events !== events) return;
+    events.close();
+    $('connection').textContent = '';
+    $('game-status').textContent = `This game is no longer held: ${e.data}`;
+  });
+  events.addEventListener('error', () => {
+    if (state.events !== events) return;
+    if (events.readyState === EventSource.CLOSED) {
+      // Refused outright (unknown game, too many watchers): say why.
+      fetch(`/api/games/${encodeURIComponent(id)}`).then(async (answer) => {
+        if (!answer.ok) $('game-status').textContent = (await answer.text()).trim();
+      });
+      $('connection').textContent = 'Not live';
+    } else {
+      $('connection').textContent = 'Reconnecting…';
+    }
+  });
+}
+
+function update(game) {
+  const previousPly = state.game ? state.game.ply : -1;
+  const previousStatus = state.game ? state.game.status : null;
+  state.game = game;
+  state.received = performance.now();
+  $('game-status').textContent = `${statusText(game)} · ply ${game.ply}`
+    + (game.draw_offered_by ? ` · ${seatName(game.draw_offered_by)} offers a draw` : '');
+  const slider = $('ply');
+  slider.max = String(game.ply);
+  $('ply-max').textContent = String(game.ply);
+  renderMoves(game);
+  renderSupplies(game);
+  renderClocks();
+  if (state.following) {
+    // A finished game at the same ply gets its final picture (the win shown).
+    if (game.ply !== previousPly || game.status !== previousStatus) showPly(game.ply, true);
+  } else {
+    renderSlider();
+  }
+}
+
+function renderMoves(game) {
+  const items = game.moves.map((m) => el('li', { value: m.ply, class: `seat-${m.seat}` },
+    el('button', {
+      type: 'button',
+      dataset: { ply: String(m.ply) },
+      'aria-label': `Ply ${m.ply}: ${seatName(m.seat)} ${m.kind} ${m.notation}`,
+      onclick: () => showPly(m.ply, m.ply === game.ply),
+    }, m.notation)));
+  const list = $('moves');
+  const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
+  list.replaceChildren(...items);
+  if (atEnd) list.scrollTop = list.scrollHeight;
+  markCurrentMove();
+}
+
+function markCurrentMove() {
+  for (const b of $('moves').querySelectorAll('button')) {
+    b.setAttribute('aria-current', String(Number(b.dataset.ply) === state.shownPly));
+  }
+}
+
+function renderSupplies(game) {
+  const table = $('supplies');
+  if (!game.supplies.length) {
+    table.replaceChildren(el('tbody', {}, el('tr', {}, el('td', {}, 'none'))));
+    return;
+  }
+  const codes = game.supplies[0].pieces.map((p) => p.code);
+  const head = el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Seat'),
+    ...codes.map((c) => el('th', { scope: 'col' }, c)), el('th', { scope: 'col' }, 'Total')));
+  const body = el('tbody', {}, ...game.supplies.map((s) => el('tr', {},
+    el('th', { scope: 'row' }, seatName(s.seat)),
+    ...s.pieces.map((p) => el('td', {}, String(p.count))),
+    el('td', {}, String(s.total)))));
+  table.replaceChildren(head, body);
+}
+
+function formatMs(ms) {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  const m = Math.floor(total / 60);
+  const s = String(total % 60).padStart(2, '0');
+  return `${m}:${s}`;
+}
+
+// The clocks as of the last update, the running one counted down since.
+function renderClocks() {
+  const game = state.game;
+  const list = $('clocks');
+  if (!game) return;
+  if (!game.clock) {
+    if (list.dataset.untimed !== 'true') {
+      list.replaceChildren(el('dt', {}, 'Untimed'), el('dd', {}, 'no clocks'));
+      list.dataset.untimed = 'true';
+    }
+    return;
+  }
+  list.dataset.untimed = 'false';
+  const elapsed = game.status === 'finished' ? 0 : performance.now() - state.received;
+  const rows = [];
+  for (const seat of ['white', 'black']) {
+    const left = game.clock[`${seat}_ms`];
+    if (left === null || left === undefined) continue;
+    const running = game.clock.running === seat;
+    rows.push(el('dt', {}, seatName(seat)),
+      el('dd', { class: running ? 'running' : '', dataset: { seat } },
+        formatMs(running ? left - elapsed : left) + (running ? ' (running)' : '')));
+  }
+  if (game.clock.first_move_ms !== null && game.clock.first_move_ms !== undefined) {
+    rows.push(el('dt', {}, 'First move'), el('dd', {}, formatMs(game.clock.first_move_ms - elapsed)));
+  }
+  list.replaceChildren(...rows);
+}
+
+function renderSlider() {
+  const slider = $('ply');
+  slider.value = String(state.shownPly);
+  slider.setAttribute('aria-valuetext', `after ply ${state.shownPly} of ${slider.max}`);
+  $('ply-value').textContent = String(state.shownPly);
+  $('ply-live').setAttribute('aria-pressed', String(state.following));
+  markCurrentMove();
+}
+
+function boardDescription(game, ply) {
+  if (ply === 0) return 'The empty board before the first move.';
+  const m = game.moves[ply - 1];
+  let text = `The board after ply ${ply}: ${seatName(m.seat)} played ${m.notation} (${m.kind}).`;
+  if (ply === game.ply && game.outcome) text += ` ${statusText(game)}.`;
+  return text;
+}
+
+// Shows the position after `ply`; `live` keeps following new moves.
+async function showPly(ply, live) {
+  const game = state.game;
+  if (!game) return;
+  ply = Math.max(0, Math.min(game.ply, ply));
+  state.shownPly = ply;
+  state.following = live && ply === game.ply;
+  renderSlider();
+  const request = ++state.boardRequest;
+  const id = state.gameId;
+  const latest = ply === game.ply;
+  try {
+    const answer = await fetch(`/games/${encodeURIComponent(id)}.svg?ply=${ply}`,
+      { cache: latest ? 'no-cache' : 'default' });
+    if (!answer.ok) throw new Error((await answer.text()).trim());
+    const svg = await answer.blob();
+    if (request !== state.boardRequest || id !== state.gameId) return;
+    const img = $('board');
+    const url = URL.createObjectURL(svg);
+    img.onload = () => {
+      img.dataset.shownPly = String(ply);
+      if (state.boardUrl && state.boardUrl !== url) URL.revokeObjectURL(state.boardUrl);
+      state.boardUrl = url;
+    };
+    const description = boardDescription(game, ply);
+    img.alt = description;
+    $('board-caption').textContent = description;
+    img.src = url;
+  } catch (e) {
+    if (request === state.boardRequest) $('board-caption').textContent = `Cannot draw the board: ${e.message}`;
+  }
+}
+
+// ---- wiring ----------------------------------------------------------------
+
+function route() {
+  const match = /^#game=(.+)$/.exec(location.hash);
+  if (match) showGame(decodeURIComponent(match[1]));
+  else showList();
+}
+
+function wire() {
+  $('filter').addEventListener('submit', (e) => {
+    e.preventDefault();
+    state.filter.label = $('filter-label').value.trim();
+    state.filter.status = $('filter-status').value;
+    refreshList();
+  });
+  $('ply').addEventListener('input', (e) => {
+    const ply = Number(e.target.value);
+    showPly(ply, state.game && ply === state.game.ply);
+  });
+  $('ply-first').addEventListener('click', () => showPly(0, false));
+  $('ply-prev').addEventListener('click', () => showPly(state.shownPly - 1, false));
+  $('ply-next').addEventListener('click', () => {
+    const next = state.shownPly + 1;
+    showPly(next, state.game && next === state.game.ply);
+  });
+  $('ply-live').addEventListener('click', () => state.game && showPly(state.game.ply, true));
+  window.addEventListener('hashchange', route);
+  route();
+}
+
+wire();

@@ -1,0 +1,242 @@
+//! The JSON shapes of the spectator API (`/api/games…`), built from the
+//! session layer's neutral [`GameView`] and event log. Game-specific parts
+//! (the supplies) go through the API layer's per-game conversion
+//! ([`crate::api::convert::state_pb`]), so nothing here knows a game's rules.
+//! Tokens are never part of these shapes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::api::convert;
+use crate::api::pb::referee::v1 as pb;
+use crate::games::{Seat, Snapshot, Verdict};
+use crate::sessions::{ClockMode, ClockReading, Event, EventKind, GameView, TimeControl};
+
+/// One game in a listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameSummary {
+    /// The game's id.
+    pub id: String,
+    /// The game's short name (`punct`).
+    pub game: &'static str,
+    /// Its variant (`standard`, `basic`).
+    pub variant: &'static str,
+    /// Labels given at creation.
+    pub labels: BTreeMap<String, String>,
+    /// `in_progress` or `finished`.
+    pub status: &'static str,
+    /// Turns played.
+    pub ply: u32,
+    /// Whose turn it is (`white`, `black`; absent once over).
+    pub to_move: Option<&'static str>,
+    /// How it ended, once over.
+    pub outcome: Option<Outcome>,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_unix_ms: u64,
+}
+
+/// How a game ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// The winner's seat, absent for a draw.
+    pub winner: Option<&'static str>,
+    /// Whether the game is drawn.
+    pub draw: bool,
+    /// Why it ended (`CONNECTION`, `RESIGNATION`, `TIME`, …).
+    pub reason: &'static str,
+}
+
+/// One move of the game's log.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlayedMove {
+    /// The ply after the move (the first move is ply 1).
+    pub ply: u32,
+    /// Who played it.
+    pub seat: &'static str,
+    /// Its canonical notation.
+    pub notation: String,
+    /// Its kind in the game's words (PÜNCT: place, move, jump, bridge).
+    pub kind: &'static str,
+}
+
+/// A seat's pieces not yet on the board.
+#[derive(Debug, Clone, Serialize)]
+pub struct Supply {
+    /// Whose.
+    pub seat: &'static str,
+    /// Pieces left in all.
+    pub total: u32,
+    /// Pieces left per kind, in the game's order.
+    pub pieces: Vec<SupplyCount>,
+}
+
+/// How many pieces of one kind are left.
+#[derive(Debug, Clone, Serialize)]
+pub struct SupplyCount {
+    /// The kind (PÜNCT: a piece code such as `SM`).
+    pub code: String,
+    /// How many.
+    pub count: u32,
+}
+
+/// The clocks of a timed game at the moment the answer was made.
+#[derive(Debug, Clone, Serialize)]
+pub struct Clocks {
+    /// The time control (`fischer`, `per_move`).
+    pub mode: &'static str,
+    /// White's time left, in milliseconds.
+    pub white_ms: Option<u64>,
+    /// Black's time left, in milliseconds.
+    pub black_ms: Option<u64>,
+    /// The seat whose clock runs, if any.
+    pub running: Option<&'static str>,
+    /// Time left for the first move, while that deadline runs.
+    pub first_move_ms: Option<u64>,
+}
+
+/// Whether each seat's player holds an open stream on the game.
+#[derive(Debug, Clone, Serialize)]
+pub struct Presence {
+    /// White's player is connected.
+    pub white: bool,
+    /// Black's player is connected.
+    pub black: bool,
+}
+
+/// A game with everything the spectator page shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameDetail {
+    /// What a listing shows.
+    #[serde(flatten)]
+    pub summary: GameSummary,
+    /// Every move so far, in order.
+    pub moves: Vec<PlayedMove>,
+    /// Both seats' supplies, white first (empty for a game without).
+    pub supplies: Vec<Supply>,
+    /// The clocks, absent for an untimed game.
+    pub clock: Option<Clocks>,
+    /// The seat with a standing draw offer.
+    pub draw_offered_by: Option<&'static str>,
+    /// Players connected now.
+    pub presence: Presence,
+}
+
+/// A page of a listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameList {
+    /// The games, oldest first.
+    pub games: Vec<GameSummary>,
+    /// Pass as `page_token` for the next page; empty on the last.
+    pub next_page_token: String,
+}
+
+fn seat_name(seat: Option<Seat>) -> Option<&'static str> {
+    seat.map(Seat::name)
+}
+
+fn outcome(v: &Verdict) -> Outcome {
+    Outcome {
+        winner: seat_name(v.winner),
+        draw: v.winner.is_none(),
+        reason: v.reason,
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The listing entry of a view.
+pub fn summary(v: &GameView) -> GameSummary {
+    GameSummary {
+        id: v.id.to_string(),
+        game: v.rules.game_name(),
+        variant: v.rules.variant_name(),
+        labels: v.labels.clone(),
+        status: if v.verdict.is_some() {
+            "finished"
+        } else {
+            "in_progress"
+        },
+        ply: v.ply,
+        to_move: seat_name(v.to_move),
+        outcome: v.verdict.as_ref().map(outcome),
+        created_unix_ms: v.created_at.duration_since(UNIX_EPOCH).map_or(0, ms),
+    }
+}
+
+/// The supplies of a game state, through the API layer's conversion of the
+/// game's own state message.
+fn supplies(snapshot: Option<&Snapshot>) -> Vec<Supply> {
+    let Some(state) = snapshot.map(convert::state_pb) else {
+        return Vec::new();
+    };
+    match state.game {
+        Some(pb::game_state::Game::Punct(p)) => p
+            .board
+            .map(|b| b.supplies)
+            .unwrap_or_default()
+            .into_iter()
+            .zip(Seat::BOTH)
+            .map(|(s, seat)| Supply {
+                seat: seat.name(),
+                total: s.total,
+                pieces: s
+                    .pieces
+                    .into_iter()
+                    .map(|c| SupplyCount {
+                        code: c.code,
+                        count: c.count,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+fn clocks(control: &TimeControl, reading: &ClockReading) -> Option<Clocks> {
+    let mode = match control.mode {
+        ClockMode::Untimed if control.first_move.is_none() => return None,
+        ClockMode::Untimed => "first_move_only",
+        ClockMode::Fischer { .. } => "fischer",
+        ClockMode::PerMove { .. } => "per_move",
+    };
+    Some(Clocks {
+        mode,
+        white_ms: reading.remaining.map(|r| ms(r[0])),
+        black_ms: reading.remaining.map(|r| ms(r[1])),
+        running: seat_name(reading.running),
+        first_move_ms: reading.first_move_left.map(ms),
+    })
+}
+
+/// The full picture of a game from its view and its log.
+pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
+    let moves = log
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::MoveApplied { report, .. } => Some(PlayedMove {
+                ply: report.ply,
+                seat: report.seat.name(),
+                notation: report.detail.notation(),
+                kind: report.detail.kind_name(),
+            }),
+            EventKind::GameOver { .. } => None,
+        })
+        .collect();
+    GameDetail {
+        summary: summary(v),
+        moves,
+        supplies: supplies(v.snapshot.as_ref()),
+        clock: clocks(&v.time_control, &v.clock),
+        draw_offered_by: seat_name(v.draw_offered_by),
+        presence: Presence {
+            white: v.presence[0].connected,
+            black: v.presence[1].connected,
+        },
+    }
+}

@@ -1,0 +1,139 @@
+// The spectator page in a real browser: headless Chromium (Debian's package)
+// driven by playwright-core, against a running punct-referee. Started by
+// scripts/test-web.sh, which passes:
+//   REFEREE_BIN   the punct-referee binary (its `client` subcommand plays over gRPC)
+//   PUNCT_SERVER  the gRPC address, PUNCT_TOKENS a seat-token file
+//   REFEREE_HTTP  the HTTP port's base URL (http://127.0.0.1:PORT)
+//   ARTIFACTS     where the screenshot goes
+// Steps: open the page, see a new game appear in the list, open it, watch
+// moves played over gRPC arrive live, replay an earlier ply with the keyboard
+// on the slider (the board must then be that ply's picture), screenshots
+// (games.png: the list, spectator.png: the game view).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const BIN = process.env.REFEREE_BIN;
+const HTTP = process.env.REFEREE_HTTP;
+const ARTIFACTS = process.env.ARTIFACTS;
+assert.ok(BIN && HTTP && ARTIFACTS && process.env.PUNCT_SERVER, 'run me from scripts/test-web.sh');
+
+// A move must show within this long of being played (the page promises one
+// second; the margin is for a loaded CI machine).
+const LIVE_MS = 2000;
+const MOVES = ['SE@E1:E2,E3', 'SE@M5:M6,M7', 'SE@E4:E5,E6'];
+
+function client(...args) {
+  return execFileSync(BIN, ['client', ...args], { encoding: 'utf8' });
+}
+
+function step(text) {
+  console.log(`-- ${text}`);
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'punct-web-profile-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1280, height: 900 },
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+let failed = false;
+const page = context.pages()[0] ?? await context.newPage();
+const problems = [];
+page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+
+try {
+  step('the list, filtered by a label');
+  await page.goto(`${HTTP}/`);
+  assert.equal(await page.title(), 'PÜNCT referee — spectator');
+  await page.getByLabel('Label').fill('suite:web');
+  await page.getByRole('button', { name: 'Filter' }).click();
+
+  step('a game created now appears in the list');
+  const created = client('new', '--label', 'suite=web');
+  const id = /[0-9a-f]{32}/.exec(created)?.[0];
+  assert.ok(id, `no game id in: ${created}`);
+  const other = /[0-9a-f]{32}/.exec(client('new', '--label', 'suite=other'))[0];
+  const row = page.locator(`tr[data-game-id="${id}"]`);
+  await row.waitFor({ state: 'visible', timeout: 5000 });
+  assert.equal(await page.locator(`tr[data-game-id="${other}"]`).count(), 0, 'the filter lets another label through');
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, 'games.png') });
+
+  step('the game view, live');
+  await row.getByRole('link').click();
+  await page.waitForFunction(() => document.getElementById('connection').textContent === 'Live', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('board').dataset.shownPly === '0', null, { timeout: 5000 });
+  assert.equal(await page.locator('#game-status').textContent(), 'White to move · ply 0');
+  assert.equal(await page.locator('#board').getAttribute('alt'), 'The empty board before the first move.');
+  assert.match(await page.locator('#supplies').innerText(), /White\s+2\s+4\s+2\s+2\s+2\s+6\s+18/);
+
+  for (const [i, move] of MOVES.entries()) {
+    const ply = i + 1;
+    const started = Date.now();
+    client('play', id, move);
+    await page.waitForFunction((p) => document.querySelectorAll('#moves li').length === p
+      && document.getElementById('ply-max').textContent === String(p), ply, { timeout: LIVE_MS });
+    const seen = Date.now() - started;
+    await page.waitForFunction((p) => document.getElementById('board').dataset.shownPly === String(p), ply, { timeout: LIVE_MS });
+    console.log(`   ply ${ply} (${move}) shown ${seen} ms after it was played`);
+    assert.equal(await page.locator(`#moves li:nth-child(${ply}) button`).textContent(), move);
+  }
+  assert.equal(await page.locator('#game-status').textContent(), 'Black to move · ply 3');
+
+  step('the slider replays an earlier ply (keyboard)');
+  await page.locator('#ply').focus();
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => document.getElementById('board').dataset.shownPly === '1', null, { timeout: 5000 });
+  assert.equal(await page.locator('#ply').inputValue(), '1');
+  assert.equal(await page.locator('#ply-value').textContent(), '1');
+  assert.equal(await page.locator('#board').getAttribute('alt'),
+    'The board after ply 1: White played SE@E1:E2,E3 (place).');
+  // The picture on the page is the server's picture of ply 1, not of ply 3.
+  const pictures = await page.evaluate(async (gameId) => {
+    const shown = await (await fetch(document.getElementById('board').src)).text();
+    const one = await (await fetch(`/games/${gameId}.svg?ply=1`)).text();
+    const three = await (await fetch(`/games/${gameId}.svg?ply=3`)).text();
+    return { shown, one, three };
+  }, id);
+  assert.equal(pictures.shown, pictures.one);
+  assert.notEqual(pictures.shown, pictures.three);
+  assert.equal(await page.locator('#moves button[aria-current="true"]').textContent(), MOVES[0]);
+
+  step('a move while replaying updates the list, not the board; Live catches up');
+  client('play', id, 'SE@M8:M9,M10');
+  await page.waitForFunction(() => document.getElementById('ply-max').textContent === '4', null, { timeout: LIVE_MS });
+  assert.equal(await page.locator('#board').getAttribute('data-shown-ply'), '1');
+  await page.getByRole('button', { name: 'Latest position, follow live' }).click();
+  await page.waitForFunction(() => document.getElementById('board').dataset.shownPly === '4', null, { timeout: 5000 });
+  assert.equal(await page.locator('#ply').inputValue(), '4');
+
+  step('screenshot');
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const shot = join(ARTIFACTS, 'spectator.png');
+  await page.screenshot({ path: shot, fullPage: true });
+  console.log(`   saved ${shot}`);
+
+  assert.deepEqual(problems, [], 'the page logged errors');
+  console.log('spectator page: all checks passed');
+} catch (e) {
+  failed = true;
+  console.error(e);
+  if (problems.length) console.error(problems.join('\n'));
+  try {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'spectator-failure.png'), fullPage: true });
+    console.error(`page at failure: ${join(ARTIFACTS, 'spectator-failure.png')}`);
+  } catch { /* the browser may be gone */ }
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
