@@ -80,6 +80,7 @@ enum Job {
 pub struct SqliteStorage {
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     writer: Mutex<Option<thread::JoinHandle<()>>>,
+    checkpointer: Mutex<Option<(mpsc::Sender<()>, thread::JoinHandle<()>)>>,
     path: PathBuf,
     sync: SyncMode,
     /// Transactions committed so far.
@@ -122,6 +123,17 @@ impl SqliteStorage {
         })?;
         let path = dir.join(DB_FILE);
         let conn = open_connection(&path, options)?;
+        // The writer never checkpoints: a second connection copies the log
+        // into the database in the background, so commits do not wait for it.
+        // A log grown by a burst is cut back to 64 MiB when it restarts.
+        conn.execute_batch("PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864;")
+            .map_err(|e| sql_error(&path, e))?;
+        let checkpoints = open_connection(&path, options)?;
+        let (stop_checkpoints, stopped) = mpsc::channel::<()>();
+        let checkpointer = thread::Builder::new()
+            .name("storage-checkpoint".into())
+            .spawn(move || checkpoint_loop(&checkpoints, &stopped))
+            .map_err(|e| StorageError(format!("cannot start the checkpointer: {e}")))?;
         let (tx, rx) = mpsc::channel::<Job>();
         let commits = Arc::new(AtomicU64::new(0));
         let counter = commits.clone();
@@ -132,6 +144,7 @@ impl SqliteStorage {
         Ok(SqliteStorage {
             jobs: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
+            checkpointer: Mutex::new(Some((stop_checkpoints, checkpointer))),
             path,
             sync: options.sync,
             commits,
@@ -162,10 +175,20 @@ impl SqliteStorage {
 }
 
 impl Drop for SqliteStorage {
-    /// Lets the writer finish the queued writes, then joins it.
+    /// Lets the writer finish the queued writes, then joins it and the
+    /// checkpointer (which checkpoints once more on its way out).
     fn drop(&mut self) {
         self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(handle) = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = handle.join();
+        }
+        let checkpointer = self
+            .checkpointer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some((stop, handle)) = checkpointer {
+            drop(stop);
             let _ = handle.join();
         }
     }
@@ -239,8 +262,10 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
             path.display()
         )));
     }
+    // A 32 MiB page cache (allocated as used): the pages of the games in
+    // play stay in memory instead of being read back from the OS.
     conn.execute_batch(&format!(
-        "PRAGMA synchronous={}; PRAGMA foreign_keys=ON;",
+        "PRAGMA synchronous={}; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;",
         options.sync.pragma()
     ))
     .map_err(err)?;
@@ -318,6 +343,23 @@ CREATE TABLE moves (
 PRAGMA user_version = 1;
 COMMIT;
 ";
+
+/// Copies the log into the database every 200 ms (PASSIVE: never blocks the
+/// writer, skips what readers still need), and once more at the end.
+fn checkpoint_loop(conn: &Connection, stop: &mpsc::Receiver<()>) {
+    loop {
+        let stopping = !matches!(
+            stop.recv_timeout(std::time::Duration::from_millis(200)),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        );
+        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+            tracing::warn!(error = %e, "storage checkpoint failed");
+        }
+        if stopping {
+            return;
+        }
+    }
+}
 
 fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>, commits: &AtomicU64) {
     let path = conn.path().map(PathBuf::from).unwrap_or_default();
