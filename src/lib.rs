@@ -12,5 +12,6 @@ pub mod fuzzing;
 pub mod games;
 pub mod server;
 pub mod sessions;
+pub mod storage;
 pub mod telemetry;
 pub mod tournament;

@@ -57,6 +57,16 @@ pub const MOVES_APPLIED: &str = "referee_moves_applied_total";
 /// Counter: moves refused by a rule, by `reason` (`PIECE_IMMOBILE`, …).
 pub const MOVES_ILLEGAL: &str = "referee_moves_illegal_total";
 
+/// Transactions the storage writer committed (each carries one or more
+/// writes: writes / commits is the group-commit factor).
+pub const STORAGE_COMMITS: &str = "referee_storage_commits_total";
+/// Writes (games, moves, endings) committed to storage.
+pub const STORAGE_WRITES: &str = "referee_storage_writes_total";
+/// Time to commit one transaction, sync included.
+pub const STORAGE_COMMIT_DURATION: &str = "referee_storage_commit_duration_seconds";
+/// Writes refused because storage failed (the call got `UNAVAILABLE`).
+pub const STORAGE_FAILURES: &str = "referee_storage_failures_total";
+
 /// The port `/metrics` is served on when none is given (the usual port of
 /// OpenTelemetry's Prometheus exporters).
 pub const DEFAULT_METRICS_PORT: u16 = 9464;
@@ -208,6 +218,10 @@ pub fn install_metrics(address: SocketAddr) -> Result<(), TelemetryError> {
     PrometheusBuilder::new()
         .with_http_listener(address)
         .set_buckets_for_metric(Matcher::Full(RPC_DURATION.to_string()), RPC_BUCKETS)?
+        .set_buckets_for_metric(
+            Matcher::Full(STORAGE_COMMIT_DURATION.to_string()),
+            RPC_BUCKETS,
+        )?
         .install()?;
     describe_metrics();
     Ok(())
@@ -234,6 +248,14 @@ fn describe_metrics() {
     describe_counter!(GAMES_FINISHED, "Games ended, by game and reason");
     describe_counter!(MOVES_APPLIED, "Moves applied, by game and kind");
     describe_counter!(MOVES_ILLEGAL, "Moves refused by a rule, by reason");
+    describe_counter!(STORAGE_COMMITS, "Storage transactions committed");
+    describe_counter!(STORAGE_WRITES, "Writes committed to storage");
+    describe_histogram!(
+        STORAGE_COMMIT_DURATION,
+        Unit::Seconds,
+        "Time to commit one storage transaction"
+    );
+    describe_counter!(STORAGE_FAILURES, "Calls refused because storage failed");
 }
 
 /// The tower layer that makes every RPC a span and counts it (rate, errors,

@@ -1,0 +1,141 @@
+//! A backend that keeps rows in memory: the reference implementation the
+//! storage tests run against beside SQLite, and a fault injector
+//! ([`MemoryStorage::set_failing`]) for the session layer's tests. A restart
+//! is simulated by handing the same `MemoryStorage` to a new store.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::{Commit, Storage, StorageError, StoredGame, Write};
+
+#[derive(Debug, Default)]
+struct Rows {
+    /// Games in creation order, with their status and draw offer.
+    games: Vec<(StoredGame, &'static str)>,
+    index: HashMap<String, usize>,
+}
+
+/// Rows in memory (see the module docs).
+#[derive(Debug, Default)]
+pub struct MemoryStorage {
+    rows: Mutex<Rows>,
+    failing: AtomicBool,
+}
+
+impl MemoryStorage {
+    /// An empty backend.
+    pub fn new() -> MemoryStorage {
+        MemoryStorage::default()
+    }
+
+    /// While `failing`, every write fails (as a full or read-only disk
+    /// would) and changes nothing.
+    pub fn set_failing(&self, failing: bool) {
+        self.failing.store(failing, Ordering::SeqCst);
+    }
+
+    /// The stored status of game `id` (`in_progress`, `finished`, `expired`).
+    pub fn status(&self, id: &str) -> Option<&'static str> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        rows.index.get(id).map(|&i| rows.games[i].1)
+    }
+
+    /// The stored moves of game `id`.
+    pub fn moves(&self, id: &str) -> Vec<super::MoveRow> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        rows.index
+            .get(id)
+            .map(|&i| rows.games[i].0.moves.clone())
+            .unwrap_or_default()
+    }
+
+    fn apply(&self, write: Write) -> Result<(), StorageError> {
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(StorageError("injected failure: the disk is full".into()));
+        }
+        let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        let rows = &mut *rows;
+        let find = |index: &HashMap<String, usize>, id: &str| {
+            index
+                .get(id)
+                .copied()
+                .ok_or_else(|| StorageError(format!("no stored game `{id}`")))
+        };
+        match write {
+            Write::Create(game, moves) => {
+                if rows.index.contains_key(&game.id) {
+                    return Err(StorageError(format!("game `{}` exists", game.id)));
+                }
+                rows.index.insert(game.id.clone(), rows.games.len());
+                rows.games.push((
+                    StoredGame {
+                        game,
+                        moves,
+                        draw_offer: None,
+                    },
+                    "in_progress",
+                ));
+            }
+            Write::Move(mv, end) => {
+                let i = find(&rows.index, &mv.game_id)?;
+                let (stored, status) = &mut rows.games[i];
+                if *status != "in_progress" {
+                    return Err(StorageError(format!("game `{}` is over", mv.game_id)));
+                }
+                if mv.ply as usize != stored.moves.len() + 1 {
+                    return Err(StorageError(format!(
+                        "move at ply {} after {} stored moves",
+                        mv.ply,
+                        stored.moves.len()
+                    )));
+                }
+                stored.draw_offer = mv.draw_offer;
+                stored.moves.push(mv);
+                if let Some(end) = end {
+                    *status = end.status;
+                }
+            }
+            Write::DrawOffer { game_id, seat } => {
+                let i = find(&rows.index, &game_id)?;
+                if rows.games[i].1 != "in_progress" {
+                    return Err(StorageError(format!("game `{game_id}` is over")));
+                }
+                rows.games[i].0.draw_offer = seat;
+            }
+            Write::End(end) => {
+                let i = find(&rows.index, &end.game_id)?;
+                if rows.games[i].1 != "in_progress" {
+                    return Err(StorageError(format!("game `{}` is over", end.game_id)));
+                }
+                rows.games[i].1 = end.status;
+                rows.games[i].0.draw_offer = None;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Storage for MemoryStorage {
+    fn name(&self) -> &'static str {
+        "memory-rows"
+    }
+
+    fn durable(&self) -> bool {
+        true
+    }
+
+    fn write(&self, write: Write) -> Commit {
+        Commit::ready(self.apply(write))
+    }
+
+    fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(rows
+            .games
+            .iter()
+            .filter(|(_, status)| *status == "in_progress")
+            .map(|(g, _)| g.clone())
+            .collect())
+    }
+}

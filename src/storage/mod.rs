@@ -1,0 +1,260 @@
+//! Durable storage of sessions, whatever the game.
+//!
+//! The session layer keeps every game in memory and, through a [`Storage`],
+//! writes what it must not forget: a game when it is created, each accepted
+//! move before the player is told it was accepted, draw offers and endings.
+//! On start the server reads back the unfinished games ([`Storage::recover`])
+//! and replays them through the engine (docs/STORAGE.md).
+//!
+//! Rows are plain data in neutral terms (texts, seats, milliseconds): a
+//! backend knows nothing of PÜNCT, and the session layer nothing of SQL.
+//! Backends: [`sqlite::SqliteStorage`] (the default, an embedded database with
+//! group commit), [`memory::MemoryStorage`] (keeps rows in memory: the
+//! reference backend of the tests, with fault injection) and
+//! [`Volatile`] (keeps nothing: `--storage memory`).
+
+pub mod memory;
+pub mod sqlite;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::sync::oneshot;
+
+use crate::games::Seat;
+
+/// How a game is timed, as stored (all times in milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClockRow {
+    /// `none`, `fischer` or `per_move`.
+    pub mode: &'static str,
+    /// Fischer: each seat's time at the start.
+    pub initial_ms: u64,
+    /// Fischer: time added after each move.
+    pub increment_ms: u64,
+    /// Per move: the time of each move.
+    pub per_move_ms: u64,
+    /// The first-move deadline, if any.
+    pub first_move_ms: Option<u64>,
+}
+
+/// A game as created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameRow {
+    /// The game id.
+    pub id: String,
+    /// The game's short name (`punct`).
+    pub game: String,
+    /// The variant's short name.
+    pub variant: String,
+    /// The rules and options, as the game's record header (replaying a game
+    /// starts from it).
+    pub options: String,
+    /// SHA-256 of each seat's token, first seat first (never the tokens).
+    pub token_hashes: [[u8; 32]; 2],
+    /// The time control.
+    pub clock: ClockRow,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// Creation time, Unix milliseconds.
+    pub created_at_ms: i64,
+}
+
+/// One accepted move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveRow {
+    /// The game id.
+    pub game_id: String,
+    /// The ply after the move (the first move is ply 1).
+    pub ply: u32,
+    /// Who moved.
+    pub seat: Seat,
+    /// The move in the game's notation.
+    pub notation: String,
+    /// The request id it was submitted with, if any.
+    pub request_id: Option<String>,
+    /// When it was accepted, in milliseconds from the start of the game's
+    /// clock (the clock is rebuilt from these).
+    pub clock_ms: u64,
+    /// When it was accepted, Unix milliseconds.
+    pub played_at_ms: i64,
+    /// The seat with a standing draw offer after the move.
+    pub draw_offer: Option<Seat>,
+}
+
+/// How a game left play.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndRow {
+    /// The game id.
+    pub game_id: String,
+    /// `finished` (it ended) or `expired` (dropped unfinished after the idle
+    /// time).
+    pub status: &'static str,
+    /// The winner, if any.
+    pub winner: Option<Seat>,
+    /// Why it ended (`CONNECTION`, `RESIGNATION`, …); empty when expired.
+    pub reason: String,
+    /// The ply it ended at.
+    pub ply: u32,
+    /// When, Unix milliseconds.
+    pub at_ms: i64,
+}
+
+/// One write; a backend applies each atomically, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// A new game, with the moves it was imported with.
+    Create(GameRow, Vec<MoveRow>),
+    /// A move, and the ending when the move ended the game.
+    Move(MoveRow, Option<EndRow>),
+    /// A draw offer made (or withdrawn).
+    DrawOffer {
+        /// The game id.
+        game_id: String,
+        /// The seat with the standing offer.
+        seat: Option<Seat>,
+    },
+    /// A game ended or expired.
+    End(EndRow),
+}
+
+/// An unfinished game read back from storage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredGame {
+    /// The game as created.
+    pub game: GameRow,
+    /// Its moves in order, ply 1 first.
+    pub moves: Vec<MoveRow>,
+    /// The seat with a standing draw offer.
+    pub draw_offer: Option<Seat>,
+}
+
+/// Why storage failed. The write was not made (a failed batch is rolled back).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("storage: {0}")]
+pub struct StorageError(pub String);
+
+/// The answer to a write: resolves once the write is durable (as durable as
+/// the backend's sync setting makes it) or failed.
+pub struct Commit(CommitInner);
+
+enum CommitInner {
+    Ready(Option<Result<(), StorageError>>),
+    Waiting(oneshot::Receiver<Result<(), StorageError>>),
+}
+
+impl Commit {
+    /// A commit that is already decided.
+    pub fn ready(result: Result<(), StorageError>) -> Commit {
+        Commit(CommitInner::Ready(Some(result)))
+    }
+
+    /// A commit decided when `rx` receives (a dropped sender is a failure).
+    pub fn waiting(rx: oneshot::Receiver<Result<(), StorageError>>) -> Commit {
+        Commit(CommitInner::Waiting(rx))
+    }
+}
+
+impl fmt::Debug for Commit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Commit")
+    }
+}
+
+impl Future for Commit {
+    type Output = Result<(), StorageError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            CommitInner::Ready(result) => Poll::Ready(
+                result
+                    .take()
+                    .unwrap_or_else(|| Err(StorageError("commit polled twice".into()))),
+            ),
+            CommitInner::Waiting(rx) => Pin::new(rx).poll(cx).map(|r| {
+                r.unwrap_or_else(|_| Err(StorageError("the storage writer stopped".into())))
+            }),
+        }
+    }
+}
+
+/// Where sessions are kept durably. Implementations are cheap to call from
+/// async code: [`Storage::write`] only queues the write.
+pub trait Storage: Send + Sync + fmt::Debug {
+    /// A short name for logs (`sqlite`, `memory`, …).
+    fn name(&self) -> &'static str;
+
+    /// Whether writes survive a restart (false for [`Volatile`]).
+    fn durable(&self) -> bool;
+
+    /// Queues `write`; the returned future resolves when it is committed.
+    /// Writes are applied in the order they are queued.
+    fn write(&self, write: Write) -> Commit;
+
+    /// Every game that is neither finished nor expired, oldest first, with
+    /// its moves.
+    fn recover(&self) -> Result<Vec<StoredGame>, StorageError>;
+}
+
+/// Keeps nothing: sessions live only in memory (`--storage memory`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Volatile;
+
+impl Storage for Volatile {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
+    fn durable(&self) -> bool {
+        false
+    }
+
+    fn write(&self, _write: Write) -> Commit {
+        Commit::ready(Ok(()))
+    }
+
+    fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
+        Ok(Vec::new())
+    }
+}
+
+/// The seat's stored name.
+pub fn seat_name(seat: Seat) -> &'static str {
+    match seat {
+        Seat::White => "white",
+        Seat::Black => "black",
+    }
+}
+
+/// The seat a stored name names.
+pub fn seat_named(name: &str) -> Option<Seat> {
+    match name {
+        "white" => Some(Seat::White),
+        "black" => Some(Seat::Black),
+        _ => None,
+    }
+}
+
+/// Unix milliseconds of `t`.
+pub fn unix_ms(t: std::time::SystemTime) -> i64 {
+    match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
+/// The time `ms` Unix milliseconds name.
+pub fn from_unix_ms(ms: i64) -> std::time::SystemTime {
+    let d = std::time::Duration::from_millis(ms.unsigned_abs());
+    if ms >= 0 {
+        std::time::UNIX_EPOCH + d
+    } else {
+        std::time::UNIX_EPOCH - d
+    }
+}
+
+#[cfg(test)]
+mod conformance;

@@ -1,0 +1,617 @@
+//! The default backend: an embedded SQLite database (WAL mode) in the data
+//! directory, written by one thread that commits whatever writes are queued
+//! together (group commit): while one transaction is being synced, the next
+//! writes queue up and share the next transaction, so concurrent moves of
+//! different games cost one sync, not one each. Schema, sync settings and
+//! recovery: docs/STORAGE.md.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::thread;
+use std::time::Instant;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, params};
+use tokio::sync::oneshot;
+
+use super::{
+    ClockRow, Commit, EndRow, GameRow, MoveRow, Storage, StorageError, StoredGame, Write,
+    seat_name, seat_named,
+};
+use crate::telemetry;
+
+/// The database file's name inside the data directory.
+pub const DB_FILE: &str = "referee.sqlite3";
+/// The lock file that keeps a second server off the same data directory.
+pub const LOCK_FILE: &str = "referee.lock";
+/// The schema version this binary writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+/// Most writes in one transaction.
+const MAX_BATCH: usize = 1024;
+
+/// How hard each commit is synced to disk (SQLite's `synchronous` in WAL
+/// mode; docs/STORAGE.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SyncMode {
+    /// Every commit is synced (fsync of the log): survives power loss.
+    Full,
+    /// The log is synced at checkpoints only: survives a crash of the
+    /// process, may lose the last commits on power loss or an OS crash.
+    #[default]
+    Normal,
+    /// Never synced by the database: survives a crash of the process only.
+    Off,
+}
+
+impl SyncMode {
+    fn pragma(self) -> &'static str {
+        match self {
+            SyncMode::Full => "FULL",
+            SyncMode::Normal => "NORMAL",
+            SyncMode::Off => "OFF",
+        }
+    }
+}
+
+/// How to open the database.
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// The data directory (created if missing).
+    pub dir: PathBuf,
+    /// The sync setting.
+    pub sync: SyncMode,
+    /// A cap on the database size in bytes: past it, writes fail as on a
+    /// full disk (`None`: no cap but the disk's).
+    pub max_bytes: Option<u64>,
+}
+
+type Reply = oneshot::Sender<Result<(), StorageError>>;
+
+enum Job {
+    Write(Box<Write>, Reply),
+    Recover(mpsc::Sender<Result<Vec<StoredGame>, StorageError>>),
+}
+
+/// The SQLite backend (see the module docs).
+#[derive(Debug)]
+pub struct SqliteStorage {
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    writer: Mutex<Option<thread::JoinHandle<()>>>,
+    path: PathBuf,
+    sync: SyncMode,
+    /// Held while the storage lives: the directory's owner lock.
+    _lock: File,
+}
+
+impl SqliteStorage {
+    /// Opens (or creates) the database in `options.dir`, checks it and
+    /// starts the writer thread. Fails with a readable message when the
+    /// directory cannot be written, another server holds it, or the file is
+    /// not a sound database of this schema.
+    pub fn open(options: &SqliteOptions) -> Result<SqliteStorage, StorageError> {
+        let dir = &options.dir;
+        fs::create_dir_all(dir).map_err(|e| {
+            StorageError(format!(
+                "cannot create the data directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| {
+                StorageError(format!(
+                    "cannot write in the data directory {} ({e}): is it read-only?",
+                    dir.display()
+                ))
+            })?;
+        lock.try_lock().map_err(|_| {
+            StorageError(format!(
+                "the data directory {} is in use by another punct-referee (lock file {})",
+                dir.display(),
+                lock_path.display()
+            ))
+        })?;
+        let path = dir.join(DB_FILE);
+        let conn = open_connection(&path, options)?;
+        let (tx, rx) = mpsc::channel::<Job>();
+        let writer = thread::Builder::new()
+            .name("storage-writer".into())
+            .spawn(move || writer_loop(conn, rx))
+            .map_err(|e| StorageError(format!("cannot start the storage writer: {e}")))?;
+        Ok(SqliteStorage {
+            jobs: Mutex::new(Some(tx)),
+            writer: Mutex::new(Some(writer)),
+            path,
+            sync: options.sync,
+            _lock: lock,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The sync setting in force.
+    pub fn sync(&self) -> SyncMode {
+        self.sync
+    }
+
+    fn send(&self, job: Job) -> bool {
+        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        jobs.as_ref().is_some_and(|tx| tx.send(job).is_ok())
+    }
+}
+
+impl Drop for SqliteStorage {
+    /// Lets the writer finish the queued writes, then joins it.
+    fn drop(&mut self) {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(handle) = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Storage for SqliteStorage {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn durable(&self) -> bool {
+        true
+    }
+
+    fn write(&self, write: Write) -> Commit {
+        let (tx, rx) = oneshot::channel();
+        if !self.send(Job::Write(Box::new(write), tx)) {
+            return Commit::ready(Err(StorageError("the storage writer has stopped".into())));
+        }
+        Commit::waiting(rx)
+    }
+
+    fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
+        let (tx, rx) = mpsc::channel();
+        if !self.send(Job::Recover(tx)) {
+            return Err(StorageError("the storage writer has stopped".into()));
+        }
+        rx.recv()
+            .map_err(|_| StorageError("the storage writer has stopped".into()))?
+    }
+}
+
+fn sql_error(path: &Path, e: rusqlite::Error) -> StorageError {
+    use rusqlite::ErrorCode;
+    let hint = match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => {
+            " (the file is not an SQLite database: move it away to start empty, or restore a backup)"
+        }
+        Some(ErrorCode::DatabaseCorrupt) => {
+            " (the database is damaged: restore a backup, or move it away to start empty)"
+        }
+        Some(ErrorCode::ReadOnly) | Some(ErrorCode::CannotOpen) => {
+            " (is the data directory read-only?)"
+        }
+        Some(ErrorCode::DiskFull) => " (the disk, or the configured size cap, is full)",
+        Some(ErrorCode::DatabaseBusy) => " (another process holds the database)",
+        _ => "",
+    };
+    StorageError(format!("{}: {e}{hint}", path.display()))
+}
+
+fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, StorageError> {
+    let err = |e| sql_error(path, e);
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(err)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .map_err(err)?;
+    // The first statements read the header: a file that is no database, or
+    // a damaged one, fails here, at start, not at the first move.
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .map_err(err)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StorageError(format!(
+            "{}: cannot switch to WAL mode (got `{mode}`)",
+            path.display()
+        )));
+    }
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous={}; PRAGMA foreign_keys=ON;",
+        options.sync.pragma()
+    ))
+    .map_err(err)?;
+    let check: String = conn
+        .query_row("PRAGMA quick_check", [], |r| r.get(0))
+        .map_err(err)?;
+    if check != "ok" {
+        return Err(StorageError(format!(
+            "{}: the database is damaged ({check}); restore a backup, or move it away to start empty",
+            path.display()
+        )));
+    }
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(err)?;
+    match version {
+        0 => conn.execute_batch(SCHEMA).map_err(err)?,
+        SCHEMA_VERSION => {}
+        v => {
+            return Err(StorageError(format!(
+                "{}: schema version {v} is not the version {SCHEMA_VERSION} this binary reads",
+                path.display()
+            )));
+        }
+    }
+    if let Some(max) = options.max_bytes {
+        let page: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(err)?;
+        let pages = (max / page.max(1) as u64).max(1);
+        let _: i64 = conn
+            .query_row(&format!("PRAGMA max_page_count={pages}"), [], |r| r.get(0))
+            .map_err(err)?;
+    }
+    Ok(conn)
+}
+
+/// The schema (version 1). Times are Unix milliseconds; see docs/STORAGE.md
+/// for queries that print them as dates.
+const SCHEMA: &str = "
+BEGIN;
+CREATE TABLE games (
+    id                 TEXT PRIMARY KEY,
+    game               TEXT NOT NULL,
+    variant            TEXT NOT NULL,
+    options            TEXT NOT NULL,
+    white_token_sha256 TEXT NOT NULL,
+    black_token_sha256 TEXT NOT NULL,
+    clock_mode         TEXT NOT NULL,
+    clock_initial_ms   INTEGER,
+    clock_increment_ms INTEGER,
+    clock_per_move_ms  INTEGER,
+    first_move_ms      INTEGER,
+    labels             TEXT NOT NULL,
+    status             TEXT NOT NULL CHECK (status IN ('in_progress', 'finished', 'expired')),
+    winner             TEXT,
+    reason             TEXT,
+    ply                INTEGER NOT NULL,
+    draw_offer         TEXT,
+    created_at_ms      INTEGER NOT NULL,
+    updated_at_ms      INTEGER NOT NULL,
+    finished_at_ms     INTEGER
+);
+CREATE INDEX games_by_status ON games (status);
+CREATE TABLE moves (
+    game_id      TEXT NOT NULL REFERENCES games (id),
+    ply          INTEGER NOT NULL,
+    seat         TEXT NOT NULL,
+    notation     TEXT NOT NULL,
+    request_id   TEXT,
+    clock_ms     INTEGER NOT NULL,
+    played_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (game_id, ply)
+) WITHOUT ROWID;
+PRAGMA user_version = 1;
+COMMIT;
+";
+
+fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
+    let path = conn.path().map(PathBuf::from).unwrap_or_default();
+    while let Ok(first) = rx.recv() {
+        let mut writes = Vec::new();
+        let mut next = Some(first);
+        while let Some(job) = next.take() {
+            match job {
+                Job::Write(w, reply) => writes.push((w, reply)),
+                Job::Recover(reply) => {
+                    // Reads see every write queued before them.
+                    commit_batch(&mut conn, &path, std::mem::take(&mut writes));
+                    let _ = reply.send(read_unfinished(&conn).map_err(|e| sql_error(&path, e)));
+                }
+            }
+            if writes.len() < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        commit_batch(&mut conn, &path, writes);
+    }
+}
+
+/// Commits `writes` in one transaction and answers each. If any fails, the
+/// transaction is rolled back and each write is retried alone, so one bad
+/// write fails only itself; a failed commit (disk full, read-only) fails
+/// all of them, and none is stored.
+fn commit_batch(conn: &mut Connection, path: &Path, writes: Vec<(Box<Write>, Reply)>) {
+    if writes.is_empty() {
+        return;
+    }
+    let started = Instant::now();
+    let n = writes.len();
+    let together = (|| {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for (w, _) in &writes {
+            apply(&tx, w)?;
+        }
+        tx.commit()
+    })();
+    match together {
+        Ok(()) => {
+            for (_, reply) in writes {
+                let _ = reply.send(Ok(()));
+            }
+        }
+        Err(_) if n > 1 => {
+            for (w, reply) in writes {
+                let alone = (|| {
+                    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                    apply(&tx, &w)?;
+                    tx.commit()
+                })();
+                let _ = reply.send(alone.map_err(|e| sql_error(path, e)));
+            }
+        }
+        Err(e) => {
+            let e = sql_error(path, e);
+            tracing::warn!(error = %e, "storage write failed");
+            for (_, reply) in writes {
+                let _ = reply.send(Err(e.clone()));
+            }
+        }
+    }
+    metrics::counter!(telemetry::STORAGE_COMMITS).increment(1);
+    metrics::counter!(telemetry::STORAGE_WRITES).increment(n as u64);
+    metrics::histogram!(telemetry::STORAGE_COMMIT_DURATION).record(started.elapsed().as_secs_f64());
+}
+
+/// A statement that changed no row: the game it names is not stored or no
+/// longer in progress.
+fn no_such_game(id: &str) -> rusqlite::Error {
+    rusqlite::Error::ToSqlConversionFailure(format!("no stored game `{id}` in progress").into())
+}
+
+fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
+    match write {
+        Write::Create(game, moves) => {
+            let labels = serde_json::to_string(&game.labels)
+                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+            tx.prepare_cached(
+                "INSERT INTO games (id, game, variant, options, white_token_sha256,
+                    black_token_sha256, clock_mode, clock_initial_ms, clock_increment_ms,
+                    clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
+                    updated_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'in_progress', ?13,
+                    ?14, ?14)",
+            )?
+            .execute(params![
+                game.id,
+                game.game,
+                game.variant,
+                game.options,
+                hex(&game.token_hashes[0]),
+                hex(&game.token_hashes[1]),
+                game.clock.mode,
+                nonzero(game.clock.initial_ms),
+                nonzero(game.clock.increment_ms),
+                nonzero(game.clock.per_move_ms),
+                game.clock.first_move_ms.map(|v| v as i64),
+                labels,
+                moves.len() as i64,
+                game.created_at_ms,
+            ])?;
+            for mv in moves {
+                insert_move(tx, mv)?;
+            }
+        }
+        Write::Move(mv, end) => {
+            insert_move(tx, mv)?;
+            let changed = tx
+                .prepare_cached(
+                    "UPDATE games SET ply = ?2, draw_offer = ?3, updated_at_ms = ?4
+                     WHERE id = ?1 AND status = 'in_progress' AND ply = ?2 - 1",
+                )?
+                .execute(params![
+                    mv.game_id,
+                    mv.ply,
+                    mv.draw_offer.map(seat_name),
+                    mv.played_at_ms
+                ])?;
+            if changed != 1 {
+                return Err(rusqlite::Error::ToSqlConversionFailure(
+                    format!(
+                        "game `{}` is not stored in progress at ply {}",
+                        mv.game_id,
+                        mv.ply.saturating_sub(1)
+                    )
+                    .into(),
+                ));
+            }
+            if let Some(end) = end {
+                apply_end(tx, end)?;
+            }
+        }
+        Write::DrawOffer { game_id, seat } => {
+            let changed = tx
+                .prepare_cached(
+                    "UPDATE games SET draw_offer = ?2 WHERE id = ?1 AND status = 'in_progress'",
+                )?
+                .execute(params![game_id, seat.map(seat_name)])?;
+            if changed != 1 {
+                return Err(no_such_game(game_id));
+            }
+        }
+        Write::End(end) => apply_end(tx, end)?,
+    }
+    Ok(())
+}
+
+fn insert_move(tx: &Transaction<'_>, mv: &MoveRow) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        mv.game_id,
+        mv.ply,
+        seat_name(mv.seat),
+        mv.notation,
+        mv.request_id,
+        mv.clock_ms as i64,
+        mv.played_at_ms,
+    ])?;
+    Ok(())
+}
+
+fn apply_end(tx: &Transaction<'_>, end: &EndRow) -> rusqlite::Result<()> {
+    let changed = tx
+        .prepare_cached(
+            "UPDATE games SET status = ?2, winner = ?3, reason = ?4, ply = ?5,
+                finished_at_ms = ?6, updated_at_ms = ?6, draw_offer = NULL
+             WHERE id = ?1 AND status = 'in_progress'",
+        )?
+        .execute(params![
+            end.game_id,
+            end.status,
+            end.winner.map(seat_name),
+            (!end.reason.is_empty()).then_some(end.reason.as_str()),
+            end.ply,
+            end.at_ms,
+        ])?;
+    if changed != 1 {
+        return Err(no_such_game(&end.game_id));
+    }
+    Ok(())
+}
+
+fn nonzero(v: u64) -> Option<i64> {
+    (v != 0).then_some(v as i64)
+}
+
+fn hex(bytes: &[u8; 32]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        let hi = (pair[0] as char).to_digit(16)?;
+        let lo = (pair[1] as char).to_digit(16)?;
+        out[i] = (hi * 16 + lo) as u8;
+    }
+    Some(out)
+}
+
+fn bad_row(what: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, what.into())
+}
+
+fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
+    let mut games = Vec::new();
+    let mut stmt = conn.prepare(
+        "SELECT id, game, variant, options, white_token_sha256, black_token_sha256, clock_mode,
+            clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms, labels,
+            draw_offer, created_at_ms, ply
+         FROM games WHERE status = 'in_progress' ORDER BY rowid",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let id: String = r.get(0)?;
+        let hash = |i: usize| -> rusqlite::Result<[u8; 32]> {
+            let text: String = r.get(i)?;
+            unhex(&text).ok_or_else(|| bad_row(format!("game `{id}`: bad token hash")))
+        };
+        let labels: String = r.get(11)?;
+        let labels: BTreeMap<String, String> = serde_json::from_str(&labels)
+            .map_err(|e| bad_row(format!("game `{id}`: labels: {e}")))?;
+        let mode: String = r.get(6)?;
+        let mode = match mode.as_str() {
+            "none" => "none",
+            "fischer" => "fischer",
+            "per_move" => "per_move",
+            other => return Err(bad_row(format!("game `{id}`: clock mode `{other}`"))),
+        };
+        let ms = |i: usize| -> rusqlite::Result<u64> {
+            Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+        };
+        let draw_offer: Option<String> = r.get(12)?;
+        let game = GameRow {
+            id: id.clone(),
+            game: r.get(1)?,
+            variant: r.get(2)?,
+            options: r.get(3)?,
+            token_hashes: [hash(4)?, hash(5)?],
+            clock: ClockRow {
+                mode,
+                initial_ms: ms(7)?,
+                increment_ms: ms(8)?,
+                per_move_ms: ms(9)?,
+                first_move_ms: r.get::<_, Option<i64>>(10)?.map(|v| v.max(0) as u64),
+            },
+            labels,
+            created_at_ms: r.get(13)?,
+        };
+        let ply: i64 = r.get(14)?;
+        Ok((game, draw_offer.as_deref().and_then(seat_named), ply))
+    })?;
+    for row in rows {
+        let (game, draw_offer, ply) = row?;
+        games.push((game, draw_offer, ply));
+    }
+    let mut out = Vec::with_capacity(games.len());
+    let mut moves_stmt = conn.prepare_cached(
+        "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms
+         FROM moves WHERE game_id = ?1 ORDER BY ply",
+    )?;
+    for (game, draw_offer, ply) in games {
+        let id = game.id.clone();
+        let moves = moves_stmt
+            .query_map([&id], |r| {
+                let seat: String = r.get(1)?;
+                Ok(MoveRow {
+                    game_id: id.clone(),
+                    ply: r.get(0)?,
+                    seat: seat_named(&seat)
+                        .ok_or_else(|| bad_row(format!("game `{id}`: seat `{seat}`")))?,
+                    notation: r.get(2)?,
+                    request_id: r.get(3)?,
+                    clock_ms: r.get::<_, i64>(4)?.max(0) as u64,
+                    played_at_ms: r.get(5)?,
+                    draw_offer: None,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        // Moves and the game's ply are written in one transaction: a
+        // mismatch means the file was changed behind the server's back.
+        if moves.len() as i64 != ply
+            || moves
+                .iter()
+                .enumerate()
+                .any(|(i, m)| m.ply as usize != i + 1)
+        {
+            return Err(bad_row(format!(
+                "game `{id}`: {} stored moves do not make its ply {ply}",
+                moves.len()
+            )));
+        }
+        out.push(StoredGame {
+            game,
+            moves,
+            draw_offer,
+        });
+    }
+    Ok(out)
+}
