@@ -20,7 +20,7 @@ grpcurl --version
 
 WORK=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$BIN" --listen "127.0.0.1:$PORT" --metrics-listen 127.0.0.1:0 --log warn > "$WORK/server.log" 2>&1 &
+"$BIN" --listen "127.0.0.1:$PORT" --metrics-listen 127.0.0.1:0 --data-dir "$WORK/data" --log warn > "$WORK/server.log" 2>&1 &
 SERVER=$!
 cleanup() {
     kill "$SERVER" 2>/dev/null || true

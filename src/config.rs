@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::server::ServerOptions;
+use crate::server::{ServerOptions, StorageConfig};
 use crate::sessions::Limits;
+use crate::storage::sqlite::{SqliteOptions, SyncMode};
 use crate::telemetry::LogFormat;
 
 /// The port the service listens on when none is given.
@@ -80,6 +81,30 @@ pub struct ServeArgs {
     /// Serve no `/metrics` endpoint (and record no metrics).
     #[arg(long, env = "PUNCT_REFEREE_NO_METRICS")]
     pub no_metrics: bool,
+    /// Where games are kept: `sqlite` (durable, in the data directory) or
+    /// `memory` (lost on restart).
+    #[arg(long, env = "PUNCT_REFEREE_STORAGE", value_enum, default_value_t = StorageKind::Sqlite)]
+    pub storage: StorageKind,
+    /// Directory of the SQLite database (created if missing).
+    #[arg(long, env = "PUNCT_REFEREE_DATA_DIR", default_value = "data")]
+    pub data_dir: std::path::PathBuf,
+    /// How hard each commit is synced: `full` (survives power loss),
+    /// `normal` (survives a crash of the service) or `off`.
+    #[arg(long, env = "PUNCT_REFEREE_SYNC", value_enum, default_value_t = SyncMode::Normal)]
+    pub sync: SyncMode,
+    /// Cap on the database size in MiB; past it, changes are refused with
+    /// UNAVAILABLE as on a full disk (0 = no cap).
+    #[arg(long, env = "PUNCT_REFEREE_MAX_DB_MIB", default_value_t = 0)]
+    pub max_db_mib: u64,
+}
+
+/// The storage backends `--storage` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StorageKind {
+    /// An SQLite database in `--data-dir`.
+    Sqlite,
+    /// Memory only.
+    Memory,
 }
 
 impl ServeArgs {
@@ -101,6 +126,15 @@ impl ServeArgs {
             sweep_interval: Duration::from_secs(
                 (self.finished_ttl_secs.min(self.idle_ttl_secs) / 4).clamp(1, 30),
             ),
+            storage: match self.storage {
+                StorageKind::Memory => StorageConfig::Memory,
+                StorageKind::Sqlite => StorageConfig::Sqlite(SqliteOptions {
+                    dir: self.data_dir.clone(),
+                    sync: self.sync,
+                    max_bytes: (self.max_db_mib > 0)
+                        .then(|| self.max_db_mib.saturating_mul(1 << 20)),
+                }),
+            },
         }
     }
 }
@@ -128,6 +162,14 @@ mod tests {
         assert_eq!(cli.serve.log_format, LogFormat::Text);
         let o = cli.serve.options();
         assert_eq!(o.limits.max_sessions, 10_000);
+        match o.storage {
+            StorageConfig::Sqlite(s) => {
+                assert_eq!(s.dir, std::path::PathBuf::from("data"));
+                assert_eq!(s.sync, SyncMode::Normal);
+                assert_eq!(s.max_bytes, None);
+            }
+            StorageConfig::Memory => panic!("durable storage is the default"),
+        }
         assert_eq!(o.max_message_bytes, 4 * 1024 * 1024);
     }
 

@@ -21,6 +21,8 @@ use tonic_health::ServingStatus;
 use crate::api::RefereeApi;
 use crate::api::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
 use crate::sessions::{Limits, SessionStore};
+use crate::storage::sqlite::{SqliteOptions, SqliteStorage};
+use crate::storage::{Storage, StorageError, Volatile};
 use crate::telemetry::RpcLayer;
 
 /// The full name of the referee service (for health checks).
@@ -42,6 +44,28 @@ pub struct ServerOptions {
     pub drain_timeout: Duration,
     /// How often expired games are dropped.
     pub sweep_interval: Duration,
+    /// Where sessions are kept durably.
+    pub storage: StorageConfig,
+}
+
+/// Where sessions are kept (docs/STORAGE.md).
+#[derive(Debug, Clone, Default)]
+pub enum StorageConfig {
+    /// In memory only: games are lost on a restart (`--storage memory`).
+    #[default]
+    Memory,
+    /// An SQLite database in a data directory (the binary's default).
+    Sqlite(SqliteOptions),
+}
+
+impl StorageConfig {
+    /// Opens the storage this describes.
+    pub fn open(&self) -> Result<Arc<dyn Storage>, StorageError> {
+        Ok(match self {
+            StorageConfig::Memory => Arc::new(Volatile),
+            StorageConfig::Sqlite(options) => Arc::new(SqliteStorage::open(options)?),
+        })
+    }
 }
 
 impl Default for ServerOptions {
@@ -53,6 +77,7 @@ impl Default for ServerOptions {
             keepalive_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(10),
             sweep_interval: Duration::from_secs(30),
+            storage: StorageConfig::Memory,
         }
     }
 }
@@ -66,6 +91,9 @@ pub enum ServeError {
     /// The reflection service could not be built from the descriptors.
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// Storage could not be opened, or its games not recovered.
+    #[error("{0}")]
+    Storage(String),
 }
 
 /// Serves on `listener` until `shutdown` completes, then drains (see the
@@ -75,7 +103,29 @@ pub async fn run(
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
-    let store = Arc::new(SessionStore::new(options.limits.clone()));
+    let storage = options
+        .storage
+        .open()
+        .map_err(|e| ServeError::Storage(e.to_string()))?;
+    let store = Arc::new(SessionStore::with_storage(
+        options.limits.clone(),
+        storage.clone(),
+    ));
+    let recovered = store
+        .recover()
+        .map_err(|e| ServeError::Storage(e.to_string()))?;
+    match &options.storage {
+        StorageConfig::Memory => {
+            tracing::info!(storage = storage.name(), "games are kept in memory only")
+        }
+        StorageConfig::Sqlite(o) => tracing::info!(
+            storage = storage.name(),
+            dir = %o.dir.display(),
+            sync = ?o.sync,
+            recovered,
+            "storage open; unfinished games recovered"
+        ),
+    }
     let stop = CancellationToken::new();
 
     let (health, health_service) = tonic_health::server::health_reporter();

@@ -104,8 +104,8 @@ fn every_yaml_and_json_file_parses() {
             _ => {}
         }
     }
-    // compose, prometheus, collector, 2 grafana provisioning, dashboard, 5 k8s.
-    assert_eq!(parsed, 11, "{files:?}");
+    // compose, prometheus, collector, 2 grafana provisioning, dashboard, 6 k8s.
+    assert_eq!(parsed, 12, "{files:?}");
 }
 
 #[test]
@@ -156,16 +156,28 @@ fn compose_uses_the_default_ports_and_existing_files() {
             .is_file()
     );
     assert!(context.join("Cargo.toml").is_file());
-    // Every bind mount's source exists.
+    // Every bind mount's source exists; named volumes are declared.
+    let named = &compose["volumes"];
     let mut mounts = 0;
     for (_, service) in services {
         for volume in service["volumes"].as_sequence().into_iter().flatten() {
             let source = volume.as_str().unwrap().split(':').next().unwrap();
-            assert!(deploy().join(source).exists(), "missing {source}");
+            if source.starts_with('.') || source.starts_with('/') {
+                assert!(deploy().join(source).exists(), "missing {source}");
+            } else {
+                assert!(named.get(source).is_some(), "undeclared volume {source}");
+            }
             mounts += 1;
         }
     }
-    assert_eq!(mounts, 4);
+    assert_eq!(mounts, 5);
+    // The referee keeps its database on a named volume at the image's data dir.
+    let referee_volumes = referee["volumes"].as_sequence().unwrap();
+    assert!(
+        referee_volumes
+            .iter()
+            .any(|v| v.as_str() == Some("referee-data:/var/lib/punct-referee"))
+    );
 }
 
 #[test]
@@ -274,9 +286,15 @@ fn kubernetes_manifests_match_the_binary() {
     }
     assert_eq!(
         kinds,
-        ["ConfigMap", "Deployment", "PodDisruptionBudget", "Service"]
-            .map(String::from)
-            .into()
+        [
+            "ConfigMap",
+            "Deployment",
+            "PersistentVolumeClaim",
+            "PodDisruptionBudget",
+            "Service"
+        ]
+        .map(String::from)
+        .into()
     );
     let find = |kind: &str| docs.iter().find(|d| d["kind"] == kind).unwrap();
 
@@ -293,6 +311,22 @@ fn kubernetes_manifests_match_the_binary() {
 
     let deployment = find("Deployment");
     let pod = &deployment["spec"]["template"]["spec"];
+    // The database lives on the claimed volume, mounted where the config
+    // points the data directory, and only one pod holds it at a time.
+    let data_dir = str_at(config, &["PUNCT_REFEREE_DATA_DIR"]);
+    let container = &pod["containers"][0];
+    assert_eq!(
+        str_at(&container["volumeMounts"][0], &["mountPath"]),
+        data_dir
+    );
+    assert_eq!(
+        str_at(&pod["volumes"][0], &["persistentVolumeClaim", "claimName"]),
+        str_at(find("PersistentVolumeClaim"), &["metadata", "name"])
+    );
+    assert_eq!(
+        str_at(deployment, &["spec", "strategy", "type"]),
+        "Recreate"
+    );
     // The drain, then at most 5 s of trace flush, must fit before SIGKILL.
     let grace = u64_at(pod, &["terminationGracePeriodSeconds"]);
     assert!(
@@ -434,7 +468,10 @@ fn dockerfile_builds_like_ci_and_runs_the_binary_it_built() {
             assert_eq!(parts[2], format!("/usr/local/bin/{bin}"));
             continue;
         }
-        let parts: Vec<&str> = copy.split_whitespace().collect();
+        let parts: Vec<&str> = copy
+            .split_whitespace()
+            .filter(|p| !p.starts_with("--chown="))
+            .collect();
         for source in &parts[..parts.len() - 1] {
             assert!(Path::new(ROOT).join(source).exists(), "COPY {source}");
             copied.insert(source.to_string());
@@ -465,6 +502,8 @@ fn dockerfile_builds_like_ci_and_runs_the_binary_it_built() {
     let env = all("ENV").join(" ");
     assert!(env.contains(&format!("PUNCT_REFEREE_LISTEN=0.0.0.0:{grpc}")));
     assert!(env.contains(&format!("PUNCT_REFEREE_METRICS_LISTEN=0.0.0.0:{metrics}")));
+    assert!(env.contains("PUNCT_REFEREE_DATA_DIR=/var/lib/punct-referee"));
+    assert_eq!(all("VOLUME"), ["[\"/var/lib/punct-referee\"]"]);
     // The build context leaves the build output out.
     let ignore = std::fs::read_to_string(Path::new(ROOT).join(".dockerignore")).unwrap();
     assert!(ignore.lines().any(|l| l.trim() == "target"));

@@ -66,6 +66,8 @@ impl Referee {
                 "json",
                 "--drain-timeout-secs",
                 "3",
+                "--storage",
+                "memory",
             ])
             .env("RUST_LOG", "info")
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")

@@ -109,6 +109,11 @@ pub fn status(err: SessionError) -> Status {
             );
             Status::with_error_details(Code::ResourceExhausted, message, details)
         }
+        SessionError::Unavailable(_) => Status::with_error_details(
+            Code::Unavailable,
+            message,
+            ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", ERROR_DOMAIN, HashMap::new()),
+        ),
     }
 }
 

@@ -59,9 +59,10 @@ impl RefereeService for RefereeApi {
         let req = request.into_inner();
         let rules = convert::game_rules(req.rules.as_ref(), &RULE_FIELDS)?;
         let time_control = convert::time_control(req.time_control.as_ref());
-        let (session, tokens) =
-            self.store
-                .create_timed(rules, convert::labels(&req.labels), time_control)?;
+        let (session, tokens) = self
+            .store
+            .create_timed(rules, convert::labels(&req.labels), time_control)
+            .await?;
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(game_pb(&session.view(true))),
             seats: seats_pb(&tokens),
@@ -115,6 +116,7 @@ impl RefereeService for RefereeApi {
         let request_id = Some(req.request_id.as_str()).filter(|r| !r.is_empty());
         let receipt = session
             .submit(&req.token, mv, req.expected_ply, request_id)
+            .await
             .inspect_err(|e| tracing::debug!(game_id = %req.game_id, error = %e, "move refused"))?;
         let report = receipt.report;
         Ok(Response::new(pb::SubmitMoveResponse {
@@ -204,7 +206,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let req = request.into_inner();
-        let view = self.store.get(&req.game_id)?.resign(&req.token)?;
+        let view = self.store.get(&req.game_id)?.resign(&req.token).await?;
         Ok(Response::new(pb::ResignResponse {
             game: Some(game_pb(&view)),
         }))
@@ -215,7 +217,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
         let req = request.into_inner();
-        let (agreed, view) = self.store.get(&req.game_id)?.offer_draw(&req.token)?;
+        let (agreed, view) = self.store.get(&req.game_id)?.offer_draw(&req.token).await?;
         Ok(Response::new(pb::OfferDrawResponse {
             agreed,
             game: Some(game_pb(&view)),
@@ -227,7 +229,11 @@ impl RefereeService for RefereeApi {
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
         let req = request.into_inner();
-        let view = self.store.get(&req.game_id)?.accept_draw(&req.token)?;
+        let view = self
+            .store
+            .get(&req.game_id)?
+            .accept_draw(&req.token)
+            .await?;
         Ok(Response::new(pb::AcceptDrawResponse {
             game: Some(game_pb(&view)),
         }))
@@ -238,7 +244,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::AbortGameRequest>,
     ) -> Result<Response<pb::AbortGameResponse>, Status> {
         let req = request.into_inner();
-        let view = self.store.get(&req.game_id)?.abort(&req.token)?;
+        let view = self.store.get(&req.game_id)?.abort(&req.token).await?;
         Ok(Response::new(pb::AbortGameResponse {
             game: Some(game_pb(&view)),
         }))
@@ -288,7 +294,11 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ClaimVictoryRequest>,
     ) -> Result<Response<pb::ClaimVictoryResponse>, Status> {
         let req = request.into_inner();
-        let view = self.store.get(&req.game_id)?.claim_victory(&req.token)?;
+        let view = self
+            .store
+            .get(&req.game_id)?
+            .claim_victory(&req.token)
+            .await?;
         tracing::info!(game_id = %req.game_id, "victory claimed: opponent abandoned");
         Ok(Response::new(pb::ClaimVictoryResponse {
             game: Some(game_pb(&view)),
@@ -302,7 +312,8 @@ impl RefereeService for RefereeApi {
         let req = request.into_inner();
         let (session, tokens) = self
             .store
-            .import(&req.record, convert::labels(&req.labels))?;
+            .import(&req.record, convert::labels(&req.labels))
+            .await?;
         Ok(Response::new(pb::ImportGameResponse {
             game: Some(game_pb(&session.view(true))),
             seats: seats_pb(&tokens),

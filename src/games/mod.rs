@@ -282,6 +282,14 @@ pub trait Rules: Send + Sync + fmt::Debug {
     fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError>;
     /// A copy, for trying a move without playing it.
     fn clone_box(&self) -> Box<dyn Rules>;
+    /// Whether `input`, given in the position after `ply` moves of this
+    /// game, names the move `played` (how a retried request is recognised,
+    /// however the client wrote the move the first time).
+    fn same_move(&self, ply: u32, input: &MoveInput, played: &MoveDetail) -> bool;
+    /// The rules as a record header: [`import_record`] of this header
+    /// followed by move lines replays a game under the same rules (what
+    /// storage keeps to rebuild a game).
+    fn rules_header(&self) -> String;
 }
 
 /// A new game at its start position.

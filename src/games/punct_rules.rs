@@ -288,6 +288,28 @@ impl Rules for PunctGame {
     fn clone_box(&self) -> Box<dyn Rules> {
         Box::new(self.clone())
     }
+
+    fn same_move(&self, ply: u32, input: &MoveInput, played: &MoveDetail) -> bool {
+        let (MoveInput::Punct(input), MoveDetail::Punct(info)) = (input, played);
+        let Some(moves) = self.game.moves().get(..ply as usize) else {
+            return false;
+        };
+        let mut before = PunctGame::new(self.game.options());
+        for &mv in moves {
+            if before.game.play(mv).is_err() {
+                return false;
+            }
+        }
+        let Ok(resolved) = before.resolve(input) else {
+            return false;
+        };
+        let pos = before.game.position();
+        pos.notate(resolved).is_some() && pos.notate(resolved) == pos.notate(info.mv)
+    }
+
+    fn rules_header(&self) -> String {
+        PunctGame::new(self.game.options()).record(&[])
+    }
 }
 
 /// Reads and replays a PÜNCT record (RULES.md §7), collecting every move.
@@ -339,6 +361,43 @@ mod tests {
             structured: None,
             notation: Some(text.parse().unwrap()),
         })
+    }
+
+    #[test]
+    fn a_retry_is_recognised_however_the_move_was_written() {
+        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let first = g.play(&notation("SE@E5:F5,G5")).unwrap();
+        let second = g.play(&notation("SE@E13:F13,G13")).unwrap();
+        // The same move, structured, and the canonical input form.
+        let MoveDetail::Punct(info) = first.detail;
+        let structured = MoveInput::Punct(PunctMoveInput {
+            structured: Some(info.mv),
+            notation: None,
+        });
+        assert!(g.same_move(0, &notation("SE@E5:F5,G5"), &first.detail));
+        assert!(g.same_move(0, &structured, &first.detail));
+        assert!(g.same_move(0, &first.detail.to_input(), &first.detail));
+        assert!(g.same_move(1, &notation("SE@E13:F13,G13"), &second.detail));
+        // Another move, or a ply beyond the game: not the same.
+        assert!(!g.same_move(0, &notation("SE@E6:F6,G6"), &first.detail));
+        assert!(!g.same_move(1, &notation("SE@E5:F5,G5"), &second.detail));
+        assert!(!g.same_move(7, &notation("SE@E5:F5,G5"), &first.detail));
+    }
+
+    #[test]
+    fn the_rules_header_replays_moves_under_the_same_options() {
+        let options = RuleOptions {
+            end_on_supply: crate::games::punct::EndOnSupply::BothExhausted,
+            max_plies: 77,
+            repetition_limit: 0,
+            ..RuleOptions::of(crate::games::punct::Variant::Basic)
+        };
+        let g = new_game(GameRules::Punct(options));
+        let header = g.rules_header();
+        let text = format!("{}\n\nSE@E5:F5,G5\n", header.trim_end());
+        let replayed = import_record(&text).unwrap();
+        assert_eq!(replayed.game.rules(), GameRules::Punct(options));
+        assert_eq!(replayed.game.ply(), 1);
     }
 
     #[test]

@@ -211,6 +211,12 @@ impl Clock {
         clock
     }
 
+    /// Time since the game's clock started, at `now` (what a move's stored
+    /// time is counted from).
+    pub fn since_start(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.started)
+    }
+
     /// The time control.
     pub fn control(&self) -> TimeControl {
         self.control

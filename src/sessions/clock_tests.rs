@@ -30,9 +30,10 @@ fn limits() -> Limits {
     }
 }
 
-fn timed(store: &SessionStore, tc: TimeControl) -> (Arc<Session>, [String; 2]) {
+async fn timed(store: &SessionStore, tc: TimeControl) -> (Arc<Session>, [String; 2]) {
     let (s, [w, b]) = store
         .create_timed(GameRules::default(), BTreeMap::new(), tc)
+        .await
         .unwrap();
     (s, [w.to_string(), b.to_string()])
 }
@@ -46,7 +47,7 @@ struct Prepared {
     ply: u32,
 }
 
-fn prepare(s: &Session, tokens: &[String; 2]) -> Prepared {
+fn prepare(s: &Arc<Session>, tokens: &[String; 2]) -> Prepared {
     let view = s.view(false);
     let seat = view.to_move.expect("game in progress");
     let (_, _, moves) = s.legal_moves(None);
@@ -57,13 +58,13 @@ fn prepare(s: &Session, tokens: &[String; 2]) -> Prepared {
     }
 }
 
-fn submit(s: &Session, p: Prepared) -> Result<MoveReceipt, SessionError> {
-    s.submit(&p.token, p.mv, p.ply, None)
+async fn submit(s: &Arc<Session>, p: Prepared) -> Result<MoveReceipt, SessionError> {
+    s.submit(&p.token, p.mv, p.ply, None).await
 }
 
 /// Plays the first legal move for whoever is to move.
-fn play(s: &Session, tokens: &[String; 2]) -> Result<MoveReceipt, SessionError> {
-    submit(s, prepare(s, tokens))
+async fn play(s: &Arc<Session>, tokens: &[String; 2]) -> Result<MoveReceipt, SessionError> {
+    submit(s, prepare(s, tokens)).await
 }
 
 fn remaining(v: &GameView) -> [Duration; 2] {
@@ -106,7 +107,7 @@ fn verdict_of(e: &Event) -> Verdict {
 async fn flag_falls_by_itself_at_the_deadline_with_no_request() {
     let store = SessionStore::new(limits());
     let t0 = Instant::now();
-    let (s, _) = timed(&store, fischer(1000, 0));
+    let (s, _) = timed(&store, fischer(1000, 0)).await;
     let mut spectator = s.watch(None).unwrap();
     skip_snapshot(&mut spectator).await;
     // Nobody calls anything: the paused clock jumps to the next timer, the
@@ -123,16 +124,16 @@ async fn flag_falls_by_itself_at_the_deadline_with_no_request() {
 #[tokio::test(start_paused = true)]
 async fn increment_is_added_and_the_flag_falls_between_moves() {
     let store = SessionStore::new(limits());
-    let (s, tokens) = timed(&store, fischer(1000, 500));
+    let (s, tokens) = timed(&store, fischer(1000, 500)).await;
     time::advance(MS * 300).await;
-    play(&s, &tokens).unwrap();
+    play(&s, &tokens).await.unwrap();
     // White: 1000 - 300 + 500.
     assert_eq!(remaining(&s.view(false)), [MS * 1200, MS * 1000]);
     time::advance(MS * 100).await;
     let v = s.view(false);
     assert_eq!(remaining(&v), [MS * 1200, MS * 900]);
     assert_eq!(v.clock.running, Some(Seat::Black));
-    play(&s, &tokens).unwrap();
+    play(&s, &tokens).await.unwrap();
     assert_eq!(remaining(&s.view(false)), [MS * 1200, MS * 1400]);
     // White thinks for 1199 ms: still there.
     time::advance(MS * 1199).await;
@@ -155,15 +156,15 @@ async fn per_move_time_resets_and_is_not_carried_over() {
         mode: ClockMode::PerMove { per_move: MS * 400 },
         first_move: None,
     };
-    let (s, tokens) = timed(&store, tc);
+    let (s, tokens) = timed(&store, tc).await;
     time::advance(MS * 100).await;
-    play(&s, &tokens).unwrap();
+    play(&s, &tokens).await.unwrap();
     assert_eq!(remaining(&s.view(false)), [MS * 400, MS * 400]);
     time::advance(MS * 399).await;
-    play(&s, &tokens).unwrap();
+    play(&s, &tokens).await.unwrap();
     let late = prepare(&s, &tokens);
     time::advance(MS * 400).await;
-    let err = submit(&s, late).unwrap_err();
+    let err = submit(&s, late).await.unwrap_err();
     assert_eq!(illegal_reason(&err), "GAME_OVER");
     let verdict = s.view(false).verdict.unwrap();
     assert_eq!(
@@ -180,12 +181,12 @@ async fn a_side_that_never_starts_aborts_the_game_and_loses_nothing() {
         ..fischer(1000, 0)
     };
     let t0 = Instant::now();
-    let (s, tokens) = timed(&store, tc);
+    let (s, tokens) = timed(&store, tc).await;
     let v = s.view(false);
     assert_eq!(v.clock.first_move_left, Some(MS * 200));
     assert_eq!(v.clock.running, None);
     time::advance(MS * 150).await;
-    play(&s, &tokens).unwrap();
+    play(&s, &tokens).await.unwrap();
     // White's first move is not charged; black's own deadline starts.
     let v = s.view(false);
     assert_eq!(remaining(&v), [MS * 1000, MS * 1000]);
@@ -205,7 +206,7 @@ async fn a_first_move_deadline_also_works_without_a_clock() {
         mode: ClockMode::Untimed,
         first_move: Some(MS * 50),
     };
-    let (s, _) = timed(&store, tc);
+    let (s, _) = timed(&store, tc).await;
     assert_eq!(s.view(false).clock.remaining, None);
     time::advance(MS * 50).await;
     assert_eq!(s.view(false).verdict.unwrap().reason, "ABORTED");
@@ -216,15 +217,15 @@ async fn a_first_move_deadline_also_works_without_a_clock() {
 /// everything the watcher saw after the two moves.
 async fn race(offset: Duration) -> (Result<MoveReceipt, SessionError>, GameView, Vec<Arc<Event>>) {
     let store = SessionStore::new(limits());
-    let (s, tokens) = timed(&store, fischer(1000, 0));
-    play(&s, &tokens).unwrap();
-    play(&s, &tokens).unwrap();
+    let (s, tokens) = timed(&store, fischer(1000, 0)).await;
+    play(&s, &tokens).await.unwrap();
+    play(&s, &tokens).await.unwrap();
     let mut w = s.watch(None).unwrap();
     skip_snapshot(&mut w).await;
     // White's clock: 1000 ms, its turn started now.
     let mv = prepare(&s, &tokens);
     time::advance(offset).await;
-    let reply = submit(&s, mv);
+    let reply = submit(&s, mv).await;
     let view = s.view(false);
     let mut seen = Vec::new();
     loop {
@@ -275,14 +276,14 @@ async fn a_move_and_the_timer_racing_on_threads_have_one_outcome() {
     // the lock at the deadline instant; whichever wins, reply, snapshot and
     // stream agree.
     let store = SessionStore::new(limits());
-    let (s, tokens) = timed(&store, fischer(100, 0));
+    let (s, tokens) = timed(&store, fischer(100, 0)).await;
     let mut w = s.watch(None).unwrap();
     skip_snapshot(&mut w).await;
     let mv = prepare(&s, &tokens);
     time::advance(MS * 100).await;
     let mover = {
         let s = s.clone();
-        tokio::task::spawn_blocking(move || submit(&s, mv))
+        tokio::spawn(async move { submit(&s, mv).await })
     };
     let reply = mover.await.unwrap();
     let first = next_event(&mut w).await;
@@ -296,17 +297,17 @@ async fn a_move_and_the_timer_racing_on_threads_have_one_outcome() {
 #[tokio::test(start_paused = true)]
 async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
     let store = SessionStore::new(limits());
-    let (s, tokens) = timed(&store, fischer(1000, 0));
+    let (s, tokens) = timed(&store, fischer(1000, 0)).await;
     time::advance(MS * 100).await;
-    let v = s.abort(&tokens[1]).unwrap();
+    let v = s.abort(&tokens[1]).await.unwrap();
     assert_eq!(v.verdict.unwrap().reason, "ABORTED");
     assert_eq!(remaining(&v), [MS * 900, MS * 1000]);
 
-    let (s, tokens) = timed(&store, fischer(1000, 0));
-    play(&s, &tokens).unwrap();
-    play(&s, &tokens).unwrap();
+    let (s, tokens) = timed(&store, fischer(1000, 0)).await;
+    play(&s, &tokens).await.unwrap();
+    play(&s, &tokens).await.unwrap();
     time::advance(MS * 250).await;
-    let v = s.resign(&tokens[0]).unwrap();
+    let v = s.resign(&tokens[0]).await.unwrap();
     assert_eq!(v.verdict.unwrap().reason, "RESIGNATION");
     // Long after the old deadline nothing changes: the clock stopped.
     time::advance(MS * 5000).await;
@@ -318,7 +319,7 @@ async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
 #[tokio::test(start_paused = true)]
 async fn presence_follows_a_players_streams_and_spectators_see_it_flip() {
     let store = SessionStore::new(limits());
-    let (s, tokens) = timed(&store, fischer(60_000, 0));
+    let (s, tokens) = timed(&store, fischer(60_000, 0)).await;
     let mut spectator = s.watch(None).unwrap();
     let snap = skip_snapshot(&mut spectator).await;
     assert!(!snap.presence[0].connected && !snap.presence[1].connected);
@@ -354,48 +355,48 @@ async fn presence_follows_a_players_streams_and_spectators_see_it_flip() {
 #[tokio::test(start_paused = true)]
 async fn victory_can_be_claimed_only_over_an_opponent_gone_long_enough() {
     let store = SessionStore::new(limits());
-    let (untimed, ut) = timed(&store, TimeControl::default());
-    play(&untimed, &ut).unwrap();
-    play(&untimed, &ut).unwrap();
-    let e = untimed.claim_victory(&ut[0]).unwrap_err();
+    let (untimed, ut) = timed(&store, TimeControl::default()).await;
+    play(&untimed, &ut).await.unwrap();
+    play(&untimed, &ut).await.unwrap();
+    let e = untimed.claim_victory(&ut[0]).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "NO_CLOCK");
 
-    let (s, tokens) = timed(&store, fischer(60_000, 0));
-    let e = s.claim_victory(&tokens[0]).unwrap_err();
+    let (s, tokens) = timed(&store, fischer(60_000, 0)).await;
+    let e = s.claim_victory(&tokens[0]).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "GAME_NOT_STARTED");
-    play(&s, &tokens).unwrap();
-    play(&s, &tokens).unwrap();
+    play(&s, &tokens).await.unwrap();
+    play(&s, &tokens).await.unwrap();
 
     let black = s.watch_as(None, Some(&tokens[1])).unwrap();
     time::advance(MS * 1000).await;
-    let e = s.claim_victory(&tokens[0]).unwrap_err();
+    let e = s.claim_victory(&tokens[0]).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "OPPONENT_PRESENT");
 
     drop(black);
     time::advance(MS * 499).await;
-    let e = s.claim_victory(&tokens[0]).unwrap_err();
+    let e = s.claim_victory(&tokens[0]).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "OPPONENT_NOT_GONE_LONG_ENOUGH");
     assert!(s.view(false).verdict.is_none());
 
     time::advance(MS).await;
-    let v = s.claim_victory(&tokens[0]).unwrap();
+    let v = s.claim_victory(&tokens[0]).await.unwrap();
     let verdict = v.verdict.unwrap();
     assert_eq!(
         (verdict.winner, verdict.reason),
         (Some(Seat::White), "ABANDONED")
     );
     assert_eq!(v.clock.running, None);
-    let e = s.claim_victory(&tokens[0]).unwrap_err();
+    let e = s.claim_victory(&tokens[0]).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "GAME_OVER");
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_clock_is_rebuilt_from_its_move_times() {
     let store = SessionStore::new(limits());
-    let (s, tokens) = timed(&store, fischer(1000, 100));
+    let (s, tokens) = timed(&store, fischer(1000, 100)).await;
     for wait in [120, 340, 50] {
         time::advance(MS * wait).await;
-        play(&s, &tokens).unwrap();
+        play(&s, &tokens).await.unwrap();
     }
     let before = s.view(false).clock;
     let (control, stamps) = s.clock_stamps();
@@ -419,7 +420,7 @@ async fn a_dropped_session_ends_its_timer() {
         idle_ttl: Duration::ZERO,
         ..limits()
     });
-    let (s, _) = timed(&store, fischer(1000, 0));
+    let (s, _) = timed(&store, fischer(1000, 0)).await;
     let weak = Arc::downgrade(&s);
     drop(s);
     assert_eq!(store.sweep(std::time::Instant::now()), 1);
@@ -427,11 +428,12 @@ async fn a_dropped_session_ends_its_timer() {
     assert!(weak.upgrade().is_none(), "nothing keeps the session alive");
 }
 
-#[test]
-fn out_of_bounds_time_controls_are_refused() {
+#[tokio::test]
+async fn out_of_bounds_time_controls_are_refused() {
     let store = SessionStore::new(limits());
     let e = store
         .create_timed(GameRules::default(), BTreeMap::new(), fischer(0, 0))
+        .await
         .unwrap_err();
     assert!(matches!(
         e,

@@ -29,6 +29,7 @@ use dashmap::DashMap;
 use crate::games::{
     self, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed, Seat,
 };
+use crate::storage::{self as store_rows, ClockRow, GameRow, MoveRow, Storage, StoredGame, Write};
 use crate::telemetry;
 
 pub use clock::{
@@ -36,7 +37,8 @@ pub use clock::{
 };
 pub use presence::{PresenceSlot, SeatPresence};
 pub use session::{Event, EventKind, GameView, MoveReceipt, Session};
-pub use token::Token;
+use session::{Fingerprint, Receipts, SessionInit};
+pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};
 
 /// A game's id: 32 lower-case hex digits, random.
@@ -156,6 +158,9 @@ pub enum SessionError {
     /// A game record could not be read or replayed.
     #[error("record: {0}")]
     Record(RecordError),
+    /// Storage failed: the change was not made (neither stored nor applied).
+    #[error("the change could not be stored, so it was not made: {0}")]
+    Unavailable(String),
     /// A server limit was reached.
     #[error("{what} limit reached ({max})")]
     LimitReached {
@@ -221,11 +226,12 @@ pub fn validate_move(history: History, mv: &MoveInput) -> Result<Adjudication, S
     Ok(Adjudication { seat, result })
 }
 
-/// All sessions of a server.
+/// All sessions of a server, and the storage that keeps them.
 #[derive(Debug)]
 pub struct SessionStore {
     sessions: DashMap<GameId, Arc<Session>>,
     limits: Limits,
+    storage: Arc<dyn Storage>,
     /// Sessions held or being created; reserved before insertion so that the
     /// limit holds under concurrent creation.
     count: AtomicUsize,
@@ -233,11 +239,18 @@ pub struct SessionStore {
 }
 
 impl SessionStore {
-    /// An empty store with `limits`.
+    /// An empty store with `limits`, keeping games in memory only.
     pub fn new(limits: Limits) -> SessionStore {
+        SessionStore::with_storage(limits, Arc::new(store_rows::Volatile))
+    }
+
+    /// An empty store with `limits` that writes through `storage`; call
+    /// [`SessionStore::recover`] to load the games storage holds.
+    pub fn with_storage(limits: Limits, storage: Arc<dyn Storage>) -> SessionStore {
         SessionStore {
             sessions: DashMap::new(),
             limits,
+            storage,
             count: AtomicUsize::new(0),
             serial: AtomicU64::new(0),
         }
@@ -258,19 +271,25 @@ impl SessionStore {
         self.sessions.is_empty()
     }
 
+    /// The storage in use.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
     /// Creates an untimed game; returns it and the seat tokens, white first.
-    pub fn create(
+    pub async fn create(
         &self,
         rules: GameRules,
         labels: BTreeMap<String, String>,
     ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
         self.create_timed(rules, labels, TimeControl::default())
+            .await
     }
 
     /// Creates a game with a time control; its clock (or first-move
     /// deadline) starts now, and a timer task ends the game when it runs out
     /// (call within a tokio runtime).
-    pub fn create_timed(
+    pub async fn create_timed(
         &self,
         rules: GameRules,
         labels: BTreeMap<String, String>,
@@ -283,12 +302,12 @@ impl SessionStore {
             moves: Vec::new(),
             tags: Vec::new(),
         };
-        self.insert(replayed, labels, time_control)
+        self.insert(replayed, labels, time_control).await
     }
 
     /// Creates a game from a record, replayed and checked move by move. The
     /// record's free tags become labels; `labels` win over them.
-    pub fn import(
+    pub async fn import(
         &self,
         record: &str,
         labels: BTreeMap<String, String>,
@@ -298,15 +317,61 @@ impl SessionStore {
         let mut all: BTreeMap<String, String> = replayed.tags.iter().cloned().collect();
         all.extend(labels);
         check_labels(&all)?;
-        self.insert(replayed, all, TimeControl::default())
+        self.insert(replayed, all, TimeControl::default()).await
     }
 
-    fn insert(
+    /// Stores, then holds, a new session. The game is stored before its
+    /// tokens are handed out; a storage failure creates nothing.
+    async fn insert(
         &self,
         replayed: Replayed,
         labels: BTreeMap<String, String>,
         time_control: TimeControl,
     ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
+        let reservation = self.reserve()?;
+        let tokens = [Token::random(), Token::random()];
+        let id = GameId::random();
+        let created_at = std::time::SystemTime::now();
+        let write = self.create_write(&id, &replayed, &labels, &tokens, time_control, created_at);
+        let session = Arc::new(Session::new(
+            SessionInit {
+                id,
+                serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
+                labels,
+                token_hashes: [tokens[0].hash(), tokens[1].hash()],
+                game: replayed.game.clone_box(),
+                history: &replayed.moves,
+                time_control,
+                created_at,
+                clock: None,
+                receipts: Receipts::new(),
+                draw_offer: None,
+                storage: self.storage.clone(),
+            },
+            &self.limits,
+        ));
+        // The write runs to its end even if the caller goes away, so what is
+        // stored is also held.
+        let storage = self.storage.clone();
+        let stored = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => runtime
+                .spawn(storage.write(write))
+                .await
+                .unwrap_or_else(|e| Err(store_rows::StorageError(e.to_string()))),
+            Err(_) => storage.write(write).await,
+        };
+        if let Err(e) = stored {
+            tracing::warn!(error = %e, "game not created: storage failed");
+            metrics::counter!(telemetry::STORAGE_FAILURES).increment(1);
+            return Err(SessionError::Unavailable(e.to_string()));
+        }
+        reservation.keep();
+        self.hold(session.clone(), replayed.moves.len());
+        Ok((session, tokens))
+    }
+
+    /// Takes a place under the session limit (given back unless kept).
+    fn reserve(&self) -> Result<Reservation<'_>, SessionError> {
         let max = self.limits.max_sessions;
         if self.count.fetch_add(1, Ordering::SeqCst) >= max {
             self.count.fetch_sub(1, Ordering::SeqCst);
@@ -315,35 +380,70 @@ impl SessionStore {
                 max,
             });
         }
-        let tokens = [Token::random(), Token::random()];
-        let serial = self.serial.fetch_add(1, Ordering::SeqCst) + 1;
-        let session = loop {
-            let id = GameId::random();
-            let session = Arc::new(Session::new(
-                id.clone(),
-                serial,
-                labels.clone(),
-                tokens,
-                replayed.game.clone_box(),
-                &replayed.moves,
-                &self.limits,
-                time_control,
-            ));
-            // 128 random bits do not collide; the loop is only for form.
-            if let dashmap::Entry::Vacant(e) = self.sessions.entry(id) {
-                e.insert(session.clone());
-                break session;
-            }
-        };
-        session.start_timer();
+        Ok(Reservation(Some(&self.count)))
+    }
+
+    /// The storage row of a new game and the moves it was imported with.
+    fn create_write(
+        &self,
+        id: &GameId,
+        replayed: &Replayed,
+        labels: &BTreeMap<String, String>,
+        tokens: &[Token; 2],
+        time_control: TimeControl,
+        created_at: std::time::SystemTime,
+    ) -> Write {
         let rules = replayed.game.rules();
-        let finished = replayed.game.verdict().is_some();
+        let created_at_ms = store_rows::unix_ms(created_at);
+        let game = GameRow {
+            id: id.to_string(),
+            game: rules.game_name().to_string(),
+            variant: rules.variant_name().to_string(),
+            options: replayed.game.rules_header(),
+            token_hashes: [tokens[0].hash().0, tokens[1].hash().0],
+            clock: clock_row(time_control),
+            labels: labels.clone(),
+            created_at_ms,
+        };
+        let moves = replayed
+            .moves
+            .iter()
+            .map(|r| MoveRow {
+                game_id: id.to_string(),
+                ply: r.ply,
+                seat: r.seat,
+                notation: r.detail.notation(),
+                request_id: None,
+                clock_ms: 0,
+                played_at_ms: created_at_ms,
+                draw_offer: None,
+            })
+            .collect();
+        let end = replayed.game.verdict().map(|v| store_rows::EndRow {
+            game_id: id.to_string(),
+            status: "finished",
+            winner: v.winner,
+            reason: v.reason.to_string(),
+            ply: replayed.game.ply(),
+            at_ms: created_at_ms,
+        });
+        Write::Create(game, moves, end)
+    }
+
+    /// Puts a session in the map, starts its timer, logs and counts it.
+    fn hold(&self, session: Arc<Session>, imported_moves: usize) {
+        // 128 random bits do not collide.
+        self.sessions.insert(session.id().clone(), session.clone());
+        session.start_timer();
+        let view = session.view(false);
+        let rules = view.rules;
+        let finished = view.verdict.is_some();
         tracing::Span::current().record("game_id", session.id().as_str());
         tracing::info!(
             game_id = %session.id(),
             game = rules.game_name(),
             variant = rules.variant_name(),
-            imported_moves = replayed.moves.len(),
+            imported_moves,
             finished,
             "game created"
         );
@@ -357,7 +457,107 @@ impl SessionStore {
         if !finished {
             metrics::gauge!(telemetry::GAMES_IN_PROGRESS).increment(1.0);
         }
-        Ok((session, tokens))
+    }
+
+    /// Loads every unfinished game storage holds, replaying its moves
+    /// through the engine, and serves it as before: same id, same tokens,
+    /// request-id retries still answered, the clock rebuilt from the move
+    /// times (the time the service was down is not charged). Call once, at
+    /// start, within the runtime. A stored game that does not replay is an
+    /// error naming it: nothing is dropped silently.
+    pub fn recover(&self) -> Result<usize, SessionError> {
+        let stored = self
+            .storage
+            .recover()
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?;
+        let n = stored.len();
+        for game in stored {
+            let id = game.game.id.clone();
+            let session = self.rebuild(game).map_err(|e| {
+                SessionError::Unavailable(format!("stored game `{id}` cannot be recovered: {e}"))
+            })?;
+            self.count.fetch_add(1, Ordering::SeqCst);
+            let moves = session.view(false).ply as usize;
+            self.hold(session, moves);
+        }
+        Ok(n)
+    }
+
+    fn rebuild(&self, stored: StoredGame) -> Result<Arc<Session>, String> {
+        let StoredGame {
+            game: row,
+            moves,
+            draw_offer,
+        } = stored;
+        let mut record = row.options.trim_end().to_string();
+        record.push_str("\n\n");
+        for m in &moves {
+            record.push_str(&m.notation);
+            record.push('\n');
+        }
+        let replayed = games::import_record(&record).map_err(|e| e.to_string())?;
+        if replayed.moves.len() != moves.len() || replayed.game.verdict().is_some() {
+            return Err(format!(
+                "{} stored moves replay to {} moves{}",
+                moves.len(),
+                replayed.moves.len(),
+                if replayed.game.verdict().is_some() {
+                    ", a finished game"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let time_control = time_control_of(&row.clock)?;
+        let clock = {
+            let stamps: Vec<MoveStamp> = moves
+                .iter()
+                .map(|m| MoveStamp {
+                    mover: m.seat,
+                    next: Some(m.seat.opponent()),
+                    at: Duration::from_millis(m.clock_ms),
+                })
+                .collect();
+            let first = games::new_game(replayed.game.rules()).to_move();
+            Clock::restore(time_control, first, &stamps, tokio::time::Instant::now())
+        };
+        let mut receipts = Receipts::new();
+        for (m, report) in moves.iter().zip(&replayed.moves) {
+            if let Some(request_id) = &m.request_id {
+                receipts.insert(
+                    request_id.clone(),
+                    (
+                        Fingerprint {
+                            seat: report.seat,
+                            expected_ply: report.ply - 1,
+                            played: report.detail,
+                        },
+                        MoveReceipt {
+                            report: *report,
+                            to_move: report.verdict.is_none().then(|| report.seat.opponent()),
+                            replayed: false,
+                        },
+                    ),
+                );
+            }
+        }
+        Ok(Arc::new(Session::new(
+            SessionInit {
+                id: GameId(row.id),
+                serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
+                labels: row.labels,
+                token_hashes: row.token_hashes.map(TokenHash),
+                game: replayed.game,
+                history: &replayed.moves,
+                time_control,
+                created_at: store_rows::from_unix_ms(row.created_at_ms),
+                clock: Some(clock),
+                receipts,
+                draw_offer,
+                storage: self.storage.clone(),
+            },
+            &self.limits,
+        )))
     }
 
     /// The game with id `id`. The id goes on the call's span.
@@ -440,6 +640,9 @@ impl SessionStore {
                 metrics::gauge!(telemetry::SESSIONS_ACTIVE).decrement(1.0);
                 if !session.finished() {
                     metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
+                    // Expired unfinished: not to be recovered again.
+                    let ply = session.view(false).ply;
+                    session.store_later(Write::End(session.end_row("expired", None, ply)));
                 }
                 self.count.fetch_sub(1, Ordering::SeqCst);
                 dropped += 1;
@@ -454,6 +657,71 @@ impl SessionStore {
             e.value().close();
         }
     }
+}
+
+/// A place under the session limit, given back on drop unless kept.
+struct Reservation<'a>(Option<&'a AtomicUsize>);
+
+impl Reservation<'_> {
+    fn keep(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if let Some(count) = self.0 {
+            count.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The stored form of a time control.
+fn clock_row(tc: TimeControl) -> ClockRow {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let first_move_ms = tc.first_move.map(ms);
+    match tc.mode {
+        ClockMode::Untimed => ClockRow {
+            mode: "none",
+            first_move_ms,
+            ..ClockRow::default()
+        },
+        ClockMode::Fischer { initial, increment } => ClockRow {
+            mode: "fischer",
+            initial_ms: ms(initial),
+            increment_ms: ms(increment),
+            first_move_ms,
+            ..ClockRow::default()
+        },
+        ClockMode::PerMove { per_move } => ClockRow {
+            mode: "per_move",
+            per_move_ms: ms(per_move),
+            first_move_ms,
+            ..ClockRow::default()
+        },
+    }
+}
+
+/// The time control a stored row describes.
+fn time_control_of(row: &ClockRow) -> Result<TimeControl, String> {
+    let mode = match row.mode {
+        "none" => ClockMode::Untimed,
+        "fischer" => ClockMode::Fischer {
+            initial: Duration::from_millis(row.initial_ms),
+            increment: Duration::from_millis(row.increment_ms),
+        },
+        "per_move" => ClockMode::PerMove {
+            per_move: Duration::from_millis(row.per_move_ms),
+        },
+        other => return Err(format!("unknown clock mode `{other}`")),
+    };
+    let tc = TimeControl {
+        mode,
+        first_move: row.first_move_ms.map(Duration::from_millis),
+    };
+    tc.check()
+        .map_err(|e| format!("stored time control: {e}"))?;
+    Ok(tc)
 }
 
 fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
@@ -488,3 +756,6 @@ mod tests;
 
 #[cfg(test)]
 mod clock_tests;
+
+#[cfg(test)]
+mod storage_tests;

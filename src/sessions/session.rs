@@ -10,14 +10,17 @@ use tokio::sync::{Notify, broadcast};
 use tokio::time;
 use tokio_util::sync::CancellationToken;
 
+use tracing::Instrument;
+
 use super::clock::{Clock, ClockReading, Expiry, MoveStamp, TimeControl};
 use super::presence::{Presence, PresenceSlot, SeatPresence};
-use super::token::Token;
+use super::token::{Token, TokenHash};
 use super::watch::{Watch, WatchItem};
 use super::{GameId, Limits, MAX_REQUEST_ID, SessionError};
 use crate::games::{
     Ending, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, Rules, Seat, Snapshot, Verdict,
 };
+use crate::storage::{self, EndRow, MoveRow, Storage, Write};
 use crate::telemetry;
 
 /// One numbered event of a game's log.
@@ -93,24 +96,51 @@ pub struct GameView {
     pub presence: [SeatPresence; 2],
 }
 
-/// What a retried request must repeat to be answered from its first result.
+/// What a retried request must repeat to be answered from its first result:
+/// the same seat, answering the same ply, naming the same move (however it
+/// is written: see [`Rules::same_move`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Fingerprint {
-    seat: Seat,
-    mv: MoveInput,
-    expected_ply: u32,
+pub(super) struct Fingerprint {
+    pub(super) seat: Seat,
+    pub(super) expected_ply: u32,
+    pub(super) played: MoveDetail,
 }
+
+/// A stored answer to a request id.
+pub(super) type Receipts = HashMap<String, (Fingerprint, MoveReceipt)>;
 
 /// The mutable part of a session, behind one mutex.
 #[derive(Debug)]
 struct State {
     game: Box<dyn Rules>,
     log: Vec<Arc<Event>>,
-    receipts: HashMap<String, (Fingerprint, MoveReceipt)>,
+    receipts: Receipts,
     draw_offer: Option<Seat>,
     last_activity: Instant,
     finished_at: Option<Instant>,
     clock: Clock,
+    /// A change is being stored: its clock time was taken before the
+    /// deadline, so no deadline may end the game until it is applied or
+    /// refused.
+    pending: bool,
+}
+
+/// What a session starts from: a new game, an import, or a game recovered
+/// from storage.
+pub(super) struct SessionInit<'a> {
+    pub(super) id: GameId,
+    pub(super) serial: u64,
+    pub(super) labels: BTreeMap<String, String>,
+    pub(super) token_hashes: [TokenHash; 2],
+    pub(super) game: Box<dyn Rules>,
+    pub(super) history: &'a [MoveReport],
+    pub(super) time_control: TimeControl,
+    pub(super) created_at: SystemTime,
+    /// A clock rebuilt from stored move times (`None`: start one now).
+    pub(super) clock: Option<Clock>,
+    pub(super) receipts: Receipts,
+    pub(super) draw_offer: Option<Seat>,
+    pub(super) storage: Arc<dyn Storage>,
 }
 
 /// One refereed game.
@@ -126,6 +156,13 @@ struct State {
 /// settles the clock the same way, so a move, a read and the timer all see
 /// one outcome: whichever takes the lock first after the deadline ends the
 /// game, and the deadline, not the timer's wake-up, decides.
+///
+/// Changes are stored before they are applied (docs/STORAGE.md): a change
+/// is decided on a copy of the game under the lock, written to storage
+/// without the lock (one change at a time per game, under the async
+/// `writing` mutex), then applied, or dropped if storage failed. Readers in
+/// between see the game as it was. The stored part runs in its own task so
+/// that a caller going away cannot leave a change stored but not applied.
 #[derive(Debug)]
 pub struct Session {
     id: GameId,
@@ -134,7 +171,7 @@ pub struct Session {
     serial: u64,
     created_at: SystemTime,
     labels: BTreeMap<String, String>,
-    tokens: [Token; 2],
+    token_hashes: [TokenHash; 2],
     state: Mutex<State>,
     events: broadcast::Sender<Arc<Event>>,
     pub(super) watchers: Arc<AtomicUsize>,
@@ -144,21 +181,27 @@ pub struct Session {
     /// Woken when the clock's deadline may have changed.
     timer: Arc<Notify>,
     abandon_after: Duration,
+    storage: Arc<dyn Storage>,
+    /// Held while a change is stored and applied.
+    writing: tokio::sync::Mutex<()>,
 }
 
 impl Session {
-    // Called once, by the store; a parameter struct would only rename these.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
-        id: GameId,
-        serial: u64,
-        labels: BTreeMap<String, String>,
-        tokens: [Token; 2],
-        game: Box<dyn Rules>,
-        history: &[MoveReport],
-        limits: &Limits,
-        time_control: TimeControl,
-    ) -> Session {
+    pub(super) fn new(init: SessionInit<'_>, limits: &Limits) -> Session {
+        let SessionInit {
+            id,
+            serial,
+            labels,
+            token_hashes,
+            game,
+            history,
+            time_control,
+            created_at,
+            clock,
+            receipts,
+            draw_offer,
+            storage,
+        } = init;
         let tick = time::Instant::now();
         let (events, _) = broadcast::channel(limits.watch_buffer.max(1));
         let mut log: Vec<Arc<Event>> = history
@@ -185,26 +228,27 @@ impl Session {
                 clock: ClockReading::default(),
             }));
         }
-        let clock = if verdict.is_none() {
-            Clock::new(time_control, game.to_move(), tick)
-        } else {
-            Clock::stopped(time_control, tick)
+        let clock = match (clock, verdict) {
+            (_, Some(_)) => Clock::stopped(time_control, tick),
+            (Some(clock), None) => clock,
+            (None, None) => Clock::new(time_control, game.to_move(), tick),
         };
         Session {
             id,
             game_name: game.rules().game_name(),
             serial,
-            created_at: SystemTime::now(),
+            created_at,
             labels,
-            tokens,
+            token_hashes,
             state: Mutex::new(State {
                 game,
                 log,
-                receipts: HashMap::new(),
-                draw_offer: None,
+                receipts,
+                draw_offer: draw_offer.filter(|_| verdict.is_none()),
                 last_activity: now,
                 finished_at: verdict.map(|_| now),
                 clock,
+                pending: false,
             }),
             events,
             watchers: Arc::new(AtomicUsize::new(0)),
@@ -213,6 +257,8 @@ impl Session {
             presence: Presence::new(tick),
             timer: Arc::new(Notify::new()),
             abandon_after: limits.abandon_after,
+            storage,
+            writing: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -278,7 +324,7 @@ impl Session {
     /// stops at the deadline itself, so the loser's reading is exactly zero
     /// however late this runs.
     fn settle(&self, st: &mut State, now: time::Instant) {
-        if st.game.verdict().is_some() {
+        if st.pending || st.game.verdict().is_some() {
             return;
         }
         let Some((at, expiry)) = st.clock.expired(now) else {
@@ -292,6 +338,10 @@ impl Session {
         // Cannot fail: the game is not over (checked above).
         if let Ok(verdict) = st.game.conclude(ending) {
             self.finish(st, verdict);
+            // Stored in the background: the deadline, not this write,
+            // decided it (docs/STORAGE.md).
+            let end = self.end_row("finished", Some(&verdict), st.game.ply());
+            self.store_later(Write::End(end));
         }
     }
 
@@ -309,8 +359,8 @@ impl Session {
                 message: "the seat token is not 32 hex digits",
             });
         };
-        let white = self.tokens[0].matches(&given);
-        let black = self.tokens[1].matches(&given);
+        let white = self.token_hashes[0].matches(&given);
+        let black = self.token_hashes[1].matches(&given);
         let seat = if bool::from(white) {
             Seat::White
         } else if bool::from(black) {
@@ -440,17 +490,31 @@ impl Session {
     }
 
     /// Plays `mv` for the seat `token` proves, if that seat is to move and the
-    /// game is at `expected_ply`. A retry with the same `request_id` (and the
-    /// same move) gets the first answer without playing again. Counts the
-    /// move applied (by kind) or refused by a rule (by reason).
-    pub fn submit(
-        &self,
+    /// game is at `expected_ply`. The move is stored before it is applied
+    /// and answered. A retry with the same `request_id` (and the same move)
+    /// gets the first answer without playing again, also after a restart.
+    /// Counts the move applied (by kind) or refused by a rule (by reason).
+    pub async fn submit(
+        self: &Arc<Self>,
         token: &str,
         mv: MoveInput,
         expected_ply: u32,
         request_id: Option<&str>,
     ) -> Result<MoveReceipt, SessionError> {
-        let result = self.try_submit(token, mv, expected_ply, request_id);
+        if request_id.is_some_and(|r| r.len() > MAX_REQUEST_ID) {
+            return Err(SessionError::InvalidArgument {
+                field: "request_id",
+                description: format!("at most {MAX_REQUEST_ID} characters"),
+            });
+        }
+        let seat = self.seat_for(token)?;
+        let this = self.clone();
+        let request_id = request_id.map(str::to_string);
+        let result = to_the_end(async move {
+            this.try_submit(seat, mv, expected_ply, request_id.as_deref())
+                .await
+        })
+        .await;
         match &result {
             Ok(receipt) => {
                 tracing::Span::current().record("ply", receipt.report.ply);
@@ -471,65 +535,88 @@ impl Session {
         result
     }
 
-    fn try_submit(
+    async fn try_submit(
         &self,
-        token: &str,
+        seat: Seat,
         mv: MoveInput,
         expected_ply: u32,
         request_id: Option<&str>,
     ) -> Result<MoveReceipt, SessionError> {
-        if request_id.is_some_and(|r| r.len() > MAX_REQUEST_ID) {
-            return Err(SessionError::InvalidArgument {
-                field: "request_id",
-                description: format!("at most {MAX_REQUEST_ID} characters"),
-            });
-        }
-        let seat = self.seat_for(token)?;
-        let fingerprint = Fingerprint {
-            seat,
-            mv,
-            expected_ply,
-        };
+        let _writing = self.writing.lock().await;
         let now = time::Instant::now();
-        let mut st = self.lock();
-        self.settle(&mut st, now);
-        if let Some(id) = request_id
-            && let Some((first, receipt)) = st.receipts.get(id)
-        {
-            if *first != fingerprint {
-                return Err(SessionError::InvalidArgument {
-                    field: "request_id",
-                    description: format!("request id `{id}` was used for a different move"),
+        let (game, report, next, draw_after, write) = {
+            let mut st = self.lock();
+            self.settle(&mut st, now);
+            if let Some(id) = request_id
+                && let Some((first, receipt)) = st.receipts.get(id)
+            {
+                if first.seat != seat
+                    || first.expected_ply != expected_ply
+                    || !st.game.same_move(expected_ply, &mv, &first.played)
+                {
+                    return Err(SessionError::InvalidArgument {
+                        field: "request_id",
+                        description: format!("request id `{id}` was used for a different move"),
+                    });
+                }
+                return Ok(MoveReceipt {
+                    replayed: true,
+                    ..receipt.clone()
                 });
             }
-            return Ok(MoveReceipt {
-                replayed: true,
-                ..receipt.clone()
-            });
+            if let Some(verdict) = st.game.verdict() {
+                return Err(game_over_by(&verdict));
+            }
+            let current = st.game.ply();
+            if expected_ply != current {
+                return Err(SessionError::StalePly {
+                    expected: expected_ply,
+                    current,
+                });
+            }
+            let to_move = st.game.to_move();
+            if seat != to_move {
+                return Err(SessionError::Rejected(MoveError::Illegal {
+                    reason: "NOT_YOUR_TURN",
+                    message: format!("it is {to_move}'s turn"),
+                }));
+            }
+            let mut game = st.game.clone_box();
+            let report = game.play(&mv)?;
+            let next = report.verdict.is_none().then(|| report.seat.opponent());
+            // A move by the player an offer was made to declines it.
+            let draw_after = if report.verdict.is_some() || st.draw_offer == Some(seat.opponent()) {
+                None
+            } else {
+                st.draw_offer
+            };
+            let row = MoveRow {
+                game_id: self.id.to_string(),
+                ply: report.ply,
+                seat,
+                notation: report.detail.notation(),
+                request_id: request_id.map(str::to_string),
+                clock_ms: u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX),
+                played_at_ms: storage::unix_ms(SystemTime::now()),
+                draw_offer: draw_after,
+            };
+            let end = report
+                .verdict
+                .map(|v| self.end_row("finished", Some(&v), report.ply));
+            st.pending = true;
+            (game, report, next, draw_after, Write::Move(row, end))
+        };
+        let stored = self.store(write).await;
+        let mut st = self.lock();
+        st.pending = false;
+        if let Err(e) = stored {
+            // Nothing was applied; a deadline that passed meanwhile counts now.
+            self.settle(&mut st, time::Instant::now());
+            self.timer.notify_one();
+            return Err(e);
         }
-        if let Some(verdict) = st.game.verdict() {
-            return Err(game_over_by(&verdict));
-        }
-        let current = st.game.ply();
-        if expected_ply != current {
-            return Err(SessionError::StalePly {
-                expected: expected_ply,
-                current,
-            });
-        }
-        let to_move = st.game.to_move();
-        if seat != to_move {
-            return Err(SessionError::Rejected(MoveError::Illegal {
-                reason: "NOT_YOUR_TURN",
-                message: format!("it is {to_move}'s turn"),
-            }));
-        }
-        let report = st.game.play(&fingerprint.mv)?;
-        let next = report.verdict.is_none().then(|| report.seat.opponent());
-        // A move by the player an offer was made to declines it.
-        if st.draw_offer == Some(seat.opponent()) {
-            st.draw_offer = None;
-        }
+        st.game = game;
+        st.draw_offer = draw_after;
         st.clock.on_move(seat, next, now);
         self.timer.notify_one();
         self.publish(
@@ -550,70 +637,176 @@ impl Session {
             replayed: false,
         };
         if let Some(id) = request_id {
+            let fingerprint = Fingerprint {
+                seat,
+                expected_ply,
+                played: report.detail,
+            };
             st.receipts
                 .insert(id.to_string(), (fingerprint, receipt.clone()));
         }
         Ok(receipt)
     }
 
-    /// The seat `token` proves resigns; the other wins.
-    pub fn resign(&self, token: &str) -> Result<GameView, SessionError> {
-        let seat = self.seat_for(token)?;
-        let mut st = self.lock_settled();
-        self.conclude(&mut st, Ending::Resignation { loser: seat })?;
+    /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
+    async fn store(&self, write: Write) -> Result<(), SessionError> {
+        self.storage.write(write).await.map_err(|e| {
+            tracing::warn!(game_id = %self.id, error = %e, "change refused: storage failed");
+            metrics::counter!(telemetry::STORAGE_FAILURES).increment(1);
+            SessionError::Unavailable(e.to_string())
+        })
+    }
+
+    /// Queues `write` without waiting (endings a deadline decided, expiry):
+    /// writes are applied in queue order, so it lands before any later one.
+    pub(super) fn store_later(&self, write: Write) {
+        let commit = self.storage.write(write);
+        let id = self.id.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = commit.await {
+                    tracing::warn!(game_id = %id, error = %e, "background storage write failed");
+                    metrics::counter!(telemetry::STORAGE_FAILURES).increment(1);
+                }
+            });
+        }
+    }
+
+    /// The stored row of this game's ending.
+    pub(super) fn end_row(
+        &self,
+        status: &'static str,
+        verdict: Option<&Verdict>,
+        ply: u32,
+    ) -> EndRow {
+        EndRow {
+            game_id: self.id.to_string(),
+            status,
+            winner: verdict.and_then(|v| v.winner),
+            reason: verdict.map_or(String::new(), |v| v.reason.to_string()),
+            ply,
+            at_ms: storage::unix_ms(SystemTime::now()),
+        }
+    }
+
+    /// Ends the game with the ending `decide` picks (or refuses), stored
+    /// before it is applied. The caller holds `writing`.
+    async fn conclude_stored(
+        &self,
+        decide: impl FnOnce(&State) -> Result<Ending, SessionError>,
+    ) -> Result<GameView, SessionError> {
+        let (game, verdict, write) = {
+            let mut st = self.lock_settled();
+            let ending = decide(&st)?;
+            let mut game = st.game.clone_box();
+            let verdict = game.conclude(ending)?;
+            let write = Write::End(self.end_row("finished", Some(&verdict), game.ply()));
+            st.pending = true;
+            (game, verdict, write)
+        };
+        let stored = self.store(write).await;
+        let mut st = self.lock();
+        st.pending = false;
+        if let Err(e) = stored {
+            self.settle(&mut st, time::Instant::now());
+            self.timer.notify_one();
+            return Err(e);
+        }
+        st.game = game;
+        self.finish(&mut st, verdict);
         Ok(self.view_locked(&st, true))
+    }
+
+    /// The seat `token` proves resigns; the other wins.
+    pub async fn resign(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
+        let seat = self.seat_for(token)?;
+        let this = self.clone();
+        to_the_end(async move {
+            let _writing = this.writing.lock().await;
+            this.conclude_stored(|_| Ok(Ending::Resignation { loser: seat }))
+                .await
+        })
+        .await
     }
 
     /// The seat `token` proves offers a draw. If the opponent's offer was
     /// standing, the draw is agreed (`true`).
-    pub fn offer_draw(&self, token: &str) -> Result<(bool, GameView), SessionError> {
+    pub async fn offer_draw(
+        self: &Arc<Self>,
+        token: &str,
+    ) -> Result<(bool, GameView), SessionError> {
         let seat = self.seat_for(token)?;
-        let mut st = self.lock_settled();
-        if st.game.verdict().is_some() {
-            return Err(game_over());
-        }
-        let agreed = st.draw_offer == Some(seat.opponent());
-        if agreed {
-            self.conclude(&mut st, Ending::DrawAgreement)?;
-        } else {
+        let this = self.clone();
+        to_the_end(async move {
+            let _writing = this.writing.lock().await;
+            let agreed = {
+                let st = this.lock_settled();
+                if st.game.verdict().is_some() {
+                    return Err(game_over());
+                }
+                st.draw_offer == Some(seat.opponent())
+            };
+            if agreed {
+                let view = this.conclude_stored(|_| Ok(Ending::DrawAgreement)).await?;
+                return Ok((true, view));
+            }
+            this.store(Write::DrawOffer {
+                game_id: this.id.to_string(),
+                seat: Some(seat),
+            })
+            .await?;
+            let mut st = this.lock_settled();
             st.draw_offer = Some(seat);
             st.last_activity = Instant::now();
-        }
-        Ok((agreed, self.view_locked(&st, true)))
+            Ok((false, this.view_locked(&st, true)))
+        })
+        .await
     }
 
     /// The seat `token` proves accepts the opponent's standing offer.
-    pub fn accept_draw(&self, token: &str) -> Result<GameView, SessionError> {
+    pub async fn accept_draw(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
         let seat = self.seat_for(token)?;
-        let mut st = self.lock_settled();
-        if st.game.verdict().is_some() {
-            return Err(game_over());
-        }
-        if st.draw_offer != Some(seat.opponent()) {
-            return Err(SessionError::Rejected(MoveError::Illegal {
-                reason: "NO_DRAW_OFFER",
-                message: format!("{} has no draw offer standing", seat.opponent()),
-            }));
-        }
-        self.conclude(&mut st, Ending::DrawAgreement)?;
-        Ok(self.view_locked(&st, true))
+        let this = self.clone();
+        to_the_end(async move {
+            let _writing = this.writing.lock().await;
+            this.conclude_stored(|st| {
+                if st.game.verdict().is_some() {
+                    return Err(game_over());
+                }
+                if st.draw_offer != Some(seat.opponent()) {
+                    return Err(SessionError::Rejected(MoveError::Illegal {
+                        reason: "NO_DRAW_OFFER",
+                        message: format!("{} has no draw offer standing", seat.opponent()),
+                    }));
+                }
+                Ok(Ending::DrawAgreement)
+            })
+            .await
+        })
+        .await
     }
 
     /// Either seat calls the game off; only before both seats have moved.
-    pub fn abort(&self, token: &str) -> Result<GameView, SessionError> {
+    pub async fn abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
         self.seat_for(token)?;
-        let mut st = self.lock_settled();
-        if st.game.verdict().is_some() {
-            return Err(game_over());
-        }
-        if st.game.ply() >= 2 {
-            return Err(SessionError::Rejected(MoveError::Illegal {
-                reason: "ABORT_TOO_LATE",
-                message: "both seats have moved: resign or offer a draw instead".into(),
-            }));
-        }
-        self.conclude(&mut st, Ending::Aborted)?;
-        Ok(self.view_locked(&st, true))
+        let this = self.clone();
+        to_the_end(async move {
+            let _writing = this.writing.lock().await;
+            this.conclude_stored(|st| {
+                if st.game.verdict().is_some() {
+                    return Err(game_over());
+                }
+                if st.game.ply() >= 2 {
+                    return Err(SessionError::Rejected(MoveError::Illegal {
+                        reason: "ABORT_TOO_LATE",
+                        message: "both seats have moved: resign or offer a draw instead".into(),
+                    }));
+                }
+                Ok(Ending::Aborted)
+            })
+            .await
+        })
+        .await
     }
 
     /// The game record text, labels as header tags.
@@ -631,52 +824,59 @@ impl Session {
     /// clock, only once both seats have moved (before that, a seat that
     /// never starts is aborted, not beaten), and never while the opponent
     /// holds a stream.
-    pub fn claim_victory(&self, token: &str) -> Result<GameView, SessionError> {
+    pub async fn claim_victory(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
         let seat = self.seat_for(token)?;
-        let mut st = self.lock_settled();
-        if let Some(verdict) = st.game.verdict() {
-            return Err(game_over_by(&verdict));
-        }
-        let refuse = |reason: &'static str, message: String| {
-            Err(SessionError::Rejected(MoveError::Illegal {
-                reason,
-                message,
-            }))
-        };
-        if !st.clock.control().has_clock() {
-            return refuse(
-                "NO_CLOCK",
-                "victory can be claimed only in games with a clock".into(),
-            );
-        }
-        if st.game.ply() < 2 {
-            return refuse(
-                "GAME_NOT_STARTED",
-                "both seats must have moved first: abort the game instead".into(),
-            );
-        }
-        let opponent = seat.opponent();
-        let presence = self.presence()[opponent.index()];
-        if presence.connected {
-            return refuse(
-                "OPPONENT_PRESENT",
-                format!("{opponent} holds an open stream on the game"),
-            );
-        }
-        if presence.away_for < self.abandon_after {
-            let left = self.abandon_after - presence.away_for;
-            return refuse(
-                "OPPONENT_NOT_GONE_LONG_ENOUGH",
-                format!(
-                    "{opponent} has been gone {} ms; a claim needs {} ms ({} ms to go)",
-                    presence.away_for.as_millis(),
-                    self.abandon_after.as_millis(),
-                    left.as_millis()
-                ),
-            );
-        }
-        self.conclude(&mut st, Ending::Abandoned { loser: opponent })?;
-        Ok(self.view_locked(&st, true))
+        let this = self.clone();
+        to_the_end(async move {
+            let _writing = this.writing.lock().await;
+            let abandon_after = this.abandon_after;
+            let presence = this.presence()[seat.opponent().index()];
+            this.conclude_stored(|st| {
+                if let Some(verdict) = st.game.verdict() {
+                    return Err(game_over_by(&verdict));
+                }
+                let refuse = |reason: &'static str, message: String| {
+                    Err(SessionError::Rejected(MoveError::Illegal {
+                        reason,
+                        message,
+                    }))
+                };
+                if !st.clock.control().has_clock() {
+                    return refuse(
+                        "NO_CLOCK",
+                        "victory can be claimed only in games with a clock".into(),
+                    );
+                }
+                if st.game.ply() < 2 {
+                    return refuse(
+                        "GAME_NOT_STARTED",
+                        "both seats must have moved first: abort the game instead".into(),
+                    );
+                }
+                let opponent = seat.opponent();
+                if presence.connected {
+                    return refuse(
+                        "OPPONENT_PRESENT",
+                        format!("{opponent} holds an open stream on the game"),
+                    );
+                }
+                if presence.away_for < abandon_after {
+                    let left = abandon_after - presence.away_for;
+                    return refuse(
+                        "OPPONENT_NOT_GONE_LONG_ENOUGH",
+                        format!(
+                            "{opponent} has been gone {} ms; a claim needs {} ms ({} ms to go)",
+                            presence.away_for.as_millis(),
+                            abandon_after.as_millis(),
+                            left.as_millis()
+                        ),
+                    );
+                }
+                Ok(Ending::Abandoned { loser: opponent })
+            })
+            .await
+        })
+        .await
     }
 
     /// Starts watching: a snapshot (now, or after `from_ply`), then every
@@ -781,12 +981,6 @@ impl Session {
         }
     }
 
-    fn conclude(&self, st: &mut State, ending: Ending) -> Result<(), SessionError> {
-        let verdict = st.game.conclude(ending)?;
-        self.finish(st, verdict);
-        Ok(())
-    }
-
     /// Whether the game has ended.
     pub(super) fn finished(&self) -> bool {
         self.lock().finished_at.is_some()
@@ -857,6 +1051,23 @@ fn game_over_by(verdict: &Verdict) -> SessionError {
         reason: "GAME_OVER",
         message: format!("the game is over ({how})"),
     })
+}
+
+/// Runs `change` to its end in its own task (when there is a runtime), so
+/// that a caller going away mid-write cannot leave a change stored but not
+/// applied; the call's span goes with it.
+async fn to_the_end<T: Send + 'static>(
+    change: impl Future<Output = Result<T, SessionError>> + Send + 'static,
+) -> Result<T, SessionError> {
+    let change = change.instrument(tracing::Span::current());
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => runtime.spawn(change).await.unwrap_or_else(|e| {
+            Err(SessionError::Unavailable(format!(
+                "the change was interrupted: {e}"
+            )))
+        }),
+        Err(_) => change.await,
+    }
 }
 
 /// The timer of one timed game (see [`Session::start_timer`]).

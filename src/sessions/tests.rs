@@ -12,8 +12,11 @@ fn store() -> SessionStore {
     SessionStore::new(Limits::default())
 }
 
-fn new_game(store: &SessionStore) -> (Arc<Session>, String, String) {
-    let (s, [w, b]) = store.create(GameRules::default(), BTreeMap::new()).unwrap();
+async fn new_game(store: &SessionStore) -> (Arc<Session>, String, String) {
+    let (s, [w, b]) = store
+        .create(GameRules::default(), BTreeMap::new())
+        .await
+        .unwrap();
     (s, w.to_string(), b.to_string())
 }
 
@@ -24,10 +27,11 @@ fn first_move(s: &Session) -> MoveInput {
 }
 
 /// Plays the first legal move for whoever is to move.
-fn play_one(s: &Session, tokens: &[String; 2]) -> MoveReceipt {
+async fn play_one(s: &Arc<Session>, tokens: &[String; 2]) -> MoveReceipt {
     let view = s.view(false);
     let seat = view.to_move.unwrap();
     s.submit(&tokens[seat.index()], first_move(s), view.ply, None)
+        .await
         .unwrap()
 }
 
@@ -38,10 +42,10 @@ fn reason(e: &SessionError) -> &'static str {
     }
 }
 
-#[test]
-fn created_game_has_two_distinct_seat_tokens_and_starts_with_white() {
+#[tokio::test]
+async fn created_game_has_two_distinct_seat_tokens_and_starts_with_white() {
     let st = store();
-    let (s, w, b) = new_game(&st);
+    let (s, w, b) = new_game(&st).await;
     assert_ne!(w, b);
     let v = s.view(true);
     assert_eq!((v.ply, v.to_move, v.verdict), (0, Some(Seat::White), None));
@@ -50,45 +54,45 @@ fn created_game_has_two_distinct_seat_tokens_and_starts_with_white() {
     assert!(matches!(st.get("nope"), Err(SessionError::NotFound(_))));
 }
 
-#[test]
-fn bad_tokens_are_refused_and_change_nothing() {
+#[tokio::test]
+async fn bad_tokens_are_refused_and_change_nothing() {
     let st = store();
-    let (s, _, b) = new_game(&st);
+    let (s, _, b) = new_game(&st).await;
     let mv = first_move(&s);
     assert!(matches!(
-        s.submit("", mv.clone(), 0, None),
+        s.submit("", mv.clone(), 0, None).await,
         Err(SessionError::Unauthenticated { .. })
     ));
     assert!(matches!(
-        s.submit("not-a-token", mv.clone(), 0, None),
+        s.submit("not-a-token", mv.clone(), 0, None).await,
         Err(SessionError::Unauthenticated { .. })
     ));
     let stranger = Token::random().to_string();
     assert!(matches!(
-        s.submit(&stranger, mv.clone(), 0, None),
+        s.submit(&stranger, mv.clone(), 0, None).await,
         Err(SessionError::PermissionDenied(_))
     ));
-    let err = s.submit(&b, mv, 0, None).unwrap_err();
+    let err = s.submit(&b, mv, 0, None).await.unwrap_err();
     assert_eq!(reason(&err), "NOT_YOUR_TURN");
     assert_eq!(s.view(false).ply, 0);
 }
 
-#[test]
-fn a_move_for_another_game_is_permission_denied() {
+#[tokio::test]
+async fn a_move_for_another_game_is_permission_denied() {
     let st = store();
-    let (s1, _, _) = new_game(&st);
-    let (_, w2, _) = new_game(&st);
-    let err = s1.submit(&w2, first_move(&s1), 0, None).unwrap_err();
+    let (s1, _, _) = new_game(&st).await;
+    let (_, w2, _) = new_game(&st).await;
+    let err = s1.submit(&w2, first_move(&s1), 0, None).await.unwrap_err();
     assert!(matches!(err, SessionError::PermissionDenied(_)));
 }
 
-#[test]
-fn stale_ply_is_aborted_not_misapplied() {
+#[tokio::test]
+async fn stale_ply_is_aborted_not_misapplied() {
     let st = store();
-    let (s, w, b) = new_game(&st);
+    let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
-    play_one(&s, &tokens);
-    let err = s.submit(&b, first_move(&s), 0, None).unwrap_err();
+    play_one(&s, &tokens).await;
+    let err = s.submit(&b, first_move(&s), 0, None).await.unwrap_err();
     assert_eq!(
         err,
         SessionError::StalePly {
@@ -99,32 +103,32 @@ fn stale_ply_is_aborted_not_misapplied() {
     assert_eq!(s.view(false).ply, 1);
 }
 
-#[test]
-fn illegal_move_names_the_engine_rule() {
+#[tokio::test]
+async fn illegal_move_names_the_engine_rule() {
     let st = store();
-    let (s, w, b) = new_game(&st);
+    let (s, w, b) = new_game(&st).await;
     let mv = first_move(&s);
-    s.submit(&w, mv.clone(), 0, None).unwrap();
+    s.submit(&w, mv.clone(), 0, None).await.unwrap();
     // Black tries to put a piece where White's now lies.
-    let err = s.submit(&b, mv, 1, None).unwrap_err();
+    let err = s.submit(&b, mv, 1, None).await.unwrap_err();
     assert_eq!(reason(&err), "SPACE_NOT_EMPTY");
     assert_eq!(s.view(false).ply, 1);
 }
 
-#[test]
-fn request_id_retry_returns_the_first_result_once() {
+#[tokio::test]
+async fn request_id_retry_returns_the_first_result_once() {
     let st = store();
-    let (s, w, _) = new_game(&st);
+    let (s, w, _) = new_game(&st).await;
     let mv = first_move(&s);
-    let first = s.submit(&w, mv.clone(), 0, Some("r-1")).unwrap();
+    let first = s.submit(&w, mv.clone(), 0, Some("r-1")).await.unwrap();
     assert!(!first.replayed);
-    let again = s.submit(&w, mv.clone(), 0, Some("r-1")).unwrap();
+    let again = s.submit(&w, mv.clone(), 0, Some("r-1")).await.unwrap();
     assert!(again.replayed);
     assert_eq!(again.report, first.report);
     assert_eq!(s.view(false).ply, 1);
     // The same id for another move is a client bug, not a retry.
     let other = s.legal_moves(None).2[0].detail.to_input();
-    let err = s.submit(&w, other, 1, Some("r-1")).unwrap_err();
+    let err = s.submit(&w, other, 1, Some("r-1")).await.unwrap_err();
     assert!(matches!(
         err,
         SessionError::InvalidArgument {
@@ -134,7 +138,7 @@ fn request_id_retry_returns_the_first_result_once() {
     ));
     let long = "x".repeat(MAX_REQUEST_ID + 1);
     assert!(matches!(
-        s.submit(&w, mv, 0, Some(&long)),
+        s.submit(&w, mv, 0, Some(&long)).await,
         Err(SessionError::InvalidArgument {
             field: "request_id",
             ..
@@ -142,18 +146,21 @@ fn request_id_retry_returns_the_first_result_once() {
     ));
 }
 
-#[test]
-fn racing_submissions_for_one_ply_apply_exactly_once() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_submissions_for_one_ply_apply_exactly_once() {
     let st = store();
-    let (s, w, _) = new_game(&st);
+    let (s, w, _) = new_game(&st).await;
     let moves = s.legal_moves(None).2;
     let handles: Vec<_> = (0..8)
         .map(|i| {
             let (s, w, mv) = (s.clone(), w.clone(), moves[i].detail.to_input());
-            std::thread::spawn(move || s.submit(&w, mv, 0, None))
+            tokio::spawn(async move { s.submit(&w, mv, 0, None).await })
         })
         .collect();
-    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut results = Vec::new();
+    for h in handles {
+        results.push(h.await.unwrap());
+    }
     assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
     assert!(
         results
@@ -170,92 +177,103 @@ fn racing_submissions_for_one_ply_apply_exactly_once() {
     assert_eq!(s.view(false).ply, 1);
 }
 
-#[test]
-fn resignation_ends_the_game_for_the_opponent() {
+#[tokio::test]
+async fn resignation_ends_the_game_for_the_opponent() {
     let st = store();
-    let (s, w, b) = new_game(&st);
+    let (s, w, b) = new_game(&st).await;
     let mv = first_move(&s);
-    let v = s.resign(&b).unwrap();
+    let v = s.resign(&b).await.unwrap();
     let verdict = v.verdict.unwrap();
     assert_eq!(
         (verdict.winner, verdict.reason),
         (Some(Seat::White), "RESIGNATION")
     );
     assert_eq!(v.to_move, None);
-    assert_eq!(reason(&s.submit(&w, mv, 0, None).unwrap_err()), "GAME_OVER");
-    assert_eq!(reason(&s.resign(&w).unwrap_err()), "GAME_OVER");
+    assert_eq!(
+        reason(&s.submit(&w, mv, 0, None).await.unwrap_err()),
+        "GAME_OVER"
+    );
+    assert_eq!(reason(&s.resign(&w).await.unwrap_err()), "GAME_OVER");
 }
 
-#[test]
-fn draw_needs_an_offer_from_the_opponent() {
+#[tokio::test]
+async fn draw_needs_an_offer_from_the_opponent() {
     let st = store();
-    let (s, w, b) = new_game(&st);
-    assert_eq!(reason(&s.accept_draw(&b).unwrap_err()), "NO_DRAW_OFFER");
-    let (agreed, v) = s.offer_draw(&w).unwrap();
+    let (s, w, b) = new_game(&st).await;
+    assert_eq!(
+        reason(&s.accept_draw(&b).await.unwrap_err()),
+        "NO_DRAW_OFFER"
+    );
+    let (agreed, v) = s.offer_draw(&w).await.unwrap();
     assert!(!agreed);
     assert_eq!(v.draw_offered_by, Some(Seat::White));
     // The offerer cannot accept their own offer.
-    assert_eq!(reason(&s.accept_draw(&w).unwrap_err()), "NO_DRAW_OFFER");
-    let v = s.accept_draw(&b).unwrap();
+    assert_eq!(
+        reason(&s.accept_draw(&w).await.unwrap_err()),
+        "NO_DRAW_OFFER"
+    );
+    let v = s.accept_draw(&b).await.unwrap();
     let verdict = v.verdict.unwrap();
     assert_eq!((verdict.winner, verdict.reason), (None, "DRAW_AGREEMENT"));
 }
 
-#[test]
-fn crossing_offers_agree_and_a_move_declines() {
+#[tokio::test]
+async fn crossing_offers_agree_and_a_move_declines() {
     let st = store();
-    let (s, w, b) = new_game(&st);
+    let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
-    s.offer_draw(&w).unwrap();
-    play_one(&s, &tokens); // White moves: offer stands.
+    s.offer_draw(&w).await.unwrap();
+    play_one(&s, &tokens).await; // White moves: offer stands.
     assert_eq!(s.view(false).draw_offered_by, Some(Seat::White));
-    play_one(&s, &tokens); // Black moves: declined.
+    play_one(&s, &tokens).await; // Black moves: declined.
     assert_eq!(s.view(false).draw_offered_by, None);
-    s.offer_draw(&b).unwrap();
-    let (agreed, v) = s.offer_draw(&w).unwrap();
+    s.offer_draw(&b).await.unwrap();
+    let (agreed, v) = s.offer_draw(&w).await.unwrap();
     assert!(agreed);
     assert_eq!(v.verdict.unwrap().reason, "DRAW_AGREEMENT");
 }
 
-#[test]
-fn abort_only_before_both_seats_moved() {
+#[tokio::test]
+async fn abort_only_before_both_seats_moved() {
     let st = store();
-    let (s, w, b) = new_game(&st);
+    let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
-    play_one(&s, &tokens);
-    let v = s.abort(&b).unwrap();
+    play_one(&s, &tokens).await;
+    let v = s.abort(&b).await.unwrap();
     assert_eq!(v.verdict.unwrap().reason, "ABORTED");
-    let (s, w, b) = new_game(&st);
+    let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
-    play_one(&s, &tokens);
-    play_one(&s, &tokens);
-    assert_eq!(reason(&s.abort(&w).unwrap_err()), "ABORT_TOO_LATE");
+    play_one(&s, &tokens).await;
+    play_one(&s, &tokens).await;
+    assert_eq!(reason(&s.abort(&w).await.unwrap_err()), "ABORT_TOO_LATE");
     assert!(s.view(false).verdict.is_none());
 }
 
-#[test]
-fn board_ending_is_reported_with_the_move() {
+#[tokio::test]
+async fn board_ending_is_reported_with_the_move() {
     let st = store();
     let (s, [w, b]) = st
         .import("game: punct\nmax_plies: 2\n\n", BTreeMap::new())
+        .await
         .unwrap();
     let tokens = [w.to_string(), b.to_string()];
-    assert!(play_one(&s, &tokens).report.verdict.is_none());
-    let last = play_one(&s, &tokens);
+    assert!(play_one(&s, &tokens).await.report.verdict.is_none());
+    let last = play_one(&s, &tokens).await;
     assert_eq!(last.report.verdict.unwrap().reason, "MOVE_LIMIT");
     assert_eq!(last.to_move, None);
 }
 
-#[test]
-fn session_limit_refuses_creation_until_a_game_expires() {
+#[tokio::test]
+async fn session_limit_refuses_creation_until_a_game_expires() {
     let st = SessionStore::new(Limits {
         max_sessions: 1,
         finished_ttl: Duration::ZERO,
         ..Limits::default()
     });
-    let (s, w, _) = new_game(&st);
+    let (s, w, _) = new_game(&st).await;
     let err = st
         .create(GameRules::default(), BTreeMap::new())
+        .await
         .unwrap_err();
     assert_eq!(
         err,
@@ -264,35 +282,37 @@ fn session_limit_refuses_creation_until_a_game_expires() {
             max: 1
         }
     );
-    s.resign(&w).unwrap();
+    s.resign(&w).await.unwrap();
     assert_eq!(st.sweep(Instant::now()), 1);
     assert!(st.is_empty());
-    new_game(&st);
+    new_game(&st).await;
 }
 
-#[test]
-fn idle_games_expire_and_active_ones_stay() {
+#[tokio::test]
+async fn idle_games_expire_and_active_ones_stay() {
     let st = SessionStore::new(Limits {
         idle_ttl: Duration::from_secs(60),
         ..Limits::default()
     });
-    new_game(&st);
+    new_game(&st).await;
     assert_eq!(st.sweep(Instant::now()), 0);
     assert_eq!(st.sweep(Instant::now() + Duration::from_secs(61)), 1);
 }
 
-#[test]
-fn labels_are_checked_and_filter_listings() {
+#[tokio::test]
+async fn labels_are_checked_and_filter_listings() {
     let st = store();
     let mut labels = BTreeMap::new();
     labels.insert("round".to_string(), "1".to_string());
-    st.create(GameRules::default(), labels.clone()).unwrap();
-    let (s2, w2, _) = new_game(&st);
-    s2.resign(&w2).unwrap();
-    new_game(&st);
+    st.create(GameRules::default(), labels.clone())
+        .await
+        .unwrap();
+    let (s2, w2, _) = new_game(&st).await;
+    s2.resign(&w2).await.unwrap();
+    new_game(&st).await;
     let bad: BTreeMap<_, _> = [("no spaces".to_string(), "x".to_string())].into();
     assert!(matches!(
-        st.create(GameRules::default(), bad),
+        st.create(GameRules::default(), bad).await,
         Err(SessionError::InvalidArgument {
             field: "labels",
             ..
@@ -313,11 +333,11 @@ fn labels_are_checked_and_filter_listings() {
     assert_eq!(st.list(&q(None, labels)).unwrap().0.len(), 1);
 }
 
-#[test]
-fn listing_pages_cover_every_game_once() {
+#[tokio::test]
+async fn listing_pages_cover_every_game_once() {
     let st = store();
     for _ in 0..5 {
-        new_game(&st);
+        new_game(&st).await;
     }
     let mut seen = Vec::new();
     let mut token = String::new();
@@ -347,12 +367,12 @@ fn listing_pages_cover_every_game_once() {
     );
 }
 
-#[test]
-fn validate_move_answers_without_a_session() {
+#[tokio::test]
+async fn validate_move_answers_without_a_session() {
     let st = store();
-    let (s, w, _) = new_game(&st);
+    let (s, w, _) = new_game(&st).await;
     let mv = first_move(&s);
-    s.submit(&w, mv.clone(), 0, None).unwrap();
+    s.submit(&w, mv.clone(), 0, None).await.unwrap();
     let record = s.export();
     let a = validate_move(History::Record(record.clone()), &mv).unwrap();
     assert_eq!(a.seat, Seat::Black);
@@ -372,19 +392,22 @@ fn validate_move_answers_without_a_session() {
     assert_eq!(st.len(), 1);
 }
 
-#[test]
-fn export_and_import_round_trip() {
+#[tokio::test]
+async fn export_and_import_round_trip() {
     let st = store();
-    let (s, w, b) = new_game(&st);
+    let (s, w, b) = new_game(&st).await;
     let tokens = [w, b];
     for _ in 0..3 {
-        play_one(&s, &tokens);
+        play_one(&s, &tokens).await;
     }
     let record = s.export();
-    let (copy, _) = st.import(&record, BTreeMap::new()).unwrap();
+    let (copy, _) = st.import(&record, BTreeMap::new()).await.unwrap();
     assert_eq!(copy.view(false).ply, 3);
     assert_eq!(copy.export(), record);
-    let err = st.import("SE@Z99:A1,A2\n", BTreeMap::new()).unwrap_err();
+    let err = st
+        .import("SE@Z99:A1,A2\n", BTreeMap::new())
+        .await
+        .unwrap_err();
     assert!(matches!(
         err,
         SessionError::Record(RecordError { line: Some(1), .. })
@@ -415,14 +438,14 @@ mod watching {
     #[tokio::test]
     async fn watcher_gets_snapshot_then_each_move_then_game_over() {
         let st = store();
-        let (s, w, b) = new_game(&st);
+        let (s, w, b) = new_game(&st).await;
         let tokens = [w.clone(), b];
         let mut watch = s.watch(None).unwrap();
         let (view, seq, resync) = snapshot_of(watch.next().await.unwrap().unwrap());
         assert_eq!((view.ply, seq, resync), (0, 0, false));
-        play_one(&s, &tokens);
-        play_one(&s, &tokens);
-        s.resign(&w).unwrap();
+        play_one(&s, &tokens).await;
+        play_one(&s, &tokens).await;
+        s.resign(&w).await.unwrap();
         for expected in 1..=2 {
             let e = event_of(watch.next().await.unwrap().unwrap());
             assert_eq!((e.sequence, e.ply), (expected, expected as u32));
@@ -437,16 +460,16 @@ mod watching {
     #[tokio::test]
     async fn late_watcher_resumes_from_a_ply_without_gaps_or_duplicates() {
         let st = store();
-        let (s, w, b) = new_game(&st);
+        let (s, w, b) = new_game(&st).await;
         let tokens = [w, b];
         for _ in 0..4 {
-            play_one(&s, &tokens);
+            play_one(&s, &tokens).await;
         }
         let mut watch = s.watch(Some(1)).unwrap();
         let (view, seq, _) = snapshot_of(watch.next().await.unwrap().unwrap());
         assert_eq!((view.ply, seq, view.to_move), (1, 1, Some(Seat::Black)));
         assert!(view.last_move.is_some());
-        play_one(&s, &tokens);
+        play_one(&s, &tokens).await;
         let plies: Vec<u32> = {
             let mut v = Vec::new();
             for _ in 0..4 {
@@ -468,8 +491,8 @@ mod watching {
     #[tokio::test]
     async fn watcher_of_a_finished_game_gets_snapshot_and_game_over() {
         let st = store();
-        let (s, w, _) = new_game(&st);
-        s.resign(&w).unwrap();
+        let (s, w, _) = new_game(&st).await;
+        s.resign(&w).await.unwrap();
         let mut watch = s.watch(None).unwrap();
         let (view, _, _) = snapshot_of(watch.next().await.unwrap().unwrap());
         assert!(view.verdict.is_some());
@@ -484,20 +507,20 @@ mod watching {
             watch_buffer: 2,
             ..Limits::default()
         });
-        let (s, w, b) = new_game(&st);
+        let (s, w, b) = new_game(&st).await;
         let tokens = [w, b];
         let mut slow = s.watch(None).unwrap();
         let mut fast = s.watch(None).unwrap();
         snapshot_of(fast.next().await.unwrap().unwrap());
         for ply in 1..=6u32 {
-            play_one(&s, &tokens);
+            play_one(&s, &tokens).await;
             assert_eq!(event_of(fast.next().await.unwrap().unwrap()).ply, ply);
         }
         snapshot_of(slow.next().await.unwrap().unwrap());
         let (view, seq, resync) = snapshot_of(slow.next().await.unwrap().unwrap());
         assert!(resync);
         assert_eq!((view.ply, seq), (6, 6));
-        play_one(&s, &tokens);
+        play_one(&s, &tokens).await;
         assert_eq!(event_of(slow.next().await.unwrap().unwrap()).sequence, 7);
     }
 
@@ -507,7 +530,7 @@ mod watching {
             max_watchers_per_game: 1,
             ..Limits::default()
         });
-        let (s, _, _) = new_game(&st);
+        let (s, _, _) = new_game(&st).await;
         let first = s.watch(None).unwrap();
         assert_eq!(
             s.watch(None).unwrap_err(),
@@ -526,7 +549,7 @@ mod watching {
             idle_ttl: Duration::ZERO,
             ..Limits::default()
         });
-        let (s, _, _) = new_game(&st);
+        let (s, _, _) = new_game(&st).await;
         let mut watch = s.watch(None).unwrap();
         watch.next().await.unwrap();
         st.sweep(Instant::now());

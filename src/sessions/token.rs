@@ -35,6 +35,31 @@ impl Token {
     pub fn matches(&self, other: &Token) -> subtle::Choice {
         self.0.ct_eq(&other.0)
     }
+
+    /// The token's SHA-256: what a session keeps and storage writes, so
+    /// that neither memory dumps nor the database hold a usable token.
+    /// Tokens are 128 random bits, so no salt is needed.
+    pub fn hash(&self) -> TokenHash {
+        use sha2::Digest;
+        TokenHash(sha2::Sha256::digest(self.0).into())
+    }
+}
+
+/// The SHA-256 of a [`Token`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct TokenHash(pub [u8; 32]);
+
+impl TokenHash {
+    /// Whether `token` hashes to `self`, in constant time.
+    pub fn matches(&self, token: &Token) -> subtle::Choice {
+        self.0.ct_eq(&token.hash().0)
+    }
+}
+
+impl fmt::Debug for TokenHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokenHash(…)")
+    }
 }
 
 impl fmt::Display for Token {
@@ -73,6 +98,16 @@ mod tests {
         assert_eq!(Token::parse("xyz"), None);
         assert_eq!(Token::parse(&"g".repeat(32)), None);
         assert_eq!(Token::parse(&"é".repeat(16)), None);
+    }
+
+    #[test]
+    fn a_token_matches_its_hash_only() {
+        let (a, b) = (Token::random(), Token::random());
+        assert!(bool::from(a.hash().matches(&a)));
+        assert!(!bool::from(a.hash().matches(&b)));
+        // SHA-256 of sixteen zero bytes.
+        let zero = Token([0; 16]).hash().0;
+        assert_eq!(zero[..4], [0x37, 0x47, 0x08, 0xff]);
     }
 
     #[test]

@@ -57,15 +57,15 @@ fn end(id: &str, ply: u32) -> EndRow {
 async fn suite(storage: &dyn Storage) {
     assert!(storage.recover().unwrap().is_empty());
     storage
-        .write(Write::Create(game("a"), vec![]))
+        .write(Write::Create(game("a"), vec![], None))
         .await
         .unwrap();
     storage
-        .write(Write::Create(game("b"), vec![mv("b", 1)]))
+        .write(Write::Create(game("b"), vec![mv("b", 1)], None))
         .await
         .unwrap();
     storage
-        .write(Write::Create(game("c"), vec![]))
+        .write(Write::Create(game("c"), vec![], None))
         .await
         .unwrap();
     // Concurrent writes, queued together, all land.
@@ -87,7 +87,7 @@ async fn suite(storage: &dyn Storage) {
         .await
         .unwrap();
     // A duplicate game and a gap in the plies fail, alone.
-    let dup = storage.write(Write::Create(game("a"), vec![]));
+    let dup = storage.write(Write::Create(game("a"), vec![], None));
     let gap = storage.write(Write::Move(mv("b", 5), None));
     let fine = storage.write(Write::Move(mv("b", 2), None));
     assert!(dup.await.is_err());
@@ -141,6 +141,38 @@ async fn sqlite_backend_passes_the_suite_in_every_sync_mode() {
 }
 
 #[tokio::test]
+async fn concurrent_writes_share_commits_even_with_full_sync() {
+    let dir = tempdir();
+    let s = SqliteStorage::open(&SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Full,
+        max_bytes: None,
+    })
+    .unwrap();
+    // 400 games' writes queued at once, as 400 concurrent calls would.
+    let commits: Vec<Commit> = (0..400)
+        .map(|i| {
+            s.write(Write::Create(
+                game(&format!("g{i:03}")),
+                vec![mv(&format!("g{i:03}"), 1)],
+                None,
+            ))
+        })
+        .collect();
+    for c in commits {
+        c.await.unwrap();
+    }
+    assert_eq!(s.recover().unwrap().len(), 400);
+    let transactions = s.commits();
+    assert!(
+        transactions < 100,
+        "400 queued writes took {transactions} transactions: no group commit"
+    );
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
 async fn sqlite_keeps_games_across_a_reopen_and_locks_its_directory() {
     let dir = tempdir();
     let options = SqliteOptions {
@@ -150,7 +182,7 @@ async fn sqlite_keeps_games_across_a_reopen_and_locks_its_directory() {
     };
     let first = SqliteStorage::open(&options).unwrap();
     first
-        .write(Write::Create(game("a"), vec![mv("a", 1)]))
+        .write(Write::Create(game("a"), vec![mv("a", 1)], None))
         .await
         .unwrap();
     let second = SqliteStorage::open(&options).unwrap_err();
@@ -194,6 +226,7 @@ async fn a_garbage_or_truncated_file_is_a_clear_startup_error() {
             s.write(Write::Create(
                 game(&format!("g{i:03}")),
                 (1..=5).map(|p| mv(&format!("g{i:03}"), p)).collect(),
+                None,
             ))
             .await
             .unwrap();
@@ -222,7 +255,7 @@ async fn a_full_database_fails_writes_and_keeps_what_was_stored() {
     let mut failure = None;
     for i in 0..10_000 {
         match s
-            .write(Write::Create(game(&format!("g{i:05}")), vec![]))
+            .write(Write::Create(game(&format!("g{i:05}")), vec![], None))
             .await
         {
             Ok(()) => stored += 1,

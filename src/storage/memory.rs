@@ -63,7 +63,7 @@ impl MemoryStorage {
                 .ok_or_else(|| StorageError(format!("no stored game `{id}`")))
         };
         match write {
-            Write::Create(game, moves) => {
+            Write::Create(game, moves, end) => {
                 if rows.index.contains_key(&game.id) {
                     return Err(StorageError(format!("game `{}` exists", game.id)));
                 }
@@ -74,7 +74,7 @@ impl MemoryStorage {
                         moves,
                         draw_offer: None,
                     },
-                    "in_progress",
+                    end.map_or("in_progress", |e| e.status),
                 ));
             }
             Write::Move(mv, end) => {

@@ -106,8 +106,9 @@ pub struct EndRow {
 /// One write; a backend applies each atomically, in the order given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Write {
-    /// A new game, with the moves it was imported with.
-    Create(GameRow, Vec<MoveRow>),
+    /// A new game, with the moves it was imported with and, for an
+    /// imported finished game, its ending (stored together).
+    Create(GameRow, Vec<MoveRow>, Option<EndRow>),
     /// A move, and the ending when the move ended the game.
     Move(MoveRow, Option<EndRow>),
     /// A draw offer made (or withdrawn).

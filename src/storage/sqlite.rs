@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Instant;
 
@@ -81,6 +82,8 @@ pub struct SqliteStorage {
     writer: Mutex<Option<thread::JoinHandle<()>>>,
     path: PathBuf,
     sync: SyncMode,
+    /// Transactions committed so far.
+    commits: Arc<AtomicU64>,
     /// Held while the storage lives: the directory's owner lock.
     _lock: File,
 }
@@ -120,15 +123,18 @@ impl SqliteStorage {
         let path = dir.join(DB_FILE);
         let conn = open_connection(&path, options)?;
         let (tx, rx) = mpsc::channel::<Job>();
+        let commits = Arc::new(AtomicU64::new(0));
+        let counter = commits.clone();
         let writer = thread::Builder::new()
             .name("storage-writer".into())
-            .spawn(move || writer_loop(conn, rx))
+            .spawn(move || writer_loop(conn, rx, &counter))
             .map_err(|e| StorageError(format!("cannot start the storage writer: {e}")))?;
         Ok(SqliteStorage {
             jobs: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
             path,
             sync: options.sync,
+            commits,
             _lock: lock,
         })
     }
@@ -141,6 +147,12 @@ impl SqliteStorage {
     /// The sync setting in force.
     pub fn sync(&self) -> SyncMode {
         self.sync
+    }
+
+    /// Transactions committed so far (fewer than writes when writes are
+    /// grouped).
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
     }
 
     fn send(&self, job: Job) -> bool {
@@ -307,7 +319,7 @@ PRAGMA user_version = 1;
 COMMIT;
 ";
 
-fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
+fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>, commits: &AtomicU64) {
     let path = conn.path().map(PathBuf::from).unwrap_or_default();
     while let Ok(first) = rx.recv() {
         let mut writes = Vec::new();
@@ -317,7 +329,7 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
                 Job::Write(w, reply) => writes.push((w, reply)),
                 Job::Recover(reply) => {
                     // Reads see every write queued before them.
-                    commit_batch(&mut conn, &path, std::mem::take(&mut writes));
+                    commit_batch(&mut conn, &path, std::mem::take(&mut writes), commits);
                     let _ = reply.send(read_unfinished(&conn).map_err(|e| sql_error(&path, e)));
                 }
             }
@@ -325,7 +337,7 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
                 next = rx.try_recv().ok();
             }
         }
-        commit_batch(&mut conn, &path, writes);
+        commit_batch(&mut conn, &path, writes, commits);
     }
 }
 
@@ -333,10 +345,16 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>) {
 /// transaction is rolled back and each write is retried alone, so one bad
 /// write fails only itself; a failed commit (disk full, read-only) fails
 /// all of them, and none is stored.
-fn commit_batch(conn: &mut Connection, path: &Path, writes: Vec<(Box<Write>, Reply)>) {
+fn commit_batch(
+    conn: &mut Connection,
+    path: &Path,
+    writes: Vec<(Box<Write>, Reply)>,
+    commits: &AtomicU64,
+) {
     if writes.is_empty() {
         return;
     }
+    commits.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
     let n = writes.len();
     let together = (|| {
@@ -383,7 +401,7 @@ fn no_such_game(id: &str) -> rusqlite::Error {
 
 fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
     match write {
-        Write::Create(game, moves) => {
+        Write::Create(game, moves, end) => {
             let labels = serde_json::to_string(&game.labels)
                 .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
             tx.prepare_cached(
@@ -412,6 +430,9 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
             ])?;
             for mv in moves {
                 insert_move(tx, mv)?;
+            }
+            if let Some(end) = end {
+                apply_end(tx, end)?;
             }
         }
         Write::Move(mv, end) => {

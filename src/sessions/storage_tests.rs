@@ -1,0 +1,283 @@
+//! The session layer over storage: every change stored before it is applied,
+//! nothing applied when storage fails, and games recovered after a restart
+//! as if nothing happened. Each test runs against every backend that keeps
+//! data (the in-memory rows and SQLite); a restart is a new store over the
+//! same storage (in-memory) or the same directory (SQLite).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::storage::memory::MemoryStorage;
+use crate::storage::sqlite::{SqliteOptions, SqliteStorage, SyncMode};
+
+/// A backend and a way to reopen it, as a restart would.
+enum Backend {
+    Memory(Arc<MemoryStorage>),
+    Sqlite(PathBuf),
+}
+
+impl Backend {
+    fn all() -> Vec<Backend> {
+        let dir = std::env::temp_dir().join(format!(
+            "punct-sessions-{}-{}",
+            std::process::id(),
+            Token::random()
+        ));
+        vec![
+            Backend::Memory(Arc::new(MemoryStorage::new())),
+            Backend::Sqlite(dir),
+        ]
+    }
+
+    fn open(&self) -> Arc<dyn Storage> {
+        match self {
+            Backend::Memory(m) => m.clone(),
+            Backend::Sqlite(dir) => Arc::new(
+                SqliteStorage::open(&SqliteOptions {
+                    dir: dir.clone(),
+                    sync: SyncMode::Normal,
+                    max_bytes: None,
+                })
+                .unwrap(),
+            ),
+        }
+    }
+
+    fn store(&self) -> SessionStore {
+        let store = SessionStore::with_storage(Limits::default(), self.open());
+        store.recover().unwrap();
+        store
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        if let Backend::Sqlite(dir) = self {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn first_move(s: &Session) -> MoveInput {
+    s.legal_moves(None).2[0].detail.to_input()
+}
+
+async fn play(s: &Arc<Session>, tokens: &[String; 2], request_id: Option<&str>) -> MoveReceipt {
+    let v = s.view(false);
+    let seat = v.to_move.unwrap();
+    s.submit(&tokens[seat.index()], first_move(s), v.ply, request_id)
+        .await
+        .unwrap()
+}
+
+fn texts(tokens: [Token; 2]) -> [String; 2] {
+    tokens.map(|t| t.to_string())
+}
+
+#[tokio::test]
+async fn games_come_back_after_a_restart_with_tokens_retries_and_offers() {
+    for backend in Backend::all() {
+        let (id, tokens, receipt, before, other_id) = {
+            let store = backend.store();
+            let labels = BTreeMap::from([("event".to_string(), "cup".to_string())]);
+            let (s, t) = store.create(GameRules::default(), labels).await.unwrap();
+            let tokens = texts(t);
+            play(&s, &tokens, Some("m1")).await;
+            let receipt = play(&s, &tokens, Some("m2")).await;
+            play(&s, &tokens, None).await;
+            // Black, not to move, offers a draw; it stands after the restart.
+            s.offer_draw(&tokens[1]).await.unwrap();
+            let (other, ot) = store
+                .create(GameRules::default(), BTreeMap::new())
+                .await
+                .unwrap();
+            other.resign(&ot[0].to_string()).await.unwrap();
+            (
+                s.id().clone(),
+                tokens,
+                receipt,
+                s.view(true),
+                other.id().clone(),
+            )
+        };
+        let store = backend.store();
+        assert_eq!(store.len(), 1, "the finished game is not recovered");
+        assert!(store.get(other_id.as_str()).is_err());
+        let s = store.get(id.as_str()).unwrap();
+        let after = s.view(true);
+        assert_eq!(after.ply, before.ply);
+        assert_eq!(after.to_move, before.to_move);
+        assert_eq!(after.labels, before.labels);
+        assert_eq!(after.snapshot, before.snapshot);
+        assert_eq!(after.last_move, before.last_move);
+        assert_eq!(after.draw_offered_by, Some(Seat::Black));
+        // The retry of an acknowledged move is answered from the record,
+        // whether the move is repeated as notation or structured.
+        let retry = s
+            .submit(&tokens[1], receipt.report.detail.to_input(), 1, Some("m2"))
+            .await
+            .unwrap();
+        assert!(retry.replayed);
+        assert_eq!(retry.report, receipt.report);
+        let wrong = s
+            .submit(&tokens[1], first_move(&s), 1, Some("m2"))
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            wrong,
+            SessionError::InvalidArgument {
+                field: "request_id",
+                ..
+            }
+        ));
+        // The old tokens still hold their seats; a watcher resumes at ply 1.
+        let mut w = s.watch(Some(1)).unwrap();
+        assert!(matches!(
+            w.next().await,
+            Ok(Some(WatchItem::Snapshot { .. }))
+        ));
+        assert!(matches!(w.next().await, Ok(Some(WatchItem::Event(e))) if e.ply == 2));
+        let next = play(&s, &tokens, None).await;
+        assert_eq!(next.report.ply, 4);
+        // Black's own move leaves its offer standing (only White's move
+        // would decline it), and that is stored with the move.
+        assert_eq!(s.view(false).draw_offered_by, Some(Seat::Black));
+        // A restart: everything holding the storage goes.
+        drop((w, s, store));
+        let store = backend.store();
+        let v = store.get(id.as_str()).unwrap().view(false);
+        assert_eq!((v.ply, v.draw_offered_by), (4, Some(Seat::Black)));
+    }
+}
+
+#[tokio::test]
+async fn a_failing_store_refuses_changes_and_applies_none() {
+    let storage = Arc::new(MemoryStorage::new());
+    let store = SessionStore::with_storage(Limits::default(), storage.clone());
+    let (s, t) = store
+        .create(GameRules::default(), BTreeMap::new())
+        .await
+        .unwrap();
+    let tokens = texts(t);
+    play(&s, &tokens, None).await;
+    let mut w = s.watch(None).unwrap();
+    assert!(matches!(
+        w.next().await,
+        Ok(Some(WatchItem::Snapshot { .. }))
+    ));
+    let before = s.view(true);
+
+    storage.set_failing(true);
+    let e = s
+        .submit(&tokens[1], first_move(&s), 1, Some("r"))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, SessionError::Unavailable(_)), "{e:?}");
+    assert!(e.to_string().contains("disk is full"), "{e}");
+    for e in [
+        s.resign(&tokens[0]).await.unwrap_err(),
+        s.offer_draw(&tokens[0]).await.unwrap_err(),
+        store
+            .create(GameRules::default(), BTreeMap::new())
+            .await
+            .unwrap_err(),
+    ] {
+        assert!(matches!(e, SessionError::Unavailable(_)), "{e:?}");
+    }
+    let after = s.view(true);
+    assert_eq!(after.ply, before.ply);
+    assert_eq!(after.snapshot, before.snapshot);
+    assert_eq!(after.verdict, None);
+    assert_eq!(after.draw_offered_by, None);
+    assert_eq!(store.len(), 1, "no game was created");
+    assert_eq!(storage.moves(s.id().as_str()).len(), 1);
+    // No event reached the watcher.
+    let quiet = tokio::time::timeout(Duration::from_millis(50), w.next()).await;
+    assert!(quiet.is_err(), "no event for a change that was not made");
+
+    // Storage back: the same request id is a fresh move, not a retry.
+    storage.set_failing(false);
+    let r = s
+        .submit(&tokens[1], first_move(&s), 1, Some("r"))
+        .await
+        .unwrap();
+    assert!(!r.replayed);
+    assert_eq!(storage.moves(s.id().as_str()).len(), 2);
+    assert!(matches!(w.next().await, Ok(Some(WatchItem::Event(e))) if e.ply == 2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_clock_survives_a_restart_without_charging_the_downtime() {
+    let storage = Arc::new(MemoryStorage::new());
+    let tc = TimeControl {
+        mode: ClockMode::Fischer {
+            initial: Duration::from_millis(1000),
+            increment: Duration::ZERO,
+        },
+        first_move: None,
+    };
+    let (id, tokens) = {
+        let store = SessionStore::with_storage(Limits::default(), storage.clone());
+        let (s, t) = store
+            .create_timed(GameRules::default(), BTreeMap::new(), tc)
+            .await
+            .unwrap();
+        let tokens = texts(t);
+        tokio::time::advance(Duration::from_millis(300)).await;
+        play(&s, &tokens, None).await;
+        tokio::time::advance(Duration::from_millis(200)).await;
+        play(&s, &tokens, None).await;
+        // White thinks 100 ms, then the service goes down for 10 s.
+        tokio::time::advance(Duration::from_millis(100)).await;
+        s.close();
+        (s.id().clone(), tokens)
+    };
+    tokio::time::advance(Duration::from_secs(10)).await;
+    let store = SessionStore::with_storage(Limits::default(), storage.clone());
+    assert_eq!(store.recover().unwrap(), 1);
+    let s = store.get(id.as_str()).unwrap();
+    let v = s.view(false);
+    assert_eq!(v.verdict, None, "the downtime did not flag anyone");
+    assert_eq!(v.time_control, tc);
+    // White used 300 ms, Black 200 ms; the interrupted turn starts afresh.
+    assert_eq!(
+        v.clock.remaining,
+        Some([Duration::from_millis(700), Duration::from_millis(800)])
+    );
+    assert_eq!(v.clock.running, Some(Seat::White));
+    // The clock runs again and flags White 700 ms later, by itself; the
+    // ending is stored, so a second restart does not bring the game back.
+    tokio::time::advance(Duration::from_millis(701)).await;
+    tokio::task::yield_now().await;
+    let v = s.view(false);
+    assert_eq!(v.verdict.map(|v| v.reason), Some("TIMEOUT"));
+    tokio::task::yield_now().await;
+    assert_eq!(storage.status(id.as_str()), Some("finished"));
+    let _ = tokens;
+}
+
+#[tokio::test]
+async fn imported_and_expired_games_are_stored_as_such() {
+    let storage = Arc::new(MemoryStorage::new());
+    let limits = Limits {
+        idle_ttl: Duration::from_millis(1),
+        ..Limits::default()
+    };
+    let store = SessionStore::with_storage(limits, storage.clone());
+    let record = "game: punct\nresult: black RESIGNATION\n\nSE@E5:F5,G5\n";
+    let (done, _) = store.import(record, BTreeMap::new()).await.unwrap();
+    assert_eq!(storage.status(done.id().as_str()), Some("finished"));
+    assert_eq!(storage.moves(done.id().as_str()).len(), 1);
+    let (idle, _) = store
+        .create(GameRules::default(), BTreeMap::new())
+        .await
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    store.sweep(std::time::Instant::now());
+    tokio::task::yield_now().await;
+    assert_eq!(storage.status(idle.id().as_str()), Some("expired"));
+    assert!(storage.recover().unwrap().is_empty());
+}

@@ -1,0 +1,464 @@
+//! Crash tests of the durable store: the real binary as a child process,
+//! several games played at once, SIGKILL at a random moment, a restart on
+//! the same data directory. Every acknowledged move must be there, a move
+//! in flight is either wholly there or wholly absent, retries of either are
+//! answered, the old tokens still play, and the games can be finished.
+//! Repeated with different seeds and sync settings. Also: a damaged
+//! database is a clear startup error, and a full one refuses moves with
+//! UNAVAILABLE while the game stays as it was.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Client, Table, punct_of, rules, table_of};
+use punct_referee::api::pb::punct::v1 as ppb;
+use punct_referee::api::pb::referee::v1 as pb;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use tonic::Code;
+
+const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
+
+/// The service as a child process on a data directory.
+struct Referee {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Referee {
+    /// Starts the binary on `dir` and waits until it answers.
+    async fn start(dir: &Path, extra: &[&str]) -> Referee {
+        let (child, addr) = spawn(dir, extra).unwrap_or_else(|log| panic!("start failed:\n{log}"));
+        let referee = Referee { child, addr };
+        for _ in 0..200 {
+            if let Ok(mut c) = Client::connect(format!("http://{}", referee.addr)).await
+                && c.list_games(pb::ListGamesRequest::default()).await.is_ok()
+            {
+                return referee;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the referee never answered");
+    }
+
+    async fn client(&self) -> Client {
+        Client::connect(format!("http://{}", self.addr))
+            .await
+            .unwrap()
+    }
+
+    /// SIGKILL: no drain, no flush, no destructor.
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Referee {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the binary and reads its address from its JSON log; on failure,
+/// the log (the process exited before serving).
+fn spawn(dir: &Path, extra: &[&str]) -> Result<(Child, SocketAddr), String> {
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--log-format", "json", "--log", "info", "--data-dir"])
+        .arg(dir)
+        .args(extra)
+        .env_remove("RUST_LOG")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the referee");
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut lines = stderr.lines();
+    let mut log = String::new();
+    let mut addr = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap_or_default();
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("storage open") {
+            break;
+        }
+        if let Some(a) = line
+            .split("\"address\":\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .and_then(|a| a.parse().ok())
+        {
+            addr = Some(a);
+        }
+    }
+    match addr {
+        Some(addr) if log.contains("storage open") => {
+            // Keep draining the log so the child never blocks on it.
+            std::thread::spawn(move || for _ in lines {});
+            Ok((child, addr))
+        }
+        _ => {
+            let _ = child.wait();
+            Err(log)
+        }
+    }
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "punct-crash-{tag}-{}-{}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What one game's player saw: acknowledged moves, and the move in flight
+/// when the server died (if any).
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    acked: Vec<(String, String)>,
+    in_flight: Option<(u32, pb::Move, String, String)>,
+    /// The game ended before the kill (so it is not recovered).
+    finished: bool,
+}
+
+fn note_of(m: &pb::Move) -> String {
+    punct_of(m).notation.clone()
+}
+
+async fn create(client: &mut Client) -> Table {
+    let r = client
+        .create_game(pb::CreateGameRequest {
+            rules: Some(rules(ppb::Variant::Standard)),
+            labels: BTreeMap::from([("suite".to_string(), "crash".to_string())])
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    table_of(r.game.unwrap(), &r.seats)
+}
+
+/// Plays random legal moves until the server stops answering.
+async fn play_until_killed(mut client: Client, table: Table, seed: u64, seen: Arc<Mutex<Seen>>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    loop {
+        let Ok(legal) = client
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: table.id.clone(),
+                ..Default::default()
+            })
+            .await
+        else {
+            return;
+        };
+        let legal = legal.into_inner();
+        if legal.moves.is_empty() {
+            return;
+        }
+        let ply = legal.ply;
+        let mv = legal.moves[rng.random_range(0..legal.moves.len())].clone();
+        let request_id = format!("{}-{ply}", table.id);
+        let note = note_of(&mv);
+        seen.lock().unwrap().in_flight = Some((ply, mv.clone(), note.clone(), request_id.clone()));
+        let reply = client
+            .submit_move(pb::SubmitMoveRequest {
+                game_id: table.id.clone(),
+                token: table.token_at(ply).to_string(),
+                r#move: Some(mv),
+                expected_ply: ply,
+                request_id: request_id.clone(),
+            })
+            .await;
+        match reply {
+            Ok(r) => {
+                let r = r.into_inner();
+                assert_eq!(r.ply, ply + 1);
+                let mut s = seen.lock().unwrap();
+                s.acked.push((note, request_id));
+                s.in_flight = None;
+                if r.outcome.is_some() {
+                    s.finished = true;
+                    return;
+                }
+            }
+            // The server died mid-call: the move stays "in flight".
+            Err(_) => return,
+        }
+    }
+}
+
+async fn record_moves(client: &mut Client, id: &str) -> Vec<String> {
+    let record = client
+        .export_game(pb::ExportGameRequest {
+            game_id: id.to_string(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .record;
+    let body = record.split_once("\n\n").map_or("", |(_, b)| b);
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+async fn one_crash(seed: u64, sync: &str) {
+    let dir = tempdir(sync);
+    let referee = Referee::start(&dir, &["--sync", sync]).await;
+    let mut client = referee.client().await;
+    let mut games = Vec::new();
+    for i in 0..6 {
+        let table = create(&mut client).await;
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let task = tokio::spawn(play_until_killed(
+            referee.client().await,
+            Table {
+                id: table.id.clone(),
+                white: table.white.clone(),
+                black: table.black.clone(),
+            },
+            seed * 100 + i,
+            seen.clone(),
+        ));
+        games.push((table, seen, task));
+    }
+    let mut rng = StdRng::seed_from_u64(seed);
+    tokio::time::sleep(Duration::from_millis(rng.random_range(150..600))).await;
+    referee.kill();
+    for (_, _, task) in &mut games {
+        common::within(30, task).await.unwrap();
+    }
+
+    let referee = Referee::start(&dir, &["--sync", sync]).await;
+    let mut client = referee.client().await;
+    let mut total_acked = 0;
+    for (table, seen, _) in &games {
+        let seen = seen.lock().unwrap().clone();
+        total_acked += seen.acked.len();
+        if seen.finished {
+            // Finished before the kill: stored as finished, not recovered.
+            let e = client
+                .get_game(pb::GetGameRequest {
+                    game_id: table.id.clone(),
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), Code::NotFound);
+            let db = rusqlite::Connection::open(dir.join("referee.sqlite3")).unwrap();
+            let (status, ply): (String, u32) = db
+                .query_row(
+                    "SELECT status, ply FROM games WHERE id = ?1",
+                    [&table.id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            assert_eq!(
+                (status.as_str(), ply as usize),
+                ("finished", seen.acked.len())
+            );
+            continue;
+        }
+        let stored = record_moves(&mut client, &table.id).await;
+        let acked: Vec<String> = seen.acked.iter().map(|(n, _)| n.clone()).collect();
+        // Every acknowledged move is there, in order.
+        assert_eq!(
+            stored[..acked.len().min(stored.len())],
+            acked[..],
+            "seed {seed}"
+        );
+        assert!(
+            stored.len() >= acked.len(),
+            "seed {seed}: an acknowledged move was lost"
+        );
+        // At most the move in flight is there besides, and wholly.
+        let extra = &stored[acked.len()..];
+        match (&seen.in_flight, extra) {
+            (_, []) => {}
+            (Some((_, _, note, _)), [one]) => assert_eq!(one, note, "seed {seed}"),
+            (other, extra) => panic!("seed {seed}: unexpected stored moves {extra:?} ({other:?})"),
+        }
+        let game = common::get(&mut client, &table.id).await;
+        assert_eq!(
+            game.ply as usize,
+            stored.len(),
+            "the state matches the record"
+        );
+
+        // Retries of the last acknowledged move are answered from the record.
+        if let Some((note, request_id)) = seen.acked.last() {
+            let ply = acked.len() as u32 - 1;
+            let r = client
+                .submit_move(pb::SubmitMoveRequest {
+                    game_id: table.id.clone(),
+                    token: table.token_at(ply).to_string(),
+                    r#move: Some(common::notation(note)),
+                    expected_ply: ply,
+                    request_id: request_id.clone(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert!(r.replayed, "seed {seed}: retry after restart");
+            assert_eq!(r.ply, ply + 1);
+        }
+        // The move in flight, retried: replayed if it was stored, played if not.
+        if let Some((ply, mv, _, request_id)) = &seen.in_flight
+            && game.status != pb::GameStatus::Finished as i32
+        {
+            let r = client
+                .submit_move(pb::SubmitMoveRequest {
+                    game_id: table.id.clone(),
+                    token: table.token_at(*ply).to_string(),
+                    r#move: Some(mv.clone()),
+                    expected_ply: *ply,
+                    request_id: request_id.clone(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(r.replayed, extra.len() == 1, "seed {seed}");
+        }
+        // The old tokens finish the game.
+        let game = common::get(&mut client, &table.id).await;
+        if game.status != pb::GameStatus::Finished as i32 {
+            let loser = table.token_at(game.ply).to_string();
+            client
+                .resign(pb::ResignRequest {
+                    game_id: table.id.clone(),
+                    token: loser,
+                })
+                .await
+                .unwrap();
+            let over = common::get(&mut client, &table.id).await;
+            assert_eq!(over.status, pb::GameStatus::Finished as i32);
+        }
+    }
+    assert!(
+        total_acked > 0,
+        "seed {seed}: some moves were played before the kill"
+    );
+    referee.kill();
+    // Finished games are not recovered again.
+    let referee = Referee::start(&dir, &["--sync", sync]).await;
+    let mut client = referee.client().await;
+    let live = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(live.games.is_empty(), "seed {seed}: {:?}", live.games.len());
+    drop(referee);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acknowledged_moves_survive_sigkill_at_random_points() {
+    for (seed, sync) in [(1, "normal"), (2, "full"), (3, "off"), (4, "normal")] {
+        one_crash(seed, sync).await;
+    }
+}
+
+#[tokio::test]
+async fn a_damaged_database_stops_the_start_with_a_clear_message() {
+    let dir = tempdir("garbage");
+    std::fs::write(dir.join("referee.sqlite3"), vec![0x5a; 10_000]).unwrap();
+    let log = spawn(&dir, &[]).map(|_| ()).unwrap_err();
+    assert!(log.contains("not an SQLite database"), "{log}");
+    assert!(log.contains("referee.sqlite3"), "{log}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn a_full_database_refuses_moves_with_unavailable_and_changes_nothing() {
+    let dir = tempdir("full");
+    let referee = Referee::start(&dir, &["--max-db-mib", "1"]).await;
+    let mut client = referee.client().await;
+    let mut tables = Vec::new();
+    for _ in 0..8 {
+        tables.push(create(&mut client).await);
+    }
+    // Fill the database with games until it refuses one.
+    let mut refused = None;
+    for _ in 0..20_000 {
+        let r = client
+            .create_game(pb::CreateGameRequest {
+                labels: [("filler".to_string(), "x".repeat(200))]
+                    .into_iter()
+                    .collect(),
+                ..Default::default()
+            })
+            .await;
+        if let Err(status) = r {
+            refused = Some(status);
+            break;
+        }
+    }
+    let refused = refused.expect("the 1 MiB cap is reached");
+    assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+    assert!(refused.message().contains("full"), "{}", refused.message());
+    // Moves are small: play, game after game, until one no longer fits.
+    let mut refused_move = None;
+    for attempt in 0..2000 {
+        let table = &tables[attempt % tables.len()];
+        let before = common::get(&mut client, &table.id).await;
+        let legal = client
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: table.id.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let Some(mv) = legal
+            .moves
+            .get(attempt % 7)
+            .or(legal.moves.first())
+            .cloned()
+        else {
+            continue;
+        };
+        match common::submit(&mut client, table, before.ply, mv).await {
+            Ok(_) => continue,
+            Err(e) => {
+                let mut after = common::get(&mut client, &table.id).await;
+                // Presence times tick; everything else must be the same.
+                let mut before = before;
+                (before.presence, after.presence) = (None, None);
+                assert!(after == before, "a refused move changed the game");
+                refused_move = Some(e);
+                break;
+            }
+        }
+    }
+    let e = refused_move.expect("a move is refused once the database is full");
+    assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+    assert!(e.message().contains("not made"), "{}", e.message());
+    let details = tonic_types::StatusExt::get_details_error_info(&e).expect("ErrorInfo");
+    assert_eq!(details.reason, "STORAGE_UNAVAILABLE");
+    drop(referee);
+    let _ = std::fs::remove_dir_all(dir);
+}
