@@ -6,8 +6,9 @@
 //! same afterwards).
 //!
 //! `SubmitMove` is checked against an oracle that knows the order of the
-//! server's checks (syntax, game, request id, token, retry, game over, ply,
-//! turn, rules) and plays accepted moves on a local mirror of the game, so the
+//! server's checks (syntax, game, request id, token, retry — the same seat,
+//! ply and move however written —, game over, ply, turn, rules) and plays
+//! accepted moves on a local mirror of the game, so the
 //! expected code, field or reason of every answer is exact. Syntax is judged by
 //! the API layer's own conversion (fuzzed separately, fuzz/), the rules by the
 //! engine (tests/properties.rs).
@@ -33,7 +34,7 @@ use punct_referee::api::convert;
 use punct_referee::api::pb::punct::v1 as ppb;
 use punct_referee::api::pb::referee::v1 as pb;
 use punct_referee::api::punct::MOVE_FIELDS;
-use punct_referee::games::{self, MoveDetail, MoveError, MoveInput, Rules, Seat};
+use punct_referee::games::{self, MoveDetail, MoveError, Rules, Seat};
 use punct_referee::sessions::{SessionError, Token};
 use tokio::runtime::Runtime;
 use tonic::Code;
@@ -346,10 +347,11 @@ enum Expect {
     Refused(Code, String),
 }
 
-/// The local copy of the game and of the retries the server stored.
+/// The local copy of the game and of the retries the server stored (seat,
+/// expected ply and the move played, per request id).
 struct Mirror {
     game: Box<dyn Rules>,
-    receipts: HashMap<String, (Seat, MoveInput, u32)>,
+    receipts: HashMap<String, (Seat, u32, MoveDetail)>,
 }
 
 fn seat_of_token(token: &str, table: &Table) -> Option<Seat> {
@@ -388,8 +390,12 @@ fn expect_submit(mirror: &Mirror, table: &Table, req: &pb::SubmitMoveRequest) ->
     let Some(seat) = seat_of_token(&req.token, table) else {
         return refused(Code::PermissionDenied, "WRONG_TOKEN");
     };
-    if let Some(first) = mirror.receipts.get(&req.request_id) {
-        return if *first == (seat, mv, req.expected_ply) {
+    // A retry is the same seat and ply and the same move, however written.
+    if let Some((first_seat, first_ply, played)) = mirror.receipts.get(&req.request_id) {
+        return if *first_seat == seat
+            && *first_ply == req.expected_ply
+            && mirror.game.same_move(req.expected_ply, &mv, played)
+        {
             Expect::Accepted { replayed: true }
         } else {
             refused(Code::InvalidArgument, "request_id")
@@ -493,9 +499,10 @@ fn submit_move_answers_exactly_and_refusals_change_nothing() {
                         );
                         if !req.request_id.is_empty() {
                             let seat = report.seat;
-                            mirror
-                                .receipts
-                                .insert(req.request_id.clone(), (seat, mv, req.expected_ply));
+                            mirror.receipts.insert(
+                                req.request_id.clone(),
+                                (seat, req.expected_ply, report.detail),
+                            );
                         }
                         accepted.set(accepted.get() + 1);
                     } else {
