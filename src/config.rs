@@ -31,6 +31,14 @@ pub struct ServeArgs {
         default_value_t = 64
     )]
     pub max_watchers_per_game: usize,
+    /// Most watch streams open at once over all games (each costs memory
+    /// even when its client never reads).
+    #[arg(long, env = "PUNCT_REFEREE_MAX_WATCH_STREAMS", default_value_t = crate::api::service::DEFAULT_MAX_WATCH_STREAMS)]
+    pub max_watch_streams: usize,
+    /// Most calls in flight at once; more are refused at once with
+    /// RESOURCE_EXHAUSTED instead of queued (health checks are exempt).
+    #[arg(long, env = "PUNCT_REFEREE_MAX_CONCURRENT_CALLS", default_value_t = crate::server::DEFAULT_MAX_CONCURRENT_CALLS)]
+    pub max_concurrent_calls: usize,
     /// Events buffered per game for watchers; a slower watcher is resynchronised.
     #[arg(long, env = "PUNCT_REFEREE_WATCH_BUFFER", default_value_t = 64)]
     pub watch_buffer: usize,
@@ -126,6 +134,8 @@ impl ServeArgs {
             sweep_interval: Duration::from_secs(
                 (self.finished_ttl_secs.min(self.idle_ttl_secs) / 4).clamp(1, 30),
             ),
+            max_concurrent_calls: self.max_concurrent_calls,
+            max_watch_streams: self.max_watch_streams,
             storage: match self.storage {
                 StorageKind::Memory => StorageConfig::Memory,
                 StorageKind::Sqlite => StorageConfig::Sqlite(SqliteOptions {

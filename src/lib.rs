@@ -10,6 +10,8 @@ pub mod config;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod games;
+pub mod load;
+pub mod overload;
 pub mod server;
 pub mod sessions;
 pub mod storage;

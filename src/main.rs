@@ -1,7 +1,8 @@
 //! The `punct-referee` binary: the gRPC referee service (`serve`, the default
 //! command), its container health check (`health`), engine commands for
 //! people and tools (`perft`, `legal`, `show`), a command-line client of the
-//! service (`client …`) and bot tournaments played over RPC (`tournament`).
+//! service (`client …`), bot tournaments played over RPC (`tournament`) and
+//! a load generator (`load`).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -11,6 +12,7 @@ use clap::{Parser, Subcommand};
 use punct_referee::cli::{self, GameArgs};
 use punct_referee::client::ClientArgs;
 use punct_referee::config::ServeArgs;
+use punct_referee::load::LoadArgs;
 use punct_referee::telemetry;
 use punct_referee::tournament::command::TournamentArgs;
 use tonic_health::pb::HealthCheckRequest;
@@ -78,6 +80,9 @@ enum Command {
     Client(ClientArgs),
     /// Play bots against each other over RPC and print a crosstable.
     Tournament(TournamentArgs),
+    /// Load a server with concurrent games and report moves per second,
+    /// latency and the ratio to a no-op RPC (docs/BENCHMARKS.md).
+    Load(LoadArgs),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +94,7 @@ fn main() -> ExitCode {
         Some(Command::Tournament(args)) => {
             return run_async(punct_referee::tournament::command::run(args.clone()));
         }
+        Some(Command::Load(args)) => return run_async(punct_referee::load::run(args.clone())),
         Some(Command::Health {
             address,
             service,
@@ -257,7 +263,8 @@ fn run_engine_command(command: &Command) -> Result<String, String> {
         Command::Serve(_)
         | Command::Health { .. }
         | Command::Client(_)
-        | Command::Tournament(_) => Ok(String::new()),
+        | Command::Tournament(_)
+        | Command::Load(_) => Ok(String::new()),
         Command::Perft { game, depth } => cli::perft(game, *depth),
         Command::Legal { game } => cli::legal(game),
         Command::Show { game, svg } => cli::show(game, *svg),

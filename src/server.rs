@@ -1,6 +1,7 @@
 //! The gRPC server: the referee service, `grpc.health.v1`, server reflection
-//! (v1 and v1alpha), message size limits, keepalive, a TTL sweeper, and a
-//! graceful shutdown.
+//! (v1 and v1alpha), message size limits, keepalive, load shedding (a limit
+//! on calls in flight, [`crate::overload`]), a TTL sweeper, and a graceful
+//! shutdown.
 //!
 //! [`run`] takes its listener and its shutdown future, so tests bind
 //! `127.0.0.1:0` and stop it when they like. Shutdown: health turns
@@ -20,6 +21,7 @@ use tonic_health::ServingStatus;
 
 use crate::api::RefereeApi;
 use crate::api::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
+use crate::overload::InFlightLimitLayer;
 use crate::sessions::{Limits, SessionStore};
 use crate::storage::sqlite::{SqliteOptions, SqliteStorage};
 use crate::storage::{Storage, StorageError, Volatile};
@@ -44,6 +46,11 @@ pub struct ServerOptions {
     pub drain_timeout: Duration,
     /// How often expired games are dropped.
     pub sweep_interval: Duration,
+    /// Most calls in flight at once; more are refused with
+    /// `RESOURCE_EXHAUSTED` (see [`crate::overload`]).
+    pub max_concurrent_calls: usize,
+    /// Most watch streams open at once over all games.
+    pub max_watch_streams: usize,
     /// Where sessions are kept durably.
     pub storage: StorageConfig,
 }
@@ -68,6 +75,11 @@ impl StorageConfig {
     }
 }
 
+/// The default of [`ServerOptions::max_concurrent_calls`]: about 100 ms of
+/// queued work at this service's throughput on two cores, and as many calls
+/// as the load generator's largest run keeps in flight (docs/API.md).
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 4096;
+
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
@@ -77,6 +89,8 @@ impl Default for ServerOptions {
             keepalive_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(10),
             sweep_interval: Duration::from_secs(30),
+            max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
+            max_watch_streams: crate::api::service::DEFAULT_MAX_WATCH_STREAMS,
             storage: StorageConfig::Memory,
         }
     }
@@ -143,7 +157,9 @@ pub async fn run(
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
 
-    let referee = RefereeServiceServer::new(RefereeApi::new(store.clone(), stop.clone()))
+    let referee = RefereeApi::new(store.clone(), stop.clone())
+        .with_max_watch_streams(options.max_watch_streams);
+    let referee = RefereeServiceServer::new(referee)
         .max_decoding_message_size(options.max_message_bytes)
         .max_encoding_message_size(options.max_message_bytes);
 
@@ -178,6 +194,8 @@ pub async fn run(
         // One span and the RED metrics per call (crate::telemetry); the
         // session layer adds the game id, seat and ply to the span.
         .layer(RpcLayer)
+        // Inside the RPC layer, so shed calls are counted and traced too.
+        .layer(InFlightLimitLayer::new(options.max_concurrent_calls))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -12,6 +12,7 @@
 //! | stale `expected_ply` | `ABORTED` | `ErrorInfo{STALE_PLY, expected_ply, current_ply}` |
 //! | `from_ply` past the game | `OUT_OF_RANGE` | `BadRequest{from_ply}` |
 //! | a server limit | `RESOURCE_EXHAUSTED` | `QuotaFailure` + `ErrorInfo{LIMIT_REACHED}` |
+//! | too many calls in flight | `RESOURCE_EXHAUSTED` | the same + `RetryInfo` |
 
 use std::collections::HashMap;
 
@@ -98,16 +99,7 @@ pub fn status(err: SessionError) -> Status {
             Status::with_error_details(Code::InvalidArgument, message, details)
         }
         SessionError::LimitReached { what, max } => {
-            let mut details = ErrorDetails::with_quota_failure_violation(
-                what,
-                format!("at most {max} {}", what.replace('_', " ")),
-            );
-            details.set_error_info(
-                "LIMIT_REACHED",
-                ERROR_DOMAIN,
-                HashMap::from([("limit".to_string(), what.to_string())]),
-            );
-            Status::with_error_details(Code::ResourceExhausted, message, details)
+            Status::with_error_details(Code::ResourceExhausted, message, limit_details(what, max))
         }
         SessionError::Unavailable(_) => Status::with_error_details(
             Code::Unavailable,
@@ -115,6 +107,37 @@ pub fn status(err: SessionError) -> Status {
             ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", ERROR_DOMAIN, HashMap::new()),
         ),
     }
+}
+
+/// `QuotaFailure{what}` + `ErrorInfo{LIMIT_REACHED, limit: what}`.
+fn limit_details(what: &str, max: usize) -> ErrorDetails {
+    let mut details = ErrorDetails::with_quota_failure_violation(
+        what,
+        format!("at most {max} {}", what.replace('_', " ")),
+    );
+    details.set_error_info(
+        "LIMIT_REACHED",
+        ERROR_DOMAIN,
+        HashMap::from([("limit".to_string(), what.to_string())]),
+    );
+    details
+}
+
+/// The answer to a call shed because the server is at its limit `max` of
+/// `what` (`concurrent_calls`): like any limit, plus a `RetryInfo`, since
+/// this one passes by itself.
+pub fn overloaded(what: &str, max: usize) -> Status {
+    let retry = crate::overload::RETRY_AFTER;
+    let mut details = limit_details(what, max);
+    details.set_retry_info(Some(retry));
+    Status::with_error_details(
+        Code::ResourceExhausted,
+        format!(
+            "the server is busy: {what} limit reached ({max}); retry in {} ms",
+            retry.as_millis()
+        ),
+        details,
+    )
 }
 
 impl From<SessionError> for Status {

@@ -5,9 +5,9 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
-use tokio_stream::Stream;
+use tokio::sync::{Semaphore, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt as _};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
@@ -21,20 +21,47 @@ use crate::sessions::{self, SessionError, SessionStore, WatchItem};
 
 /// Items a watch stream buffers between the game and the connection; the
 /// bound is what keeps a client that never reads from growing memory (past
-/// it, the watcher lags and is resynchronised).
+/// it, the watcher lags and is resynchronised). The items are boxed: the
+/// channel allocates its slots in blocks of 32, and an unboxed response
+/// (a whole game view) would make every idle watcher cost a block of them.
 const WATCH_CHANNEL: usize = 4;
+
+/// What a watch task hands its stream.
+type WatchMessage = Result<Box<pb::WatchGameResponse>, Status>;
+
+/// Most watch streams open at once, over all games, unless configured.
+pub const DEFAULT_MAX_WATCH_STREAMS: usize = 10_000;
 
 /// The referee service over a session store.
 #[derive(Debug, Clone)]
 pub struct RefereeApi {
     store: Arc<SessionStore>,
     shutdown: CancellationToken,
+    /// One permit per open watch stream, held by its task.
+    watch_streams: Arc<Semaphore>,
+    max_watch_streams: usize,
 }
 
 impl RefereeApi {
     /// A service over `store`; open streams end when `shutdown` is cancelled.
     pub fn new(store: Arc<SessionStore>, shutdown: CancellationToken) -> RefereeApi {
-        RefereeApi { store, shutdown }
+        RefereeApi {
+            store,
+            shutdown,
+            watch_streams: Arc::new(Semaphore::new(DEFAULT_MAX_WATCH_STREAMS)),
+            max_watch_streams: DEFAULT_MAX_WATCH_STREAMS,
+        }
+    }
+
+    /// At most `max` watch streams open at once over all games (the
+    /// per-game limit is the store's): each costs a task, buffers and an
+    /// HTTP/2 stream even when its client never reads, so the total is
+    /// what bounds their memory (docs/API.md, "Limits and overload").
+    pub fn with_max_watch_streams(mut self, max: usize) -> RefereeApi {
+        let max = max.min(Semaphore::MAX_PERMITS);
+        self.watch_streams = Arc::new(Semaphore::new(max));
+        self.max_watch_streams = max;
+        self
     }
 }
 
@@ -139,10 +166,22 @@ impl RefereeService for RefereeApi {
         let req = request.into_inner();
         let session = self.store.get(&req.game_id)?;
         let token = Some(req.token.as_str()).filter(|t| !t.is_empty());
+        let stream_permit = self
+            .watch_streams
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| {
+                status(SessionError::LimitReached {
+                    what: "watch_streams",
+                    max: self.max_watch_streams,
+                })
+            })?;
         let mut watch = session.watch_as(req.from_ply, token)?;
-        let (tx, rx) = mpsc::channel::<Result<pb::WatchGameResponse, Status>>(WATCH_CHANNEL);
+        let (tx, rx) = mpsc::channel::<WatchMessage>(WATCH_CHANNEL);
         let shutdown = self.shutdown.clone();
         tokio::spawn(async move {
+            // Given back when the stream ends, however it ends.
+            let _stream_permit = stream_permit;
             let shutting_down = || Status::unavailable("the server is shutting down");
             loop {
                 let next = tokio::select! {
@@ -192,13 +231,12 @@ impl RefereeService for RefereeApi {
                         let _ = tx.try_send(Err(shutting_down()));
                         break;
                     }
-                    sent = tx.send(Ok(message)) => if sent.is_err() { break },
+                    sent = tx.send(Ok(Box::new(message))) => if sent.is_err() { break },
                 }
             }
         });
-        Ok(Response::new(
-            Box::pin(ReceiverStream::new(rx)) as WatchStream
-        ))
+        let stream = ReceiverStream::new(rx).map(|item| item.map(|message| *message));
+        Ok(Response::new(Box::pin(stream) as WatchStream))
     }
 
     async fn resign(

@@ -1,0 +1,100 @@
+//! The load generator (`punct-referee load`) against a server it spawns:
+//! a short run must play moves without a single error, and the idle-session
+//! meter must report a figure, so neither tool can rot.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
+
+#[test]
+fn a_short_load_run_plays_moves_without_errors() {
+    let dir = std::env::temp_dir().join(format!("punct-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("load.json");
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            "--spawn",
+            "--games",
+            "4",
+            "--seconds",
+            "2",
+            "--warmup",
+            "0.2",
+            "--channels",
+            "2",
+            "--pool",
+            "8",
+            "--json",
+        ])
+        .arg(&json)
+        // Server arguments pass through (the durable store by default, in
+        // a temporary directory of the tool's).
+        .args(["--", "--max-concurrent-calls", "64", "--sync", "off"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let run = &report["runs"][0];
+    assert_eq!(run["games"], 4);
+    assert_eq!(
+        (run["errors"].as_u64(), run["baseline_errors"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(run["moves"].as_u64().unwrap() > 0, "{run}");
+    assert!(run["baseline_calls"].as_u64().unwrap() > 0, "{run}");
+    assert!(run["ratio"].as_f64().unwrap() > 0.0, "{run}");
+    assert_eq!(report["server_args"][1], "64");
+    // The table says the same.
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some("4")),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_idle_session_meter_reports_memory_per_game() {
+    let out = Command::new(BIN)
+        .args(["load", "--spawn", "--idle-sessions", "2000", "--json", "-"])
+        .args(["--", "--storage", "memory"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["sessions"], 2000);
+    let after = report["rss_after_kib"].as_u64().unwrap();
+    let before = report["rss_before_kib"].as_u64().unwrap();
+    assert!(after > before, "{report}");
+    assert!(
+        report["bytes_per_session"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+}
+
+#[test]
+fn bad_flags_are_refused_before_anything_starts() {
+    for args in [
+        &["load", "--idle-sessions", "10"][..],
+        &["load", "--games", "0"][..],
+        &["load", "--seconds", "0"][..],
+        &["load", "--", "--max-sessions", "5"][..],
+    ] {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).starts_with("error: "),
+            "{args:?}"
+        );
+    }
+}
