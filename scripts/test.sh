@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, every Rust test (unit, black-box,
-# property tests, the gRPC service through a real socket) and the README's
+# property tests, the gRPC service through a real socket), a bounded run of
+# each fuzz target (scripts/fuzz.sh) and the README's
 # grpcurl walk-through against the release binary, then the Python and Node
 # clients' suites against it (scripts/test-clients.sh), and the spectator page in
 # headless Chromium (scripts/test-web.sh). Run from anywhere; installs nothing
-# outside the repository (grpcurl goes into a venv under target/) except
-# Debian's `chromium` package, with apt-get, when /usr/bin/chromium is missing.
+# outside the repository (grpcurl goes into a venv under target/, cargo-fuzz
+# into target/cargo-fuzz) except Debian's `chromium` package, with apt-get,
+# when /usr/bin/chromium is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
 echo "== cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
@@ -23,6 +26,9 @@ fi
 
 echo "== cargo test (release: the property tests play thousands of games)"
 cargo test --release --locked --all-targets
+
+echo "== fuzz targets, ${FUZZ_SECONDS:-25}s each (cargo-fuzz on stable; docs/FUZZING.md)"
+scripts/fuzz.sh
 
 echo "== grpcurl walk-through of README.md (release binary)"
 scripts/grpcurl-walkthrough.sh target/release/punct-referee

@@ -8,6 +8,8 @@ pub mod bots;
 pub mod cli;
 pub mod client;
 pub mod config;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod games;
 pub mod load;
 pub mod overload;

@@ -364,3 +364,60 @@ async fn oversized_messages_are_refused() {
     assert!(s.message().contains("too large"), "{s:?}");
     server.stop().await.unwrap();
 }
+
+/// Regression (found by tests/api_properties.rs): bad rule options in
+/// `ValidateMove`'s history named `CreateGame`'s field (`rules.punct.variant`),
+/// a path that does not exist in that request.
+#[tokio::test]
+async fn bad_rules_in_a_history_name_the_history_fields() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let history = |variant: i32, end_on_supply: i32| pb::ValidateMoveRequest {
+        history: Some(pb::validate_move_request::History::Moves(pb::GameHistory {
+            rules: Some(pb::GameRules {
+                game: Some(pb::game_rules::Game::Punct(ppb::RuleOptions {
+                    variant,
+                    end_on_supply,
+                    ..Default::default()
+                })),
+            }),
+            moves: vec![],
+        })),
+        r#move: Some(notation("SE@E5:F5,G5")),
+    };
+    let s = c.validate_move(history(99, 0)).await.unwrap_err();
+    assert_eq!(
+        (s.code(), bad_field(&s).as_str()),
+        (Code::InvalidArgument, "moves.rules.punct.variant")
+    );
+    let s = c.validate_move(history(0, -1)).await.unwrap_err();
+    assert_eq!(bad_field(&s), "moves.rules.punct.end_on_supply");
+    let no_game = pb::ValidateMoveRequest {
+        history: Some(pb::validate_move_request::History::Moves(pb::GameHistory {
+            rules: Some(pb::GameRules { game: None }),
+            moves: vec![],
+        })),
+        r#move: Some(notation("SE@E5:F5,G5")),
+    };
+    let s = c.validate_move(no_game).await.unwrap_err();
+    assert_eq!(bad_field(&s), "moves.rules");
+    // CreateGame keeps its own paths.
+    let s = c
+        .create_game(pb::CreateGameRequest {
+            rules: Some(rules_with_variant(99)),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad_field(&s), "rules.punct.variant");
+    server.stop().await.unwrap();
+}
+
+fn rules_with_variant(variant: i32) -> pb::GameRules {
+    pb::GameRules {
+        game: Some(pb::game_rules::Game::Punct(ppb::RuleOptions {
+            variant,
+            ..Default::default()
+        })),
+    }
+}

@@ -5,10 +5,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::pb::referee::v1 as pb;
-use super::punct::{self, MoveFields};
+use super::punct::{
+    self, HISTORY_FIELDS, HISTORY_RULE_FIELDS, MOVE_FIELDS, MoveFields, RuleFields,
+};
 use crate::games::{GameRules, MoveDetail, MoveInput, Seat, Snapshot, Verdict, VerdictDetail};
 use crate::sessions::{
-    ClockMode, ClockReading, Event, EventKind, GameView, SeatPresence, SessionError, TimeControl,
+    ClockMode, ClockReading, Event, EventKind, GameView, History, ListQuery, SeatPresence,
+    SessionError, TimeControl,
 };
 
 fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
@@ -56,15 +59,18 @@ pub fn status_filter(value: i32) -> Result<Option<bool>, SessionError> {
     }
 }
 
-/// The rules of a new game; absent means standard PÜNCT.
+/// The rules of a new game; absent means standard PÜNCT. Errors name the
+/// fields of `fields` (the request's path to its rules).
 pub fn game_rules(
     rules: Option<&pb::GameRules>,
-    field: &'static str,
+    fields: &RuleFields,
 ) -> Result<GameRules, SessionError> {
     match rules.map(|r| &r.game) {
         None => Ok(GameRules::default()),
-        Some(Some(pb::game_rules::Game::Punct(o))) => Ok(GameRules::Punct(punct::rule_options(o)?)),
-        Some(None) => Err(bad(field, "name the game: set rules.punct")),
+        Some(Some(pb::game_rules::Game::Punct(o))) => {
+            Ok(GameRules::Punct(punct::rule_options(o, fields)?))
+        }
+        Some(None) => Err(bad(fields.whole, "name the game: set rules.punct")),
     }
 }
 
@@ -83,6 +89,41 @@ pub fn move_input(m: Option<&pb::Move>, fields: &MoveFields) -> Result<MoveInput
         Some(pb::r#move::Game::Punct(p)) => Ok(MoveInput::Punct(punct::move_input(p, fields)?)),
         None => Err(bad("move", "a move is required (set move.punct)")),
     }
+}
+
+/// A listing request from the wire: the status filter checked, the rest
+/// (page token, labels) left to the session layer.
+pub fn list_query(req: pb::ListGamesRequest) -> Result<ListQuery, SessionError> {
+    Ok(ListQuery {
+        finished: status_filter(req.status)?,
+        labels: labels(&req.labels),
+        page_size: req.page_size as usize,
+        page_token: req.page_token,
+    })
+}
+
+/// A stateless adjudication request from the wire: the history (a record,
+/// or rules and moves checked for syntax) and the candidate move.
+pub fn validate_move_request(
+    req: pb::ValidateMoveRequest,
+) -> Result<(History, MoveInput), SessionError> {
+    let history = match req.history {
+        Some(pb::validate_move_request::History::Record(text)) => History::Record(text),
+        Some(pb::validate_move_request::History::Moves(h)) => {
+            let rules = game_rules(h.rules.as_ref(), &HISTORY_RULE_FIELDS)?;
+            let moves = h
+                .moves
+                .iter()
+                .map(|m| move_input(Some(m), &HISTORY_FIELDS))
+                .collect::<Result<Vec<_>, _>>()?;
+            History::Moves(rules, moves)
+        }
+        None => {
+            return Err(bad("history", "give the game so far as record or moves"));
+        }
+    };
+    let mv = move_input(req.r#move.as_ref(), &MOVE_FIELDS)?;
+    Ok((history, mv))
 }
 
 /// A move to the wire: structured and canonical notation.

@@ -106,20 +106,44 @@ pub fn move_input(m: &pb::Move, f: &MoveFields) -> Result<PunctMoveInput, Sessio
     })
 }
 
-/// Rule options from the wire, defaults filled in.
-pub fn rule_options(o: &pb::RuleOptions) -> Result<RuleOptions, SessionError> {
+/// Field paths of a game's rules, for error details.
+pub struct RuleFields {
+    /// The `GameRules` message itself.
+    pub whole: &'static str,
+    /// `….punct.variant`
+    pub variant: &'static str,
+    /// `….punct.end_on_supply`
+    pub end_on_supply: &'static str,
+}
+
+/// Fields of `CreateGameRequest.rules`.
+pub const RULE_FIELDS: RuleFields = RuleFields {
+    whole: "rules",
+    variant: "rules.punct.variant",
+    end_on_supply: "rules.punct.end_on_supply",
+};
+
+/// Fields of `ValidateMoveRequest.moves.rules`.
+pub const HISTORY_RULE_FIELDS: RuleFields = RuleFields {
+    whole: "moves.rules",
+    variant: "moves.rules.punct.variant",
+    end_on_supply: "moves.rules.punct.end_on_supply",
+};
+
+/// Rule options from the wire, defaults filled in; errors name `f`'s fields.
+pub fn rule_options(o: &pb::RuleOptions, f: &RuleFields) -> Result<RuleOptions, SessionError> {
     let defaults = RuleOptions::default();
     let variant = match pb::Variant::try_from(o.variant) {
         Ok(pb::Variant::Unspecified | pb::Variant::Standard) => Variant::Standard,
         Ok(pb::Variant::Basic) => Variant::Basic,
-        Err(_) => return Err(bad("rules.punct.variant", "unknown variant")),
+        Err(_) => return Err(bad(f.variant, "unknown variant")),
     };
     let end_on_supply = match pb::EndOnSupply::try_from(o.end_on_supply) {
         Ok(pb::EndOnSupply::Unspecified | pb::EndOnSupply::FirstExhausted) => {
             EndOnSupply::FirstExhausted
         }
         Ok(pb::EndOnSupply::BothExhausted) => EndOnSupply::BothExhausted,
-        Err(_) => return Err(bad("rules.punct.end_on_supply", "unknown end_on_supply")),
+        Err(_) => return Err(bad(f.end_on_supply, "unknown end_on_supply")),
     };
     Ok(RuleOptions {
         variant,

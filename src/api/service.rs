@@ -15,9 +15,9 @@ use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, stat
 use super::error::status;
 use super::pb::referee::v1 as pb;
 use super::pb::referee::v1::referee_service_server::RefereeService;
-use super::punct::{HISTORY_FIELDS, MOVE_FIELDS};
+use super::punct::{MOVE_FIELDS, RULE_FIELDS};
 use crate::games::MoveError;
-use crate::sessions::{self, History, ListQuery, SessionError, SessionStore, WatchItem};
+use crate::sessions::{self, SessionError, SessionStore, WatchItem};
 
 /// Items a watch stream buffers between the game and the connection; the
 /// bound is what keeps a client that never reads from growing memory (past
@@ -84,7 +84,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let req = request.into_inner();
-        let rules = convert::game_rules(req.rules.as_ref(), "rules")?;
+        let rules = convert::game_rules(req.rules.as_ref(), &RULE_FIELDS)?;
         let time_control = convert::time_control(req.time_control.as_ref());
         let (session, tokens) = self
             .store
@@ -110,13 +110,7 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
-        let req = request.into_inner();
-        let query = ListQuery {
-            finished: convert::status_filter(req.status)?,
-            labels: convert::labels(&req.labels),
-            page_size: req.page_size as usize,
-            page_token: req.page_token,
-        };
+        let query = convert::list_query(request.into_inner())?;
         let (views, next) = self.store.list(&query)?;
         Ok(Response::new(pb::ListGamesResponse {
             games: views.iter().map(convert::summary_pb).collect(),
@@ -298,26 +292,7 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::ValidateMoveRequest>,
     ) -> Result<Response<pb::ValidateMoveResponse>, Status> {
-        let req = request.into_inner();
-        let history = match req.history {
-            Some(pb::validate_move_request::History::Record(text)) => History::Record(text),
-            Some(pb::validate_move_request::History::Moves(h)) => {
-                let rules = convert::game_rules(h.rules.as_ref(), "moves.rules")?;
-                let moves = h
-                    .moves
-                    .iter()
-                    .map(|m| convert::move_input(Some(m), &HISTORY_FIELDS))
-                    .collect::<Result<Vec<_>, _>>()?;
-                History::Moves(rules, moves)
-            }
-            None => {
-                return Err(status(SessionError::InvalidArgument {
-                    field: "history",
-                    description: "give the game so far as record or moves".into(),
-                }));
-            }
-        };
-        let mv = convert::move_input(req.r#move.as_ref(), &MOVE_FIELDS)?;
+        let (history, mv) = convert::validate_move_request(request.into_inner())?;
         let answer = sessions::validate_move(history, &mv)?;
         let seat = seat_pb(Some(answer.seat));
         let response = match answer.result {

@@ -1,0 +1,77 @@
+//! Protobuf request decoding into domain types: the first byte picks a
+//! request message, the rest is decoded with prost as tonic's codec would and
+//! converted as its handler does (`punct_referee::fuzzing`). Never a panic; a
+//! refusal is `INVALID_ARGUMENT` with a message and a `BadRequest` naming a
+//! field; what converts round-trips (a move to the wire and back is the same
+//! move; an imported record exports and re-imports to the same game).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use punct_referee::api::convert;
+use punct_referee::api::punct::MOVE_FIELDS;
+use punct_referee::fuzzing::{Converted, convert_request};
+use punct_referee::games::{MoveError, MoveInput};
+use punct_referee_fuzz::{POSITIONS, as_rules, check_export_round_trip};
+use tonic::Code;
+use tonic_types::StatusExt;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let Some(converted) = convert_request(selector, bytes) else {
+        return;
+    };
+    match converted {
+        Err(status) => {
+            assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+            assert!(!status.message().is_empty());
+            let bad = status
+                .get_details_bad_request()
+                .expect("INVALID_ARGUMENT carries BadRequest");
+            assert!(!bad.field_violations.is_empty());
+            for v in &bad.field_violations {
+                assert!(!v.field.is_empty() && !v.description.is_empty());
+            }
+        }
+        Ok(Converted::SubmitMove(mv, _token)) => {
+            for game in POSITIONS.iter() {
+                play_checked(game, &mv);
+            }
+        }
+        Ok(Converted::ValidateMove(adjudication)) => match adjudication.result {
+            Ok(report) => {
+                // The answer's move, sent to the wire and read back, is the
+                // same move.
+                let wire = convert::move_pb(&report.detail);
+                let back = convert::move_input(Some(&wire), &MOVE_FIELDS)
+                    .expect("a move the server sent reads back");
+                assert_eq!(back, report.detail.to_input());
+                assert_eq!(report.seat, adjudication.seat);
+            }
+            Err(MoveError::Illegal { reason, message }) => {
+                assert!(!reason.is_empty() && !message.is_empty());
+            }
+            Err(e @ MoveError::Malformed { .. }) => {
+                panic!("a malformed candidate must be an error, not an answer: {e:?}")
+            }
+        },
+        Ok(Converted::ImportGame(replayed)) => check_export_round_trip(&replayed),
+        Ok(Converted::CreateGame(..) | Converted::ListGames(_) | Converted::Lookup(_)) => {}
+    }
+});
+
+/// Plays a converted move on a copy of `game` behind the session layer's
+/// trait: accepted, or refused without a change.
+fn play_checked(game: &punct_referee::games::punct::Game, mv: &MoveInput) {
+    let mut rules = as_rules(game);
+    let before = punct_referee_fuzz::observable(rules.as_ref());
+    match rules.play(mv) {
+        Ok(report) => assert_eq!(report.ply, game.position().ply() + 1),
+        Err(e) => {
+            assert!(!e.to_string().is_empty());
+            assert_eq!(punct_referee_fuzz::observable(rules.as_ref()), before);
+        }
+    }
+}
