@@ -366,7 +366,7 @@ impl SessionStore {
             return Err(SessionError::Unavailable(e.to_string()));
         }
         reservation.keep();
-        self.hold(session.clone(), replayed.moves.len());
+        self.hold(session.clone());
         Ok((session, tokens))
     }
 
@@ -430,8 +430,9 @@ impl SessionStore {
         Write::Create(game, moves, end)
     }
 
-    /// Puts a session in the map, starts its timer, logs and counts it.
-    fn hold(&self, session: Arc<Session>, imported_moves: usize) {
+    /// Puts a session in the map, starts its timer, logs and counts it
+    /// (its moves so far were imported or recovered).
+    fn hold(&self, session: Arc<Session>) {
         // 128 random bits do not collide.
         self.sessions.insert(session.id().clone(), session.clone());
         session.start_timer();
@@ -443,7 +444,7 @@ impl SessionStore {
             game_id = %session.id(),
             game = rules.game_name(),
             variant = rules.variant_name(),
-            imported_moves,
+            imported_moves = view.ply,
             finished,
             "game created"
         );
@@ -477,8 +478,7 @@ impl SessionStore {
                 SessionError::Unavailable(format!("stored game `{id}` cannot be recovered: {e}"))
             })?;
             self.count.fetch_add(1, Ordering::SeqCst);
-            let moves = session.view(false).ply as usize;
-            self.hold(session, moves);
+            self.hold(session);
         }
         Ok(n)
     }

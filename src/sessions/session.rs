@@ -615,15 +615,7 @@ impl Session {
             st.pending = true;
             (game, report, next, draw_after, Write::Move(row, end))
         };
-        let stored = self.store(write).await;
-        let mut st = self.lock();
-        st.pending = false;
-        if let Err(e) = stored {
-            // Nothing was applied; a deadline that passed meanwhile counts now.
-            self.settle(&mut st, time::Instant::now());
-            self.timer.notify_one();
-            return Err(e);
-        }
+        let mut st = self.end_pending(self.store(write).await)?;
         st.game = game;
         st.draw_offer = draw_after;
         st.clock.on_move(seat, next, now);
@@ -655,6 +647,23 @@ impl Session {
                 .insert(id.to_string(), (fingerprint, receipt.clone()));
         }
         Ok(receipt)
+    }
+
+    /// Ends the pending change once its write is `stored`: the state to
+    /// apply it to, or the storage error, with nothing applied and a
+    /// deadline that passed meanwhile counted now.
+    fn end_pending(
+        &self,
+        stored: Result<(), SessionError>,
+    ) -> Result<MutexGuard<'_, State>, SessionError> {
+        let mut st = self.lock();
+        st.pending = false;
+        if let Err(e) = stored {
+            self.settle(&mut st, time::Instant::now());
+            self.timer.notify_one();
+            return Err(e);
+        }
+        Ok(st)
     }
 
     /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
@@ -713,14 +722,7 @@ impl Session {
             st.pending = true;
             (game, verdict, write)
         };
-        let stored = self.store(write).await;
-        let mut st = self.lock();
-        st.pending = false;
-        if let Err(e) = stored {
-            self.settle(&mut st, time::Instant::now());
-            self.timer.notify_one();
-            return Err(e);
-        }
+        let mut st = self.end_pending(self.store(write).await)?;
         st.game = game;
         self.finish(&mut st, verdict);
         Ok(self.view_locked(&st, true))
