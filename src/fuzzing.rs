@@ -4,19 +4,19 @@
 //! [`convert_request`] decodes bytes as one of the service's request
 //! messages, exactly as tonic's codec would, and runs the decoded message
 //! through the same proto → domain conversion as its handler in
-//! [`crate::api::service`] (and, for the stateless calls, through the domain
+//! [`crate::service::grpc::service`] (and, for the stateless calls, through the domain
 //! code behind it), without a server or a session store. A refusal comes back
 //! as the `tonic::Status` the client would receive.
 
 use prost::Message;
 use tonic::Status;
 
-use crate::api::convert;
-use crate::api::error::status;
-use crate::api::pb::referee::v1 as pb;
-use crate::api::punct::{MOVE_FIELDS, RULE_FIELDS};
 use crate::games::{self, MoveInput};
-use crate::sessions::{self, Adjudication, ListQuery, TimeControl, Token};
+use crate::service::grpc::convert;
+use crate::service::grpc::error::status;
+use crate::service::grpc::games::punct::{MOVE_FIELDS, RULE_FIELDS};
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::service::sessions::{self, Adjudication, ListQuery, TimeControl, Token};
 
 /// The request messages [`convert_request`] knows, in selector order.
 pub const REQUESTS: [&str; 15] = [

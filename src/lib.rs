@@ -1,21 +1,25 @@
-//! punct-referee: a game-referee service. The crate is a library (the engines,
-//! the session layer, the gRPC API and the server) plus the `punct-referee`
-//! binary. Data flows one way: [`api`] (and [`web`], the HTTP port) →
-//! [`sessions`] → [`games`].
+//! punct-referee: a game-referee service. The crate is a library plus the
+//! `punct-referee` binary, in three parts with one-way arrows between them:
+//!
+//! ```text
+//!   tools/  ──▶  service/  ──▶  games/
+//!   (clients     (what `serve`     (pure engines and the
+//!    of the       runs: gRPC,       one trait the service
+//!    service)     HTTP, sessions,   drives)
+//!                 storage)
+//! ```
+//!
+//! * [`games`]: pure, synchronous engines and the game-agnostic trait the
+//!   session layer drives; no tokio, tonic, prost, tracing or storage.
+//! * [`service`]: the server: gRPC ([`service::grpc`]) and HTTP
+//!   ([`service::http`]) over the session layer ([`service::sessions`]),
+//!   which writes through [`service::storage`].
+//! * [`tools`]: clients of the service (the command-line client, load,
+//!   tournaments, bots) and the engine commands; `service` never imports
+//!   `tools`.
 
-pub mod api;
-pub mod bots;
-pub mod cli;
-pub mod client;
-pub mod config;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod games;
-pub mod load;
-pub mod overload;
-pub mod server;
-pub mod sessions;
-pub mod storage;
-pub mod telemetry;
-pub mod tournament;
-pub mod web;
+pub mod service;
+pub mod tools;

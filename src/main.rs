@@ -9,12 +9,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use punct_referee::cli::{self, GameArgs};
-use punct_referee::client::ClientArgs;
-use punct_referee::config::ServeArgs;
-use punct_referee::load::LoadArgs;
-use punct_referee::telemetry;
-use punct_referee::tournament::command::TournamentArgs;
+use punct_referee::service::config::ServeArgs;
+use punct_referee::service::telemetry;
+use punct_referee::tools::client::ClientArgs;
+use punct_referee::tools::engine::{self, GameArgs};
+use punct_referee::tools::load::LoadArgs;
+use punct_referee::tools::tournament::command::TournamentArgs;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -70,7 +70,7 @@ enum Command {
         )]
         address: String,
         /// The service to ask about (empty: the server as a whole).
-        #[arg(long, default_value = punct_referee::server::SERVICE_NAME)]
+        #[arg(long, default_value = punct_referee::service::SERVICE_NAME)]
         service: String,
         /// Seconds to wait for the answer.
         #[arg(long, default_value_t = 3)]
@@ -90,11 +90,15 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         None => return serve(&cli.serve),
         Some(Command::Serve(args)) => return serve(args),
-        Some(Command::Client(args)) => return run_async(punct_referee::client::run(args.clone())),
-        Some(Command::Tournament(args)) => {
-            return run_async(punct_referee::tournament::command::run(args.clone()));
+        Some(Command::Client(args)) => {
+            return run_async(punct_referee::tools::client::run(args.clone()));
         }
-        Some(Command::Load(args)) => return run_async(punct_referee::load::run(args.clone())),
+        Some(Command::Tournament(args)) => {
+            return run_async(punct_referee::tools::tournament::command::run(args.clone()));
+        }
+        Some(Command::Load(args)) => {
+            return run_async(punct_referee::tools::load::run(args.clone()));
+        }
         Some(Command::Health {
             address,
             service,
@@ -171,7 +175,7 @@ async fn serve_with_telemetry(args: &ServeArgs, exports_traces: bool) -> ExitCod
                     metrics = metrics.is_some(),
                     "serving HTTP: spectator page at /, Prometheus metrics at /metrics"
                 );
-                Some(punct_referee::server::HttpPort { listener, metrics })
+                Some(punct_referee::service::HttpPort { listener, metrics })
             }
             Err(e) => {
                 tracing::error!("cannot listen for HTTP on {address}: {e}");
@@ -188,7 +192,7 @@ async fn serve_with_telemetry(args: &ServeArgs, exports_traces: bool) -> ExitCod
     };
     let address = listener.local_addr().unwrap_or(args.listen);
     tracing::info!(%address, otlp_traces = exports_traces, "punct-referee serving gRPC");
-    match punct_referee::server::run_with_http(listener, http, args.options(), shutdown_signal())
+    match punct_referee::service::run_with_http(listener, http, args.options(), shutdown_signal())
         .await
     {
         Ok(()) => ExitCode::SUCCESS,
@@ -291,8 +295,8 @@ fn run_engine_command(command: &Command) -> Result<String, String> {
         | Command::Client(_)
         | Command::Tournament(_)
         | Command::Load(_) => Ok(String::new()),
-        Command::Perft { game, depth } => cli::perft(game, *depth),
-        Command::Legal { game } => cli::legal(game),
-        Command::Show { game, svg } => cli::show(game, *svg),
+        Command::Perft { game, depth } => engine::perft(game, *depth),
+        Command::Legal { game } => engine::legal(game),
+        Command::Show { game, svg } => engine::show(game, *svg),
     }
 }

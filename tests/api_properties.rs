@@ -30,12 +30,12 @@ use std::sync::Mutex;
 use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestCaseError, TestRunner};
-use punct_referee::api::convert;
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
-use punct_referee::api::punct::MOVE_FIELDS;
 use punct_referee::games::{self, MoveDetail, MoveError, Rules, Seat};
-use punct_referee::sessions::{SessionError, Token};
+use punct_referee::service::grpc::convert;
+use punct_referee::service::grpc::games::punct::MOVE_FIELDS;
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::service::sessions::{SessionError, Token};
 use tokio::runtime::Runtime;
 use tonic::Code;
 use tonic_types::StatusExt;
@@ -103,7 +103,7 @@ fn rotation() -> impl Strategy<Value = u32> {
 // ---------------------------------------------------------------------------
 
 /// A refusal is one of the contract's codes with a message and the details
-/// docs/API.md and src/api/error.rs document for it.
+/// docs/API.md and src/service/grpc/error.rs document for it.
 fn check_refusal(s: &tonic::Status) -> Result<(), TestCaseError> {
     prop_assert!(!s.message().is_empty(), "empty message: {s:?}");
     let error_info = |s: &tonic::Status| {
@@ -365,7 +365,7 @@ fn seat_of_token(token: &str, table: &Table) -> Option<Seat> {
     }
 }
 
-/// The server's checks, in its order (src/api/service.rs, src/sessions).
+/// The server's checks, in its order (src/service/grpc/service.rs, src/service/sessions).
 fn expect_submit(mirror: &Mirror, table: &Table, req: &pb::SubmitMoveRequest) -> Expect {
     let refused = |code, detail: &str| Expect::Refused(code, detail.to_string());
     let mv = match convert::move_input(req.r#move.as_ref(), &MOVE_FIELDS) {
@@ -810,7 +810,7 @@ fn other_calls_with_any_fields_answer_precisely_and_change_nothing() {
 // ValidateMove
 // ---------------------------------------------------------------------------
 
-/// Whether labels pass the store's rules (docs/API.md; src/sessions).
+/// Whether labels pass the store's rules (docs/API.md; src/service/sessions).
 fn labels_ok(labels: &BTreeMap<String, String>) -> bool {
     labels.len() <= 16
         && labels.iter().all(|(k, v)| {

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use punct_referee::config::ServeArgs;
+use punct_referee::service::config::ServeArgs;
 use serde_yaml::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -220,7 +220,7 @@ fn prometheus_and_the_collector_scrape_the_metrics_port() {
 
 #[test]
 fn grafana_dashboard_queries_exported_metrics_from_the_provisioned_source() {
-    use punct_referee::telemetry as t;
+    use punct_referee::service::telemetry as t;
     let datasource = yaml(&deploy().join("grafana/provisioning/datasources/prometheus.yml"));
     let uid = str_at(&datasource["datasources"][0], &["uid"]);
     let provider = yaml(&deploy().join("grafana/provisioning/dashboards/dashboards.yml"));
@@ -368,7 +368,7 @@ fn kubernetes_manifests_match_the_binary() {
     );
     assert_eq!(
         str_at(container, &["readinessProbe", "grpc", "service"]),
-        punct_referee::server::SERVICE_NAME
+        punct_referee::service::SERVICE_NAME
     );
     for key in ["requests", "limits"] {
         for resource in ["cpu", "memory"] {

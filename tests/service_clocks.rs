@@ -2,17 +2,17 @@
 //! real time controls. Margins are generous and only lower bounds are
 //! asserted on time (a flag never falls early), so a loaded machine slows
 //! these tests down but does not fail them. The exact timing behaviour is
-//! tested on tokio's paused clock in `src/sessions/clock_tests.rs`.
+//! tested on tokio's paused clock in `src/service/sessions/clock_tests.rs`.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::*;
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
-use punct_referee::server::ServerOptions;
-use punct_referee::sessions::Limits;
+use punct_referee::service::ServerOptions;
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::service::sessions::Limits;
 use tonic::Code;
 use tonic_types::StatusExt;
 

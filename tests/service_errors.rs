@@ -5,10 +5,10 @@
 mod common;
 
 use common::*;
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
-use punct_referee::server::ServerOptions;
-use punct_referee::sessions::Limits;
+use punct_referee::service::ServerOptions;
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::service::sessions::Limits;
 use tonic::Code;
 use tonic_types::StatusExt;
 

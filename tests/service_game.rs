@@ -4,9 +4,9 @@
 mod common;
 
 use common::*;
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
 use punct_referee::games::punct::{Game, Move, RuleOptions, Variant};
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
 
 fn punct_outcome(o: &pb::Outcome) -> &ppb::OutcomeDetail {
     match o.detail.as_ref().expect("detail") {

@@ -1,4 +1,4 @@
-//! The HTTP port (crate::web) through a real socket: the spectator page and
+//! The HTTP port (crate::service::http) through a real socket: the spectator page and
 //! its files, board SVGs per ply (the same pictures as RenderPosition), the
 //! JSON API, the Server-Sent Events stream, `/metrics`, and plain-text
 //! refusals with precise codes.
@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use common::*;
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
@@ -456,8 +456,8 @@ async fn the_event_stream_sends_each_move_and_ends_with_the_game() {
 
 #[tokio::test]
 async fn event_streams_end_at_shutdown_and_count_as_watchers() {
-    let options = punct_referee::server::ServerOptions {
-        limits: punct_referee::sessions::Limits {
+    let options = punct_referee::service::ServerOptions {
+        limits: punct_referee::service::sessions::Limits {
             max_watchers_per_game: 1,
             ..Default::default()
         },

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::*;
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
 use punct_referee::games::punct::{EndOnSupply, RuleOptions};
-use punct_referee::server::ServerOptions;
-use punct_referee::sessions::Limits;
+use punct_referee::service::ServerOptions;
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::service::sessions::Limits;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tonic::Code;
@@ -321,7 +321,7 @@ impl Child {
     }
 
     fn rss_kib(&self) -> u64 {
-        punct_referee::load::rss_kib(self.child.id()).expect("VmRSS")
+        punct_referee::tools::load::rss_kib(self.child.id()).expect("VmRSS")
     }
 }
 
@@ -423,7 +423,7 @@ async fn thousands_of_watchers_that_never_read_keep_memory_bounded() {
     }
 
     // Every game is played to its end: each watcher is sent every move.
-    let pool = punct_referee::load::random_games_with(
+    let pool = punct_referee::tools::load::random_games_with(
         RuleOptions {
             end_on_supply: EndOnSupply::BothExhausted,
             max_plies: MAX_PLIES,

@@ -7,11 +7,11 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
 use punct_referee::games::punct::{Game, Move, RuleOptions};
-use punct_referee::server::ServerOptions;
-use punct_referee::sessions::Limits;
+use punct_referee::service::ServerOptions;
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::service::sessions::Limits;
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};

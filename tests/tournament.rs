@@ -7,10 +7,10 @@ mod common;
 use std::time::Duration;
 
 use common::{TestServer, get};
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
-use punct_referee::bots::BotSpec;
-use punct_referee::tournament::{self, Config, Format};
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::tools::bots::BotSpec;
+use punct_referee::tools::tournament::{self, Config, Format};
 
 fn config(bots: &[&str], games: u32, seed: u64, records: Option<std::path::PathBuf>) -> Config {
     Config {
@@ -32,7 +32,7 @@ fn config(bots: &[&str], games: u32, seed: u64, records: Option<std::path::PathB
 
 fn clock(text: &str) -> Option<pb::TimeControl> {
     Some(
-        punct_referee::tournament::command::parse_time_control(text)
+        punct_referee::tools::tournament::command::parse_time_control(text)
             .unwrap()
             .0,
     )

@@ -9,11 +9,10 @@
 //! converts them to and from protobuf.
 
 pub mod punct;
-pub mod punct_rules;
 
 use std::fmt;
 
-pub use punct_rules::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
+pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
 
 /// A seat at the table. Every game here has two; the first moves first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -295,7 +294,7 @@ pub trait Rules: Send + Sync + fmt::Debug {
 /// A new game at its start position.
 pub fn new_game(rules: GameRules) -> Box<dyn Rules> {
     match rules {
-        GameRules::Punct(options) => Box::new(punct_rules::PunctGame::new(options)),
+        GameRules::Punct(options) => Box::new(punct::referee::PunctGame::new(options)),
     }
 }
 
@@ -317,5 +316,5 @@ pub fn replay_moves(rules: GameRules, moves: &[MoveInput]) -> Result<Replayed, (
 /// Reads and replays a game record (RULES.md §7). The `game:` header picks
 /// the game (PÜNCT when absent).
 pub fn import_record(text: &str) -> Result<Replayed, RecordError> {
-    punct_rules::import(text)
+    punct::referee::import(text)
 }

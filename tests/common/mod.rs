@@ -5,10 +5,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use punct_referee::api::pb::punct::v1 as ppb;
-use punct_referee::api::pb::referee::v1 as pb;
-use punct_referee::api::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use punct_referee::server::{self, ServeError, ServerOptions};
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
+use punct_referee::service::{self, ServeError, ServerOptions};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -42,7 +42,7 @@ impl TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(server::run(listener, options, async move {
+        let handle = tokio::spawn(service::run(listener, options, async move {
             let _ = rx.await;
         }));
         TestServer {
@@ -64,11 +64,11 @@ impl TestServer {
         let http_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind http");
         let http = http_listener.local_addr().expect("http addr");
         let (tx, rx) = oneshot::channel::<()>();
-        let port = server::HttpPort {
+        let port = service::HttpPort {
             listener: http_listener,
             metrics,
         };
-        let handle = tokio::spawn(server::run_with_http(
+        let handle = tokio::spawn(service::run_with_http(
             listener,
             Some(port),
             options,

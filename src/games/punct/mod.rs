@@ -18,6 +18,7 @@ pub mod notation;
 pub mod outcome;
 pub mod piece;
 pub mod position;
+pub mod referee;
 pub mod render;
 pub mod svg;
 

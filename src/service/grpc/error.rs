@@ -20,7 +20,7 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::games::MoveError;
-use crate::sessions::SessionError;
+use crate::service::sessions::SessionError;
 
 /// The `ErrorInfo.domain` of every error this server sends.
 pub const ERROR_DOMAIN: &str = "referee.v1";
@@ -127,7 +127,7 @@ fn limit_details(what: &str, max: usize) -> ErrorDetails {
 /// `what` (`concurrent_calls`): like any limit, plus a `RetryInfo`, since
 /// this one passes by itself.
 pub fn overloaded(what: &str, max: usize) -> Status {
-    let retry = crate::overload::RETRY_AFTER;
+    let retry = crate::service::overload::RETRY_AFTER;
     let mut details = limit_details(what, max);
     details.set_retry_info(Some(retry));
     Status::with_error_details(

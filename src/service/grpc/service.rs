@@ -13,11 +13,11 @@ use tonic::{Request, Response, Status};
 
 use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, status_pb};
 use super::error::status;
+use super::games::punct::{MOVE_FIELDS, RULE_FIELDS};
 use super::pb::referee::v1 as pb;
 use super::pb::referee::v1::referee_service_server::RefereeService;
-use super::punct::{MOVE_FIELDS, RULE_FIELDS};
 use crate::games::MoveError;
-use crate::sessions::{self, SessionError, SessionStore, WatchItem};
+use crate::service::sessions::{self, SessionError, SessionStore, WatchItem};
 
 /// Items a watch stream buffers between the game and the connection; the
 /// bound is what keeps a client that never reads from growing memory (past

@@ -5,7 +5,7 @@
 //!
 //! * Logs: a `tracing-subscriber` formatter on stderr, human-readable or JSON
 //!   ([`LogFormat`]), filtered by `RUST_LOG` (or the `--log` level).
-//! * Traces: every RPC is a span opened by [`RpcLayer`] (see [`crate::server`]);
+//! * Traces: every RPC is a span opened by [`RpcLayer`] (see [`crate::service`]);
 //!   spans are exported over OTLP/gRPC only when the standard
 //!   `OTEL_EXPORTER_OTLP_ENDPOINT` (or `…_TRACES_ENDPOINT`) variable is set.
 //!   The exporter reads the other `OTEL_*` variables itself; the resource reads
@@ -13,7 +13,7 @@
 //!   in the request metadata becomes the server span's parent.
 //! * Metrics: the `metrics` facade with the Prometheus recorder
 //!   ([`install_metrics`]), rendered at `/metrics` on the service's HTTP port
-//!   ([`crate::web`]); the metric names are the constants below.
+//!   ([`crate::service::http`]); the metric names are the constants below.
 //!   OTLP metrics go through the collector, which scrapes this endpoint (see
 //!   docs/OBSERVABILITY.md for why there is no second metrics stack).
 
@@ -217,7 +217,7 @@ const METRICS_UPKEEP: Duration = Duration::from_secs(5);
 
 /// Installs the global `metrics` recorder and returns the handle that renders
 /// it in Prometheus text format: the service's HTTP router serves it at
-/// `/metrics` (see [`crate::web`]), next to the spectator page. Must run
+/// `/metrics` (see [`crate::service::http`]), next to the spectator page. Must run
 /// inside the Tokio runtime: it spawns the recorder's periodic upkeep.
 pub fn install_metrics() -> Result<PrometheusHandle, TelemetryError> {
     let handle = PrometheusBuilder::new()

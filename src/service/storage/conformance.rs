@@ -278,7 +278,7 @@ fn tempdir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "punct-storage-{}-{}",
         std::process::id(),
-        crate::sessions::Token::random()
+        crate::service::sessions::Token::random()
     ));
     assert!(!dir.exists());
     dir

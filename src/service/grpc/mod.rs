@@ -1,12 +1,12 @@
 //! The gRPC layer: tonic services that convert protobuf to the session
 //! layer's neutral types, call it, and map its failures to `tonic::Status`
 //! (all in [`error`]). Game-specific conversions live in one module per game
-//! ([`punct`]).
+//! ([`games`]: `games/punct.rs`, …).
 
 pub mod convert;
 pub mod error;
+pub mod games;
 pub mod pb;
-pub mod punct;
 pub mod service;
 
 pub use service::RefereeApi;

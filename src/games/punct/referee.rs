@@ -1,12 +1,12 @@
 //! PÜNCT behind the game-agnostic [`Rules`] trait: turns the neutral inputs of
 //! the session layer into engine calls and the engine's answers into neutral
-//! results. The engine itself ([`super::punct`]) stays untouched and pure.
+//! results. The engine itself ([`super`]) stays untouched and pure.
 
-use super::punct::{
+use super::{
     Colour, EndReason, Game, GameRecord, IllegalMove, Move, MoveKind, NotatedMove, Outcome,
     Position, RuleOptions,
 };
-use super::{
+use crate::games::{
     Ending, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, RecordError, Replayed, Rules,
     Seat, Snapshot, Verdict, VerdictDetail,
 };
@@ -57,9 +57,8 @@ impl PunctSnapshot {
                 Seat::White => Colour::White,
                 Seat::Black => Colour::Black,
             });
-        let options =
-            super::punct::svg::position_options(&self.position, last.map(|m| m.mv), winner);
-        super::punct::svg::svg(&self.position, &options)
+        let options = super::svg::position_options(&self.position, last.map(|m| m.mv), winner);
+        super::svg::svg(&self.position, &options)
     }
 }
 
@@ -338,10 +337,10 @@ pub fn import(text: &str) -> Result<Replayed, RecordError> {
     })
 }
 
-fn record_error(e: super::punct::RecordError) -> RecordError {
+fn record_error(e: super::RecordError) -> RecordError {
     let reason = match &e {
-        super::punct::RecordError::Illegal { error, .. } => Some(error.reason()),
-        super::punct::RecordError::ResultMismatch { .. } => Some("RESULT_MISMATCH"),
+        super::RecordError::Illegal { error, .. } => Some(error.reason()),
+        super::RecordError::ResultMismatch { .. } => Some("RESULT_MISMATCH"),
         _ => None,
     };
     RecordError {

@@ -1,14 +1,26 @@
-//! The gRPC server: the referee service, `grpc.health.v1`, server reflection
+//! What `punct-referee serve` runs. This file is the server itself: the referee service, `grpc.health.v1`, server reflection
 //! (v1 and v1alpha), message size limits, keepalive, load shedding (a limit
-//! on calls in flight, [`crate::overload`]), a TTL sweeper, and a graceful
+//! on calls in flight, [`crate::service::overload`]), a TTL sweeper, and a graceful
 //! shutdown; and, next to it on its own port, the HTTP router of
-//! [`crate::web`] (metrics, spectator page) over the same games.
+//! [`crate::service::http`] (metrics, spectator page) over the same games.
 //!
 //! [`run`] takes its listener and its shutdown future, so tests bind
 //! `127.0.0.1:0` and stop it when they like. Shutdown: health turns
 //! NOT_SERVING, the server stops accepting, open watch streams are ended
 //! through a `CancellationToken` (an open stream would otherwise hold the
 //! drain forever), unary calls finish, and the whole drain is bounded.
+
+//!
+//! Inside, arrows run one way: [`grpc`] and [`http`] → [`sessions`] →
+//! [`storage`]; sessions drive games through [`crate::games`].
+
+pub mod config;
+pub mod grpc;
+pub mod http;
+pub mod overload;
+pub mod sessions;
+pub mod storage;
+pub mod telemetry;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,14 +34,13 @@ use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
-use crate::api::RefereeApi;
-use crate::api::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
-use crate::overload::InFlightLimitLayer;
-use crate::sessions::{Limits, SessionStore};
-use crate::storage::sqlite::{SqliteOptions, SqliteStorage};
-use crate::storage::{Storage, StorageError, Volatile};
-use crate::telemetry::RpcLayer;
-use crate::web;
+use self::grpc::RefereeApi;
+use self::grpc::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
+use self::overload::InFlightLimitLayer;
+use self::sessions::{Limits, SessionStore};
+use self::storage::sqlite::{SqliteOptions, SqliteStorage};
+use self::storage::{Storage, StorageError, Volatile};
+use self::telemetry::RpcLayer;
 
 /// The full name of the referee service (for health checks).
 pub const SERVICE_NAME: &str = "referee.v1.RefereeService";
@@ -51,7 +62,7 @@ pub struct ServerOptions {
     /// How often expired games are dropped.
     pub sweep_interval: Duration,
     /// Most calls in flight at once; more are refused with
-    /// `RESOURCE_EXHAUSTED` (see [`crate::overload`]).
+    /// `RESOURCE_EXHAUSTED` (see [`crate::service::overload`]).
     pub max_concurrent_calls: usize,
     /// Most watch streams open at once over all games.
     pub max_watch_streams: usize,
@@ -94,7 +105,7 @@ impl Default for ServerOptions {
             drain_timeout: Duration::from_secs(10),
             sweep_interval: Duration::from_secs(30),
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
-            max_watch_streams: crate::api::service::DEFAULT_MAX_WATCH_STREAMS,
+            max_watch_streams: crate::service::grpc::service::DEFAULT_MAX_WATCH_STREAMS,
             storage: StorageConfig::Memory,
         }
     }
@@ -115,7 +126,7 @@ pub enum ServeError {
 }
 
 /// The service's HTTP port: `/metrics`, the spectator page and its API
-/// ([`crate::web`]), over the same games as the gRPC service.
+/// ([`crate::service::http`]), over the same games as the gRPC service.
 #[derive(Debug)]
 pub struct HttpPort {
     /// Where to serve it.
@@ -168,7 +179,7 @@ pub async fn run_with_http(
     }
     let stop = CancellationToken::new();
     let http_task = http.map(|port| {
-        let router = web::router(web::WebState {
+        let router = http::router(http::WebState {
             store: store.clone(),
             shutdown: stop.clone(),
             metrics: port.metrics,
@@ -235,7 +246,7 @@ pub async fn run_with_http(
     let serve = Server::builder()
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
-        // One span and the RED metrics per call (crate::telemetry); the
+        // One span and the RED metrics per call (crate::service::telemetry); the
         // session layer adds the game id, seat and ply to the span.
         .layer(RpcLayer)
         // Inside the RPC layer, so shed calls are counted and traced too.

@@ -29,8 +29,10 @@ use dashmap::DashMap;
 use crate::games::{
     self, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed, Seat,
 };
-use crate::storage::{self as store_rows, ClockRow, GameRow, MoveRow, Storage, StoredGame, Write};
-use crate::telemetry;
+use crate::service::storage::{
+    self as store_rows, ClockRow, GameRow, MoveRow, Storage, StoredGame, Write,
+};
+use crate::service::telemetry;
 
 pub use clock::{
     Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,

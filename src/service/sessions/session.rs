@@ -20,8 +20,8 @@ use super::{GameId, Limits, MAX_REQUEST_ID, SessionError};
 use crate::games::{
     Ending, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, Rules, Seat, Snapshot, Verdict,
 };
-use crate::storage::{self, EndRow, MoveRow, Storage, Write};
-use crate::telemetry;
+use crate::service::storage::{self, EndRow, MoveRow, Storage, Write};
+use crate::service::telemetry;
 
 /// One numbered event of a game's log.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use super::{
     ClockRow, Commit, EndRow, GameRow, MoveRow, Storage, StorageError, StoredGame, Write,
     seat_name, seat_named,
 };
-use crate::telemetry;
+use crate::service::telemetry;
 
 /// The database file's name inside the data directory.
 pub const DB_FILE: &str = "referee.sqlite3";

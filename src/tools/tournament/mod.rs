@@ -21,11 +21,11 @@ use tokio::sync::Semaphore;
 use tonic::transport::Channel;
 use tonic_types::StatusExt as _;
 
-use crate::api::pb::punct::v1 as ppb;
-use crate::api::pb::referee::v1 as pb;
-use crate::api::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use crate::bots::{Answer, BotSpec, Turn};
 use crate::games::punct::Variant;
+use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
+use crate::tools::bots::{Answer, BotSpec, Turn};
 
 /// A referee client.
 pub type Client = RefereeServiceClient<Channel>;

@@ -10,12 +10,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tonic::transport::Endpoint;
 
 use super::{Client, Config, Format};
-use crate::api::pb::punct::v1 as ppb;
-use crate::api::pb::referee::v1 as pb;
-use crate::api::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use crate::bots::BotSpec;
-use crate::cli::VariantArg;
-use crate::server::{self, ServerOptions};
+use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
+use crate::service::{self, ServerOptions};
+use crate::tools::bots::BotSpec;
+use crate::tools::engine::VariantArg;
 
 /// Flags of `punct-referee tournament`.
 #[derive(Debug, Clone, Args)]
@@ -128,7 +128,7 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
                 .local_addr()
                 .map_err(|e| format!("embedded referee: {e}"))?;
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let handle = tokio::spawn(server::run(
+            let handle = tokio::spawn(service::run(
                 listener,
                 ServerOptions::default(),
                 async move {

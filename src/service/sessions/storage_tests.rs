@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
-use crate::storage::memory::MemoryStorage;
-use crate::storage::sqlite::{SqliteOptions, SqliteStorage, SyncMode};
+use crate::service::storage::memory::MemoryStorage;
+use crate::service::storage::sqlite::{SqliteOptions, SqliteStorage, SyncMode};
 
 /// A backend and a way to reopen it, as a restart would.
 enum Backend {

@@ -2,7 +2,6 @@
 //! Input is checked here for syntax (space names, piece codes, rotations,
 //! notation), so the session layer only ever sees well-formed moves.
 
-use crate::api::pb::punct::v1 as pb;
 use crate::games::punct::board::Space;
 use crate::games::punct::piece::Colour;
 use crate::games::punct::{
@@ -10,7 +9,8 @@ use crate::games::punct::{
     Variant, render,
 };
 use crate::games::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
-use crate::sessions::SessionError;
+use crate::service::grpc::pb::punct::v1 as pb;
+use crate::service::sessions::SessionError;
 
 /// Field paths of a move, for error details (`move` or `candidate` side).
 pub struct MoveFields {

@@ -55,10 +55,10 @@ use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-use crate::api::pb::punct::v1 as ppb;
-use crate::api::pb::referee::v1 as pb;
-use crate::api::pb::referee::v1::referee_service_client::RefereeServiceClient;
 use crate::games::punct::{Game, RuleOptions};
+use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
 
 /// How many error messages a phase keeps to print.
 const ERRORS_SHOWN: usize = 5;

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::server::{ServerOptions, StorageConfig};
-use crate::sessions::Limits;
-use crate::storage::sqlite::{SqliteOptions, SyncMode};
-use crate::telemetry::LogFormat;
+use crate::service::sessions::Limits;
+use crate::service::storage::sqlite::{SqliteOptions, SyncMode};
+use crate::service::telemetry::LogFormat;
+use crate::service::{ServerOptions, StorageConfig};
 
 /// The port the service listens on when none is given.
 pub const DEFAULT_PORT: u16 = 50051;
@@ -33,11 +33,11 @@ pub struct ServeArgs {
     pub max_watchers_per_game: usize,
     /// Most watch streams open at once over all games (each costs memory
     /// even when its client never reads).
-    #[arg(long, env = "PUNCT_REFEREE_MAX_WATCH_STREAMS", default_value_t = crate::api::service::DEFAULT_MAX_WATCH_STREAMS)]
+    #[arg(long, env = "PUNCT_REFEREE_MAX_WATCH_STREAMS", default_value_t = crate::service::grpc::service::DEFAULT_MAX_WATCH_STREAMS)]
     pub max_watch_streams: usize,
     /// Most calls in flight at once; more are refused at once with
     /// RESOURCE_EXHAUSTED instead of queued (health checks are exempt).
-    #[arg(long, env = "PUNCT_REFEREE_MAX_CONCURRENT_CALLS", default_value_t = crate::server::DEFAULT_MAX_CONCURRENT_CALLS)]
+    #[arg(long, env = "PUNCT_REFEREE_MAX_CONCURRENT_CALLS", default_value_t = crate::service::DEFAULT_MAX_CONCURRENT_CALLS)]
     pub max_concurrent_calls: usize,
     /// Events buffered per game for watchers; a slower watcher is resynchronised.
     #[arg(long, env = "PUNCT_REFEREE_WATCH_BUFFER", default_value_t = 64)]
@@ -133,7 +133,7 @@ impl ServeArgs {
             .or(self.legacy_metrics_listen)
             .unwrap_or(SocketAddr::from((
                 [0, 0, 0, 0],
-                crate::telemetry::DEFAULT_METRICS_PORT,
+                crate::service::telemetry::DEFAULT_METRICS_PORT,
             )))
     }
 
@@ -188,7 +188,10 @@ mod tests {
         assert_eq!(cli.serve.listen.port(), DEFAULT_PORT);
         assert_eq!(
             cli.serve.http_address(),
-            SocketAddr::from(([0, 0, 0, 0], crate::telemetry::DEFAULT_METRICS_PORT))
+            SocketAddr::from((
+                [0, 0, 0, 0],
+                crate::service::telemetry::DEFAULT_METRICS_PORT
+            ))
         );
         assert_eq!(cli.serve.log_format, LogFormat::Text);
         let o = cli.serve.options();

@@ -17,11 +17,11 @@ use tokio_stream::StreamExt as _;
 use tonic::transport::{Channel, Endpoint};
 use tonic_types::StatusExt as _;
 
-use crate::api::pb::punct::v1 as ppb;
-use crate::api::pb::referee::v1 as pb;
-use crate::api::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use crate::cli::VariantArg;
 use crate::games::punct::{Game, GameRecord, render};
+use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
+use crate::tools::engine::VariantArg;
 
 /// Where the referee runs when no `--server` is given.
 pub const DEFAULT_SERVER: &str = "http://127.0.0.1:50051";

@@ -1,15 +1,15 @@
 //! `referee.v1` messages to and from the session layer's neutral types; each
-//! per-game oneof member is handed to its game's module ([`super::punct`]).
+//! per-game oneof member is handed to its game's module ([`super::games::punct`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::pb::referee::v1 as pb;
-use super::punct::{
+use super::games::punct::{
     self, HISTORY_FIELDS, HISTORY_RULE_FIELDS, MOVE_FIELDS, MoveFields, RuleFields,
 };
+use super::pb::referee::v1 as pb;
 use crate::games::{GameRules, MoveDetail, MoveInput, Seat, Snapshot, Verdict, VerdictDetail};
-use crate::sessions::{
+use crate::service::sessions::{
     ClockMode, ClockReading, Event, EventKind, GameView, History, ListQuery, SeatPresence,
     SessionError, TimeControl,
 };

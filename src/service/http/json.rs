@@ -1,7 +1,7 @@
 //! The JSON shapes of the spectator API (`/api/games…`), built from the
 //! session layer's neutral [`GameView`] and event log. Game-specific parts
 //! (the supplies) go through the API layer's per-game conversion
-//! ([`crate::api::convert::state_pb`]), so nothing here knows a game's rules.
+//! ([`crate::service::grpc::convert::state_pb`]), so nothing here knows a game's rules.
 //! Tokens are never part of these shapes.
 
 use std::collections::BTreeMap;
@@ -10,10 +10,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::api::convert;
-use crate::api::pb::referee::v1 as pb;
 use crate::games::{Seat, Snapshot, Verdict};
-use crate::sessions::{ClockMode, ClockReading, Event, EventKind, GameView, TimeControl};
+use crate::service::grpc::convert;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::service::sessions::{ClockMode, ClockReading, Event, EventKind, GameView, TimeControl};
 
 /// One game in a listing.
 #[derive(Debug, Clone, Serialize)]

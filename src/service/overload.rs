@@ -10,7 +10,7 @@
 //! message) is ready — the handler's work. A server stream (`WatchGame`)
 //! counts only while it opens; an open stream is idle most of its life and
 //! is bounded by its own limits instead (watchers per game, and watch
-//! streams in all, see [`crate::api::RefereeApi::with_max_watch_streams`]).
+//! streams in all, see [`crate::service::grpc::RefereeApi::with_max_watch_streams`]).
 //! The health service (`grpc.health.v1`) is never refused: a probe must tell
 //! "busy" from "dead", and a health check costs next to nothing.
 //!
@@ -96,7 +96,8 @@ where
                     tracing::debug!(path = request.uri().path(), max = self.max, "call shed");
                     return LimitedCall::Refused {
                         response: Some(
-                            crate::api::error::overloaded("concurrent_calls", self.max).into_http(),
+                            crate::service::grpc::error::overloaded("concurrent_calls", self.max)
+                                .into_http(),
                         ),
                     };
                 }

@@ -37,7 +37,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::sessions::{ListQuery, Session, SessionError, SessionStore, WatchItem};
+use crate::service::sessions::{ListQuery, Session, SessionError, SessionStore, WatchItem};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
@@ -98,7 +98,7 @@ impl HttpError {
 }
 
 impl From<SessionError> for HttpError {
-    /// The HTTP twin of [`crate::api::error::status`]: the same failures,
+    /// The HTTP twin of [`crate::service::grpc::error::status`]: the same failures,
     /// HTTP codes.
     fn from(e: SessionError) -> HttpError {
         let status = match &e {

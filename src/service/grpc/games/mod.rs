@@ -1,0 +1,5 @@
+//! Each game's protobuf conversion, one file per game: its `oneof game`
+//! members of the contract to and from the neutral types of
+//! [`crate::games`].
+
+pub mod punct;

@@ -1,0 +1,12 @@
+//! Clients of the service and commands for people: the command-line client
+//! ([`client`]), the load generator ([`load`]), bot tournaments
+//! ([`tournament`]) and their bots ([`bots`]), and the engine commands
+//! `perft`, `legal`, `show` ([`engine`]). Everything here talks to the
+//! service over gRPC (or runs an engine directly); nothing in
+//! [`crate::service`] imports it.
+
+pub mod bots;
+pub mod client;
+pub mod engine;
+pub mod load;
+pub mod tournament;
