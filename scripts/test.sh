@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, every Rust test (unit, black-box,
+# The whole test suite: formatting, lints (clippy, and buf lint of proto/ with
+# the buf pinned in tools/buf), every Rust test (unit, black-box,
 # property tests, the gRPC service through a real socket), a bounded run of
 # each fuzz target (scripts/fuzz.sh) and the README's
 # grpcurl walk-through against the release binary, then the Python and Node
@@ -17,6 +18,13 @@ cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
 echo "== cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
+
+echo "== buf lint (proto/)"
+# STANDARD rules on the contract (buf.yaml). buf comes from the npm package
+# pinned in tools/buf/package-lock.json (it ships the binary); scripts/buf.sh
+# runs it. Findings exit non-zero and stop the suite.
+(cd tools/buf && npm ci --no-audit --no-fund --loglevel=error)
+scripts/buf.sh lint
 
 echo "== one tonic, hyper, h2, prost and tokio in the dependency tree"
 if cargo tree -d --locked | grep -E '^(tonic|tonic-prost|hyper|hyper-util|h2|prost|tokio|tower|http) v'; then
