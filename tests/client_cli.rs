@@ -77,6 +77,7 @@ async fn a_person_creates_shows_lists_plays_and_is_refused() {
         .list_legal_moves(pb::ListLegalMovesRequest {
             game_id: id.clone(),
             seat: 0,
+            token: String::new(),
         })
         .await
         .unwrap()

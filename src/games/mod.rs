@@ -587,6 +587,12 @@ pub trait Game: Send + Sync + fmt::Debug {
     /// `None` past the current ply. Referee endings are not part of it;
     /// board endings are.
     fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<Snapshot>;
+    /// Whether some viewer may not see everything (hands, decks): then the
+    /// service computes snapshots, moves and events per viewer. Games
+    /// without private information keep the default, `false`.
+    fn hides_information(&self) -> bool {
+        false
+    }
     /// A move as `viewer` may see it (a game with private information hides
     /// what the viewer may not know; the default shows everything).
     fn redact(&self, detail: &MoveDetail, _viewer: Viewer) -> MoveDetail {

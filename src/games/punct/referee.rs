@@ -497,8 +497,10 @@ mod tests {
     fn record_round_trips_with_tags_and_resignation() {
         let mut g = new_game(&GameRules::default());
         g.play(&notation("SE@E5:F5,G5")).unwrap();
-        g.conclude(Ending::Resignation { loser: Seat::SECOND })
-            .unwrap();
+        g.conclude(Ending::Resignation {
+            loser: Seat::SECOND,
+        })
+        .unwrap();
         let text = g.record(
             &[
                 ("event".into(), "test".into()),
@@ -531,10 +533,7 @@ mod tests {
         let g = new_game(&GameRules::default());
         let moves = g.legal_moves();
         assert!(!moves.is_empty());
-        let texts: Vec<String> = moves
-            .iter()
-            .map(|m| m.detail.notation.clone())
-            .collect();
+        let texts: Vec<String> = moves.iter().map(|m| m.detail.notation.clone()).collect();
         let mut sorted = texts.clone();
         sorted.sort();
         assert_eq!(texts, sorted);

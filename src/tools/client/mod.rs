@@ -196,19 +196,21 @@ async fn connect(server: &str) -> Result<RefereeServiceClient<Channel>, String> 
     Ok(RefereeServiceClient::new(channel))
 }
 
-fn seat_name(seat: i32) -> &'static str {
-    match pb::Seat::try_from(seat) {
-        Ok(pb::Seat::White) => "White",
-        Ok(pb::Seat::Black) => "Black",
+/// A PÜNCT seat's name for people (seat 1 is white, 2 black).
+fn seat_name(seat: u32) -> &'static str {
+    match seat {
+        1 => "White",
+        2 => "Black",
         _ => "nobody",
     }
 }
 
 fn outcome_text(outcome: &pb::Outcome) -> String {
-    if outcome.draw || outcome.winner == 0 {
-        format!("draw by {}", outcome.reason)
-    } else {
-        format!("{} wins by {}", seat_name(outcome.winner), outcome.reason)
+    match outcome.winners.as_slice() {
+        [winner] if !outcome.draw => {
+            format!("{} wins by {}", seat_name(*winner), outcome.reason)
+        }
+        _ => format!("draw by {}", outcome.reason),
     }
 }
 
@@ -265,6 +267,7 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
                     }),
                     labels: labels.into_iter().collect(),
                     time_control: None,
+                    seed: String::new(),
                 })
                 .await
                 .map_err(rpc)?
@@ -277,7 +280,10 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
         }
         ClientCommand::Show { game } => {
             let game = client
-                .get_game(pb::GetGameRequest { game_id: game })
+                .get_game(pb::GetGameRequest {
+                    game_id: game,
+                    token: String::new(),
+                })
                 .await
                 .map_err(rpc)?
                 .into_inner()
@@ -290,6 +296,7 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
                 .list_legal_moves(pb::ListLegalMovesRequest {
                     game_id: game,
                     seat: 0,
+                    token: String::new(),
                 })
                 .await
                 .map_err(rpc)?
@@ -310,6 +317,7 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
             let current = client
                 .get_game(pb::GetGameRequest {
                     game_id: game.clone(),
+                    token: String::new(),
                 })
                 .await
                 .map_err(rpc)?
@@ -318,9 +326,9 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
                 .unwrap_or_default();
             let seat = match seat {
                 Some(s) => s,
-                None => match pb::Seat::try_from(current.to_move) {
-                    Ok(pb::Seat::White) => SeatArg::White,
-                    Ok(pb::Seat::Black) => SeatArg::Black,
+                None => match current.to_move {
+                    1 => SeatArg::White,
+                    2 => SeatArg::Black,
                     _ => return Err(format!("game {game} is over")),
                 },
             };
@@ -371,7 +379,10 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
         ClientCommand::Watch { game } => watch(&mut client, game).await?,
         ClientCommand::Export { game, output } => {
             let record = client
-                .export_game(pb::ExportGameRequest { game_id: game })
+                .export_game(pb::ExportGameRequest {
+                    game_id: game,
+                    token: String::new(),
+                })
                 .await
                 .map_err(rpc)?
                 .into_inner()
@@ -415,18 +426,18 @@ fn keep_tokens(
     seats: &[pb::SeatToken],
 ) -> Result<(), String> {
     let mut file = TokenFile::load(path)?;
-    let token = |seat: pb::Seat| {
+    let token = |seat: u32| {
         seats
             .iter()
-            .find(|t| t.seat == seat as i32)
+            .find(|t| t.seat == seat)
             .map(|t| t.token.clone())
     };
     file.games.insert(
         game_id.to_string(),
         GameTokens {
             server: server.to_string(),
-            white: token(pb::Seat::White),
-            black: token(pb::Seat::Black),
+            white: token(1),
+            black: token(2),
         },
     );
     file.save(path)
@@ -444,6 +455,7 @@ async fn server_record(
     let record = client
         .export_game(pb::ExportGameRequest {
             game_id: game_id.to_string(),
+            token: String::new(),
         })
         .await
         .map_err(|s| describe_status(&s))?
@@ -459,6 +471,7 @@ async fn watch(client: &mut RefereeServiceClient<Channel>, game_id: String) -> R
     let now = client
         .get_game(pb::GetGameRequest {
             game_id: game_id.clone(),
+            token: String::new(),
         })
         .await
         .map_err(rpc)?
@@ -504,8 +517,8 @@ async fn watch(client: &mut RefereeServiceClient<Channel>, game_id: String) -> R
                 let _ = writeln!(
                     out,
                     "(players: white {}, black {})",
-                    here(p.white_connected),
-                    here(p.black_connected)
+                    here(p.seats.first().is_some_and(|s| s.connected)),
+                    here(p.seats.get(1).is_some_and(|s| s.connected))
                 );
                 let _ = out.flush();
             }

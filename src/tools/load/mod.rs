@@ -864,14 +864,14 @@ async fn play_games(
 /// The game id and the seat tokens (white first) of a created game.
 fn seats(created: &pb::CreateGameResponse) -> Option<(String, [String; 2])> {
     let id = created.game.as_ref()?.game_id.clone();
-    let token = |seat: pb::Seat| {
+    let token = |seat: u32| {
         created
             .seats
             .iter()
-            .find(|s| s.seat == seat as i32)
+            .find(|s| s.seat == seat)
             .map(|s| s.token.clone())
     };
-    Some((id, [token(pb::Seat::White)?, token(pb::Seat::Black)?]))
+    Some((id, [token(1)?, token(2)?]))
 }
 
 /// `--idle-sessions`: memory per game that never moves.

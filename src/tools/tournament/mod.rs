@@ -220,10 +220,11 @@ pub async fn run(
     Ok(report(&names, results))
 }
 
-fn seat_name(seat: i32) -> &'static str {
-    match pb::Seat::try_from(seat) {
-        Ok(pb::Seat::White) => "white",
-        Ok(pb::Seat::Black) => "black",
+/// A PÜNCT seat's name (seat 1 is white, 2 black).
+fn seat_name(seat: u32) -> &'static str {
+    match seat {
+        1 => "white",
+        2 => "black",
         _ => "none",
     }
 }
@@ -252,19 +253,20 @@ pub async fn play_game(
             }),
             labels,
             time_control: config.time_control,
+            seed: String::new(),
         })
         .await?
         .into_inner();
     let game_id = created.game.map(|g| g.game_id).unwrap_or_default();
-    let token_of = |seat: pb::Seat| {
+    let token_of = |seat: u32| {
         created
             .seats
             .iter()
-            .find(|t| t.seat == seat as i32)
+            .find(|t| t.seat == seat)
             .map(|t| t.token.clone())
             .unwrap_or_default()
     };
-    let tokens = [token_of(pb::Seat::White), token_of(pb::Seat::Black)];
+    let tokens = [token_of(1), token_of(2)];
     let variant = match ppb::Variant::try_from(config.rules.variant) {
         Ok(ppb::Variant::Basic) => Variant::Basic,
         _ => Variant::Standard,
@@ -287,12 +289,13 @@ pub async fn play_game(
             .list_legal_moves(pb::ListLegalMovesRequest {
                 game_id: game_id.clone(),
                 seat: 0,
+                token: String::new(),
             })
             .await?
             .into_inner();
-        let side = match pb::Seat::try_from(legal.to_move) {
-            Ok(pb::Seat::White) => 0,
-            Ok(pb::Seat::Black) => 1,
+        let side = match legal.to_move {
+            1 => 0,
+            2 => 1,
             _ => break,
         };
         let notations: Vec<String> = legal
@@ -310,6 +313,7 @@ pub async fn play_game(
                 let game = client
                     .get_game(pb::GetGameRequest {
                         game_id: game_id.clone(),
+                        token: String::new(),
                     })
                     .await?
                     .into_inner()
@@ -319,7 +323,7 @@ pub async fn play_game(
                     break;
                 }
                 let clock = game.clock.unwrap_or_default();
-                [clock.white_remaining_ms, clock.black_remaining_ms][side]
+                clock.remaining_ms.get(side).copied()
             }
             None => None,
         };
@@ -403,21 +407,26 @@ pub async fn play_game(
     let game = client
         .get_game(pb::GetGameRequest {
             game_id: game_id.clone(),
+            token: String::new(),
         })
         .await?
         .into_inner()
         .game
         .unwrap_or_default();
     let outcome = game.outcome.unwrap_or_default();
-    let white_points = match pb::Seat::try_from(outcome.winner) {
-        Ok(pb::Seat::White) => 1.0,
-        Ok(pb::Seat::Black) => 0.0,
+    let winner = match outcome.winners.as_slice() {
+        [w] if !outcome.draw => *w,
+        _ => 0,
+    };
+    let white_points = match winner {
+        1 => 1.0,
+        2 => 0.0,
         _ => 0.5,
     };
-    let result_line = if outcome.draw || outcome.winner == 0 {
+    let result_line = if winner == 0 {
         format!("draw {}", outcome.reason)
     } else {
-        format!("{} {}", seat_name(outcome.winner), outcome.reason)
+        format!("{} {}", seat_name(winner), outcome.reason)
     };
     let [white, black] = players;
     white.finish(&result_line).await;
@@ -425,6 +434,7 @@ pub async fn play_game(
     let record = client
         .export_game(pb::ExportGameRequest {
             game_id: game_id.clone(),
+            token: String::new(),
         })
         .await?
         .into_inner()
