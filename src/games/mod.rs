@@ -16,6 +16,7 @@
 //! in this file or in the session layer names a game, except that standard
 //! PÜNCT is the default rules ([`GameRules::default`]).
 
+pub mod conformance;
 pub mod punct;
 
 use std::any::Any;

@@ -409,6 +409,7 @@ fn record_error(e: super::RecordError) -> RecordError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::conformance::{Bounds, Subject, run_all};
     use crate::games::{import_record, new_game};
 
     fn notation(text: &str) -> MoveInput {
@@ -497,8 +498,10 @@ mod tests {
     fn record_round_trips_with_tags_and_resignation() {
         let mut g = new_game(&GameRules::default());
         g.play(&notation("SE@E5:F5,G5")).unwrap();
-        g.conclude(Ending::Resignation { loser: Seat::SECOND })
-            .unwrap();
+        g.conclude(Ending::Resignation {
+            loser: Seat::SECOND,
+        })
+        .unwrap();
         let text = g.record(
             &[
                 ("event".into(), "test".into()),
@@ -526,15 +529,54 @@ mod tests {
         assert_eq!(last.get::<PunctMoveInfo>().unwrap().colour, Colour::Black);
     }
 
+    fn conformance_subject(variant: crate::games::punct::Variant) -> Subject {
+        Subject {
+            label: variant.name(),
+            rules: GameRules::new(RuleOptions::of(variant)),
+            import,
+            notation: |text| {
+                let notation = text.parse().ok()?;
+                Some(MoveInput::new(PunctMoveInput {
+                    structured: None,
+                    notation: Some(notation),
+                }))
+            },
+            // Codes that do not fit the geometry (RULES.md §7).
+            never_legal: &["SM@E5:F5,G5", "T@E5:F5,G6"],
+            seeded: false,
+            // ~5000 legal moves a ply: check the opening ply by ply, and
+            // play on to the cap, past the ~55–90 plies random games last.
+            bounds: Bounds {
+                games: 1,
+                ply_cap: 120,
+                checked_plies: 10,
+                moves_per_ply: 200,
+            },
+        }
+    }
+
+    #[test]
+    fn standard_punct_passes_the_conformance_suite() {
+        let subject = conformance_subject(crate::games::punct::Variant::Standard);
+        for rng_seed in [1, 2] {
+            run_all(&subject, rng_seed);
+        }
+    }
+
+    #[test]
+    fn basic_punct_passes_the_conformance_suite() {
+        let subject = conformance_subject(crate::games::punct::Variant::Basic);
+        for rng_seed in [3, 4] {
+            run_all(&subject, rng_seed);
+        }
+    }
+
     #[test]
     fn legal_moves_are_sorted_and_all_playable() {
         let g = new_game(&GameRules::default());
         let moves = g.legal_moves();
         assert!(!moves.is_empty());
-        let texts: Vec<String> = moves
-            .iter()
-            .map(|m| m.detail.notation.clone())
-            .collect();
+        let texts: Vec<String> = moves.iter().map(|m| m.detail.notation.clone()).collect();
         let mut sorted = texts.clone();
         sorted.sort();
         assert_eq!(texts, sorted);
