@@ -16,6 +16,7 @@
 //! in this file or in the session layer names a game, except that standard
 //! PÜNCT is the default rules ([`GameRules::default`]).
 
+pub mod conformance;
 pub mod punct;
 
 use std::any::Any;
@@ -193,7 +194,8 @@ pub fn hex(bytes: &[u8]) -> String {
 /// 32 bytes from 64 hex digits (either case), if that is what `text` is.
 pub fn parse_seed(text: &str) -> Option<[u8; 32]> {
     let text = text.trim();
-    if text.len() != 64 || !text.is_ascii() {
+    // Hex digits only: `from_str_radix` alone would also take a `+` sign.
+    if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     let mut out = [0u8; 32];
@@ -722,4 +724,19 @@ pub fn replay_moves(
 /// [`Catalog::import`]).
 pub fn import_record(text: &str) -> Result<Replayed, RecordError> {
     Catalog::default().import(text, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_read_back_from_hex_and_nothing_else() {
+        let seed: [u8; 32] = std::array::from_fn(|i| (i * 37) as u8);
+        assert_eq!(parse_seed(&hex(&seed)), Some(seed));
+        assert_eq!(parse_seed(&hex(&seed).to_uppercase()), Some(seed));
+        assert_eq!(parse_seed(&"+f".repeat(32)), None, "a sign is no digit");
+        assert_eq!(parse_seed(&"0".repeat(63)), None);
+        assert_eq!(parse_seed(&"g".repeat(64)), None);
+    }
 }

@@ -409,6 +409,7 @@ fn record_error(e: super::RecordError) -> RecordError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::conformance::{Bounds, Subject, run_all};
     use crate::games::{import_record, new_game};
 
     fn notation(text: &str) -> MoveInput {
@@ -526,6 +527,48 @@ mod tests {
         assert!(g.snapshot_at(3, Viewer::Spectator).is_none());
         let last = g.last_move().unwrap();
         assert_eq!(last.get::<PunctMoveInfo>().unwrap().colour, Colour::Black);
+    }
+
+    fn conformance_subject(variant: crate::games::punct::Variant) -> Subject {
+        Subject {
+            label: variant.name(),
+            rules: GameRules::new(RuleOptions::of(variant)),
+            import,
+            notation: |text| {
+                let notation = text.parse().ok()?;
+                Some(MoveInput::new(PunctMoveInput {
+                    structured: None,
+                    notation: Some(notation),
+                }))
+            },
+            // Codes that do not fit the geometry (RULES.md §7).
+            never_legal: &["SM@E5:F5,G5", "T@E5:F5,G6"],
+            seeded: false,
+            // ~5000 legal moves a ply: check the opening ply by ply, and
+            // play on to the cap, past the ~55–90 plies random games last.
+            bounds: Bounds {
+                games: 1,
+                ply_cap: 120,
+                checked_plies: 10,
+                moves_per_ply: 200,
+            },
+        }
+    }
+
+    #[test]
+    fn standard_punct_passes_the_conformance_suite() {
+        let subject = conformance_subject(crate::games::punct::Variant::Standard);
+        for rng_seed in [1, 2] {
+            run_all(&subject, rng_seed);
+        }
+    }
+
+    #[test]
+    fn basic_punct_passes_the_conformance_suite() {
+        let subject = conformance_subject(crate::games::punct::Variant::Basic);
+        for rng_seed in [3, 4] {
+            run_all(&subject, rng_seed);
+        }
     }
 
     #[test]
