@@ -597,6 +597,11 @@ impl Game for TrioGame {
         Some(self.snapshot_of(&table, table.to_move, viewer))
     }
 
+    /// Each seat's secret is its own (rule 4).
+    fn hides_information(&self) -> bool {
+        true
+    }
+
     /// Whether the move matched the mover's secret is the mover's to know
     /// (rule 4).
     fn redact(&self, detail: &MoveDetail, viewer: Viewer) -> MoveDetail {

@@ -130,6 +130,9 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ListLegalMovesRequest>,
     ) -> Result<Response<pb::ListLegalMovesResponse>, Status> {
         let req = request.into_inner();
+        // A seat no game has is malformed whatever the game; then the
+        // game's own seats.
+        convert::seat(req.seat, crate::games::MAX_SEATS, "seat")?;
         let session = self.store.get(&req.game_id)?;
         let seat = convert::seat(req.seat, session.seat_names().len(), "seat")?;
         let viewer = session.viewer_for(&req.token)?;
@@ -343,6 +346,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ClaimVictoryRequest>,
     ) -> Result<Response<pb::ClaimVictoryResponse>, Status> {
         let req = request.into_inner();
+        convert::seat(req.against, crate::games::MAX_SEATS, "against")?;
         let session = self.store.get(&req.game_id)?;
         let against = convert::seat(req.against, session.seat_names().len(), "against")?;
         let view = session.claim_victory(&req.token, against).await?;
