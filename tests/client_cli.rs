@@ -174,6 +174,67 @@ async fn a_person_creates_shows_lists_plays_and_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_and_moves_without_a_game_id_use_the_last_game_kept() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("last");
+    let tokens = dir.join("tokens.json");
+
+    // Nothing kept yet: a clear refusal, before any call.
+    let none = run(&server, &tokens, &["play", "SE@E5:F5,G5"]).await;
+    assert_eq!(none.code, 1);
+    assert!(none.err.contains("no game given"), "{}", none.err);
+
+    let first = run(&server, &tokens, &["new"]).await;
+    assert_eq!(first.code, 0, "{}", first.err);
+    let first = first.out.lines().next().unwrap().to_string();
+    let last = run(&server, &tokens, &["new", "--label", "n=2"]).await;
+    assert_eq!(last.code, 0, "{}", last.err);
+    let last = last.out.lines().next().unwrap().to_string();
+
+    let play = run(&server, &tokens, &["play", "se@e5:f5,g5"]).await;
+    assert_eq!(play.code, 0, "{}", play.err);
+    assert_eq!(
+        play.out,
+        "White played SE@E5:F5,G5 (ply 1)\nBlack to move\n"
+    );
+    let mut client = server.client().await;
+    assert_eq!(common::get(&mut client, &last).await.ply, 1);
+    assert_eq!(common::get(&mut client, &first).await.ply, 0);
+
+    // `moves` picks the same game: Black's moves now.
+    let moves = run(&server, &tokens, &["moves"]).await;
+    assert_eq!(moves.code, 0, "{}", moves.err);
+    let named = run(&server, &tokens, &["moves", &last]).await;
+    assert_eq!(moves.out, named.out);
+    assert!(
+        !moves.out.is_empty() && !moves.out.contains("SE@E5:F5,G5"),
+        "{}",
+        moves.out
+    );
+
+    // `--seat` still works without a game id (and the server judges it).
+    let out_of_turn = run(
+        &server,
+        &tokens,
+        &["play", "SE@B2:B3,B4", "--seat", "white"],
+    )
+    .await;
+    assert_eq!(out_of_turn.code, 1);
+    assert!(
+        out_of_turn.err.contains("[NOT_YOUR_TURN]"),
+        "{}",
+        out_of_turn.err
+    );
+    // A game id given still wins over the last game.
+    let named = run(&server, &tokens, &["play", &first, "SE@E5:F5,G5"]).await;
+    assert_eq!(named.code, 0, "{}", named.err);
+    assert_eq!(common::get(&mut client, &first).await.ply, 1);
+
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_address_flag_takes_host_and_port_without_a_scheme() {
     let server = TestServer::start().await;
     let dir = temp_dir("hostport");

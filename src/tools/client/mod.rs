@@ -67,13 +67,16 @@ pub enum ClientCommand {
     },
     /// List the legal moves of the player to move, one a line.
     Moves {
-        /// The game's id.
-        game: String,
+        /// The game's id (default: the last game created or imported with
+        /// this token file).
+        game: Option<String>,
     },
     /// Play a move (notation, e.g. `SE@E5:F5,G5`) for the seat to move.
+    #[command(allow_missing_positional = true)]
     Play {
-        /// The game's id.
-        game: String,
+        /// The game's id (default: the last game created or imported with
+        /// this token file).
+        game: Option<String>,
         /// The move in notation.
         notation: String,
         /// Play as this seat (default: the seat to move, whose token must be
@@ -156,12 +159,12 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
     match args.command {
         ClientCommand::New { variant, labels } => new::run(c, variant, labels).await,
         ClientCommand::Show { game } => show::run(c, &game).await,
-        ClientCommand::Moves { game } => moves::run(c, &game).await,
+        ClientCommand::Moves { game } => moves::run(c, game).await,
         ClientCommand::Play {
             game,
             notation,
             seat,
-        } => play::run(c, &game, &notation, seat).await,
+        } => play::run(c, game, &notation, seat).await,
         ClientCommand::Watch { game } => watch::run(c, &game).await,
         ClientCommand::Export { game, output } => export::run(c, &game, output).await,
         ClientCommand::Import { file } => import::run(c, &file).await,

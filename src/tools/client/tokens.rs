@@ -1,5 +1,6 @@
 //! The seat-token file of the command-line client: the tokens of the games
-//! this person created or imported, by game and seat name. Written with
+//! this person created or imported, by game and seat name, and which game
+//! was the last, so that `moves` and `play` need no game id. Written with
 //! mode 0600 through a temporary file renamed over it.
 
 use std::collections::BTreeMap;
@@ -15,6 +16,9 @@ use crate::tools::rpc::{self, NewGame, SeatTokens, ServerAddress};
 pub struct TokenFile {
     /// Game id → its seats.
     pub games: BTreeMap<String, GameTokens>,
+    /// The game created or imported last: the default of `moves` and `play`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<String>,
 }
 
 /// One game's tokens: the server, then one entry per seat, keyed by the
@@ -55,11 +59,12 @@ pub fn default_token_path() -> Option<PathBuf> {
     Some(base.join("punct").join("tokens.json"))
 }
 
-/// Adds a new game's tokens to the file at `path`.
+/// Adds a new game's tokens to the file at `path`, as the last game.
 pub fn keep(path: &Path, server: &ServerAddress, game: &NewGame) -> Result<(), String> {
     let mut file = TokenFile::load(path)?;
     file.games
         .insert(game.id().to_string(), GameTokens::new(server, &game.tokens));
+    file.last = Some(game.id().to_string());
     file.save(path)
 }
 
@@ -72,6 +77,17 @@ impl TokenFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TokenFile::default()),
             Err(e) => Err(format!("{}: {e}", path.display())),
         }
+    }
+
+    /// The game `given`, or else the last one kept in this file (read from
+    /// `path`, named in the error).
+    pub fn game_or_last(&self, given: Option<String>, path: &Path) -> Result<String, String> {
+        given.or_else(|| self.last.clone()).ok_or_else(|| {
+            format!(
+                "no game given, and no last game in {}: give a game id, or create one with `client new`",
+                path.display()
+            )
+        })
     }
 
     /// Writes the file readable by its owner only (0600), through a temporary
@@ -139,6 +155,41 @@ mod tests {
                 .unwrap_err()
                 .contains("not a token file")
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_last_game_kept_is_the_default_game() {
+        let dir = std::env::temp_dir().join(format!("punct-last-{}", std::process::id()));
+        let path = dir.join("tokens.json");
+        let server = ServerAddress::parse("--server", "127.0.0.1:1").unwrap();
+        let game = |id: &str| NewGame {
+            game: crate::service::grpc::pb::referee::v1::Game {
+                game_id: id.into(),
+                ..Default::default()
+            },
+            tokens: SeatTokens::default(),
+        };
+        let empty = TokenFile::load(&path).unwrap();
+        assert!(
+            empty
+                .game_or_last(None, &path)
+                .unwrap_err()
+                .contains("no game given")
+        );
+        keep(&path, &server, &game("g1")).unwrap();
+        keep(&path, &server, &game("g2")).unwrap();
+        let file = TokenFile::load(&path).unwrap();
+        assert_eq!(file.game_or_last(None, &path).unwrap(), "g2");
+        assert_eq!(file.game_or_last(Some("g1".into()), &path).unwrap(), "g1");
+        // A file written before `last` existed still reads.
+        std::fs::write(
+            &path,
+            r#"{"games": {"g": {"server": "http://x", "black": "b"}}}"#,
+        )
+        .unwrap();
+        let old = TokenFile::load(&path).unwrap();
+        assert_eq!((old.last, old.games["g"].token(1)), (None, Some("b")));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
