@@ -1,7 +1,7 @@
 //! One tournament game, in steps of one job each: create it on the referee
-//! ([`create`]), seat the two bots ([`seat_players`]), play turns until the
-//! game ends or a bot forfeits ([`Table::play`]), then read the result, tell
-//! the bots, and keep the record ([`finish`]).
+//! (`create`), seat the two bots (`seat_players`), play turns until the
+//! game ends or a bot forfeits (`Table::play`), then read the result, tell
+//! the bots, and keep the record (`finish`).
 
 use std::path::PathBuf;
 
