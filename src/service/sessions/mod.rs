@@ -33,9 +33,7 @@ use crate::games::{
     self, Catalog, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed, Seat,
     SeatSet, Setup,
 };
-use crate::service::storage::{
-    self as store_rows, ClockRow, GameRow, MoveRow, Storage, StoredGame, Write,
-};
+use crate::service::storage::{self, ClockRow, GameRow, MoveRow, Storage, StoredGame, Write};
 use crate::service::telemetry;
 
 pub use clock::{
@@ -252,7 +250,7 @@ pub struct SessionStore {
 impl SessionStore {
     /// An empty store with `limits`, keeping games in memory only.
     pub fn new(limits: Limits) -> SessionStore {
-        SessionStore::with_storage(limits, Arc::new(store_rows::Volatile))
+        SessionStore::with_storage(limits, Arc::new(storage::Volatile))
     }
 
     /// An empty store with `limits` that writes through `storage`; call
@@ -385,7 +383,7 @@ impl SessionStore {
             Ok(runtime) => runtime
                 .spawn(storage.write(write))
                 .await
-                .unwrap_or_else(|e| Err(store_rows::StorageError(e.to_string()))),
+                .unwrap_or_else(|e| Err(storage::StorageError(e.to_string()))),
             Err(_) => storage.write(write).await,
         };
         if let Err(e) = stored {
@@ -422,7 +420,7 @@ impl SessionStore {
         created_at: std::time::SystemTime,
     ) -> Write {
         let rules = replayed.game.rules();
-        let created_at_ms = store_rows::unix_ms(created_at);
+        let created_at_ms = storage::unix_ms(created_at);
         let game = GameRow {
             id: id.to_string(),
             game: rules.game_name().to_string(),
@@ -433,7 +431,7 @@ impl SessionStore {
                 .seat_names()
                 .iter()
                 .zip(tokens)
-                .map(|(name, token)| store_rows::SeatRow {
+                .map(|(name, token)| storage::SeatRow {
                     name: (*name).to_string(),
                     token_sha256: token.hash().0,
                 })
@@ -457,7 +455,7 @@ impl SessionStore {
                 draw_offers: SeatSet::EMPTY,
             })
             .collect();
-        let end = replayed.game.verdict().map(|v| store_rows::EndRow {
+        let end = replayed.game.verdict().map(|v| storage::EndRow {
             game_id: id.to_string(),
             status: "finished",
             winners: v.winners,
@@ -616,7 +614,7 @@ impl SessionStore {
                 game: replayed.game,
                 history: &replayed.moves,
                 time_control,
-                created_at: store_rows::from_unix_ms(row.created_at_ms),
+                created_at: storage::from_unix_ms(row.created_at_ms),
                 clock: Some(clock),
                 receipts,
                 draw_offers,
@@ -708,7 +706,7 @@ impl SessionStore {
                     metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
                     // Expired unfinished: not to be recovered again.
                     let ply = session.view(false).ply;
-                    session.store_later(Write::End(session.end_row("expired", None, ply)));
+                    session.persist_later(Write::End(session.end_row("expired", None, ply)));
                 }
                 self.count.fetch_sub(1, Ordering::SeqCst);
                 dropped += 1;

@@ -134,6 +134,14 @@ pub(super) struct Fingerprint {
 /// A stored answer to a request id.
 pub(super) type Receipts = HashMap<String, (Fingerprint, MoveReceipt)>;
 
+/// A move decided on a copy of the game, waiting to be stored.
+struct PendingMove {
+    game: Box<dyn Game>,
+    report: MoveReport,
+    draw_after: SeatSet,
+    write: Write,
+}
+
 /// The mutable part of a session, behind one mutex.
 #[derive(Debug)]
 struct State {
@@ -378,7 +386,7 @@ impl Session {
             // decided it (docs/STORAGE.md).
             let end = self.end_row("finished", Some(&verdict), st.game.ply());
             self.finish(st, verdict);
-            self.store_later(Write::End(end));
+            self.persist_later(Write::End(end));
         }
     }
 
@@ -665,6 +673,9 @@ impl Session {
         result
     }
 
+    /// Plays a move for `seat` (proved by its token): answered from the
+    /// first result for a known request id; else checked, decided on a copy,
+    /// stored, then applied.
     async fn try_submit(
         &self,
         seat: Seat,
@@ -674,77 +685,140 @@ impl Session {
     ) -> Result<MoveReceipt, SessionError> {
         let _writing = self.writing.lock().await;
         let now = time::Instant::now();
-        let (game, report, draw_after, write) = {
+        let decided = {
             let mut st = self.lock();
             self.settle(&mut st, now);
-            if let Some(id) = request_id
-                && let Some((first, receipt)) = st.receipts.get(id)
-            {
-                if first.seat != seat
-                    || first.expected_ply != expected_ply
-                    || !st.game.same_move(expected_ply, &mv, &first.played)
-                {
-                    return Err(SessionError::InvalidArgument {
-                        field: "request_id",
-                        description: format!("request id `{id}` was used for a different move"),
-                    });
-                }
-                return Ok(MoveReceipt {
-                    replayed: true,
-                    ..receipt.clone()
-                });
+            if let Some(answer) = Session::retry_answer(&st, request_id, seat, expected_ply, &mv) {
+                return answer;
             }
-            if let Some(verdict) = st.game.verdict() {
-                return Err(self.game_over_by(&verdict));
-            }
-            let current = st.game.ply();
-            if expected_ply != current {
-                return Err(SessionError::StalePly {
-                    expected: expected_ply,
-                    current,
-                });
-            }
-            let to_move = st.game.to_move();
-            if to_move != Some(seat) {
-                let whose = to_move.map_or("nobody", |s| self.seat_name(s));
-                return Err(SessionError::Rejected(MoveError::Illegal {
-                    reason: "NOT_YOUR_TURN",
-                    message: format!("it is {whose}'s turn"),
-                }));
-            }
-            let mut game = st.game.clone_box();
-            let report = game.play(&mv)?;
-            // A move by a seat that has not agreed to the standing draw
-            // offer declines it.
-            let draw_after = if report.verdict.is_some() || !st.draw_offers.contains(seat) {
-                SeatSet::EMPTY
-            } else {
-                st.draw_offers
-            };
-            let row = MoveRow {
-                game_id: self.id.to_string(),
-                ply: report.ply,
-                seat,
-                notation: report.detail.notation.clone(),
-                request_id: request_id.map(str::to_string),
-                clock_ms: u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX),
-                played_at_ms: storage::unix_ms(SystemTime::now()),
-                draw_offers: draw_after,
-            };
-            let end = report
-                .verdict
-                .as_ref()
-                .map(|v| self.end_row("finished", Some(v), report.ply));
+            self.check_turn(&st, seat, expected_ply)?;
+            let decided = self.decide_move(&st, seat, &mv, request_id, now)?;
             st.pending = true;
-            (game, report, draw_after, Write::Move(row, end))
+            decided
         };
-        let mut st = self.end_pending(self.store(write).await)?;
+        let PendingMove {
+            game,
+            report,
+            draw_after,
+            write,
+        } = decided;
+        let mut st = self.end_pending(self.persist(write).await)?;
         st.game = game;
         st.draw_offers = draw_after;
-        st.clock.on_move(seat, report.next, now);
+        self.apply_move(&mut st, &report, now);
+        let receipt = MoveReceipt {
+            report,
+            replayed: false,
+        };
+        if let Some(id) = request_id {
+            let fingerprint = Fingerprint {
+                seat,
+                expected_ply,
+                played: receipt.report.detail.clone(),
+            };
+            st.receipts
+                .insert(id.to_string(), (fingerprint, receipt.clone()));
+        }
+        Ok(receipt)
+    }
+
+    /// The first answer to `request_id`, if it was used before: the same
+    /// seat, ply and move get it again; anything else is refused.
+    fn retry_answer(
+        st: &State,
+        request_id: Option<&str>,
+        seat: Seat,
+        expected_ply: u32,
+        mv: &MoveInput,
+    ) -> Option<Result<MoveReceipt, SessionError>> {
+        let id = request_id?;
+        let (first, receipt) = st.receipts.get(id)?;
+        if first.seat != seat
+            || first.expected_ply != expected_ply
+            || !st.game.same_move(expected_ply, mv, &first.played)
+        {
+            return Some(Err(SessionError::InvalidArgument {
+                field: "request_id",
+                description: format!("request id `{id}` was used for a different move"),
+            }));
+        }
+        Some(Ok(MoveReceipt {
+            replayed: true,
+            ..receipt.clone()
+        }))
+    }
+
+    /// Refuses a move when the game is over, `expected_ply` is not the
+    /// game's ply, or it is not `seat`'s turn.
+    fn check_turn(&self, st: &State, seat: Seat, expected_ply: u32) -> Result<(), SessionError> {
+        if let Some(verdict) = st.game.verdict() {
+            return Err(self.game_over_by(&verdict));
+        }
+        let current = st.game.ply();
+        if expected_ply != current {
+            return Err(SessionError::StalePly {
+                expected: expected_ply,
+                current,
+            });
+        }
+        let to_move = st.game.to_move();
+        if to_move != Some(seat) {
+            let whose = to_move.map_or("nobody", |s| self.seat_name(s));
+            return Err(SessionError::Rejected(MoveError::Illegal {
+                reason: "NOT_YOUR_TURN",
+                message: format!("it is {whose}'s turn"),
+            }));
+        }
+        Ok(())
+    }
+
+    /// Plays `mv` on a copy of the game: the game after it, what it did,
+    /// the draw offer after it and the write that stores it.
+    fn decide_move(
+        &self,
+        st: &State,
+        seat: Seat,
+        mv: &MoveInput,
+        request_id: Option<&str>,
+        now: time::Instant,
+    ) -> Result<PendingMove, SessionError> {
+        let mut game = st.game.clone_box();
+        let report = game.play(mv)?;
+        // A move by a seat that has not agreed to the standing draw offer
+        // declines it.
+        let draw_after = if report.verdict.is_some() || !st.draw_offers.contains(seat) {
+            SeatSet::EMPTY
+        } else {
+            st.draw_offers
+        };
+        let row = MoveRow {
+            game_id: self.id.to_string(),
+            ply: report.ply,
+            seat,
+            notation: report.detail.notation.clone(),
+            request_id: request_id.map(str::to_string),
+            clock_ms: u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX),
+            played_at_ms: storage::unix_ms(SystemTime::now()),
+            draw_offers: draw_after,
+        };
+        let end = report
+            .verdict
+            .as_ref()
+            .map(|v| self.end_row("finished", Some(v), report.ply));
+        Ok(PendingMove {
+            game,
+            report,
+            draw_after,
+            write: Write::Move(row, end),
+        })
+    }
+
+    /// Applies a stored move: the clock, the event, the ending.
+    fn apply_move(&self, st: &mut State, report: &MoveReport, now: time::Instant) {
+        st.clock.on_move(report.seat, report.next, now);
         self.timer.notify_one();
         self.publish(
-            &mut st,
+            st,
             EventKind::MoveApplied {
                 report: report.clone(),
             },
@@ -752,22 +826,8 @@ impl Session {
             now,
         );
         if let Some(verdict) = &report.verdict {
-            self.finish(&mut st, verdict.clone());
+            self.finish(st, verdict.clone());
         }
-        let fingerprint = Fingerprint {
-            seat,
-            expected_ply,
-            played: report.detail.clone(),
-        };
-        let receipt = MoveReceipt {
-            report,
-            replayed: false,
-        };
-        if let Some(id) = request_id {
-            st.receipts
-                .insert(id.to_string(), (fingerprint, receipt.clone()));
-        }
-        Ok(receipt)
     }
 
     /// Ends the pending change once its write is `stored`: the state to
@@ -788,7 +848,7 @@ impl Session {
     }
 
     /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
-    async fn store(&self, write: Write) -> Result<(), SessionError> {
+    async fn persist(&self, write: Write) -> Result<(), SessionError> {
         self.storage.write(write).await.map_err(|e| {
             tracing::warn!(game_id = %self.id, error = %e, "change refused: storage failed");
             metrics::counter!(telemetry::STORAGE_FAILURES).increment(1);
@@ -798,7 +858,7 @@ impl Session {
 
     /// Queues `write` without waiting (endings a deadline decided, expiry):
     /// writes are applied in queue order, so it lands before any later one.
-    pub(super) fn store_later(&self, write: Write) {
+    pub(super) fn persist_later(&self, write: Write) {
         let commit = self.storage.write(write);
         let id = self.id.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -846,7 +906,7 @@ impl Session {
             st.pending = true;
             (game, verdict, write)
         };
-        let mut st = self.end_pending(self.store(write).await)?;
+        let mut st = self.end_pending(self.persist(write).await)?;
         st.game = game;
         self.finish(&mut st, verdict);
         Ok(self.view_locked(&st, true, viewer))
@@ -923,7 +983,7 @@ impl Session {
                     .await?;
                 return Ok((true, view));
             };
-            this.store(Write::DrawOffer {
+            this.persist(Write::DrawOffer {
                 game_id: this.id.to_string(),
                 seats: agreeing,
             })
