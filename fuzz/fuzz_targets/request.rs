@@ -8,10 +8,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use punct_referee::service::grpc::convert;
-use punct_referee::service::grpc::games::punct::MOVE_FIELDS;
 use punct_referee::fuzzing::{Converted, convert_request};
 use punct_referee::games::{MoveError, MoveInput};
+use punct_referee::service::grpc::convert;
+use punct_referee::service::grpc::games::punct::MOVE_FIELDS;
 use punct_referee_fuzz::{POSITIONS, as_rules, check_export_round_trip};
 use tonic::Code;
 use tonic_types::StatusExt;
