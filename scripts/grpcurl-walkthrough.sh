@@ -54,12 +54,26 @@ expect() {
 }
 expect 'referee.v1.RefereeService'
 expect 'grpc.health.v1.Health'
+expect '1:white 2:black'
+expect '"toMove": 2'
 expect '"notation": "SE@M5:M6,M7"'
 expect 'Code: FailedPrecondition'
 expect '"reason":"CENTRE_STANDARD"'
 expect '"reason": "CONNECTION"'
 expect 'result: white CONNECTION'
 expect 'SERVING'
+# Seats are numbers: white (1) won, nobody is to move.
+python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))["game"]
+assert g["outcome"]["winners"] == [1], g["outcome"]
+assert [(s["number"], s["name"]) for s in g["seats"]] == [(1, "white"), (2, "black")], g["seats"]
+assert "toMove" not in g, g["toMove"]
+' "$WORK/game.json" || {
+    cat "$WORK/out.txt"
+    echo "game.json: not won by seat 1 of seats 1 white, 2 black"
+    exit 1
+}
 grep -c '"moveApplied"' "$WORK/watch.jsonl" | grep -qx 11 || {
     echo "the watcher did not see the 11 moves"
     exit 1

@@ -26,6 +26,17 @@ echo "== buf lint (proto/)"
 (cd tools/buf && npm ci --no-audit --no-fund --loglevel=error)
 scripts/buf.sh lint
 
+echo "== buf breaking (proto/ against the previous commit)"
+# The previous commit (the first parent, for a merge) is the baseline, once it
+# has the breaking rules in its buf.yaml; a clone without history has nothing
+# to compare with.
+if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null \
+    && git show HEAD~1:buf.yaml 2>/dev/null | grep -q '^breaking:'; then
+    scripts/buf.sh breaking --against ".git#ref=$(git rev-parse HEAD~1)"
+else
+    echo "no baseline with breaking rules (first guarded commit, or no history): skipped"
+fi
+
 echo "== one tonic, hyper, h2, prost and tokio in the dependency tree"
 if cargo tree -d --locked | grep -E '^(tonic|tonic-prost|hyper|hyper-util|h2|prost|tokio|tower|http) v'; then
     echo "duplicate networking crates above: align the versions (docs/OBSERVABILITY.md)" >&2

@@ -86,7 +86,7 @@ pub fn convert_request(selector: u8, bytes: &[u8]) -> Option<Result<Converted, S
         }
         3 => {
             let req: pb::ListLegalMovesRequest = decode(bytes)?;
-            convert::seat(req.seat, "seat")
+            convert::seat(req.seat, crate::games::MAX_SEATS, "seat")
                 .map(|_| Converted::Lookup(None))
                 .map_err(status)
         }

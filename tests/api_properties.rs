@@ -30,7 +30,7 @@ use std::sync::Mutex;
 use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestCaseError, TestRunner};
-use punct_referee::games::{self, MoveDetail, MoveError, Rules, Seat};
+use punct_referee::games::{self, Game, MoveDetail, MoveError, Seat, Viewer};
 use punct_referee::service::grpc::convert;
 use punct_referee::service::grpc::games::punct::MOVE_FIELDS;
 use punct_referee::service::grpc::pb::punct::v1 as ppb;
@@ -176,6 +176,7 @@ async fn observe(client: &mut Client, id: &str) -> (pb::Game, String, Vec<String
     let record = client
         .export_game(pb::ExportGameRequest {
             game_id: id.to_string(),
+            token: String::new(),
         })
         .await
         .expect("export")
@@ -185,6 +186,7 @@ async fn observe(client: &mut Client, id: &str) -> (pb::Game, String, Vec<String
         .list_legal_moves(pb::ListLegalMovesRequest {
             game_id: id.to_string(),
             seat: 0,
+            token: String::new(),
         })
         .await
         .expect("legal moves")
@@ -301,10 +303,10 @@ fn punct_move(p: ppb::Move) -> pb::Move {
 
 /// The wire move of `sel` on the mirror's position.
 fn wire_move(sel: &MoveSel, legal: &[MoveDetail]) -> pb::Move {
-    let pick = |i: usize| legal.get(i % legal.len().max(1)).copied();
+    let pick = |i: usize| legal.get(i % legal.len().max(1)).cloned();
     match sel {
         MoveSel::LegalNotation(i) => match pick(*i) {
-            Some(d) => notation(&d.notation()),
+            Some(d) => notation(d.notation()),
             None => notation("SE@E5:F5,G5"),
         },
         MoveSel::LegalStructured(i) => match pick(*i) {
@@ -321,7 +323,7 @@ fn wire_move(sel: &MoveSel, legal: &[MoveDetail]) -> pb::Move {
             (Some(x), Some(y)) => {
                 let mut m = convert::move_pb(&x);
                 if let Some(pb::r#move::Game::Punct(p)) = m.game.as_mut() {
-                    p.notation = y.notation();
+                    p.notation = y.notation.clone();
                 }
                 m
             }
@@ -350,16 +352,16 @@ enum Expect {
 /// The local copy of the game and of the retries the server stored (seat,
 /// expected ply and the move played, per request id).
 struct Mirror {
-    game: Box<dyn Rules>,
+    game: Box<dyn Game>,
     receipts: HashMap<String, (Seat, u32, MoveDetail)>,
 }
 
 fn seat_of_token(token: &str, table: &Table) -> Option<Seat> {
     let given = Token::parse(token)?.to_string();
     if given == table.white {
-        Some(Seat::White)
+        Some(Seat::FIRST)
     } else if given == table.black {
-        Some(Seat::Black)
+        Some(Seat::SECOND)
     } else {
         None
     }
@@ -408,7 +410,7 @@ fn expect_submit(mirror: &Mirror, table: &Table, req: &pb::SubmitMoveRequest) ->
     if req.expected_ply != game.ply() {
         return refused(Code::Aborted, "STALE_PLY");
     }
-    if seat != game.to_move() {
+    if Some(seat) != game.to_move() {
         return refused(Code::FailedPrecondition, "NOT_YOUR_TURN");
     }
     match game.clone_box().play(&mv) {
@@ -435,7 +437,7 @@ fn submit_move_answers_exactly_and_refusals_change_nothing() {
     let mut client = rt.block_on(server.client());
     let table = rt.block_on(create(&mut client, ppb::Variant::Standard));
     let mirror = Mutex::new(Mirror {
-        game: games::new_game(games::GameRules::default()),
+        game: games::new_game(&games::GameRules::default()),
         receipts: HashMap::new(),
     });
     let accepted = Cell::new(0u32);
@@ -443,13 +445,17 @@ fn submit_move_answers_exactly_and_refusals_change_nothing() {
     runner
         .run(&submit_case(), |case| {
             let mut mirror = mirror.lock().unwrap();
-            let legal: Vec<MoveDetail> =
-                mirror.game.legal_moves().iter().map(|r| r.detail).collect();
+            let legal: Vec<MoveDetail> = mirror
+                .game
+                .legal_moves()
+                .iter()
+                .map(|r| r.detail.clone())
+                .collect();
             let ply = mirror.game.ply();
             let to_move = mirror.game.to_move();
             let (mine, theirs) = match to_move {
-                Seat::White => (&table.white, &table.black),
-                Seat::Black => (&table.black, &table.white),
+                Some(Seat::FIRST) => (&table.white, &table.black),
+                _ => (&table.black, &table.white),
             };
             let req = pb::SubmitMoveRequest {
                 game_id: match &case.id {
@@ -517,7 +523,7 @@ fn submit_move_answers_exactly_and_refusals_change_nothing() {
             }
             // The server's game is the mirror's, move for move.
             prop_assert_eq!(after.0.ply, mirror.game.ply());
-            prop_assert_eq!(&after.1, &mirror.game.record(&[]));
+            prop_assert_eq!(&after.1, &mirror.game.record(&[], Viewer::Spectator));
             Ok(())
         })
         .unwrap();
@@ -536,7 +542,7 @@ struct CallCase {
     rpc: u8,
     id: IdSel,
     token: TokenSel,
-    seat: i32,
+    seat: u32,
     ply: Option<u32>,
 }
 
@@ -554,7 +560,7 @@ fn call_case() -> impl Strategy<Value = CallCase> {
         2 => hex32().prop_map(TokenSel::Hex),
         2 => text().prop_map(TokenSel::Any),
     ];
-    let seat = prop_oneof![0i32..3, any::<i32>()];
+    let seat = prop_oneof![0u32..3, any::<u32>()];
     let ply = prop_oneof![
         Just(None),
         (0u32..8).prop_map(Some),
@@ -670,6 +676,7 @@ fn other_calls_with_any_fields_answer_precisely_and_change_nothing() {
                                 c.claim_victory(pb::ClaimVictoryRequest {
                                     game_id: id.clone(),
                                     token: token.clone(),
+                                    against: 0,
                                 })
                                 .await
                                 .map(drop),
@@ -690,12 +697,17 @@ fn other_calls_with_any_fields_answer_precisely_and_change_nothing() {
                             .list_legal_moves(pb::ListLegalMovesRequest {
                                 game_id: id.clone(),
                                 seat: case.seat,
+                                token: String::new(),
                             })
                             .await;
-                        let e = if !(0..3).contains(&case.seat) {
+                        // A seat no game can have is refused before the
+                        // lookup; one PÜNCT lacks (3, 4) after it.
+                        let e = if case.seat as usize > games::MAX_SEATS {
                             Expect::Refused(Code::InvalidArgument, "seat".into())
                         } else if !real_game {
                             not_found.clone()
+                        } else if !(0..3).contains(&case.seat) {
+                            Expect::Refused(Code::InvalidArgument, "seat".into())
                         } else {
                             Expect::Accepted { replayed: false }
                         };
@@ -706,6 +718,7 @@ fn other_calls_with_any_fields_answer_precisely_and_change_nothing() {
                             .render_position(pb::RenderPositionRequest {
                                 game_id: id.clone(),
                                 ply: case.ply,
+                                token: String::new(),
                             })
                             .await;
                         let e = match (real_game, case.ply) {
@@ -759,6 +772,7 @@ fn other_calls_with_any_fields_answer_precisely_and_change_nothing() {
                         let r = c
                             .get_game(pb::GetGameRequest {
                                 game_id: id.clone(),
+                                token: String::new(),
                             })
                             .await;
                         let e = if real_game {
@@ -772,6 +786,7 @@ fn other_calls_with_any_fields_answer_precisely_and_change_nothing() {
                         let r = c
                             .export_game(pb::ExportGameRequest {
                                 game_id: id.clone(),
+                                token: String::new(),
                             })
                             .await;
                         let e = if real_game {
@@ -982,6 +997,7 @@ fn creating_listing_and_adjudicating_with_any_fields_is_precise() {
                                 })),
                                 first_move_deadline_ms: None,
                             }),
+                            seed: String::new(),
                         })
                         .await
                         .map(drop),
@@ -1024,6 +1040,7 @@ fn creating_listing_and_adjudicating_with_any_fields_is_precise() {
                                 pb::GameHistory {
                                     rules: Some(rules_of(*variant)),
                                     moves: moves.iter().map(|m| notation(m)).collect(),
+                                    seed: String::new(),
                                 },
                             )),
                             r#move: Some(notation(candidate)),

@@ -18,15 +18,22 @@ struct Run {
 }
 
 async fn run(server: &TestServer, tokens: &Path, args: &[&str]) -> Run {
-    let url = format!("http://{}", server.addr);
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    run_at(&format!("http://{}", server.addr), tokens, args).await
+}
+
+/// `client --server SERVER --tokens TOKENS ARGS…`, the server written as given.
+async fn run_at(server: &str, tokens: &Path, args: &[&str]) -> Run {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    command
         .arg("client")
-        .args(["--server", &url, "--tokens"])
+        .args(["--server", server, "--tokens"])
         .arg(tokens)
-        .args(args)
-        .output()
-        .await
-        .expect("the binary runs");
+        .args(args);
+    output_of(command).await
+}
+
+async fn output_of(mut command: tokio::process::Command) -> Run {
+    let out = command.output().await.expect("the binary runs");
     Run {
         code: out.status.code().unwrap_or(-1),
         out: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -77,6 +84,7 @@ async fn a_person_creates_shows_lists_plays_and_is_refused() {
         .list_legal_moves(pb::ListLegalMovesRequest {
             game_id: id.clone(),
             seat: 0,
+            token: String::new(),
         })
         .await
         .unwrap()
@@ -160,6 +168,154 @@ async fn a_person_creates_shows_lists_plays_and_is_refused() {
     assert!(
         kept["games"][&id]["black"].is_string(),
         "earlier games kept"
+    );
+
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn play_and_moves_without_a_game_id_use_the_last_game_kept() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("last");
+    let tokens = dir.join("tokens.json");
+
+    // Nothing kept yet: a clear refusal, before any call.
+    let none = run(&server, &tokens, &["play", "SE@E5:F5,G5"]).await;
+    assert_eq!(none.code, 1);
+    assert!(none.err.contains("no game given"), "{}", none.err);
+
+    let first = run(&server, &tokens, &["new"]).await;
+    assert_eq!(first.code, 0, "{}", first.err);
+    let first = first.out.lines().next().unwrap().to_string();
+    let last = run(&server, &tokens, &["new", "--label", "n=2"]).await;
+    assert_eq!(last.code, 0, "{}", last.err);
+    let last = last.out.lines().next().unwrap().to_string();
+
+    let play = run(&server, &tokens, &["play", "se@e5:f5,g5"]).await;
+    assert_eq!(play.code, 0, "{}", play.err);
+    assert_eq!(
+        play.out,
+        "White played SE@E5:F5,G5 (ply 1)\nBlack to move\n"
+    );
+    let mut client = server.client().await;
+    assert_eq!(common::get(&mut client, &last).await.ply, 1);
+    assert_eq!(common::get(&mut client, &first).await.ply, 0);
+
+    // `moves` picks the same game: Black's moves now.
+    let moves = run(&server, &tokens, &["moves"]).await;
+    assert_eq!(moves.code, 0, "{}", moves.err);
+    let named = run(&server, &tokens, &["moves", &last]).await;
+    assert_eq!(moves.out, named.out);
+    assert!(
+        !moves.out.is_empty() && !moves.out.contains("SE@E5:F5,G5"),
+        "{}",
+        moves.out
+    );
+
+    // `--seat` still works without a game id (and the server judges it).
+    let out_of_turn = run(
+        &server,
+        &tokens,
+        &["play", "SE@B2:B3,B4", "--seat", "white"],
+    )
+    .await;
+    assert_eq!(out_of_turn.code, 1);
+    assert!(
+        out_of_turn.err.contains("[NOT_YOUR_TURN]"),
+        "{}",
+        out_of_turn.err
+    );
+    // A game id given still wins over the last game.
+    let named = run(&server, &tokens, &["play", &first, "SE@E5:F5,G5"]).await;
+    assert_eq!(named.code, 0, "{}", named.err);
+    assert_eq!(common::get(&mut client, &first).await.ply, 1);
+
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_address_flag_takes_host_and_port_without_a_scheme() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("hostport");
+    let tokens = dir.join("tokens.json");
+    let bare = server.addr.to_string();
+    assert!(!bare.contains("://"));
+
+    let new = run_at(&bare, &tokens, &["new"]).await;
+    assert_eq!(new.code, 0, "{}", new.err);
+    let id = new.out.lines().next().unwrap().to_string();
+    let show = run_at(&bare, &tokens, &["show", &id]).await;
+    assert_eq!(show.code, 0, "{}", show.err);
+    assert!(show.out.contains(&format!("game {id} at ply 0")));
+    // The same through PUNCT_SERVER.
+    let mut by_env = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    by_env
+        .env("PUNCT_SERVER", &bare)
+        .args(["client", "--tokens"])
+        .arg(&tokens)
+        .args(["moves", &id]);
+    let moves = output_of(by_env).await;
+    assert_eq!(moves.code, 0, "{}", moves.err);
+    assert!(
+        moves.out.lines().any(|l| l == "SE@E5:F5,G5"),
+        "{}",
+        moves.out
+    );
+
+    // Garbage is refused before any call, naming the flag; https too.
+    for bad in ["not an address", "localhost", "https://127.0.0.1:1"] {
+        let refused = run_at(bad, &tokens, &["show", &id]).await;
+        assert_eq!(refused.code, 1, "{bad}");
+        assert!(
+            refused.err.starts_with("error: --server"),
+            "{}",
+            refused.err
+        );
+    }
+
+    // The tournament's --server and the load generator's --address.
+    let mut tournament = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    tournament
+        .args(["tournament", "random", "random", "-n", "1", "-c", "1"])
+        .args(["--max-plies", "6", "--server", &bare, "--records"])
+        .arg(dir.join("records"));
+    let played = output_of(tournament).await;
+    assert_eq!(played.code, 0, "{}", played.err);
+    assert!(played.out.contains("1 games; records in"), "{}", played.out);
+    let mut load = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    load.args([
+        "load",
+        "--address",
+        &bare,
+        "--games",
+        "1",
+        "--seconds",
+        "0.3",
+    ])
+    .args([
+        "--warmup",
+        "0",
+        "--channels",
+        "1",
+        "--pool",
+        "1",
+        "--json",
+        "-",
+    ]);
+    let loaded = output_of(load).await;
+    assert_eq!(loaded.code, 0, "{}", loaded.err);
+    let report: serde_json::Value = serde_json::from_str(&loaded.out).unwrap();
+    assert_eq!(report["target"], format!("http://{bare}"));
+    let mut bad_load = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    bad_load.args(["load", "--address", "nowhere"]);
+    let refused = output_of(bad_load).await;
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.err.starts_with("error: --address"),
+        "{}",
+        refused.err
     );
 
     let _ = std::fs::remove_dir_all(&dir);

@@ -213,6 +213,7 @@ async fn record_moves(client: &mut Client, id: &str) -> Vec<String> {
     let record = client
         .export_game(pb::ExportGameRequest {
             game_id: id.to_string(),
+            token: String::new(),
         })
         .await
         .unwrap()
@@ -264,6 +265,7 @@ async fn one_crash(seed: u64, sync: &str) {
             let e = client
                 .get_game(pb::GetGameRequest {
                     game_id: table.id.clone(),
+                    token: String::new(),
                 })
                 .await
                 .unwrap_err();

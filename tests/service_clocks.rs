@@ -78,6 +78,7 @@ async fn first_legal(client: &mut Client, id: &str) -> pb::Move {
         .list_legal_moves(pb::ListLegalMovesRequest {
             game_id: id.to_string(),
             seat: 0,
+            token: String::new(),
         })
         .await
         .expect("legal moves")
@@ -105,7 +106,10 @@ async fn the_flag_falls_on_the_server_and_every_view_agrees() {
     assert_eq!(tc.first_move_deadline_ms, Some(30_000));
     let clock = created.clock.expect("clock");
     assert_eq!(
-        (clock.white_remaining_ms, clock.black_remaining_ms),
+        (
+            clock.remaining_ms.first().copied(),
+            clock.remaining_ms.get(1).copied()
+        ),
         (Some(200), Some(200))
     );
     assert!(clock.first_move_remaining_ms.is_some());
@@ -124,7 +128,10 @@ async fn the_flag_falls_on_the_server_and_every_view_agrees() {
         assert_eq!(e.ply, ply);
         let clock = e.clock.expect("every event has the clocks");
         assert_eq!(
-            (clock.white_remaining_ms, clock.black_remaining_ms),
+            (
+                clock.remaining_ms.first().copied(),
+                clock.remaining_ms.get(1).copied()
+            ),
             (Some(200), Some(200)),
             "first moves are not charged"
         );
@@ -139,17 +146,20 @@ async fn the_flag_falls_on_the_server_and_every_view_agrees() {
     };
     let outcome = g.outcome.expect("outcome");
     assert_eq!(
-        (outcome.reason.as_str(), outcome.winner),
-        ("TIMEOUT", pb::Seat::Black as i32)
+        (
+            outcome.reason.as_str(),
+            outcome.winners.first().copied().unwrap_or(NO_SEAT)
+        ),
+        ("TIMEOUT", BLACK)
     );
     let clock = over.clock.expect("clock");
     assert_eq!(
         (
-            clock.white_remaining_ms,
-            clock.black_remaining_ms,
+            clock.remaining_ms.first().copied(),
+            clock.remaining_ms.get(1).copied(),
             clock.running
         ),
-        (Some(0), Some(200), pb::Seat::Unspecified as i32)
+        (Some(0), Some(200), NO_SEAT)
     );
     // The stream ends with the game.
     assert!(within(10, spectator.message()).await.unwrap().is_none());
@@ -196,7 +206,7 @@ async fn presence_flips_when_a_players_stream_opens_and_closes() {
     let mut c = server.client().await;
     let (t, created) = create_timed(&mut c, fischer(600_000, 0, None)).await;
     let p = created.presence.expect("presence");
-    assert!(!p.white_connected && !p.black_connected);
+    assert!(!p.seats[0].connected && !p.seats[1].connected);
 
     let mut spectator = watch(&mut c, &t.id, "").await;
     next_item(&mut spectator).await;
@@ -206,17 +216,17 @@ async fn presence_flips_when_a_players_stream_opens_and_closes() {
     let pb::watch_game_response::Item::Snapshot(own) = next_item(&mut white).await else {
         panic!("the player's stream starts with a snapshot");
     };
-    assert!(own.presence.unwrap().white_connected);
+    assert!(own.presence.unwrap().seats[0].connected);
     let pb::watch_game_response::Item::Presence(p) = next_item(&mut spectator).await else {
         panic!("the spectator is told white arrived");
     };
-    assert!(p.white_connected && !p.black_connected);
-    assert!(get(&mut c, &t.id).await.presence.unwrap().white_connected);
+    assert!(p.seats[0].connected && !p.seats[1].connected);
+    assert!(get(&mut c, &t.id).await.presence.unwrap().seats[0].connected);
 
     // Events carry presence too.
     play_first_legal(&mut c, &t, 0).await;
     let e = next_event(&mut spectator).await;
-    assert!(e.presence.expect("presence on events").white_connected);
+    assert!(e.presence.expect("presence on events").seats[0].connected);
 
     // The player vanishes (its connection dropped): presence follows.
     drop(white);
@@ -224,8 +234,8 @@ async fn presence_flips_when_a_players_stream_opens_and_closes() {
     let pb::watch_game_response::Item::Presence(p) = next_item(&mut spectator).await else {
         panic!("the spectator is told white left");
     };
-    assert!(!p.white_connected);
-    assert!(!get(&mut c, &t.id).await.presence.unwrap().white_connected);
+    assert!(!p.seats[0].connected);
+    assert!(!get(&mut c, &t.id).await.presence.unwrap().seats[0].connected);
 
     // A token that is no seat is refused, as in SubmitMove.
     let err = c
@@ -257,6 +267,7 @@ async fn victory_is_claimed_over_an_opponent_gone_long_enough() {
         let req = pb::ClaimVictoryRequest {
             game_id: t.id.clone(),
             token: t.white.clone(),
+            against: 0,
         };
         async move { c.claim_victory(req).await }
     };
@@ -278,7 +289,7 @@ async fn victory_is_claimed_over_an_opponent_gone_long_enough() {
     drop(black_client);
     // Wait (bounded) until the server has seen black go.
     within(10, async {
-        while get(&mut c, &t.id).await.presence.unwrap().black_connected {
+        while get(&mut c, &t.id).await.presence.unwrap().seats[1].connected {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })
@@ -292,8 +303,11 @@ async fn victory_is_claimed_over_an_opponent_gone_long_enough() {
         .unwrap();
     let outcome = g.outcome.unwrap();
     assert_eq!(
-        (outcome.reason.as_str(), outcome.winner),
-        ("ABANDONED", pb::Seat::White as i32)
+        (
+            outcome.reason.as_str(),
+            outcome.winners.first().copied().unwrap_or(NO_SEAT)
+        ),
+        ("ABANDONED", WHITE)
     );
     server.stop().await.unwrap();
 }
@@ -304,11 +318,16 @@ async fn claims_without_a_clock_and_bad_time_controls_are_refused() {
     let mut c = server.client().await;
     let t = create(&mut c, ppb::Variant::Standard).await;
     let g = get(&mut c, &t.id).await;
-    assert_eq!(g.clock.unwrap().white_remaining_ms, None, "no clock");
+    assert_eq!(
+        g.clock.unwrap().remaining_ms.first().copied(),
+        None,
+        "no clock"
+    );
     let err = c
         .claim_victory(pb::ClaimVictoryRequest {
             game_id: t.id.clone(),
             token: t.white.clone(),
+            against: 0,
         })
         .await
         .unwrap_err();

@@ -125,6 +125,7 @@ async fn unknown_game_is_not_found_with_resource_info() {
     let s = c
         .get_game(pb::GetGameRequest {
             game_id: "nope".into(),
+            token: String::new(),
         })
         .await
         .unwrap_err();
@@ -382,6 +383,7 @@ async fn bad_rules_in_a_history_name_the_history_fields() {
                 })),
             }),
             moves: vec![],
+            seed: String::new(),
         })),
         r#move: Some(notation("SE@E5:F5,G5")),
     };
@@ -396,6 +398,7 @@ async fn bad_rules_in_a_history_name_the_history_fields() {
         history: Some(pb::validate_move_request::History::Moves(pb::GameHistory {
             rules: Some(pb::GameRules { game: None }),
             moves: vec![],
+            seed: String::new(),
         })),
         r#move: Some(notation("SE@E5:F5,G5")),
     };

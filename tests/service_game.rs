@@ -52,6 +52,7 @@ async fn complete_game_ends_in_a_connection_win_seen_by_a_watcher() {
                 .list_legal_moves(pb::ListLegalMovesRequest {
                     game_id: table.id.clone(),
                     seat: 0,
+                    token: String::new(),
                 })
                 .await
                 .unwrap()
@@ -79,7 +80,7 @@ async fn complete_game_ends_in_a_connection_win_seen_by_a_watcher() {
     assert_eq!(last.status, pb::GameStatus::Finished as i32);
     let outcome = last.outcome.unwrap();
     assert_eq!(outcome.reason, "CONNECTION");
-    assert_eq!(outcome.winner, pb::Seat::White as i32);
+    assert_eq!(outcome.winners.first().copied().unwrap_or(NO_SEAT), WHITE);
     assert_eq!(punct_outcome(&outcome).sides, ppb::SidePair::Rows as i32);
 
     // The watcher saw the snapshot, every move in order, then game over, then
@@ -111,7 +112,7 @@ async fn complete_game_ends_in_a_connection_win_seen_by_a_watcher() {
 
     // The snapshot shows the board: stacks bottom first, pieces, supplies.
     let game = get(&mut client, &table.id).await;
-    assert_eq!(game.to_move, pb::Seat::Unspecified as i32);
+    assert_eq!(game.to_move, NO_SEAT);
     let state = punct_state(&game);
     assert_eq!(state.board.as_ref().unwrap().spaces.len(), 211);
     let e1 = state
@@ -201,7 +202,7 @@ async fn basic_game_ends_undecided_when_the_last_piece_is_placed() {
     let outcome = r.outcome.unwrap();
     assert_eq!(outcome.reason, "LAST_PIECE");
     assert!(outcome.draw);
-    assert_eq!(outcome.winner, pb::Seat::Unspecified as i32);
+    assert_eq!(outcome.winners.first().copied().unwrap_or(NO_SEAT), NO_SEAT);
     // White placed all 18 pieces: turn 35.
     assert_eq!(r.ply, 35);
 }
@@ -225,7 +226,7 @@ async fn standard_centre_count_goes_to_the_player_on_the_centre() {
     let d = punct_outcome(&outcome);
     assert!(d.centre_white > 0);
     assert_eq!(d.centre_black, 0);
-    assert_eq!(outcome.winner, pb::Seat::White as i32);
+    assert_eq!(outcome.winners.first().copied().unwrap_or(NO_SEAT), WHITE);
 }
 
 #[tokio::test]
@@ -241,6 +242,7 @@ async fn validate_export_import_round_trip() {
     let record = client
         .export_game(pb::ExportGameRequest {
             game_id: table.id.clone(),
+            token: String::new(),
         })
         .await
         .unwrap()
@@ -259,7 +261,7 @@ async fn validate_export_import_round_trip() {
         .unwrap()
         .into_inner();
     assert!(v.legal);
-    assert_eq!(v.seat, pb::Seat::White as i32);
+    assert_eq!(v.seat, WHITE);
     assert_eq!(v.ply, 11);
     assert_eq!(v.outcome.unwrap().reason, "CONNECTION");
     // ...a fifth SE piece is not, and the answer says why...
@@ -279,6 +281,7 @@ async fn validate_export_import_round_trip() {
             history: Some(pb::validate_move_request::History::Moves(pb::GameHistory {
                 rules: Some(rules(ppb::Variant::Standard)),
                 moves: CONNECTION_GAME[..10].iter().map(|t| notation(t)).collect(),
+                seed: String::new(),
             })),
             r#move: Some(notation(CONNECTION_GAME[10])),
         })
@@ -315,6 +318,7 @@ async fn validate_export_import_round_trip() {
     let exported = client
         .export_game(pb::ExportGameRequest {
             game_id: copy.id.clone(),
+            token: String::new(),
         })
         .await
         .unwrap()
@@ -353,8 +357,11 @@ async fn referee_actions_end_games_with_their_reasons() {
         .unwrap();
     let o = g.outcome.unwrap();
     assert_eq!(
-        (o.reason.as_str(), o.winner),
-        ("RESIGNATION", pb::Seat::Black as i32)
+        (
+            o.reason.as_str(),
+            o.winners.first().copied().unwrap_or(NO_SEAT)
+        ),
+        ("RESIGNATION", BLACK)
     );
 
     let t = create(&mut client, ppb::Variant::Standard).await;
@@ -367,10 +374,7 @@ async fn referee_actions_end_games_with_their_reasons() {
         .unwrap()
         .into_inner();
     assert!(!offered.agreed);
-    assert_eq!(
-        offered.game.unwrap().draw_offered_by,
-        pb::Seat::White as i32
-    );
+    assert_eq!(offered.game.unwrap().draw_offers, [WHITE]);
     let g = client
         .accept_draw(pb::AcceptDrawRequest {
             game_id: t.id.clone(),

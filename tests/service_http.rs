@@ -114,6 +114,7 @@ async fn render(client: &mut Client, id: &str, ply: Option<u32>) -> String {
         .render_position(pb::RenderPositionRequest {
             game_id: id.to_string(),
             ply,
+            token: String::new(),
         })
         .await
         .expect("render")
@@ -403,8 +404,8 @@ async fn a_game_shows_moves_supplies_clocks_and_no_tokens() {
     let clock = &game["clock"];
     assert_eq!(clock["mode"], "fischer");
     assert_eq!(clock["running"], "white");
-    let white = clock["white_ms"].as_u64().unwrap();
-    let black = clock["black_ms"].as_u64().unwrap();
+    let white = clock["remaining_ms"]["white"].as_u64().unwrap();
+    let black = clock["remaining_ms"]["black"].as_u64().unwrap();
     assert!(white <= 302_000 && white > 290_000, "{white}");
     assert!(black <= 302_000 && black > 290_000, "{black}");
     assert_eq!(

@@ -135,6 +135,7 @@ async fn calls_beyond_the_concurrency_limit_are_refused_at_once_not_queued() {
             match c
                 .get_game(pb::GetGameRequest {
                     game_id: t.id.clone(),
+                    token: String::new(),
                 })
                 .await
             {
@@ -179,6 +180,7 @@ async fn calls_beyond_the_concurrency_limit_are_refused_at_once_not_queued() {
             .send_data(
                 grpc_frame(&pb::GetGameRequest {
                     game_id: t.id.clone(),
+                    token: String::new(),
                 }),
                 true,
             )

@@ -17,6 +17,7 @@ async fn render(
         .render_position(pb::RenderPositionRequest {
             game_id: id.to_string(),
             ply,
+            token: String::new(),
         })
         .await
         .map(tonic::Response::into_inner)

@@ -57,6 +57,7 @@ async fn legal_texts(client: &mut Client, id: &str) -> Vec<String> {
         .list_legal_moves(pb::ListLegalMovesRequest {
             game_id: id.to_string(),
             seat: 0,
+            token: String::new(),
         })
         .await
         .unwrap()
@@ -151,10 +152,7 @@ async fn late_and_resuming_watchers_miss_nothing_and_see_no_duplicates() {
     let mut resumed = watch(&mut c, &t.id, Some(1)).await;
     let first = next_item(&mut resumed).await;
     let at1 = snapshot(&first);
-    assert_eq!(
-        (at1.ply, first.sequence, at1.to_move),
-        (1, 1, pb::Seat::Black as i32)
-    );
+    assert_eq!((at1.ply, first.sequence, at1.to_move), (1, 1, BLACK));
     assert_eq!(
         punct_of(at1.last_move.as_ref().unwrap()).notation,
         CONNECTION_GAME[0]

@@ -282,6 +282,7 @@ async fn metrics_count_a_scripted_game_exactly() {
     let missing = c
         .get_game(pb::GetGameRequest {
             game_id: "0123456789abcdef0123456789abcdef".into(),
+            token: String::new(),
         })
         .await
         .unwrap_err();
@@ -508,6 +509,7 @@ async fn spans_reach_otlp_continuing_the_callers_trace() {
     // A call without a traceparent starts a trace of its own.
     c.get_game(pb::GetGameRequest {
         game_id: t.id.clone(),
+        token: String::new(),
     })
     .await
     .unwrap();

@@ -145,6 +145,7 @@ async fn two_builtin_bots_play_and_their_records_replay_through_import() {
         let original = client
             .get_game(pb::GetGameRequest {
                 game_id: game.game_id.clone(),
+                token: String::new(),
             })
             .await
             .unwrap()

@@ -65,12 +65,12 @@ fuzz_target!(|data: &[u8]| {
         // The same text through the session layer's trait: a rule refusal
         // (never "malformed": the syntax was fine), or the same move.
         let mut rules = as_rules(game);
-        let input = MoveInput::Punct(PunctMoveInput {
+        let input = MoveInput::new(PunctMoveInput {
             structured: None,
             notation: Some(notated),
         });
         match rules.play(&input) {
-            Ok(report) => assert_eq!(report.detail.notation(), canonical),
+            Ok(report) => assert_eq!(report.detail.notation, canonical),
             Err(MoveError::Illegal { reason, message }) => {
                 assert!(!reason.is_empty() && !message.is_empty());
                 assert_eq!(rules.ply(), game.position().ply());

@@ -8,10 +8,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use punct_referee::fuzzing::{Converted, convert_request};
+use punct_referee::games::{MoveError, MoveInput, PunctMoveInfo, PunctMoveInput};
 use punct_referee::service::grpc::convert;
 use punct_referee::service::grpc::games::punct::MOVE_FIELDS;
-use punct_referee::fuzzing::{Converted, convert_request};
-use punct_referee::games::{MoveError, MoveInput};
 use punct_referee_fuzz::{POSITIONS, as_rules, check_export_round_trip};
 use tonic::Code;
 use tonic_types::StatusExt;
@@ -47,8 +47,15 @@ fuzz_target!(|data: &[u8]| {
                 let wire = convert::move_pb(&report.detail);
                 let back = convert::move_input(Some(&wire), &MOVE_FIELDS)
                     .expect("a move the server sent reads back");
-                assert_eq!(back, report.detail.to_input());
-                assert_eq!(report.seat, adjudication.seat);
+                let info = report.detail.get::<PunctMoveInfo>().expect("a PÜNCT move");
+                assert_eq!(
+                    back.get::<PunctMoveInput>(),
+                    Some(&PunctMoveInput {
+                        structured: Some(info.mv),
+                        notation: Some(info.notation),
+                    })
+                );
+                assert_eq!(Some(report.seat), adjudication.seat);
             }
             Err(MoveError::Illegal { reason, message }) => {
                 assert!(!reason.is_empty() && !message.is_empty());

@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use punct_referee::games::punct::{Game, GameRecord, RuleOptions};
-use punct_referee::games::{self, Replayed, Rules};
+use punct_referee::games::{self, Replayed, Viewer};
 
 /// The sample game of the docs (a standard game White wins by connection).
 pub const SAMPLE_GAME: &str = include_str!("../../docs/pictures/sample-game.txt");
@@ -28,10 +28,10 @@ pub static POSITIONS: LazyLock<Vec<Game>> = LazyLock::new(|| {
 
 /// A fresh game of each position's options with the same moves, behind the
 /// session layer's trait.
-pub fn as_rules(game: &Game) -> Box<dyn Rules> {
-    let mut rules = games::new_game(games::GameRules::Punct(game.options()));
+pub fn as_rules(game: &Game) -> Box<dyn games::Game> {
+    let mut rules = games::new_game(&games::GameRules::new(game.options()));
     for &mv in game.moves() {
-        let input = games::MoveInput::Punct(games::PunctMoveInput {
+        let input = games::MoveInput::new(games::PunctMoveInput {
             structured: Some(mv),
             notation: None,
         });
@@ -48,23 +48,23 @@ pub fn default_game() -> Game {
 }
 
 /// Everything a client can observe of a game, to compare two games.
-pub fn observable(g: &dyn Rules) -> String {
+pub fn observable(g: &dyn games::Game) -> String {
     format!(
         "{:?}|{}|{:?}|{:?}|{:?}|{:?}|{}",
         g.rules(),
         g.ply(),
         g.to_move(),
         g.verdict(),
-        g.snapshot(),
+        g.snapshot(Viewer::Spectator),
         g.last_move(),
-        g.record(&[]),
+        g.record(&[], Viewer::Spectator),
     )
 }
 
 /// A record that imported exports to a record that imports to the same game
 /// with the same tags, and exporting that gives the same text again.
 pub fn check_export_round_trip(imported: &Replayed) {
-    let exported = imported.game.record(&imported.tags);
+    let exported = imported.game.record(&imported.tags, Viewer::Spectator);
     let again = games::import_record(&exported).unwrap_or_else(|e| {
         panic!("an exported record does not import again: {e}\n---\n{exported}")
     });
@@ -76,7 +76,7 @@ pub fn check_export_round_trip(imported: &Replayed) {
     assert_eq!(imported.tags, again.tags, "tags differ\n---\n{exported}");
     assert_eq!(imported.moves, again.moves, "move reports differ");
     assert_eq!(
-        again.game.record(&again.tags),
+        again.game.record(&again.tags, Viewer::Spectator),
         exported,
         "export is not stable"
     );

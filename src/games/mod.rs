@@ -1,206 +1,513 @@
 //! Game engines, and the one game-agnostic face the session layer sees.
 //!
-//! Each game is a pure, synchronous module with no protobuf, async, locks or
-//! I/O ([`punct`]). The session layer drives any game through the object-safe
-//! [`Rules`] trait and the small neutral types here ([`Seat`], [`Verdict`],
-//! [`MoveError`], …). The game-specific payloads ([`MoveInput`], [`MoveDetail`],
-//! [`Snapshot`], [`GameRules`]) are enums with one member per game: the session
-//! layer stores and passes them on without looking inside; the API layer
-//! converts them to and from protobuf.
+//! Each game is a pure, synchronous module of its own with no protobuf,
+//! async, locks or I/O ([`punct`]). The session layer drives any game through
+//! the object-safe [`Game`] trait and the small neutral types here: numbered
+//! [`Seat`]s, [`Verdict`]s naming the winning seats, [`MoveError`]s, a
+//! [`Setup`] seed and the [`Viewer`] a state is computed for.
+//!
+//! The game-specific payloads — the rules a game is created from
+//! ([`GameRules`], behind the [`Rules`] trait), a move as a client gave it
+//! ([`MoveInput`]), what a move did ([`MoveDetail`]), the state of a game
+//! ([`Snapshot`]) and details of an ending — are opaque to the session layer:
+//! it stores and passes them on without looking inside, and each game's
+//! protobuf conversion (in the service) reads them back with `get::<T>()`.
+//! A new game is therefore a folder here plus one line in [`GAMES`]; nothing
+//! in this file or in the session layer names a game, except that standard
+//! PÜNCT is the default rules ([`GameRules::default`]).
 
+pub mod conformance;
 pub mod punct;
 
+use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 
 pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
 
-/// A seat at the table. Every game here has two; the first moves first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Seat {
-    /// The first player (PÜNCT: white).
-    White,
-    /// The second player (PÜNCT: black).
-    Black,
-}
+/// Most seats any game may have.
+pub const MAX_SEATS: usize = 4;
+
+/// A seat at the table, numbered from 0 in the order the game seats them
+/// (the contract numbers them from 1, with 0 meaning "none": see
+/// [`Seat::number`]). The game says how many there are and what each is
+/// called ([`Game::seat_names`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Seat(u8);
 
 impl Seat {
-    /// Both seats, first first.
-    pub const BOTH: [Seat; 2] = [Seat::White, Seat::Black];
+    /// The first seat (PÜNCT: white).
+    pub const FIRST: Seat = Seat(0);
+    /// The second seat (PÜNCT: black).
+    pub const SECOND: Seat = Seat(1);
 
-    /// The other seat.
-    pub const fn opponent(self) -> Seat {
-        match self {
-            Seat::White => Seat::Black,
-            Seat::Black => Seat::White,
+    /// The seat at `index` (0-based), if a game may have it.
+    pub const fn new(index: usize) -> Option<Seat> {
+        if index < MAX_SEATS {
+            Some(Seat(index as u8))
+        } else {
+            None
         }
     }
 
-    /// 0 for the first seat, 1 for the second.
+    /// The seat numbered `number` in the contract (1-based; 0 is none).
+    pub const fn from_number(number: u32) -> Option<Seat> {
+        if number >= 1 && number as usize <= MAX_SEATS {
+            Some(Seat((number - 1) as u8))
+        } else {
+            None
+        }
+    }
+
+    /// 0 for the first seat, 1 for the second, …
     pub const fn index(self) -> usize {
-        match self {
-            Seat::White => 0,
-            Seat::Black => 1,
-        }
+        self.0 as usize
     }
 
-    /// Lower-case name (`white`, `black`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Seat::White => "white",
-            Seat::Black => "black",
-        }
+    /// The seat's number in the contract: 1 for the first seat, …
+    pub const fn number(self) -> u32 {
+        self.0 as u32 + 1
+    }
+
+    /// The seats of a game of `n` seats, first first.
+    pub fn all(n: usize) -> impl Iterator<Item = Seat> + Clone {
+        (0..n.min(MAX_SEATS)).map(|i| Seat(i as u8))
+    }
+
+    /// The seat after this one around a table of `n` seats.
+    pub const fn next(self, n: usize) -> Seat {
+        Seat(((self.0 as usize + 1) % n) as u8)
     }
 }
 
 impl fmt::Display for Seat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        write!(f, "seat {}", self.number())
     }
+}
+
+/// A set of seats (the winners of a game, the seats agreeing a draw).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SeatSet(u8);
+
+impl SeatSet {
+    /// No seat.
+    pub const EMPTY: SeatSet = SeatSet(0);
+
+    /// Just `seat`.
+    pub const fn only(seat: Seat) -> SeatSet {
+        SeatSet(1 << seat.0)
+    }
+
+    /// Every seat of a game of `n` seats.
+    pub const fn all(n: usize) -> SeatSet {
+        SeatSet(((1u16 << n) - 1) as u8)
+    }
+
+    /// Every seat of `n` but `seat`.
+    pub const fn all_but(seat: Seat, n: usize) -> SeatSet {
+        SeatSet(SeatSet::all(n).0 & !(1 << seat.0))
+    }
+
+    /// Whether `seat` is in the set.
+    pub const fn contains(self, seat: Seat) -> bool {
+        self.0 & (1 << seat.0) != 0
+    }
+
+    /// The set with `seat` added.
+    pub const fn with(self, seat: Seat) -> SeatSet {
+        SeatSet(self.0 | (1 << seat.0))
+    }
+
+    /// Whether the set holds no seat.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// How many seats it holds.
+    pub const fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// Whether every seat of `other` is in this set.
+    pub const fn covers(self, other: SeatSet) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The seats, first first.
+    pub fn iter(self) -> impl Iterator<Item = Seat> {
+        Seat::all(MAX_SEATS).filter(move |&s| self.contains(s))
+    }
+
+    /// The one seat of a set of one, else `None`.
+    pub fn single(self) -> Option<Seat> {
+        (self.len() == 1).then(|| self.iter().next()).flatten()
+    }
+}
+
+impl FromIterator<Seat> for SeatSet {
+    fn from_iter<I: IntoIterator<Item = Seat>>(iter: I) -> Self {
+        iter.into_iter().fold(SeatSet::EMPTY, SeatSet::with)
+    }
+}
+
+/// Who a state is computed for: a seat's player, or a spectator. A game
+/// with private information (hands, decks) shows each viewer only what it
+/// may see; a game without any ignores the viewer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Viewer {
+    /// Anyone without a seat token.
+    #[default]
+    Spectator,
+    /// The player of this seat (proved by its token).
+    Seat(Seat),
+}
+
+/// The seed a game's random setup is derived from (RULES.md of each seeded
+/// game gives the exact algorithm), and whether its creator supplied it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    /// 32 bytes: drawn by the server from a cryptographic RNG, or supplied.
+    pub seed: [u8; 32],
+    /// True when the creator supplied the seed instead of the server.
+    pub supplied: bool,
+}
+
+impl Setup {
+    /// The SHA-256 commitment to the seed, published from the start.
+    pub fn commitment(&self) -> [u8; 32] {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(self.seed).into()
+    }
+}
+
+/// Lower-case hex of `bytes` (seeds and commitments in records and logs).
+pub fn hex(bytes: &[u8]) -> String {
+    use fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// 32 bytes from 64 hex digits (either case), if that is what `text` is.
+pub fn parse_seed(text: &str) -> Option<[u8; 32]> {
+    let text = text.trim();
+    // Hex digits only: `from_str_radix` alone would also take a `+` sign.
+    if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+/// A value of a game's own type that the session layer carries without
+/// looking inside (see the module comment).
+pub trait Payload: Any + Send + Sync + fmt::Debug {}
+impl<T: Any + Send + Sync + fmt::Debug> Payload for T {}
+
+/// A shared, type-erased game payload; `get::<T>()` reads it back.
+#[derive(Clone)]
+pub struct Opaque(Arc<dyn Payload>);
+
+impl Opaque {
+    /// Wraps a game's value.
+    pub fn new<T: Payload>(value: T) -> Opaque {
+        Opaque(Arc::new(value))
+    }
+
+    /// The value, if it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        (&*self.0 as &dyn Any).downcast_ref()
+    }
+}
+
+impl fmt::Debug for Opaque {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The rules a game is created from: which game, with which options. Each
+/// game implements it for its options type.
+pub trait Rules: Payload {
+    /// The game's short name, as in a record's `game:` header (`punct`).
+    fn game_name(&self) -> &'static str;
+    /// The variant's short name: a neutral label for logs and metrics.
+    fn variant_name(&self) -> &'static str;
+    /// Whether the game's setup is drawn from a seed.
+    fn seeded(&self) -> bool {
+        false
+    }
+    /// Whether the creator may supply the seed (tournaments, tests).
+    fn seed_may_be_supplied(&self) -> bool {
+        self.seeded()
+    }
+    /// A new game at its start, set up from `setup` (given exactly when
+    /// [`Rules::seeded`]).
+    fn start(&self, setup: Option<Setup>) -> Box<dyn Game>;
 }
 
 /// Which game and with which options: what a session is created from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GameRules {
-    /// PÜNCT with its rule options (RULES.md §6).
-    Punct(punct::RuleOptions),
+#[derive(Clone)]
+pub struct GameRules(Arc<dyn Rules>);
+
+impl GameRules {
+    /// The rules of a game's options type.
+    pub fn new<R: Rules>(rules: R) -> GameRules {
+        GameRules(Arc::new(rules))
+    }
+
+    /// The game's options, if they are an `R`.
+    pub fn get<R: Rules>(&self) -> Option<&R> {
+        (&*self.0 as &dyn Any).downcast_ref()
+    }
+
+    /// The rules behind the trait.
+    pub fn rules(&self) -> &dyn Rules {
+        &*self.0
+    }
+
+    /// The game's short name (`punct`).
+    pub fn game_name(&self) -> &'static str {
+        self.0.game_name()
+    }
+
+    /// The variant's short name.
+    pub fn variant_name(&self) -> &'static str {
+        self.0.variant_name()
+    }
+}
+
+impl fmt::Debug for GameRules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 impl Default for GameRules {
-    /// Standard PÜNCT with the default options.
+    /// Standard PÜNCT with the default options: the service's default game.
     fn default() -> Self {
-        GameRules::Punct(punct::RuleOptions::default())
+        GameRules::new(punct::RuleOptions::default())
     }
 }
 
-impl GameRules {
-    /// The game's short name, as in a record's `game:` header.
-    pub const fn game_name(&self) -> &'static str {
-        match self {
-            GameRules::Punct(_) => "punct",
-        }
+/// A move as a client gave it, already checked for syntax by the service
+/// (each game reads its own type back; a game also accepts its own
+/// [`MoveDetail`] payload, so a listed or played move can be replayed).
+#[derive(Debug, Clone)]
+pub struct MoveInput(pub Opaque);
+
+impl MoveInput {
+    /// Wraps a game's move input.
+    pub fn new<T: Payload>(input: T) -> MoveInput {
+        MoveInput(Opaque::new(input))
     }
 
-    /// The variant's short name (PÜNCT: `standard`, `basic`): a neutral
-    /// label for logs and metrics.
-    pub const fn variant_name(&self) -> &'static str {
-        match self {
-            GameRules::Punct(options) => options.variant.name(),
-        }
+    /// The input, if it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.get()
     }
 }
 
-/// A move as a client gave it, already checked for syntax by the API layer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MoveInput {
-    /// A PÜNCT move, structured and/or as notation.
-    Punct(PunctMoveInput),
-}
-
-/// What a move (played, or legal) is, in the game's own terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MoveDetail {
-    /// A PÜNCT move with its notation, kind and landing level.
-    Punct(PunctMoveInfo),
+/// What a move (played, or legal) is, in the game's own terms, with the
+/// neutral parts the service shows and stores.
+#[derive(Debug, Clone)]
+pub struct MoveDetail {
+    /// The move's canonical notation.
+    pub notation: String,
+    /// The kind of move in the game's words (PÜNCT: `place`, `move`,
+    /// `jump`, `bridge`): a neutral label for logs and metrics.
+    pub kind: &'static str,
+    /// The game's own description of the move.
+    pub payload: Opaque,
 }
 
 impl MoveDetail {
     /// The same move as input, to play it (e.g. a move from a legal list).
     pub fn to_input(&self) -> MoveInput {
-        match self {
-            MoveDetail::Punct(info) => MoveInput::Punct(PunctMoveInput {
-                structured: Some(info.mv),
-                notation: Some(info.notation),
-            }),
-        }
+        MoveInput(self.payload.clone())
     }
 
-    /// The kind of move in the game's words (PÜNCT: `place`, `move`,
-    /// `jump`, `bridge`): a neutral label for logs and metrics.
-    pub const fn kind_name(&self) -> &'static str {
-        match self {
-            MoveDetail::Punct(info) => info.kind.name(),
-        }
+    /// The game's own description, if it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.payload.get()
     }
 
     /// The move's notation text.
-    pub fn notation(&self) -> String {
-        match self {
-            MoveDetail::Punct(info) => info.notation.to_string(),
-        }
+    pub fn notation(&self) -> &str {
+        &self.notation
     }
 }
 
-/// The game-specific state of a game at one point.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Snapshot {
-    /// A PÜNCT position with its options.
-    Punct(Box<PunctSnapshot>),
+impl PartialEq for MoveDetail {
+    /// Two details are the same move when their canonical notations are.
+    fn eq(&self, other: &Self) -> bool {
+        self.notation == other.notation && self.kind == other.kind
+    }
 }
+
+impl Eq for MoveDetail {}
+
+/// The state of a game at one point, for one viewer.
+pub trait GameState: Payload {
+    /// An SVG picture of this state, highlighting `last_move` (the move that
+    /// reached it) and, when `verdict` is a win on the board, how it was
+    /// won.
+    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String;
+}
+
+/// A game's state (see [`GameState`]), shared.
+#[derive(Clone)]
+pub struct Snapshot(Arc<dyn GameState>);
 
 impl Snapshot {
-    /// An SVG picture of this state, highlighting `last_move` (the move that
-    /// reached it) and, when `verdict` is a win on the board, how it was won.
+    /// Wraps a game's state.
+    pub fn new<S: GameState>(state: S) -> Snapshot {
+        Snapshot(Arc::new(state))
+    }
+
+    /// The state, if it is an `S`.
+    pub fn get<S: GameState>(&self) -> Option<&S> {
+        (&*self.0 as &dyn Any).downcast_ref()
+    }
+
+    /// An SVG picture (see [`GameState::svg`]).
     pub fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
-        match (self, last_move) {
-            (Snapshot::Punct(s), Some(MoveDetail::Punct(m))) => s.svg(Some(m), verdict),
-            (Snapshot::Punct(s), None) => s.svg(None, verdict),
-        }
+        self.0.svg(last_move, verdict)
     }
 }
 
-/// Game-specific details of how a game ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VerdictDetail {
-    /// PÜNCT: the engine's outcome (sides joined, centre count).
-    Punct(punct::Outcome),
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 /// How a game ended, in neutral terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Verdict {
-    /// The winner, or `None` for a draw.
-    pub winner: Option<Seat>,
+    /// The winning seats (a team wins together); empty for a draw or a game
+    /// nobody won (aborted).
+    pub winners: SeatSet,
     /// Stable upper-case name of why it ended (`CONNECTION`, `RESIGNATION`, …).
     pub reason: &'static str,
-    /// Game-specific details.
-    pub detail: VerdictDetail,
+    /// Each seat's score, first seat first, where the game keeps scores
+    /// (captures, rounds won); empty otherwise.
+    pub scores: Vec<i64>,
+    /// Game-specific details, if the game has any.
+    pub detail: Option<Opaque>,
 }
 
-/// A move accepted by [`Rules::play`] (or one of [`Rules::legal_moves`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl Verdict {
+    /// A verdict with `winners` and no scores or details.
+    pub fn new(winners: SeatSet, reason: &'static str) -> Verdict {
+        Verdict {
+            winners,
+            reason,
+            scores: Vec::new(),
+            detail: None,
+        }
+    }
+
+    /// The single winner, if one seat won alone.
+    pub fn winner(&self) -> Option<Seat> {
+        self.winners.single()
+    }
+
+    /// Whether nobody won.
+    pub fn is_draw(&self) -> bool {
+        self.winners.is_empty()
+    }
+
+    /// The game's details, if they are a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.detail.as_ref().and_then(Opaque::get)
+    }
+}
+
+impl PartialEq for Verdict {
+    /// Same winners, reason and scores (details follow from the game).
+    fn eq(&self, other: &Self) -> bool {
+        self.winners == other.winners && self.reason == other.reason && self.scores == other.scores
+    }
+}
+
+impl Eq for Verdict {}
+
+/// A move accepted by [`Game::play`] (or one of [`Game::legal_moves`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MoveReport {
     /// Who moved (or would move).
     pub seat: Seat,
     /// The ply after the move.
     pub ply: u32,
+    /// Who moves next, as the game decides (`None` when the move ended the
+    /// game).
+    pub next: Option<Seat>,
     /// How the game ended, if this move ended it.
     pub verdict: Option<Verdict>,
     /// The move itself, in the game's terms.
     pub detail: MoveDetail,
 }
 
-/// A referee action that ends a game outside the board rules.
+/// A referee action that ends a game outside the board rules. The game
+/// decides who wins ([`Game::conclude`]); [`Ending::default_verdict`] is the
+/// usual answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
-    /// `loser` gave up; the other seat wins.
+    /// `loser` gave up.
     Resignation {
         /// The seat that resigned.
         loser: Seat,
     },
-    /// Both seats agreed a draw.
+    /// Every seat agreed a draw.
     DrawAgreement,
-    /// The game was called off before it really started: nobody wins.
+    /// The game was called off before every seat had moved: nobody wins.
     Aborted,
-    /// `loser` ran out of time on the clock; the other seat wins.
+    /// `loser` ran out of time on the clock.
     Timeout {
         /// The seat whose flag fell.
         loser: Seat,
     },
-    /// `loser` left the game (claimed by the opponent); the other seat wins.
+    /// `loser` left the game (claimed by another seat).
     Abandoned {
         /// The seat that left.
         loser: Seat,
     },
+}
+
+impl Ending {
+    /// The stable name of the ending (`RESIGNATION`, `DRAW_AGREEMENT`,
+    /// `ABORTED`, `TIMEOUT`, `ABANDONED`).
+    pub const fn reason(self) -> &'static str {
+        match self {
+            Ending::Resignation { .. } => "RESIGNATION",
+            Ending::DrawAgreement => "DRAW_AGREEMENT",
+            Ending::Aborted => "ABORTED",
+            Ending::Timeout { .. } => "TIMEOUT",
+            Ending::Abandoned { .. } => "ABANDONED",
+        }
+    }
+
+    /// The usual verdict in a game of `seats` seats: a seat that resigns,
+    /// runs out of time or leaves loses and every other seat wins together
+    /// (with two seats: the opponent wins); a draw or an abort has no
+    /// winner. Games with other rules (e.g. play goes on without the seat)
+    /// decide otherwise in [`Game::conclude`].
+    pub fn default_verdict(self, seats: usize) -> Verdict {
+        let winners = match self {
+            Ending::Resignation { loser }
+            | Ending::Timeout { loser }
+            | Ending::Abandoned { loser } => SeatSet::all_but(loser, seats),
+            Ending::DrawAgreement | Ending::Aborted => SeatSet::EMPTY,
+        };
+        Verdict::new(winners, self.reason())
+    }
 }
 
 /// Why a move (or a referee action) was refused. A refused move changes
@@ -233,7 +540,8 @@ pub enum MoveError {
 pub struct RecordError {
     /// The 1-based line of the record at fault, if any.
     pub line: Option<usize>,
-    /// For an illegal move in the record: the rule broken.
+    /// The rule broken (an illegal move in the record), or why the record
+    /// is refused as a whole (`UNKNOWN_GAME`, `SEED_NOT_REVEALED`, …).
     pub reason: Option<&'static str>,
     /// What is wrong.
     pub message: String,
@@ -243,7 +551,7 @@ pub struct RecordError {
 #[derive(Debug)]
 pub struct Replayed {
     /// The game after the last move (concluded if the record says so).
-    pub game: Box<dyn Rules>,
+    pub game: Box<dyn Game>,
     /// Every move, in order, as played.
     pub moves: Vec<MoveReport>,
     /// The record's free header tags (`event: …`), in order.
@@ -251,57 +559,156 @@ pub struct Replayed {
 }
 
 /// One game in progress or finished: what the session layer holds per
-/// session. Object safe, so a session keeps a `Box<dyn Rules>` whatever the
+/// session. Object safe, so a session keeps a `Box<dyn Game>` whatever the
 /// game. Implementations are pure and synchronous.
-pub trait Rules: Send + Sync + fmt::Debug {
+pub trait Game: Send + Sync + fmt::Debug {
     /// The game and its options.
     fn rules(&self) -> GameRules;
+    /// What each seat is called (`white`, `black`, …), in seat order: as
+    /// many as the game has seats (2..=[`MAX_SEATS`]).
+    fn seat_names(&self) -> &'static [&'static str];
     /// Turns played.
     fn ply(&self) -> u32;
-    /// Whose turn it is (whose it would be, once the game is over).
-    fn to_move(&self) -> Seat;
+    /// Whose turn it is; `None` once the game is over.
+    fn to_move(&self) -> Option<Seat>;
     /// How the game ended, or `None` while it goes on.
     fn verdict(&self) -> Option<Verdict>;
+    /// The seed the game was set up from, for a seeded game.
+    fn setup(&self) -> Option<Setup> {
+        None
+    }
     /// Checks and plays `mv` for the player to move. Refused moves change
     /// nothing.
     fn play(&mut self, mv: &MoveInput) -> Result<MoveReport, MoveError>;
     /// The legal moves of the player to move, sorted by notation (none once
     /// the game is over).
     fn legal_moves(&self) -> Vec<MoveReport>;
-    /// The state now.
-    fn snapshot(&self) -> Snapshot;
-    /// The state after the first `ply` moves, or `None` past the current ply.
-    /// Referee endings are not part of it; board endings are.
-    fn snapshot_at(&self, ply: u32) -> Option<Snapshot>;
+    /// The state now, as `viewer` may see it.
+    fn snapshot(&self, viewer: Viewer) -> Snapshot;
+    /// The state after the first `ply` moves as `viewer` may see it, or
+    /// `None` past the current ply. Referee endings are not part of it;
+    /// board endings are.
+    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<Snapshot>;
+    /// Whether some viewer may not see everything (hands, decks): then the
+    /// service computes snapshots, moves and events per viewer. Games
+    /// without private information keep the default, `false`.
+    fn hides_information(&self) -> bool {
+        false
+    }
+    /// A move as `viewer` may see it (a game with private information hides
+    /// what the viewer may not know; the default shows everything).
+    fn redact(&self, detail: &MoveDetail, _viewer: Viewer) -> MoveDetail {
+        detail.clone()
+    }
     /// The last move played, if any.
     fn last_move(&self) -> Option<MoveDetail>;
-    /// The game record text (RULES.md §7), with `tags` as header lines.
-    fn record(&self, tags: &[(String, String)]) -> String;
-    /// Ends the game by a referee action. Refused (`GAME_OVER`) once over.
+    /// The game record text (the game's RULES.md), with `tags` as header
+    /// lines, as `viewer` may see it. A seeded game's record carries the
+    /// seed's commitment, and the seed itself once the game is over.
+    fn record(&self, tags: &[(String, String)], viewer: Viewer) -> String;
+    /// Ends the game by a referee action, with the winners the game's rules
+    /// give. Refused (`GAME_OVER`) once over.
     fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError>;
     /// A copy, for trying a move without playing it.
-    fn clone_box(&self) -> Box<dyn Rules>;
+    fn clone_box(&self) -> Box<dyn Game>;
     /// Whether `input`, given in the position after `ply` moves of this
     /// game, names the move `played` (how a retried request is recognised,
     /// however the client wrote the move the first time).
     fn same_move(&self, ply: u32, input: &MoveInput, played: &MoveDetail) -> bool;
-    /// The rules as a record header: [`import_record`] of this header
-    /// followed by move lines replays a game under the same rules (what
-    /// storage keeps to rebuild a game).
+    /// The rules as a record header: [`Importer`] of this header followed
+    /// by move lines replays a game under the same rules (what storage keeps
+    /// to rebuild a game). Never contains the seed.
     fn rules_header(&self) -> String;
 }
 
-/// A new game at its start position.
-pub fn new_game(rules: GameRules) -> Box<dyn Rules> {
-    match rules {
-        GameRules::Punct(options) => Box::new(punct::referee::PunctGame::new(options)),
+/// Reads and replays a game record of one game. `seed` is given only by the
+/// server itself (rebuilding a stored game whose seed it kept): without it,
+/// a record of an unfinished seeded game is refused (`SEED_NOT_REVEALED`),
+/// since replaying it would need, and leak, the secret seed.
+pub type Importer = fn(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError>;
+
+/// Every game of this build: its record name and its importer.
+pub const GAMES: &[(&str, Importer)] = &[("punct", punct::referee::import)];
+
+/// The games a server knows: [`GAMES`], plus any a caller adds (the tests'
+/// own games).
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    games: Vec<(&'static str, Importer)>,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog {
+            games: GAMES.to_vec(),
+        }
     }
 }
 
-/// Rebuilds a game from `moves`, checking each; the error gives the index of
-/// the first refused move.
-pub fn replay_moves(rules: GameRules, moves: &[MoveInput]) -> Result<Replayed, (usize, MoveError)> {
-    let mut game = new_game(rules);
+impl Catalog {
+    /// The catalog with one more game.
+    pub fn with(mut self, name: &'static str, importer: Importer) -> Catalog {
+        self.games.push((name, importer));
+        self
+    }
+
+    /// Reads and replays a game record (each game's RULES.md). The record's
+    /// `game:` header picks the game (PÜNCT when absent); an unknown game is
+    /// refused (`UNKNOWN_GAME`). See [`Importer`] for `seed`.
+    pub fn import(&self, text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> {
+        let name = record_game(text).unwrap_or("punct");
+        let Some((_, import)) = self
+            .games
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        else {
+            return Err(RecordError {
+                line: None,
+                reason: Some("UNKNOWN_GAME"),
+                message: format!(
+                    "unknown game `{name}` (known: {})",
+                    self.games
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        };
+        import(text, seed)
+    }
+}
+
+/// The value of a record's `game:` header line, if it has one before the
+/// first blank line.
+fn record_game(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            key.trim()
+                .eq_ignore_ascii_case("game")
+                .then(|| value.trim())
+        })
+}
+
+/// A new game of `rules` at its start position (an unseeded game; see
+/// [`Rules::start`] for seeded ones).
+pub fn new_game(rules: &GameRules) -> Box<dyn Game> {
+    rules.rules().start(None)
+}
+
+/// Rebuilds a game from `moves` from its start (set up from `setup` for a
+/// seeded game), checking each; the error gives the index of the first
+/// refused move.
+pub fn replay_moves(
+    rules: &GameRules,
+    setup: Option<Setup>,
+    moves: &[MoveInput],
+) -> Result<Replayed, (usize, MoveError)> {
+    let mut game = rules.rules().start(setup);
     let mut played = Vec::with_capacity(moves.len());
     for (i, mv) in moves.iter().enumerate() {
         played.push(game.play(mv).map_err(|e| (i, e))?);
@@ -313,8 +720,23 @@ pub fn replay_moves(rules: GameRules, moves: &[MoveInput]) -> Result<Replayed, (
     })
 }
 
-/// Reads and replays a game record (RULES.md §7). The `game:` header picks
-/// the game (PÜNCT when absent).
+/// Reads and replays a game record of any game of [`GAMES`] (see
+/// [`Catalog::import`]).
 pub fn import_record(text: &str) -> Result<Replayed, RecordError> {
-    punct::referee::import(text)
+    Catalog::default().import(text, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_read_back_from_hex_and_nothing_else() {
+        let seed: [u8; 32] = std::array::from_fn(|i| (i * 37) as u8);
+        assert_eq!(parse_seed(&hex(&seed)), Some(seed));
+        assert_eq!(parse_seed(&hex(&seed).to_uppercase()), Some(seed));
+        assert_eq!(parse_seed(&"+f".repeat(32)), None, "a sign is no digit");
+        assert_eq!(parse_seed(&"0".repeat(63)), None);
+        assert_eq!(parse_seed(&"g".repeat(64)), None);
+    }
 }

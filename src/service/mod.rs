@@ -154,6 +154,37 @@ pub async fn run_with_http(
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let store = open_store(&options)?;
+    let stop = CancellationToken::new();
+    let http_task = http.map(|port| spawn_http(port, store.clone(), stop.clone()));
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_service_status(SERVICE_NAME, ServingStatus::Serving)
+        .await;
+    let sweeper = tokio::spawn(sweep(store.clone(), options.sweep_interval, stop.clone()));
+    let (signal, drain_started) = drain_signal(shutdown, health, stop.clone());
+    let result = serve_grpc(
+        listener,
+        &options,
+        store,
+        health_service,
+        &stop,
+        signal,
+        drain_started,
+    )
+    .await;
+    stop.cancel();
+    let _ = sweeper.await;
+    if let Some(task) = http_task {
+        finish_http(task, options.drain_timeout).await;
+    }
+    tracing::info!("stopped");
+    result
+}
+
+/// Opens the storage and the session store on it, with every unfinished
+/// game the storage holds recovered.
+fn open_store(options: &ServerOptions) -> Result<Arc<SessionStore>, ServeError> {
     let storage = options
         .storage
         .open()
@@ -177,31 +208,73 @@ pub async fn run_with_http(
             "storage open; unfinished games recovered"
         ),
     }
-    let stop = CancellationToken::new();
-    let http_task = http.map(|port| {
-        let router = http::router(http::WebState {
-            store: store.clone(),
-            shutdown: stop.clone(),
-            metrics: port.metrics,
-        });
-        // As on the gRPC side: an event written right after a request's
-        // answer must not wait for a delayed ACK.
-        let listener = port.listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let stopped = stop.clone();
-        tokio::spawn(
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stopped.cancelled().await })
-                .into_future(),
-        )
+    Ok(store)
+}
+
+/// Serves the HTTP router on `port` until `stop`.
+fn spawn_http(
+    port: HttpPort,
+    store: Arc<SessionStore>,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<std::io::Result<()>> {
+    let router = http::router(http::WebState {
+        store,
+        shutdown: stop.clone(),
+        metrics: port.metrics,
     });
+    // As on the gRPC side: an event written right after a request's answer
+    // must not wait for a delayed ACK.
+    let listener = port.listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    tokio::spawn(
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .into_future(),
+    )
+}
 
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_service_status(SERVICE_NAME, ServingStatus::Serving)
-        .await;
+/// The future that starts the drain once `shutdown` resolves (health turns
+/// NOT_SERVING, `stop` is cancelled so open streams end), and a receiver
+/// told when it has started.
+fn drain_signal(
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    health: tonic_health::server::HealthReporter,
+    stop: CancellationToken,
+) -> (
+    impl Future<Output = ()> + Send + 'static,
+    tokio::sync::oneshot::Receiver<()>,
+) {
+    let (drain_started_tx, drain_started) = tokio::sync::oneshot::channel::<()>();
+    let signal = async move {
+        shutdown.await;
+        tracing::info!("shutting down: draining");
+        health
+            .set_service_status("", ServingStatus::NotServing)
+            .await;
+        health
+            .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
+            .await;
+        stop.cancel();
+        let _ = drain_started_tx.send(());
+    };
+    (signal, drain_started)
+}
 
+/// Serves gRPC (the referee, health, reflection) on `listener` until
+/// `signal`, then drains for at most the drain timeout once
+/// `drain_started` fires.
+async fn serve_grpc(
+    listener: TcpListener,
+    options: &ServerOptions,
+    store: Arc<SessionStore>,
+    health_service: tonic_health::pb::health_server::HealthServer<
+        impl tonic_health::pb::health_server::Health,
+    >,
+    stop: &CancellationToken,
+    signal: impl Future<Output = ()> + Send + 'static,
+    drain_started: tokio::sync::oneshot::Receiver<()>,
+) -> Result<(), ServeError> {
     let reflection = || {
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
@@ -211,31 +284,11 @@ pub async fn run_with_http(
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
-
-    let referee = RefereeApi::new(store.clone(), stop.clone())
-        .with_max_watch_streams(options.max_watch_streams);
+    let referee =
+        RefereeApi::new(store, stop.clone()).with_max_watch_streams(options.max_watch_streams);
     let referee = RefereeServiceServer::new(referee)
         .max_decoding_message_size(options.max_message_bytes)
         .max_encoding_message_size(options.max_message_bytes);
-
-    let sweeper = tokio::spawn(sweep(store.clone(), options.sweep_interval, stop.clone()));
-
-    let (drain_started_tx, drain_started) = tokio::sync::oneshot::channel::<()>();
-    let signal = {
-        let stop = stop.clone();
-        async move {
-            shutdown.await;
-            tracing::info!("shutting down: draining");
-            health
-                .set_service_status("", ServingStatus::NotServing)
-                .await;
-            health
-                .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
-                .await;
-            stop.cancel();
-            let _ = drain_started_tx.send(());
-        }
-    };
 
     // Socket options must be set on the incoming stream itself: the builder's
     // tcp_nodelay/tcp_keepalive only apply when tonic binds. Without nodelay,
@@ -259,7 +312,7 @@ pub async fn run_with_http(
     tokio::pin!(serve);
 
     let drain_timeout = options.drain_timeout;
-    let result = tokio::select! {
+    tokio::select! {
         result = &mut serve => result.map_err(ServeError::from),
         _ = async {
             if drain_started.await.is_ok() {
@@ -271,21 +324,19 @@ pub async fn run_with_http(
             tracing::warn!(?drain_timeout, "drain timed out: closing remaining connections");
             Ok(())
         }
-    };
-    stop.cancel();
-    let _ = sweeper.await;
-    if let Some(task) = http_task {
-        // Idle keep-alive connections close at once and event streams end on
-        // `stop`; a request still running gets the drain bound.
-        match tokio::time::timeout(drain_timeout, task).await {
-            Ok(Ok(Ok(()))) => {}
-            Ok(Ok(Err(e))) => tracing::warn!("HTTP server: {e}"),
-            Ok(Err(e)) => tracing::warn!("HTTP server task: {e}"),
-            Err(_) => tracing::warn!(?drain_timeout, "HTTP drain timed out"),
-        }
     }
-    tracing::info!("stopped");
-    result
+}
+
+/// Waits for the HTTP server to stop: idle keep-alive connections close at
+/// once and event streams end on `stop`; a request still running gets the
+/// drain bound.
+async fn finish_http(task: tokio::task::JoinHandle<std::io::Result<()>>, drain_timeout: Duration) {
+    match tokio::time::timeout(drain_timeout, task).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::warn!("HTTP server: {e}"),
+        Ok(Err(e)) => tracing::warn!("HTTP server task: {e}"),
+        Err(_) => tracing::warn!(?drain_timeout, "HTTP drain timed out"),
+    }
 }
 
 /// Drops expired games every `every` until `stop`.

@@ -2,11 +2,13 @@
 //! ([`client`]), the load generator ([`load`]), bot tournaments
 //! ([`tournament`]) and their bots ([`bots`]), and the engine commands
 //! `perft`, `legal`, `show` ([`engine`]). Everything here talks to the
-//! service over gRPC (or runs an engine directly); nothing in
+//! service over gRPC through one shared layer ([`rpc`]: addresses, seat
+//! tokens, moves by notation), or runs an engine directly; nothing in
 //! [`crate::service`] imports it.
 
 pub mod bots;
 pub mod client;
 pub mod engine;
 pub mod load;
+pub mod rpc;
 pub mod tournament;

@@ -199,19 +199,26 @@ pub async fn create(client: &mut Client, variant: ppb::Variant) -> Table {
     table_of(r.game.expect("game"), &r.seats)
 }
 
+/// PÜNCT's seats in the contract: 1 is white, 2 black, 0 none.
+pub const WHITE: u32 = 1;
+/// See [`WHITE`].
+pub const BLACK: u32 = 2;
+/// No seat (nobody to move, no winner).
+pub const NO_SEAT: u32 = 0;
+
 pub fn table_of(game: pb::Game, seats: &[pb::SeatToken]) -> Table {
-    let token = |seat: pb::Seat| {
+    let token = |seat: u32| {
         seats
             .iter()
-            .find(|s| s.seat == seat as i32)
+            .find(|s| s.seat == seat)
             .expect("seat token")
             .token
             .clone()
     };
     Table {
         id: game.game_id,
-        white: token(pb::Seat::White),
-        black: token(pb::Seat::Black),
+        white: token(WHITE),
+        black: token(BLACK),
     }
 }
 
@@ -238,6 +245,7 @@ pub async fn get(client: &mut Client, id: &str) -> pb::Game {
     client
         .get_game(pb::GetGameRequest {
             game_id: id.to_string(),
+            token: String::new(),
         })
         .await
         .expect("get")

@@ -99,6 +99,43 @@ export class RefereeError extends Error {
 /** The notation text of a move message. */
 export const notation = (move) => move?.punct?.notation;
 
+/** A seat is a number (1 for the first seat, 2 for the second, …); 0 is "no
+ * seat" (nobody to move once the game is over, no winner). */
+export const NO_SEAT = 0;
+
+/** The game's name for seat number `seat` (PÜNCT: 1 "white", 2 "black"),
+ * from `Game.seats` (or `GameSummary.seats`); '' for NO_SEAT or a number the
+ * game has no seat for. */
+export function seatName(game, seat) {
+  return game.seats.find((s) => s.number === seat)?.name ?? '';
+}
+
+/** The number of the seat the game calls `name`; throws if there is none. */
+export function seatNumber(game, name) {
+  const found = game.seats.find((s) => s.name === name);
+  if (!found) throw new Error(`no seat named ${name} (seats: ${game.seats.map((s) => s.name).join(', ')})`);
+  return found.number;
+}
+
+/** A game just created or imported, with one secret token per seat. */
+export class Table {
+  constructor(reply) {
+    this.game = reply.game;
+    this.gameId = reply.game.game_id;
+    /** The SeatTokens as returned, in seat order ({ seat, token, name }). */
+    this.seats = reply.seats;
+    /** The tokens in seat order: `tokens[0]` is seat 1's. */
+    this.tokens = reply.seats.map((s) => s.token);
+  }
+
+  /** The token of a seat, by number (1, 2, …) or by name ('white'). */
+  token(seat) {
+    const found = this.seats.find((s) => s.seat === seat || s.name === seat);
+    if (!found) throw new Error(`no seat ${seat} in this game`);
+    return found.token;
+  }
+}
+
 /** The referee service at `target` (host:port). */
 export class RefereeClient {
   constructor(target, { timeoutMs = 10_000 } = {}) {
@@ -128,19 +165,22 @@ export class RefereeClient {
     return reply.status === 'SERVING';
   }
 
-  /** Creates a PÜNCT game; returns `{ game, tokens: { SEAT_WHITE, SEAT_BLACK } }`. */
+  /** Creates a PÜNCT game; returns a Table with every seat's token. */
   async createGame({ variant = 'VARIANT_STANDARD', labels = {} } = {}) {
     const reply = await this.#call(this.stub, 'CreateGame', { rules: { punct: { variant } }, labels });
-    return table(reply);
+    return new Table(reply);
   }
 
-  async getGame(gameId) {
-    return (await this.#call(this.stub, 'GetGame', { game_id: gameId })).game;
+  /** A snapshot: a spectator's view, or with a seat's `token` that seat's
+   * (`Game.viewer` says whose). */
+  async getGame(gameId, { token = '' } = {}) {
+    return (await this.#call(this.stub, 'GetGame', { game_id: gameId, token })).game;
   }
 
-  /** The legal moves of the player to move, with the ply they answer. */
-  legalMoves(gameId) {
-    return this.#call(this.stub, 'ListLegalMoves', { game_id: gameId });
+  /** The legal moves of the player to move (or of seat number `seat`: empty
+   * unless it is to move), with the ply they answer. */
+  legalMoves(gameId, { seat = NO_SEAT, token = '' } = {}) {
+    return this.#call(this.stub, 'ListLegalMoves', { game_id: gameId, seat, token });
   }
 
   /** Submits a move in notation for the seat of `token`. */
@@ -153,23 +193,35 @@ export class RefereeClient {
     });
   }
 
-  /** A readable stream of WatchGameResponse messages; errors are RefereeErrors. */
-  watch(gameId) {
-    const call = this.stub.WatchGame({ game_id: gameId });
-    return call;
+  /** The seat of `token` gives up; resolves to the finished game. */
+  async resign(gameId, token) {
+    return (await this.#call(this.stub, 'Resign', { game_id: gameId, token })).game;
   }
 
-  async exportGame(gameId) {
-    return (await this.#call(this.stub, 'ExportGame', { game_id: gameId })).record;
+  /** Offers a draw (or joins the standing offer): `{ agreed, game }`. */
+  offerDraw(gameId, token) {
+    return this.#call(this.stub, 'OfferDraw', { game_id: gameId, token });
+  }
+
+  /** Accepts the standing draw offer: `{ game, agreed }`. */
+  acceptDraw(gameId, token) {
+    return this.#call(this.stub, 'AcceptDraw', { game_id: gameId, token });
+  }
+
+  /** A readable stream of WatchGameResponse messages (pass the 'error' event
+   * through RefereeError.fromServiceError). With a seat's `token` the watcher
+   * is that seat's player, present while it watches. */
+  watch(gameId, { fromPly, token = '' } = {}) {
+    const request = { game_id: gameId, token };
+    if (fromPly !== undefined) request.from_ply = fromPly;
+    return this.stub.WatchGame(request);
+  }
+
+  async exportGame(gameId, { token = '' } = {}) {
+    return (await this.#call(this.stub, 'ExportGame', { game_id: gameId, token })).record;
   }
 
   async importGame(record) {
-    return table(await this.#call(this.stub, 'ImportGame', { record }));
+    return new Table(await this.#call(this.stub, 'ImportGame', { record }));
   }
-}
-
-function table(reply) {
-  const tokens = {};
-  for (const seat of reply.seats) tokens[seat.seat] = seat.token;
-  return { game: reply.game, gameId: reply.game.game_id, tokens };
 }

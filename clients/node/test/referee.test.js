@@ -1,12 +1,13 @@
 // The referee through the Node client: whole games between two bots that
 // choose from ListLegalMoves, refused moves with decoded details, a watched
-// game, health and records. The server's address comes in PUNCT_SERVER
-// (scripts/test-clients.sh starts one).
+// game, health and records; the numbered seats with their names, per-seat
+// presence, a resignation's winners and an agreed draw. The server's address
+// comes in PUNCT_SERVER (scripts/test-clients.sh starts one).
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { RefereeClient, RefereeError, notation } from '../src/client.js';
+import { NO_SEAT, RefereeClient, RefereeError, notation, seatName, seatNumber } from '../src/client.js';
 import grpc from '@grpc/grpc-js';
 
 let client;
@@ -36,9 +37,9 @@ async function playOut(table, seed, maxPlies = 400) {
   const played = [];
   for (let i = 0; i < maxPlies; i++) {
     const legal = await client.legalMoves(table.gameId);
-    if (legal.to_move === 'SEAT_UNSPECIFIED') return played;
+    if (legal.to_move === NO_SEAT) return played;
     const choice = notation(legal.moves[Math.floor(random() * legal.moves.length)]);
-    const reply = await client.play(table.gameId, table.tokens[legal.to_move], choice, legal.ply);
+    const reply = await client.play(table.gameId, table.token(legal.to_move), choice, legal.ply);
     assert.equal(reply.ply, legal.ply + 1);
     assert.equal(reply.seat, legal.to_move);
     played.push(notation(reply.move));
@@ -64,7 +65,7 @@ test('health reports the referee serving', async () => {
 test('two bots play complete games that replay through import', async () => {
   for (const seed of [1, 2]) {
     const table = await client.createGame({ variant: 'VARIANT_BASIC', labels: { suite: 'node' } });
-    assert.deepEqual(Object.keys(table.tokens).sort(), ['SEAT_BLACK', 'SEAT_WHITE']);
+    assert.deepEqual(table.seats.map((s) => [s.seat, s.name]), [[1, 'white'], [2, 'black']]);
     const moves = await playOut(table, seed);
     const game = await client.getGame(table.gameId);
     assert.equal(game.status, 'GAME_STATUS_FINISHED');
@@ -85,8 +86,8 @@ test('two bots play complete games that replay through import', async () => {
 
 test('a refused move carries its rule in the decoded details', async () => {
   const table = await client.createGame();
-  const white = table.tokens.SEAT_WHITE;
-  const black = table.tokens.SEAT_BLACK;
+  const white = table.token('white');
+  const black = table.token('black');
   await client.play(table.gameId, white, 'SE@E5:F5,G5', 0);
 
   const illegal = await refusal(client.play(table.gameId, black, 'SE@E5:F5,G5', 1));
@@ -136,4 +137,85 @@ test('a watcher sees every move, then the end', async () => {
   assert.deepEqual(events.map((e) => Number(e.sequence)), moves.map((_, i) => i + 1).concat(moves.length + 1));
   assert.deepEqual(events.slice(0, -1).map((e) => notation(e.move_applied.move)), moves);
   assert.deepEqual(events.at(-1).game_over.outcome, (await client.getGame(table.gameId)).outcome);
+});
+
+const presence = (game) => game.presence.seats.map((p) => [p.seat, p.connected]);
+
+test('seats are numbered and named, presence is per seat, a resignation has winners', async () => {
+  const table = await client.createGame();
+  const { game } = table;
+  // The game names its seats; the tokens come in seat order with the same names.
+  assert.deepEqual(game.seats.map((s) => [s.number, s.name]), [[1, 'white'], [2, 'black']]);
+  assert.deepEqual(table.seats.map((s) => [s.seat, s.name]), [[1, 'white'], [2, 'black']]);
+  assert.deepEqual(table.tokens, [table.token(1), table.token(2)]);
+  assert.equal(table.token(seatNumber(game, 'black')), table.token('black'));
+  assert.equal(game.to_move, 1);
+  assert.equal(seatName(game, game.to_move), 'white');
+  assert.equal(seatName(game, NO_SEAT), '');
+  // No clock: no per-seat times, no running clock.
+  assert.deepEqual(game.clock.remaining_ms, []);
+  assert.equal(game.clock.running, NO_SEAT);
+  // A spectator's view without a token; a seat's view with its token.
+  assert.equal((await client.getGame(table.gameId)).viewer, NO_SEAT);
+  assert.equal((await client.getGame(table.gameId, { token: table.token('black') })).viewer, 2);
+  // Presence: one entry per seat, in seat order, nobody watching yet.
+  assert.deepEqual(presence(await client.getGame(table.gameId)), [[1, false], [2, false]]);
+
+  // White watches with its token and counts as present; black does not.
+  const stream = client.watch(table.gameId, { token: table.token('white') });
+  const items = [];
+  const ended = new Promise((resolve, reject) => {
+    stream.on('data', (item) => {
+      items.push(item);
+      if (item.event?.kind === 'game_over') resolve();
+    });
+    stream.on('error', (e) => reject(RefereeError.fromServiceError(e)));
+  });
+  await new Promise((resolve) => stream.once('data', resolve));
+  assert.equal(items[0].item, 'snapshot');
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const now = presence(await client.getGame(table.gameId));
+    if (JSON.stringify(now) === JSON.stringify([[1, true], [2, false]])) break;
+    assert.ok(Date.now() < deadline, JSON.stringify(now));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal((await client.getGame(table.gameId)).presence.seats[0].away_ms, '0');
+
+  // Only the seat to move has legal moves.
+  assert.ok((await client.legalMoves(table.gameId, { seat: 1 })).moves.length > 0);
+  assert.equal((await client.legalMoves(table.gameId, { seat: 2 })).moves.length, 0);
+
+  const reply = await client.play(table.gameId, table.token('white'), 'SE@E5:F5,G5', 0);
+  assert.deepEqual([reply.seat, reply.to_move], [1, 2]);
+  // Black resigns: white, the other seat, is the only winner.
+  const over = await client.resign(table.gameId, table.token('black'));
+  assert.equal(over.status, 'GAME_STATUS_FINISHED');
+  assert.equal(over.outcome.reason, 'RESIGNATION');
+  assert.deepEqual(over.outcome.winners, [1]);
+  assert.equal(over.outcome.draw, false);
+  assert.deepEqual(over.outcome.winners.map((w) => seatName(over, w)), ['white']);
+  assert.equal(over.to_move, NO_SEAT);
+  // The watcher saw the move, then the same ending.
+  await ended;
+  stream.cancel();
+  const events = items.filter((i) => i.item === 'event').map((i) => i.event);
+  assert.deepEqual([events[0].move_applied.seat, events[0].move_applied.to_move], [1, 2]);
+  assert.deepEqual(events.at(-1).game_over.outcome.winners, [1]);
+  assert.deepEqual(events.at(-1).game_over.outcome, (await client.getGame(table.gameId)).outcome);
+});
+
+test('a draw is agreed by every seat', async () => {
+  const table = await client.createGame();
+  await client.play(table.gameId, table.token('white'), 'SE@E5:F5,G5', 0);
+  const offered = await client.offerDraw(table.gameId, table.token('black'));
+  assert.equal(offered.agreed, false);
+  assert.deepEqual(offered.game.draw_offers, [2]);
+  assert.deepEqual((await client.getGame(table.gameId)).draw_offers, [2]);
+  const accepted = await client.acceptDraw(table.gameId, table.token('white'));
+  assert.equal(accepted.agreed, true);
+  assert.equal(accepted.game.outcome.draw, true);
+  assert.deepEqual(accepted.game.outcome.winners, []);
+  assert.equal(accepted.game.outcome.reason, 'DRAW_AGREEMENT');
+  assert.deepEqual(accepted.game.draw_offers, []);
 });

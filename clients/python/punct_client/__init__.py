@@ -32,12 +32,16 @@ __all__ = [
     "Table",
     "punct_pb2",
     "referee_pb2",
+    "NO_SEAT",
     "SERVICE_NAME",
+    "seat_name",
+    "seat_number",
 ]
 
 SERVICE_NAME = "referee.v1.RefereeService"
-WHITE = referee_pb2.SEAT_WHITE
-BLACK = referee_pb2.SEAT_BLACK
+#: A seat is a number (1 for the first seat, 2 for the second, ...); 0 is
+#: "no seat" (nobody to move once a game is over, no winner).
+NO_SEAT = 0
 
 
 @dataclass
@@ -79,16 +83,47 @@ class RefereeError(Exception):
         return err
 
 
+def seat_name(game, seat: int) -> str:
+    """The game's name for seat number ``seat`` (PÜNCT: 1 "white", 2
+    "black"), from ``Game.seats`` (or ``GameSummary.seats``); "" for
+    :data:`NO_SEAT` or a number the game has no seat for."""
+    for s in game.seats:
+        if s.number == seat:
+            return s.name
+    return ""
+
+
+def seat_number(game, name: str) -> int:
+    """The number of the seat the game calls ``name``; KeyError if none."""
+    for s in game.seats:
+        if s.name == name:
+            return s.number
+    raise KeyError(f"no seat named {name!r} (seats: {[s.name for s in game.seats]})")
+
+
 @dataclass
 class Table:
-    """A game just created or imported, with its two secret seat tokens."""
+    """A game just created or imported, with one secret token per seat."""
 
     game: referee_pb2.Game
-    tokens: dict[int, str]
+    #: The SeatTokens as returned, in seat order (number, token, name).
+    seats: list[referee_pb2.SeatToken]
 
     @property
     def game_id(self) -> str:
         return self.game.game_id
+
+    @property
+    def tokens(self) -> list[str]:
+        """The tokens in seat order: ``tokens[0]`` is seat 1's."""
+        return [s.token for s in self.seats]
+
+    def token(self, seat: int | str) -> str:
+        """The token of a seat, by number (1, 2, ...) or by name ("white")."""
+        for s in self.seats:
+            if s.seat == seat or s.name == seat:
+                return s.token
+        raise KeyError(f"no seat {seat!r} in this game")
 
 
 def notation(move: referee_pb2.Move) -> str:
@@ -130,7 +165,7 @@ class RefereeClient:
         variant: int = punct_pb2.VARIANT_STANDARD,
         labels: Mapping[str, str] | None = None,
     ) -> Table:
-        """Creates a PÜNCT game; returns it with both seats' tokens."""
+        """Creates a PÜNCT game; returns it with every seat's token."""
         reply = self._call(
             self._stub.CreateGame,
             referee_pb2.CreateGameRequest(
@@ -138,15 +173,23 @@ class RefereeClient:
                 labels=dict(labels or {}),
             ),
         )
-        return Table(reply.game, {s.seat: s.token for s in reply.seats})
+        return Table(reply.game, list(reply.seats))
 
-    def get_game(self, game_id: str) -> referee_pb2.Game:
-        return self._call(self._stub.GetGame, referee_pb2.GetGameRequest(game_id=game_id)).game
-
-    def legal_moves(self, game_id: str) -> referee_pb2.ListLegalMovesResponse:
-        """The legal moves of the player to move, with the ply they answer."""
+    def get_game(self, game_id: str, token: str = "") -> referee_pb2.Game:
+        """A snapshot: a spectator's view, or with a seat's ``token`` that
+        seat's (``Game.viewer`` says whose)."""
         return self._call(
-            self._stub.ListLegalMoves, referee_pb2.ListLegalMovesRequest(game_id=game_id)
+            self._stub.GetGame, referee_pb2.GetGameRequest(game_id=game_id, token=token)
+        ).game
+
+    def legal_moves(
+        self, game_id: str, seat: int = NO_SEAT, token: str = ""
+    ) -> referee_pb2.ListLegalMovesResponse:
+        """The legal moves of the player to move (or of seat number ``seat``:
+        empty unless it is to move), with the ply they answer."""
+        return self._call(
+            self._stub.ListLegalMoves,
+            referee_pb2.ListLegalMovesRequest(game_id=game_id, seat=seat, token=token),
         )
 
     def play(
@@ -163,9 +206,31 @@ class RefereeClient:
             ),
         )
 
-    def watch(self, game_id: str, from_ply: int | None = None) -> Iterator[referee_pb2.WatchGameResponse]:
-        """The game's snapshot, then its events as they happen."""
-        request = referee_pb2.WatchGameRequest(game_id=game_id)
+    def resign(self, game_id: str, token: str) -> referee_pb2.Game:
+        """The seat of ``token`` gives up; returns the finished game."""
+        return self._call(
+            self._stub.Resign, referee_pb2.ResignRequest(game_id=game_id, token=token)
+        ).game
+
+    def offer_draw(self, game_id: str, token: str) -> referee_pb2.OfferDrawResponse:
+        """Offers a draw (or joins the standing offer) for the seat of ``token``."""
+        return self._call(
+            self._stub.OfferDraw, referee_pb2.OfferDrawRequest(game_id=game_id, token=token)
+        )
+
+    def accept_draw(self, game_id: str, token: str) -> referee_pb2.AcceptDrawResponse:
+        """Accepts the standing draw offer for the seat of ``token``."""
+        return self._call(
+            self._stub.AcceptDraw, referee_pb2.AcceptDrawRequest(game_id=game_id, token=token)
+        )
+
+    def watch(
+        self, game_id: str, from_ply: int | None = None, token: str = ""
+    ) -> Iterator[referee_pb2.WatchGameResponse]:
+        """The game's snapshot, then its events as they happen. With a seat's
+        ``token`` the watcher is that seat's player (present while it
+        watches)."""
+        request = referee_pb2.WatchGameRequest(game_id=game_id, token=token)
         if from_ply is not None:
             request.from_ply = from_ply
         try:
@@ -173,9 +238,11 @@ class RefereeClient:
         except grpc.RpcError as e:
             raise RefereeError.from_rpc_error(e) from None
 
-    def export_game(self, game_id: str) -> str:
-        return self._call(self._stub.ExportGame, referee_pb2.ExportGameRequest(game_id=game_id)).record
+    def export_game(self, game_id: str, token: str = "") -> str:
+        return self._call(
+            self._stub.ExportGame, referee_pb2.ExportGameRequest(game_id=game_id, token=token)
+        ).record
 
     def import_game(self, record: str) -> Table:
         reply = self._call(self._stub.ImportGame, referee_pb2.ImportGameRequest(record=record))
-        return Table(reply.game, {s.seat: s.token for s in reply.seats})
+        return Table(reply.game, list(reply.seats))

@@ -1,14 +1,18 @@
 """The referee through the Python client: whole games between two bots that
 choose from ListLegalMoves, refused moves with decoded details, a watched
-game, health and records."""
+game, health and records; the numbered seats with their names, per-seat
+presence, a resignation's winners and an agreed draw."""
 
 import random
 import threading
+import time
 
 import grpc
 import pytest
 
-from punct_client import BLACK, WHITE, RefereeError, notation, punct_pb2, referee_pb2
+from punct_client import (
+    NO_SEAT, RefereeError, notation, punct_pb2, referee_pb2, seat_name, seat_number,
+)
 
 
 def play_out(client, table, seed, max_plies=400):
@@ -18,10 +22,10 @@ def play_out(client, table, seed, max_plies=400):
     played = []
     for _ in range(max_plies):
         legal = client.legal_moves(table.game_id)
-        if legal.to_move == referee_pb2.SEAT_UNSPECIFIED:
+        if legal.to_move == NO_SEAT:
             return played
         choice = notation(rng.choice(legal.moves))
-        reply = client.play(table.game_id, table.tokens[legal.to_move], choice, legal.ply)
+        reply = client.play(table.game_id, table.token(legal.to_move), choice, legal.ply)
         assert reply.ply == legal.ply + 1
         assert reply.seat == legal.to_move
         played.append(notation(reply.move))
@@ -38,7 +42,7 @@ def test_two_bots_play_complete_games(client):
         table = client.create_game(
             variant=punct_pb2.VARIANT_BASIC, labels={"suite": "python"}
         )
-        assert set(table.tokens) == {WHITE, BLACK}
+        assert [(s.seat, s.name) for s in table.seats] == [(1, "white"), (2, "black")]
         moves = play_out(client, table, seed)
         game = client.get_game(table.game_id)
         assert game.status == referee_pb2.GAME_STATUS_FINISHED
@@ -58,10 +62,10 @@ def test_two_bots_play_complete_games(client):
 
 def test_a_refused_move_carries_its_rule_in_the_details(client):
     table = client.create_game()
-    client.play(table.game_id, table.tokens[WHITE], "SE@E5:F5,G5", 0)
+    client.play(table.game_id, table.token("white"), "SE@E5:F5,G5", 0)
     # Black on White's dots: the rule broken comes back as ErrorInfo.
     with pytest.raises(RefereeError) as refused:
-        client.play(table.game_id, table.tokens[BLACK], "SE@E5:F5,G5", 1)
+        client.play(table.game_id, table.token("black"), "SE@E5:F5,G5", 1)
     err = refused.value
     assert err.code == grpc.StatusCode.FAILED_PRECONDITION
     assert err.error_info is not None
@@ -69,18 +73,18 @@ def test_a_refused_move_carries_its_rule_in_the_details(client):
     assert err.reason and err.reason.isupper()
     # Garbled notation: INVALID_ARGUMENT with a BadRequest field violation.
     with pytest.raises(RefereeError) as garbled:
-        client.play(table.game_id, table.tokens[BLACK], "not a move", 1)
+        client.play(table.game_id, table.token("black"), "not a move", 1)
     assert garbled.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert garbled.value.bad_request is not None
     assert garbled.value.bad_request.field_violations
     # White out of turn.
     with pytest.raises(RefereeError) as early:
-        client.play(table.game_id, table.tokens[WHITE], "SE@B2:B3,B4", 1)
+        client.play(table.game_id, table.token("white"), "SE@B2:B3,B4", 1)
     assert early.value.code == grpc.StatusCode.FAILED_PRECONDITION
     assert early.value.reason == "NOT_YOUR_TURN"
     # A stale ply: ABORTED with both plies in the metadata.
     with pytest.raises(RefereeError) as stale:
-        client.play(table.game_id, table.tokens[BLACK], "SE@B2:B3,B4", 0)
+        client.play(table.game_id, table.token("black"), "SE@B2:B3,B4", 0)
     assert stale.value.code == grpc.StatusCode.ABORTED
     assert stale.value.reason == "STALE_PLY"
     assert stale.value.error_info.metadata["current_ply"] == "1"
@@ -117,3 +121,70 @@ def test_a_watcher_sees_every_move_then_the_end(client):
     assert [e.sequence for e in events] == list(range(1, len(moves) + 2))
     assert [notation(e.move_applied.move) for e in events[:-1]] == moves
     assert events[-1].game_over.outcome == client.get_game(table.game_id).outcome
+
+
+def _presence(game):
+    return [(p.seat, p.connected) for p in game.presence.seats]
+
+
+def test_seats_are_numbered_and_named_and_a_resignation_has_winners(client):
+    table = client.create_game()
+    game = table.game
+    # The game names its seats; the tokens come in seat order with the same names.
+    assert [(s.number, s.name) for s in game.seats] == [(1, "white"), (2, "black")]
+    assert [(s.seat, s.name) for s in table.seats] == [(1, "white"), (2, "black")]
+    assert table.tokens == [table.token(1), table.token(2)]
+    assert table.token(seat_number(game, "black")) == table.token("black")
+    assert game.to_move == 1 and seat_name(game, game.to_move) == "white"
+    assert seat_name(game, NO_SEAT) == ""
+    # No clock: no per-seat times, no running clock.
+    assert list(game.clock.remaining_ms) == [] and game.clock.running == NO_SEAT
+    # A spectator's view without a token; a seat's view with its token.
+    assert client.get_game(table.game_id).viewer == NO_SEAT
+    assert client.get_game(table.game_id, token=table.token("black")).viewer == 2
+    # Presence: one entry per seat, in seat order, nobody watching yet.
+    assert _presence(client.get_game(table.game_id)) == [(1, False), (2, False)]
+
+    # White watches with its token and counts as present; black does not.
+    stream = client.watch(table.game_id, token=table.token("white"))
+    assert next(stream).WhichOneof("item") == "snapshot"
+    deadline = time.monotonic() + 5
+    while _presence(client.get_game(table.game_id)) != [(1, True), (2, False)]:
+        assert time.monotonic() < deadline, _presence(client.get_game(table.game_id))
+        time.sleep(0.05)
+    away = client.get_game(table.game_id).presence.seats
+    assert away[0].away_ms == 0
+
+    # Only the seat to move has legal moves.
+    assert client.legal_moves(table.game_id, seat=1).moves
+    assert not client.legal_moves(table.game_id, seat=2).moves
+
+    reply = client.play(table.game_id, table.token("white"), "SE@E5:F5,G5", 0)
+    assert (reply.seat, reply.to_move) == (1, 2)
+    # Black resigns: white, the other seat, is the only winner.
+    over = client.resign(table.game_id, table.token("black"))
+    assert over.status == referee_pb2.GAME_STATUS_FINISHED
+    assert over.outcome.reason == "RESIGNATION"
+    assert list(over.outcome.winners) == [1] and not over.outcome.draw
+    assert [seat_name(over, w) for w in over.outcome.winners] == ["white"]
+    assert over.to_move == NO_SEAT
+    # The watcher saw the move, then the same ending.
+    rest = [item.event for item in stream if item.WhichOneof("item") == "event"]
+    assert rest[0].move_applied.seat == 1 and rest[0].move_applied.to_move == 2
+    assert list(rest[-1].game_over.outcome.winners) == [1]
+    assert rest[-1].game_over.outcome == client.get_game(table.game_id).outcome
+
+
+def test_a_draw_is_agreed_by_every_seat(client):
+    table = client.create_game()
+    client.play(table.game_id, table.token("white"), "SE@E5:F5,G5", 0)
+    offered = client.offer_draw(table.game_id, table.token("black"))
+    assert not offered.agreed
+    assert list(offered.game.draw_offers) == [2]
+    assert list(client.get_game(table.game_id).draw_offers) == [2]
+    accepted = client.accept_draw(table.game_id, table.token("white"))
+    assert accepted.agreed
+    outcome = accepted.game.outcome
+    assert outcome.draw and list(outcome.winners) == []
+    assert outcome.reason == "DRAW_AGREEMENT"
+    assert list(accepted.game.draw_offers) == []

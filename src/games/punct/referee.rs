@@ -1,4 +1,5 @@
-//! PÜNCT behind the game-agnostic [`Rules`] trait: turns the neutral inputs of
+//! PÜNCT behind the game-agnostic [`Game`](crate::games::Game) trait (and its
+//! options behind [`Rules`]): turns the neutral inputs of
 //! the session layer into engine calls and the engine's answers into neutral
 //! results. The engine itself ([`super`]) stays untouched and pure.
 
@@ -7,8 +8,8 @@ use super::{
     Position, RuleOptions,
 };
 use crate::games::{
-    Ending, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, RecordError, Replayed, Rules,
-    Seat, Snapshot, Verdict, VerdictDetail,
+    Ending, Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport,
+    Opaque, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer,
 };
 
 /// A PÜNCT move as a client gave it: structured, as notation, or both (then
@@ -46,43 +47,61 @@ pub struct PunctSnapshot {
     pub position: Position,
 }
 
-impl PunctSnapshot {
+impl GameState for PunctSnapshot {
     /// The position as SVG (`punct::svg`): the last move and a winning
     /// connection highlighted.
-    pub fn svg(&self, last: Option<&PunctMoveInfo>, verdict: Option<&Verdict>) -> String {
+    fn svg(&self, last: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
         let winner = verdict
             .filter(|v| v.reason == EndReason::Connection.name())
-            .and_then(|v| v.winner)
-            .map(|seat| match seat {
-                Seat::White => Colour::White,
-                Seat::Black => Colour::Black,
-            });
-        let options = super::svg::position_options(&self.position, last.map(|m| m.mv), winner);
+            .and_then(Verdict::winner)
+            .map(colour_of);
+        let last = last.and_then(|m| m.get::<PunctMoveInfo>()).map(|m| m.mv);
+        let options = super::svg::position_options(&self.position, last, winner);
         super::svg::svg(&self.position, &options)
+    }
+}
+
+/// PÜNCT's two seats, in seat order (RULES.md: white moves first).
+pub const SEAT_NAMES: &[&str] = &["white", "black"];
+
+impl Rules for RuleOptions {
+    fn game_name(&self) -> &'static str {
+        "punct"
+    }
+
+    fn variant_name(&self) -> &'static str {
+        self.variant.name()
+    }
+
+    fn start(&self, _setup: Option<Setup>) -> Box<dyn GameTrait> {
+        Box::new(PunctGame::new(*self))
     }
 }
 
 /// The seat of a colour.
 pub const fn seat_of(colour: Colour) -> Seat {
     match colour {
-        Colour::White => Seat::White,
-        Colour::Black => Seat::Black,
+        Colour::White => Seat::FIRST,
+        Colour::Black => Seat::SECOND,
     }
 }
 
-/// The colour of a seat.
+/// The colour of a seat (the first seat is white; any other, black).
 pub const fn colour_of(seat: Seat) -> Colour {
-    match seat {
-        Seat::White => Colour::White,
-        Seat::Black => Colour::Black,
+    match seat.index() {
+        0 => Colour::White,
+        _ => Colour::Black,
     }
 }
 
 fn verdict(outcome: Outcome) -> Verdict {
     Verdict {
-        winner: outcome.winner.map(seat_of),
+        winners: outcome
+            .winner
+            .map_or(SeatSet::EMPTY, |c| SeatSet::only(seat_of(c))),
         reason: outcome.reason.name(),
-        detail: VerdictDetail::Punct(outcome),
+        scores: Vec::new(),
+        detail: Some(Opaque::new(outcome)),
     }
 }
 
@@ -90,6 +109,14 @@ fn illegal(e: IllegalMove) -> MoveError {
     MoveError::Illegal {
         reason: e.reason(),
         message: e.to_string(),
+    }
+}
+
+fn detail(info: PunctMoveInfo) -> MoveDetail {
+    MoveDetail {
+        notation: info.notation.to_string(),
+        kind: info.kind.name(),
+        payload: Opaque::new(info),
     }
 }
 
@@ -110,6 +137,24 @@ impl PunctGame {
     /// The engine's game.
     pub fn game(&self) -> &Game {
         &self.game
+    }
+
+    /// The PÜNCT input of `mv`: a [`PunctMoveInput`], or a played or listed
+    /// move ([`PunctMoveInfo`]) given back.
+    fn input_of(mv: &MoveInput) -> Result<PunctMoveInput, MoveError> {
+        if let Some(input) = mv.get::<PunctMoveInput>() {
+            return Ok(*input);
+        }
+        if let Some(info) = mv.get::<PunctMoveInfo>() {
+            return Ok(PunctMoveInput {
+                structured: Some(info.mv),
+                notation: Some(info.notation),
+            });
+        }
+        Err(MoveError::Malformed {
+            field: "move",
+            description: "not a PÜNCT move (set move.punct)".into(),
+        })
     }
 
     /// The engine move `input` names on the current position.
@@ -143,33 +188,40 @@ impl PunctGame {
     }
 
     fn report(&self, info: PunctMoveInfo, ply: u32, outcome: Option<Outcome>) -> MoveReport {
+        let seat = seat_of(info.colour);
         MoveReport {
-            seat: seat_of(info.colour),
+            seat,
             ply,
+            // PÜNCT alternates (RULES.md §2).
+            next: outcome.is_none().then(|| seat.next(SEAT_NAMES.len())),
             verdict: outcome.map(verdict),
-            detail: MoveDetail::Punct(info),
+            detail: detail(info),
         }
     }
 
     fn snapshot_of(&self, position: Position) -> Snapshot {
-        Snapshot::Punct(Box::new(PunctSnapshot {
+        Snapshot::new(PunctSnapshot {
             options: self.game.options(),
             position,
-        }))
+        })
     }
 }
 
-impl Rules for PunctGame {
+impl GameTrait for PunctGame {
     fn rules(&self) -> GameRules {
-        GameRules::Punct(self.game.options())
+        GameRules::new(self.game.options())
+    }
+
+    fn seat_names(&self) -> &'static [&'static str] {
+        SEAT_NAMES
     }
 
     fn ply(&self) -> u32 {
         self.game.position().ply()
     }
 
-    fn to_move(&self) -> Seat {
-        seat_of(self.game.position().to_move())
+    fn to_move(&self) -> Option<Seat> {
+        (!self.game.is_over()).then(|| seat_of(self.game.position().to_move()))
     }
 
     fn verdict(&self) -> Option<Verdict> {
@@ -177,8 +229,8 @@ impl Rules for PunctGame {
     }
 
     fn play(&mut self, mv: &MoveInput) -> Result<MoveReport, MoveError> {
-        let MoveInput::Punct(input) = mv;
-        let resolved = self.resolve(input)?;
+        let input = PunctGame::input_of(mv)?;
+        let resolved = self.resolve(&input)?;
         let colour = self.game.position().to_move();
         let played = self.game.play(resolved).map_err(illegal)?;
         let info = PunctMoveInfo {
@@ -222,11 +274,11 @@ impl Rules for PunctGame {
         out.into_iter().map(|(_, r)| r).collect()
     }
 
-    fn snapshot(&self) -> Snapshot {
+    fn snapshot(&self, _viewer: Viewer) -> Snapshot {
         self.snapshot_of(*self.game.position())
     }
 
-    fn snapshot_at(&self, ply: u32) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<Snapshot> {
         let moves = self.game.moves().get(..ply as usize)?;
         let mut replay = Game::new(self.game.options());
         for &mv in moves {
@@ -245,7 +297,7 @@ impl Rules for PunctGame {
         }
         let colour = before.position().to_move();
         let played = before.play(mv).ok()?;
-        Some(MoveDetail::Punct(PunctMoveInfo {
+        Some(detail(PunctMoveInfo {
             mv: played.mv,
             notation: played.notation,
             kind: played.kind,
@@ -254,7 +306,7 @@ impl Rules for PunctGame {
         }))
     }
 
-    fn record(&self, tags: &[(String, String)]) -> String {
+    fn record(&self, tags: &[(String, String)], _viewer: Viewer) -> String {
         let mut record: GameRecord = self.game.record();
         // Labels named like a reserved header key are left out, so the
         // exported record reads back the same.
@@ -267,29 +319,32 @@ impl Rules for PunctGame {
     }
 
     fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
-        let outcome = match ending {
-            Ending::Resignation { loser } => {
-                Outcome::referee(Some(colour_of(loser.opponent())), EndReason::Resignation)
-            }
-            Ending::DrawAgreement => Outcome::draw(EndReason::DrawAgreement),
-            Ending::Aborted => Outcome::draw(EndReason::Aborted),
-            Ending::Timeout { loser } => {
-                Outcome::referee(Some(colour_of(loser.opponent())), EndReason::Timeout)
-            }
-            Ending::Abandoned { loser } => {
-                Outcome::referee(Some(colour_of(loser.opponent())), EndReason::Abandoned)
-            }
+        // Two seats: whoever resigns, runs out of time or leaves loses and
+        // the other seat wins; draws and aborts have no winner.
+        let reason = match ending {
+            Ending::Resignation { .. } => EndReason::Resignation,
+            Ending::DrawAgreement => EndReason::DrawAgreement,
+            Ending::Aborted => EndReason::Aborted,
+            Ending::Timeout { .. } => EndReason::Timeout,
+            Ending::Abandoned { .. } => EndReason::Abandoned,
+        };
+        let outcome = match ending.default_verdict(SEAT_NAMES.len()).winner() {
+            Some(winner) => Outcome::referee(Some(colour_of(winner)), reason),
+            None => Outcome::draw(reason),
         };
         self.game.conclude(outcome).map_err(illegal)?;
         Ok(verdict(outcome))
     }
 
-    fn clone_box(&self) -> Box<dyn Rules> {
+    fn clone_box(&self) -> Box<dyn GameTrait> {
         Box::new(self.clone())
     }
 
     fn same_move(&self, ply: u32, input: &MoveInput, played: &MoveDetail) -> bool {
-        let (MoveInput::Punct(input), MoveDetail::Punct(info)) = (input, played);
+        let (Ok(input), Some(info)) = (PunctGame::input_of(input), played.get::<PunctMoveInfo>())
+        else {
+            return false;
+        };
         let Some(moves) = self.game.moves().get(..ply as usize) else {
             return false;
         };
@@ -299,7 +354,7 @@ impl Rules for PunctGame {
                 return false;
             }
         }
-        let Ok(resolved) = before.resolve(input) else {
+        let Ok(resolved) = before.resolve(&input) else {
             return false;
         };
         let pos = before.game.position();
@@ -307,19 +362,20 @@ impl Rules for PunctGame {
     }
 
     fn rules_header(&self) -> String {
-        PunctGame::new(self.game.options()).record(&[])
+        PunctGame::new(self.game.options()).record(&[], Viewer::Spectator)
     }
 }
 
 /// Reads and replays a PÜNCT record (RULES.md §7), collecting every move.
-pub fn import(text: &str) -> Result<Replayed, RecordError> {
+/// PÜNCT has no seed, so `_seed` is never needed.
+pub fn import(text: &str, _seed: Option<Setup>) -> Result<Replayed, RecordError> {
     let (record, lines) = GameRecord::parse_with_lines(text).map_err(record_error)?;
     let game = record.replay_with_lines(&lines).map_err(record_error)?;
     // The record replayed cleanly; replay once more to report every move.
     let mut replay = PunctGame::new(record.options);
     let mut moves = Vec::with_capacity(game.moves().len());
     for &mv in game.moves() {
-        let input = MoveInput::Punct(PunctMoveInput {
+        let input = MoveInput::new(PunctMoveInput {
             structured: Some(mv),
             notation: None,
         });
@@ -353,10 +409,11 @@ fn record_error(e: super::RecordError) -> RecordError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::conformance::{Bounds, Subject, run_all};
     use crate::games::{import_record, new_game};
 
     fn notation(text: &str) -> MoveInput {
-        MoveInput::Punct(PunctMoveInput {
+        MoveInput::new(PunctMoveInput {
             structured: None,
             notation: Some(text.parse().unwrap()),
         })
@@ -364,12 +421,12 @@ mod tests {
 
     #[test]
     fn a_retry_is_recognised_however_the_move_was_written() {
-        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let mut g = new_game(&GameRules::default());
         let first = g.play(&notation("SE@E5:F5,G5")).unwrap();
         let second = g.play(&notation("SE@E13:F13,G13")).unwrap();
         // The same move, structured, and the canonical input form.
-        let MoveDetail::Punct(info) = first.detail;
-        let structured = MoveInput::Punct(PunctMoveInput {
+        let info = *first.detail.get::<PunctMoveInfo>().unwrap();
+        let structured = MoveInput::new(PunctMoveInput {
             structured: Some(info.mv),
             notation: None,
         });
@@ -391,25 +448,26 @@ mod tests {
             repetition_limit: 0,
             ..RuleOptions::of(crate::games::punct::Variant::Basic)
         };
-        let g = new_game(GameRules::Punct(options));
+        let g = new_game(&GameRules::new(options));
         let header = g.rules_header();
         let text = format!("{}\n\nSE@E5:F5,G5\n", header.trim_end());
         let replayed = import_record(&text).unwrap();
-        assert_eq!(replayed.game.rules(), GameRules::Punct(options));
+        assert_eq!(replayed.game.rules().get::<RuleOptions>(), Some(&options));
         assert_eq!(replayed.game.ply(), 1);
     }
 
     #[test]
     fn plays_notation_and_reports_seat_and_ply() {
-        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let mut g = new_game(&GameRules::default());
         let r = g.play(&notation("SE@E5:F5,G5")).unwrap();
-        assert_eq!((r.seat, r.ply, r.verdict), (Seat::White, 1, None));
-        assert_eq!(g.to_move(), Seat::Black);
+        assert_eq!((r.seat, r.ply, r.verdict), (Seat::FIRST, 1, None));
+        assert_eq!(r.next, Some(Seat::SECOND));
+        assert_eq!(g.to_move(), Some(Seat::SECOND));
     }
 
     #[test]
     fn illegal_move_carries_the_engine_reason() {
-        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let mut g = new_game(&GameRules::default());
         let err = g.play(&notation("SE@I9:J9,K9")).unwrap_err();
         assert!(matches!(
             err,
@@ -423,13 +481,13 @@ mod tests {
 
     #[test]
     fn disagreeing_forms_are_malformed() {
-        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let mut g = new_game(&GameRules::default());
         let structured = Move::Place {
             code: "SE".parse().unwrap(),
             punct: "A5".parse().unwrap(),
             rotation: 0,
         };
-        let input = MoveInput::Punct(PunctMoveInput {
+        let input = MoveInput::new(PunctMoveInput {
             structured: Some(structured),
             notation: Some("SE@E5:F5,G5".parse().unwrap()),
         });
@@ -438,14 +496,19 @@ mod tests {
 
     #[test]
     fn record_round_trips_with_tags_and_resignation() {
-        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let mut g = new_game(&GameRules::default());
         g.play(&notation("SE@E5:F5,G5")).unwrap();
-        g.conclude(Ending::Resignation { loser: Seat::Black })
-            .unwrap();
-        let text = g.record(&[
-            ("event".into(), "test".into()),
-            ("variant".into(), "x".into()),
-        ]);
+        g.conclude(Ending::Resignation {
+            loser: Seat::SECOND,
+        })
+        .unwrap();
+        let text = g.record(
+            &[
+                ("event".into(), "test".into()),
+                ("variant".into(), "x".into()),
+            ],
+            Viewer::Spectator,
+        );
         assert!(text.contains("event: test"));
         assert!(text.contains("result: white RESIGNATION"));
         let back = import_record(&text).unwrap();
@@ -456,35 +519,64 @@ mod tests {
 
     #[test]
     fn snapshot_at_replays_the_prefix() {
-        let mut g = new_game(GameRules::Punct(RuleOptions::default()));
+        let mut g = new_game(&GameRules::default());
         g.play(&notation("SE@E5:F5,G5")).unwrap();
         g.play(&notation("SE@M5:M6,M7")).unwrap();
-        let Some(Snapshot::Punct(s)) = g.snapshot_at(1) else {
-            panic!()
-        };
-        assert_eq!(s.position.ply(), 1);
-        assert!(g.snapshot_at(3).is_none());
-        assert!(matches!(
-            g.last_move(),
-            Some(MoveDetail::Punct(PunctMoveInfo {
-                colour: Colour::Black,
-                ..
-            }))
-        ));
+        let s = g.snapshot_at(1, Viewer::Spectator).unwrap();
+        assert_eq!(s.get::<PunctSnapshot>().unwrap().position.ply(), 1);
+        assert!(g.snapshot_at(3, Viewer::Spectator).is_none());
+        let last = g.last_move().unwrap();
+        assert_eq!(last.get::<PunctMoveInfo>().unwrap().colour, Colour::Black);
+    }
+
+    fn conformance_subject(variant: crate::games::punct::Variant) -> Subject {
+        Subject {
+            label: variant.name(),
+            rules: GameRules::new(RuleOptions::of(variant)),
+            import,
+            notation: |text| {
+                let notation = text.parse().ok()?;
+                Some(MoveInput::new(PunctMoveInput {
+                    structured: None,
+                    notation: Some(notation),
+                }))
+            },
+            // Codes that do not fit the geometry (RULES.md §7).
+            never_legal: &["SM@E5:F5,G5", "T@E5:F5,G6"],
+            seeded: false,
+            // ~5000 legal moves a ply: check the opening ply by ply, and
+            // play on to the cap, past the ~55–90 plies random games last.
+            bounds: Bounds {
+                games: 1,
+                ply_cap: 120,
+                checked_plies: 10,
+                moves_per_ply: 200,
+            },
+        }
+    }
+
+    #[test]
+    fn standard_punct_passes_the_conformance_suite() {
+        let subject = conformance_subject(crate::games::punct::Variant::Standard);
+        for rng_seed in [1, 2] {
+            run_all(&subject, rng_seed);
+        }
+    }
+
+    #[test]
+    fn basic_punct_passes_the_conformance_suite() {
+        let subject = conformance_subject(crate::games::punct::Variant::Basic);
+        for rng_seed in [3, 4] {
+            run_all(&subject, rng_seed);
+        }
     }
 
     #[test]
     fn legal_moves_are_sorted_and_all_playable() {
-        let g = new_game(GameRules::Punct(RuleOptions::default()));
+        let g = new_game(&GameRules::default());
         let moves = g.legal_moves();
         assert!(!moves.is_empty());
-        let texts: Vec<String> = moves
-            .iter()
-            .map(|m| {
-                let MoveDetail::Punct(i) = m.detail;
-                i.notation.to_string()
-            })
-            .collect();
+        let texts: Vec<String> = moves.iter().map(|m| m.detail.notation.clone()).collect();
         let mut sorted = texts.clone();
         sorted.sort();
         assert_eq!(texts, sorted);

@@ -8,10 +8,12 @@ use super::games::punct::{
     self, HISTORY_FIELDS, HISTORY_RULE_FIELDS, MOVE_FIELDS, MoveFields, RuleFields,
 };
 use super::pb::referee::v1 as pb;
-use crate::games::{GameRules, MoveDetail, MoveInput, Seat, Snapshot, Verdict, VerdictDetail};
+use crate::games::{
+    self, GameRules, MoveDetail, MoveInput, Seat, SeatSet, Snapshot, Verdict, Viewer,
+};
 use crate::service::sessions::{
     ClockMode, ClockReading, Event, EventKind, GameView, History, ListQuery, SeatPresence,
-    SessionError, TimeControl,
+    SessionError, SetupView, TimeControl,
 };
 
 fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
@@ -21,22 +23,67 @@ fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
     }
 }
 
-/// A seat on the wire.
-pub fn seat_pb(seat: Option<Seat>) -> i32 {
-    (match seat {
-        None => pb::Seat::Unspecified,
-        Some(Seat::White) => pb::Seat::White,
-        Some(Seat::Black) => pb::Seat::Black,
-    }) as i32
+/// A seat on the wire: its number (1, 2, …), 0 for none.
+pub fn seat_pb(seat: Option<Seat>) -> u32 {
+    seat.map_or(0, Seat::number)
 }
 
-/// A seat from the wire (`None` for unspecified).
-pub fn seat(value: i32, field: &'static str) -> Result<Option<Seat>, SessionError> {
-    match pb::Seat::try_from(value) {
-        Ok(pb::Seat::Unspecified) => Ok(None),
-        Ok(pb::Seat::White) => Ok(Some(Seat::White)),
-        Ok(pb::Seat::Black) => Ok(Some(Seat::Black)),
-        Err(_) => Err(bad(field, "unknown seat")),
+/// A set of seats on the wire: their numbers, ascending.
+pub fn seats_pb(seats: SeatSet) -> Vec<u32> {
+    seats.iter().map(Seat::number).collect()
+}
+
+/// A seat from the wire (`None` for 0), checked against a game of `seats`
+/// seats.
+pub fn seat(value: u32, seats: usize, field: &'static str) -> Result<Option<Seat>, SessionError> {
+    if value == 0 {
+        return Ok(None);
+    }
+    match Seat::from_number(value) {
+        Some(s) if s.index() < seats => Ok(Some(s)),
+        _ => Err(bad(
+            field,
+            format!("no seat {value}: the game's seats are 1 to {seats}"),
+        )),
+    }
+}
+
+/// The seats of a game on the wire: number and name.
+pub fn seat_list_pb(names: &[&str]) -> Vec<pb::Seat> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| pb::Seat {
+            number: i as u32 + 1,
+            name: (*name).to_string(),
+        })
+        .collect()
+}
+
+/// A 32-byte seed from the wire: 64 hex digits, or empty for none.
+pub fn seed(text: &str, field: &'static str) -> Result<Option<[u8; 32]>, SessionError> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    games::parse_seed(text)
+        .map(Some)
+        .ok_or_else(|| bad(field, "a seed is 64 hex digits (32 bytes)"))
+}
+
+/// A seeded game's setup on the wire.
+pub fn setup_pb(s: &SetupView) -> pb::Setup {
+    pb::Setup {
+        commitment: games::hex(&s.commitment),
+        seed: s.seed.map(|seed| games::hex(&seed)).unwrap_or_default(),
+        supplied: s.supplied,
+    }
+}
+
+/// A viewer on the wire: its seat number, 0 for a spectator.
+pub fn viewer_pb(v: Viewer) -> u32 {
+    match v {
+        Viewer::Spectator => 0,
+        Viewer::Seat(s) => s.number(),
     }
 }
 
@@ -68,25 +115,22 @@ pub fn game_rules(
     match rules.map(|r| &r.game) {
         None => Ok(GameRules::default()),
         Some(Some(pb::game_rules::Game::Punct(o))) => {
-            Ok(GameRules::Punct(punct::rule_options(o, fields)?))
+            Ok(GameRules::new(punct::rule_options(o, fields)?))
         }
         Some(None) => Err(bad(fields.whole, "name the game: set rules.punct")),
     }
 }
 
-/// Rules to the wire.
+/// Rules to the wire: each game's conversion reads its own options back.
 pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
-    match rules {
-        GameRules::Punct(o) => pb::GameRules {
-            game: Some(pb::game_rules::Game::Punct(punct::rule_options_pb(o))),
-        },
-    }
+    let game = punct::rules_pb(rules).map(pb::game_rules::Game::Punct);
+    pb::GameRules { game }
 }
 
 /// A move from the wire, checked for syntax.
 pub fn move_input(m: Option<&pb::Move>, fields: &MoveFields) -> Result<MoveInput, SessionError> {
     match m.and_then(|m| m.game.as_ref()) {
-        Some(pb::r#move::Game::Punct(p)) => Ok(MoveInput::Punct(punct::move_input(p, fields)?)),
+        Some(pb::r#move::Game::Punct(p)) => Ok(MoveInput::new(punct::move_input(p, fields)?)),
         None => Err(bad("move", "a move is required (set move.punct)")),
     }
 }
@@ -111,12 +155,13 @@ pub fn validate_move_request(
         Some(pb::validate_move_request::History::Record(text)) => History::Record(text),
         Some(pb::validate_move_request::History::Moves(h)) => {
             let rules = game_rules(h.rules.as_ref(), &HISTORY_RULE_FIELDS)?;
+            let seed = seed(&h.seed, "moves.seed")?;
             let moves = h
                 .moves
                 .iter()
                 .map(|m| move_input(Some(m), &HISTORY_FIELDS))
                 .collect::<Result<Vec<_>, _>>()?;
-            History::Moves(rules, moves)
+            History::Moves(rules, seed, moves)
         }
         None => {
             return Err(bad("history", "give the game so far as record or moves"));
@@ -126,24 +171,21 @@ pub fn validate_move_request(
     Ok((history, mv))
 }
 
-/// A move to the wire: structured and canonical notation.
+/// A move to the wire: structured and canonical notation (each game's
+/// conversion reads its own move back).
 pub fn move_pb(detail: &MoveDetail) -> pb::Move {
-    match detail {
-        MoveDetail::Punct(info) => pb::Move {
-            game: Some(pb::r#move::Game::Punct(punct::move_pb(info))),
-        },
-    }
+    let game = punct::detail_pb(detail).map(pb::r#move::Game::Punct);
+    pb::Move { game }
 }
 
 /// An outcome to the wire.
 pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
     pb::Outcome {
-        winner: seat_pb(v.winner),
-        draw: v.winner.is_none(),
+        winners: seats_pb(v.winners),
+        draw: v.is_draw(),
+        scores: v.scores.clone(),
         reason: v.reason.to_string(),
-        detail: Some(match &v.detail {
-            VerdictDetail::Punct(o) => pb::outcome::Detail::Punct(punct::outcome_detail_pb(o)),
-        }),
+        detail: punct::verdict_detail_pb(v).map(pb::outcome::Detail::Punct),
     }
 }
 
@@ -198,30 +240,39 @@ pub fn time_control_pb(tc: &TimeControl) -> pb::TimeControl {
 /// A clock reading to the wire.
 pub fn clock_pb(c: &ClockReading) -> pb::ClockState {
     pb::ClockState {
-        white_remaining_ms: c.remaining.map(|r| ms(r[0])),
-        black_remaining_ms: c.remaining.map(|r| ms(r[1])),
+        remaining_ms: c
+            .remaining
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .copied()
+            .map(ms)
+            .collect(),
         running: seat_pb(c.running),
         first_move_remaining_ms: c.first_move_left.map(ms),
     }
 }
 
-/// Both seats' presence to the wire.
-pub fn presence_pb(p: &[SeatPresence; 2]) -> pb::Presence {
+/// Every seat's presence to the wire.
+pub fn presence_pb(p: &[SeatPresence]) -> pb::Presence {
     pb::Presence {
-        white_connected: p[0].connected,
-        black_connected: p[1].connected,
-        white_away_ms: ms(p[0].away_for),
-        black_away_ms: ms(p[1].away_for),
+        seats: p
+            .iter()
+            .enumerate()
+            .map(|(i, s)| pb::SeatPresence {
+                seat: i as u32 + 1,
+                connected: s.connected,
+                away_ms: ms(s.away_for),
+            })
+            .collect(),
     }
 }
 
-/// A game's state to the wire.
+/// A game's state to the wire (each game's conversion reads its own state
+/// back).
 pub fn state_pb(s: &Snapshot) -> pb::GameState {
-    match s {
-        Snapshot::Punct(p) => pb::GameState {
-            game: Some(pb::game_state::Game::Punct(punct::state_pb(p))),
-        },
-    }
+    let game = punct::snapshot_pb(s).map(pb::game_state::Game::Punct);
+    pb::GameState { game }
 }
 
 fn unix_ms(v: &GameView) -> i64 {
@@ -248,7 +299,7 @@ pub fn game_pb(v: &GameView) -> pb::Game {
         ply: v.ply,
         to_move: seat_pb(v.to_move),
         outcome: v.verdict.as_ref().map(outcome_pb),
-        draw_offered_by: seat_pb(v.draw_offered_by),
+        draw_offers: seats_pb(v.draw_offers),
         rules: Some(game_rules_pb(&v.rules)),
         state: v.snapshot.as_ref().map(state_pb),
         last_move: v.last_move.as_ref().map(move_pb),
@@ -256,6 +307,9 @@ pub fn game_pb(v: &GameView) -> pb::Game {
         time_control: Some(time_control_pb(&v.time_control)),
         clock: Some(clock_pb(&v.clock)),
         presence: Some(presence_pb(&v.presence)),
+        seats: seat_list_pb(v.seats),
+        setup: v.setup.as_ref().map(setup_pb),
+        viewer: viewer_pb(v.viewer),
     }
 }
 
@@ -272,19 +326,19 @@ pub fn summary_pb(v: &GameView) -> pb::GameSummary {
         created_unix_ms: unix_ms(v),
         time_control: Some(time_control_pb(&v.time_control)),
         clock: Some(clock_pb(&v.clock)),
+        seats: seat_list_pb(v.seats),
+        setup: v.setup.as_ref().map(setup_pb),
     }
 }
 
 /// An event to the wire, with the presence at the time it is sent.
-pub fn event_pb(e: &Event, presence: &[SeatPresence; 2]) -> pb::GameEvent {
+pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
     let kind = match &e.kind {
-        EventKind::MoveApplied { report, to_move } => {
-            pb::game_event::Kind::MoveApplied(pb::MoveApplied {
-                seat: seat_pb(Some(report.seat)),
-                r#move: Some(move_pb(&report.detail)),
-                to_move: seat_pb(*to_move),
-            })
-        }
+        EventKind::MoveApplied { report } => pb::game_event::Kind::MoveApplied(pb::MoveApplied {
+            seat: seat_pb(Some(report.seat)),
+            r#move: Some(move_pb(&report.detail)),
+            to_move: seat_pb(report.next),
+        }),
         EventKind::GameOver { verdict } => pb::game_event::Kind::GameOver(pb::GameOver {
             outcome: Some(outcome_pb(verdict)),
         }),

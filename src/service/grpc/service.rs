@@ -17,7 +17,7 @@ use super::games::punct::{MOVE_FIELDS, RULE_FIELDS};
 use super::pb::referee::v1 as pb;
 use super::pb::referee::v1::referee_service_server::RefereeService;
 use crate::games::MoveError;
-use crate::service::sessions::{self, SessionError, SessionStore, WatchItem};
+use crate::service::sessions::{self, Session, SessionError, SessionStore, WatchItem};
 
 /// Items a watch stream buffers between the game and the connection; the
 /// bound is what keeps a client that never reads from growing memory (past
@@ -65,12 +65,16 @@ impl RefereeApi {
     }
 }
 
-fn seats_pb(tokens: &[sessions::Token; 2]) -> Vec<pb::SeatToken> {
-    [(pb::Seat::White, tokens[0]), (pb::Seat::Black, tokens[1])]
-        .into_iter()
-        .map(|(seat, token)| pb::SeatToken {
-            seat: seat as i32,
+/// The seat tokens of a new game, in seat order, with the seats' names.
+fn seat_tokens_pb(session: &Session, tokens: &[sessions::Token]) -> Vec<pb::SeatToken> {
+    tokens
+        .iter()
+        .zip(session.seat_names())
+        .enumerate()
+        .map(|(i, (token, name))| pb::SeatToken {
+            seat: i as u32 + 1,
             token: token.to_string(),
+            name: (*name).to_string(),
         })
         .collect()
 }
@@ -86,13 +90,14 @@ impl RefereeService for RefereeApi {
         let req = request.into_inner();
         let rules = convert::game_rules(req.rules.as_ref(), &RULE_FIELDS)?;
         let time_control = convert::time_control(req.time_control.as_ref());
+        let seed = convert::seed(&req.seed, "seed")?;
         let (session, tokens) = self
             .store
-            .create_timed(rules, convert::labels(&req.labels), time_control)
+            .create_timed(rules, convert::labels(&req.labels), time_control, seed)
             .await?;
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(game_pb(&session.view(true))),
-            seats: seats_pb(&tokens),
+            seats: seat_tokens_pb(&session, &tokens),
         }))
     }
 
@@ -100,9 +105,11 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
-        let session = self.store.get(&request.get_ref().game_id)?;
+        let req = request.get_ref();
+        let session = self.store.get(&req.game_id)?;
+        let viewer = session.viewer_for(&req.token)?;
         Ok(Response::new(pb::GetGameResponse {
-            game: Some(game_pb(&session.view(true))),
+            game: Some(game_pb(&session.view_as(viewer))),
         }))
     }
 
@@ -123,9 +130,13 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ListLegalMovesRequest>,
     ) -> Result<Response<pb::ListLegalMovesResponse>, Status> {
         let req = request.into_inner();
-        let seat = convert::seat(req.seat, "seat")?;
+        // A seat no game has is malformed whatever the game; then the
+        // game's own seats.
+        convert::seat(req.seat, crate::games::MAX_SEATS, "seat")?;
         let session = self.store.get(&req.game_id)?;
-        let (ply, to_move, moves) = session.legal_moves(seat);
+        let seat = convert::seat(req.seat, session.seat_names().len(), "seat")?;
+        let viewer = session.viewer_for(&req.token)?;
+        let (ply, to_move, moves) = session.legal_moves(seat, viewer);
         Ok(Response::new(pb::ListLegalMovesResponse {
             ply,
             to_move: seat_pb(to_move),
@@ -152,7 +163,7 @@ impl RefereeService for RefereeApi {
             ply: report.ply,
             status: status_pb(&report.verdict),
             outcome: report.verdict.as_ref().map(outcome_pb),
-            to_move: seat_pb(receipt.to_move),
+            to_move: seat_pb(report.next),
             replayed: receipt.replayed,
         }))
     }
@@ -267,13 +278,14 @@ impl RefereeService for RefereeApi {
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
         let req = request.into_inner();
-        let view = self
+        let (agreed, view) = self
             .store
             .get(&req.game_id)?
             .accept_draw(&req.token)
             .await?;
         Ok(Response::new(pb::AcceptDrawResponse {
             game: Some(game_pb(&view)),
+            agreed,
         }))
     }
 
@@ -294,7 +306,7 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<pb::ValidateMoveResponse>, Status> {
         let (history, mv) = convert::validate_move_request(request.into_inner())?;
         let answer = sessions::validate_move(history, &mv)?;
-        let seat = seat_pb(Some(answer.seat));
+        let seat = seat_pb(answer.seat);
         let response = match answer.result {
             Ok(report) => pb::ValidateMoveResponse {
                 legal: true,
@@ -321,9 +333,11 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::ExportGameRequest>,
     ) -> Result<Response<pb::ExportGameResponse>, Status> {
-        let session = self.store.get(&request.get_ref().game_id)?;
+        let req = request.get_ref();
+        let session = self.store.get(&req.game_id)?;
+        let viewer = session.viewer_for(&req.token)?;
         Ok(Response::new(pb::ExportGameResponse {
-            record: session.export(),
+            record: session.export(viewer),
         }))
     }
 
@@ -332,12 +346,11 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ClaimVictoryRequest>,
     ) -> Result<Response<pb::ClaimVictoryResponse>, Status> {
         let req = request.into_inner();
-        let view = self
-            .store
-            .get(&req.game_id)?
-            .claim_victory(&req.token)
-            .await?;
-        tracing::info!(game_id = %req.game_id, "victory claimed: opponent abandoned");
+        convert::seat(req.against, crate::games::MAX_SEATS, "against")?;
+        let session = self.store.get(&req.game_id)?;
+        let against = convert::seat(req.against, session.seat_names().len(), "against")?;
+        let view = session.claim_victory(&req.token, against).await?;
+        tracing::info!(game_id = %req.game_id, "victory claimed: a seat abandoned the game");
         Ok(Response::new(pb::ClaimVictoryResponse {
             game: Some(game_pb(&view)),
         }))
@@ -354,7 +367,7 @@ impl RefereeService for RefereeApi {
             .await?;
         Ok(Response::new(pb::ImportGameResponse {
             game: Some(game_pb(&session.view(true))),
-            seats: seats_pb(&tokens),
+            seats: seat_tokens_pb(&session, &tokens),
         }))
     }
 
@@ -364,7 +377,8 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<pb::RenderPositionResponse>, Status> {
         let req = request.into_inner();
         let session = self.store.get(&req.game_id)?;
-        let view = session.view_at(req.ply)?;
+        let viewer = session.viewer_for(&req.token)?;
+        let view = session.view_at(req.ply, viewer)?;
         let svg = view
             .snapshot
             .as_ref()

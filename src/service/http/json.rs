@@ -10,7 +10,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::games::{Seat, Snapshot, Verdict};
+use crate::games::{Seat, SeatSet, Snapshot, Verdict};
 use crate::service::grpc::convert;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::sessions::{ClockMode, ClockReading, Event, EventKind, GameView, TimeControl};
@@ -28,9 +28,11 @@ pub struct GameSummary {
     pub labels: BTreeMap<String, String>,
     /// `in_progress` or `finished`.
     pub status: &'static str,
+    /// The seats' names, in seat order (PÜNCT: `white`, `black`).
+    pub seats: &'static [&'static str],
     /// Turns played.
     pub ply: u32,
-    /// Whose turn it is (`white`, `black`; absent once over).
+    /// Whose turn it is (a seat's name; absent once over).
     pub to_move: Option<&'static str>,
     /// How it ended, once over.
     pub outcome: Option<Outcome>,
@@ -41,10 +43,14 @@ pub struct GameSummary {
 /// How a game ended.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
-    /// The winner's seat, absent for a draw.
+    /// The winner's seat when one seat won alone, else absent.
     pub winner: Option<&'static str>,
-    /// Whether the game is drawn.
+    /// Every winning seat (a team wins together); empty for a draw.
+    pub winners: Vec<&'static str>,
+    /// Whether nobody won.
     pub draw: bool,
+    /// Each seat's score, in seat order, where the game keeps scores.
+    pub scores: Vec<i64>,
     /// Why it ended (`CONNECTION`, `RESIGNATION`, `TIME`, …).
     pub reason: &'static str,
 }
@@ -87,24 +93,18 @@ pub struct SupplyCount {
 pub struct Clocks {
     /// The time control (`fischer`, `per_move`).
     pub mode: &'static str,
-    /// White's time left, in milliseconds.
-    pub white_ms: Option<u64>,
-    /// Black's time left, in milliseconds.
-    pub black_ms: Option<u64>,
+    /// Each seat's time left in milliseconds, by seat name (absent for a
+    /// first-move deadline only).
+    pub remaining_ms: BTreeMap<&'static str, u64>,
     /// The seat whose clock runs, if any.
     pub running: Option<&'static str>,
     /// Time left for the first move, while that deadline runs.
     pub first_move_ms: Option<u64>,
 }
 
-/// Whether each seat's player holds an open stream on the game.
-#[derive(Debug, Clone, Serialize)]
-pub struct Presence {
-    /// White's player is connected.
-    pub white: bool,
-    /// Black's player is connected.
-    pub black: bool,
-}
+/// Whether each seat's player holds an open stream on the game, by seat
+/// name.
+pub type Presence = BTreeMap<&'static str, bool>;
 
 /// A game with everything the spectator page shows.
 #[derive(Debug, Clone, Serialize)]
@@ -118,8 +118,8 @@ pub struct GameDetail {
     pub supplies: Vec<Supply>,
     /// The clocks, absent for an untimed game.
     pub clock: Option<Clocks>,
-    /// The seat with a standing draw offer.
-    pub draw_offered_by: Option<&'static str>,
+    /// The seats agreeing to a standing draw offer.
+    pub draw_offers: Vec<&'static str>,
     /// Players connected now.
     pub presence: Presence,
 }
@@ -133,14 +133,21 @@ pub struct GameList {
     pub next_page_token: String,
 }
 
-fn seat_name(seat: Option<Seat>) -> Option<&'static str> {
-    seat.map(Seat::name)
+/// What the game calls `seat`.
+fn name(names: &'static [&'static str], seat: Seat) -> &'static str {
+    names.get(seat.index()).copied().unwrap_or("?")
 }
 
-fn outcome(v: &Verdict) -> Outcome {
+fn names(names: &'static [&'static str], seats: SeatSet) -> Vec<&'static str> {
+    seats.iter().map(|s| name(names, s)).collect()
+}
+
+fn outcome(seats: &'static [&'static str], v: &Verdict) -> Outcome {
     Outcome {
-        winner: seat_name(v.winner),
-        draw: v.winner.is_none(),
+        winner: v.winner().map(|s| name(seats, s)),
+        winners: names(seats, v.winners),
+        draw: v.is_draw(),
+        scores: v.scores.clone(),
         reason: v.reason,
     }
 }
@@ -161,16 +168,17 @@ pub fn summary(v: &GameView) -> GameSummary {
         } else {
             "in_progress"
         },
+        seats: v.seats,
         ply: v.ply,
-        to_move: seat_name(v.to_move),
-        outcome: v.verdict.as_ref().map(outcome),
+        to_move: v.to_move.map(|s| name(v.seats, s)),
+        outcome: v.verdict.as_ref().map(|o| outcome(v.seats, o)),
         created_unix_ms: v.created_at.duration_since(UNIX_EPOCH).map_or(0, ms),
     }
 }
 
 /// The supplies of a game state, through the API layer's conversion of the
 /// game's own state message.
-fn supplies(snapshot: Option<&Snapshot>) -> Vec<Supply> {
+fn supplies(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Vec<Supply> {
     let Some(state) = snapshot.map(convert::state_pb) else {
         return Vec::new();
     };
@@ -180,9 +188,9 @@ fn supplies(snapshot: Option<&Snapshot>) -> Vec<Supply> {
             .map(|b| b.supplies)
             .unwrap_or_default()
             .into_iter()
-            .zip(Seat::BOTH)
+            .zip(seats)
             .map(|(s, seat)| Supply {
-                seat: seat.name(),
+                seat,
                 total: s.total,
                 pieces: s
                     .pieces
@@ -198,7 +206,11 @@ fn supplies(snapshot: Option<&Snapshot>) -> Vec<Supply> {
     }
 }
 
-fn clocks(control: &TimeControl, reading: &ClockReading) -> Option<Clocks> {
+fn clocks(
+    seats: &'static [&'static str],
+    control: &TimeControl,
+    reading: &ClockReading,
+) -> Option<Clocks> {
     let mode = match control.mode {
         ClockMode::Untimed if control.first_move.is_none() => return None,
         ClockMode::Untimed => "first_move_only",
@@ -207,9 +219,13 @@ fn clocks(control: &TimeControl, reading: &ClockReading) -> Option<Clocks> {
     };
     Some(Clocks {
         mode,
-        white_ms: reading.remaining.map(|r| ms(r[0])),
-        black_ms: reading.remaining.map(|r| ms(r[1])),
-        running: seat_name(reading.running),
+        remaining_ms: seats
+            .iter()
+            .copied()
+            .zip(reading.remaining.as_deref().unwrap_or_default())
+            .map(|(seat, left)| (seat, ms(*left)))
+            .collect(),
+        running: reading.running.map(|s| name(seats, s)),
         first_move_ms: reading.first_move_left.map(ms),
     })
 }
@@ -219,11 +235,11 @@ pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
     let moves = log
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::MoveApplied { report, .. } => Some(PlayedMove {
+            EventKind::MoveApplied { report } => Some(PlayedMove {
                 ply: report.ply,
-                seat: report.seat.name(),
-                notation: report.detail.notation(),
-                kind: report.detail.kind_name(),
+                seat: name(v.seats, report.seat),
+                notation: report.detail.notation.clone(),
+                kind: report.detail.kind,
             }),
             EventKind::GameOver { .. } => None,
         })
@@ -231,12 +247,15 @@ pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
     GameDetail {
         summary: summary(v),
         moves,
-        supplies: supplies(v.snapshot.as_ref()),
-        clock: clocks(&v.time_control, &v.clock),
-        draw_offered_by: seat_name(v.draw_offered_by),
-        presence: Presence {
-            white: v.presence[0].connected,
-            black: v.presence[1].connected,
-        },
+        supplies: supplies(v.seats, v.snapshot.as_ref()),
+        clock: clocks(v.seats, &v.time_control, &v.clock),
+        draw_offers: names(v.seats, v.draw_offers),
+        presence: v
+            .seats
+            .iter()
+            .copied()
+            .zip(&v.presence)
+            .map(|(seat, p)| (seat, p.connected))
+            .collect(),
     }
 }

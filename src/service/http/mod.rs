@@ -37,6 +37,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
+use crate::games::Viewer;
 use crate::service::sessions::{ListQuery, Session, SessionError, SessionStore, WatchItem};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
@@ -232,7 +233,7 @@ async fn board_svg(
             })
         })
         .transpose()?;
-    let view = state.store.get(id)?.view_at(ply)?;
+    let view = state.store.get(id)?.view_at(ply, Viewer::Spectator)?;
     let svg = view
         .snapshot
         .as_ref()

@@ -133,10 +133,10 @@ pub enum Expiry {
 }
 
 /// The clocks as read at one instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClockReading {
     /// Each seat's time left (first seat first); `None` without a clock.
-    pub remaining: Option<[Duration; 2]>,
+    pub remaining: Option<Vec<Duration>>,
     /// The seat whose clock runs (`None` when over, untimed, or while a
     /// first-move deadline runs instead).
     pub running: Option<Seat>,
@@ -161,9 +161,9 @@ pub struct MoveStamp {
 pub struct Clock {
     control: TimeControl,
     /// Each seat's time left at the start of the current turn.
-    remaining: [Duration; 2],
+    remaining: Vec<Duration>,
     /// Whether each seat has made its first move.
-    moved: [bool; 2],
+    moved: Vec<bool>,
     /// The seat whose turn runs (`None` once stopped).
     turn: Option<Seat>,
     /// When that turn started.
@@ -174,13 +174,13 @@ pub struct Clock {
 }
 
 impl Clock {
-    /// A clock started at `now` with `first` to move.
-    pub fn new(control: TimeControl, first: Seat, now: Instant) -> Clock {
+    /// A clock for `seats` seats started at `now` with `first` to move.
+    pub fn new(control: TimeControl, seats: usize, first: Seat, now: Instant) -> Clock {
         let t = control.start_time();
         Clock {
             control,
-            remaining: [t, t],
-            moved: [false, false],
+            remaining: vec![t; seats],
+            moved: vec![false; seats],
             turn: Some(first),
             turn_started: now,
             started: now,
@@ -189,22 +189,42 @@ impl Clock {
     }
 
     /// A clock that never runs (imported and finished games).
-    pub fn stopped(control: TimeControl, now: Instant) -> Clock {
+    pub fn stopped(control: TimeControl, seats: usize, now: Instant) -> Clock {
         Clock {
             turn: None,
-            ..Clock::new(control, Seat::White, now)
+            ..Clock::new(control, seats, Seat::FIRST, now)
         }
+    }
+
+    /// The seats that have made their first move.
+    pub fn moved(&self) -> impl Iterator<Item = Seat> + '_ {
+        self.moved
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m)
+            .filter_map(|(i, _)| Seat::new(i))
+    }
+
+    /// Whether every seat has made its first move.
+    pub fn all_moved(&self) -> bool {
+        self.moved.iter().all(|m| *m)
     }
 
     /// Rebuilds a clock from its time control and the accepted moves, with
     /// the turn in progress starting afresh at `now`: the time between the
     /// last accepted move and `now` (a restart's downtime, and the part of
     /// the turn played before it) is not charged. `first` is the seat that
-    /// moved first.
-    pub fn restore(control: TimeControl, first: Seat, stamps: &[MoveStamp], now: Instant) -> Clock {
+    /// moved first, of `seats`.
+    pub fn restore(
+        control: TimeControl,
+        seats: usize,
+        first: Seat,
+        stamps: &[MoveStamp],
+        now: Instant,
+    ) -> Clock {
         let last = stamps.last().map_or(Duration::ZERO, |s| s.at);
         let start = now.checked_sub(last).unwrap_or(now);
-        let mut clock = Clock::new(control, first, start);
+        let mut clock = Clock::new(control, seats, first, start);
         for s in stamps {
             clock.on_move(s.mover, s.next, start + s.at);
         }
@@ -293,7 +313,7 @@ impl Clock {
     /// The clocks as they stand at `now`.
     pub fn reading(&self, now: Instant) -> ClockReading {
         let elapsed = now.saturating_duration_since(self.turn_started);
-        let mut remaining = self.remaining;
+        let mut remaining = self.remaining.clone();
         let mut running = None;
         let mut first_move_left = None;
         if let Some(seat) = self.turn {
@@ -316,6 +336,9 @@ impl Clock {
 mod tests {
     use super::*;
 
+    const W: Seat = Seat::FIRST;
+    const B: Seat = Seat::SECOND;
+
     const MS: Duration = Duration::from_millis(1);
 
     fn fischer(initial: u64, increment: u64) -> TimeControl {
@@ -331,23 +354,23 @@ mod tests {
     #[test]
     fn fischer_charges_the_mover_and_adds_the_increment() {
         let t0 = Instant::now();
-        let mut c = Clock::new(fischer(1000, 100), Seat::White, t0);
-        c.on_move(Seat::White, Some(Seat::Black), t0 + MS * 300);
+        let mut c = Clock::new(fischer(1000, 100), 2, W, t0);
+        c.on_move(W, Some(B), t0 + MS * 300);
         let r = c.reading(t0 + MS * 300);
-        assert_eq!(r.remaining, Some([MS * 800, MS * 1000]));
-        assert_eq!(r.running, Some(Seat::Black));
+        assert_eq!(r.remaining, Some(vec![MS * 800, MS * 1000]));
+        assert_eq!(r.running, Some(B));
         let r = c.reading(t0 + MS * 500);
-        assert_eq!(r.remaining, Some([MS * 800, MS * 800]));
+        assert_eq!(r.remaining, Some(vec![MS * 800, MS * 800]));
         assert_eq!(
             c.deadline(),
-            Some((t0 + MS * 1300, Expiry::Timeout { loser: Seat::Black }))
+            Some((t0 + MS * 1300, Expiry::Timeout { loser: B }))
         );
     }
 
     #[test]
     fn the_flag_falls_at_the_deadline_instant_not_before() {
         let t0 = Instant::now();
-        let c = Clock::new(fischer(1000, 0), Seat::White, t0);
+        let c = Clock::new(fischer(1000, 0), 2, W, t0);
         assert_eq!(c.expired(t0 + MS * 999), None);
         assert!(c.expired(t0 + MS * 1000).is_some());
     }
@@ -359,12 +382,12 @@ mod tests {
             mode: ClockMode::PerMove { per_move: MS * 500 },
             first_move: None,
         };
-        let mut c = Clock::new(control, Seat::White, t0);
-        c.on_move(Seat::White, Some(Seat::Black), t0 + MS * 450);
-        assert_eq!(c.reading(t0 + MS * 450).remaining, Some([MS * 500; 2]));
+        let mut c = Clock::new(control, 2, W, t0);
+        c.on_move(W, Some(B), t0 + MS * 450);
+        assert_eq!(c.reading(t0 + MS * 450).remaining, Some(vec![MS * 500; 2]));
         assert_eq!(
             c.deadline(),
-            Some((t0 + MS * 950, Expiry::Timeout { loser: Seat::Black }))
+            Some((t0 + MS * 950, Expiry::Timeout { loser: B }))
         );
     }
 
@@ -375,56 +398,56 @@ mod tests {
             first_move: Some(MS * 200),
             ..fischer(1000, 0)
         };
-        let mut c = Clock::new(control, Seat::White, t0);
+        let mut c = Clock::new(control, 2, W, t0);
         let r = c.reading(t0 + MS * 150);
         assert_eq!(r.first_move_left, Some(MS * 50));
         assert_eq!(r.running, None);
-        assert_eq!(r.remaining, Some([MS * 1000; 2]));
-        c.on_move(Seat::White, Some(Seat::Black), t0 + MS * 150);
+        assert_eq!(r.remaining, Some(vec![MS * 1000; 2]));
+        c.on_move(W, Some(B), t0 + MS * 150);
         assert_eq!(
             c.deadline(),
-            Some((t0 + MS * 350, Expiry::NotStarted { seat: Seat::Black }))
+            Some((t0 + MS * 350, Expiry::NotStarted { seat: B }))
         );
-        c.on_move(Seat::Black, Some(Seat::White), t0 + MS * 300);
+        c.on_move(B, Some(W), t0 + MS * 300);
         // Both have started: white's own clock runs, uncharged so far.
         assert_eq!(
             c.deadline(),
-            Some((t0 + MS * 1300, Expiry::Timeout { loser: Seat::White }))
+            Some((t0 + MS * 1300, Expiry::Timeout { loser: W }))
         );
     }
 
     #[test]
     fn stop_charges_the_running_turn_and_freezes_the_reading() {
         let t0 = Instant::now();
-        let mut c = Clock::new(fischer(1000, 0), Seat::White, t0);
+        let mut c = Clock::new(fischer(1000, 0), 2, W, t0);
         c.stop(t0 + MS * 400);
         assert_eq!(c.deadline(), None);
         let r = c.reading(t0 + MS * 5000);
-        assert_eq!(r.remaining, Some([MS * 600, MS * 1000]));
+        assert_eq!(r.remaining, Some(vec![MS * 600, MS * 1000]));
         assert_eq!(r.running, None);
     }
 
     #[test]
     fn a_restored_clock_has_the_same_time_left_and_refunds_the_turn_in_progress() {
         let t0 = Instant::now();
-        let mut live = Clock::new(fischer(1000, 50), Seat::White, t0);
-        live.on_move(Seat::White, Some(Seat::Black), t0 + MS * 100);
-        live.on_move(Seat::Black, Some(Seat::White), t0 + MS * 400);
-        live.on_move(Seat::White, Some(Seat::Black), t0 + MS * 450);
+        let mut live = Clock::new(fischer(1000, 50), 2, W, t0);
+        live.on_move(W, Some(B), t0 + MS * 100);
+        live.on_move(B, Some(W), t0 + MS * 400);
+        live.on_move(W, Some(B), t0 + MS * 450);
         let later = t0 + MS * 10_000;
-        let restored = Clock::restore(live.control(), Seat::White, live.stamps(), later);
+        let restored = Clock::restore(live.control(), 2, W, live.stamps(), later);
         assert_eq!(
             restored.reading(later).remaining,
             live.reading(t0 + MS * 450).remaining
         );
-        assert_eq!(restored.reading(later).running, Some(Seat::Black));
+        assert_eq!(restored.reading(later).running, Some(B));
         assert_eq!(restored.stamps(), live.stamps());
     }
 
     #[test]
     fn untimed_games_have_no_deadline_and_no_reading() {
         let t0 = Instant::now();
-        let c = Clock::new(TimeControl::default(), Seat::White, t0);
+        let c = Clock::new(TimeControl::default(), 2, W, t0);
         assert_eq!(c.deadline(), None);
         assert_eq!(c.reading(t0 + MS * 10).remaining, None);
     }

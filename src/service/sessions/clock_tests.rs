@@ -10,6 +10,7 @@ use tokio::time::{self, Instant};
 
 use super::*;
 use crate::games::Verdict;
+use crate::games::Viewer;
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -31,10 +32,10 @@ fn limits() -> Limits {
 }
 
 async fn timed(store: &SessionStore, tc: TimeControl) -> (Arc<Session>, [String; 2]) {
-    let (s, [w, b]) = store
-        .create_timed(GameRules::default(), BTreeMap::new(), tc)
+    let (s, [w, b]) = two(store
+        .create_timed(GameRules::default(), BTreeMap::new(), tc, None)
         .await
-        .unwrap();
+        .unwrap());
     (s, [w.to_string(), b.to_string()])
 }
 
@@ -50,7 +51,7 @@ struct Prepared {
 fn prepare(s: &Arc<Session>, tokens: &[String; 2]) -> Prepared {
     let view = s.view(false);
     let seat = view.to_move.expect("game in progress");
-    let (_, _, moves) = s.legal_moves(None);
+    let (_, _, moves) = s.legal_moves(None, Viewer::Spectator);
     Prepared {
         token: tokens[seat.index()].clone(),
         mv: moves[0].detail.to_input(),
@@ -68,7 +69,8 @@ async fn play(s: &Arc<Session>, tokens: &[String; 2]) -> Result<MoveReceipt, Ses
 }
 
 fn remaining(v: &GameView) -> [Duration; 2] {
-    v.clock.remaining.expect("a clock")
+    let left = v.clock.remaining.clone().expect("a clock");
+    [left[0], left[1]]
 }
 
 fn illegal_reason(e: &SessionError) -> &'static str {
@@ -97,8 +99,8 @@ async fn skip_snapshot(w: &mut Watch) -> GameView {
 }
 
 fn verdict_of(e: &Event) -> Verdict {
-    match e.kind {
-        EventKind::GameOver { verdict } => verdict,
+    match &e.kind {
+        EventKind::GameOver { verdict } => verdict.clone(),
         EventKind::MoveApplied { .. } => panic!("expected the game-over event, got a move"),
     }
 }
@@ -115,8 +117,8 @@ async fn flag_falls_by_itself_at_the_deadline_with_no_request() {
     let over = next_event(&mut spectator).await;
     assert_eq!(Instant::now() - t0, MS * 1000);
     let v = verdict_of(&over);
-    assert_eq!((v.winner, v.reason), (Some(Seat::Black), "TIMEOUT"));
-    assert_eq!(over.clock.remaining, Some([Duration::ZERO, MS * 1000]));
+    assert_eq!((v.winner(), v.reason), (Some(Seat::SECOND), "TIMEOUT"));
+    assert_eq!(over.clock.remaining, Some(vec![Duration::ZERO, MS * 1000]));
     assert_eq!(over.clock.running, None);
     assert!(spectator.next().await.unwrap().is_none());
 }
@@ -132,7 +134,7 @@ async fn increment_is_added_and_the_flag_falls_between_moves() {
     time::advance(MS * 100).await;
     let v = s.view(false);
     assert_eq!(remaining(&v), [MS * 1200, MS * 900]);
-    assert_eq!(v.clock.running, Some(Seat::Black));
+    assert_eq!(v.clock.running, Some(Seat::SECOND));
     play(&s, &tokens).await.unwrap();
     assert_eq!(remaining(&s.view(false)), [MS * 1200, MS * 1400]);
     // White thinks for 1199 ms: still there.
@@ -140,10 +142,10 @@ async fn increment_is_added_and_the_flag_falls_between_moves() {
     assert!(s.view(false).verdict.is_none());
     time::advance(MS).await;
     let v = s.view(false);
-    let verdict = v.verdict.expect("white's flag fell");
+    let verdict = v.verdict.clone().expect("white's flag fell");
     assert_eq!(
-        (verdict.winner, verdict.reason),
-        (Some(Seat::Black), "TIMEOUT")
+        (verdict.winner(), verdict.reason),
+        (Some(Seat::SECOND), "TIMEOUT")
     );
     assert_eq!(remaining(&v), [Duration::ZERO, MS * 1400]);
     assert_eq!(v.to_move, None);
@@ -168,8 +170,8 @@ async fn per_move_time_resets_and_is_not_carried_over() {
     assert_eq!(illegal_reason(&err), "GAME_OVER");
     let verdict = s.view(false).verdict.unwrap();
     assert_eq!(
-        (verdict.winner, verdict.reason),
-        (Some(Seat::Black), "TIMEOUT")
+        (verdict.winner(), verdict.reason),
+        (Some(Seat::SECOND), "TIMEOUT")
     );
 }
 
@@ -196,7 +198,7 @@ async fn a_side_that_never_starts_aborts_the_game_and_loses_nothing() {
     let over = next_event(&mut w).await;
     assert_eq!(Instant::now() - t0, MS * 350);
     let v = verdict_of(&over);
-    assert_eq!((v.winner, v.reason), (None, "ABORTED"));
+    assert_eq!((v.winner(), v.reason), (None, "ABORTED"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -248,10 +250,10 @@ async fn a_move_just_before_the_flag_is_played_everywhere() {
     assert!(view.verdict.is_none());
     assert_eq!(remaining(&view)[0], MS);
     // The stream has the move, then (black not moving) black's flag.
-    assert!(matches!(seen[0].kind, EventKind::MoveApplied { report, .. } if report.ply == 3));
-    assert_eq!(seen[0].clock.remaining.unwrap()[0], MS);
+    assert!(matches!(&seen[0].kind, EventKind::MoveApplied { report } if report.ply == 3));
+    assert_eq!(seen[0].clock.remaining.as_ref().unwrap()[0], MS);
     let v = verdict_of(&seen[1]);
-    assert_eq!((v.winner, v.reason), (Some(Seat::White), "TIMEOUT"));
+    assert_eq!((v.winner(), v.reason), (Some(Seat::FIRST), "TIMEOUT"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -263,8 +265,8 @@ async fn a_move_at_the_flag_is_refused_everywhere() {
     assert_eq!(view.ply, 2);
     let verdict = view.verdict.unwrap();
     assert_eq!(
-        (verdict.winner, verdict.reason),
-        (Some(Seat::Black), "TIMEOUT")
+        (verdict.winner(), verdict.reason),
+        (Some(Seat::SECOND), "TIMEOUT")
     );
     assert_eq!(seen.len(), 1, "no move event, only the game over");
     assert_eq!(verdict_of(&seen[0]), verdict);
@@ -300,7 +302,7 @@ async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
     let (s, tokens) = timed(&store, fischer(1000, 0)).await;
     time::advance(MS * 100).await;
     let v = s.abort(&tokens[1]).await.unwrap();
-    assert_eq!(v.verdict.unwrap().reason, "ABORTED");
+    assert_eq!(v.verdict.as_ref().unwrap().reason, "ABORTED");
     assert_eq!(remaining(&v), [MS * 900, MS * 1000]);
 
     let (s, tokens) = timed(&store, fischer(1000, 0)).await;
@@ -308,11 +310,11 @@ async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
     play(&s, &tokens).await.unwrap();
     time::advance(MS * 250).await;
     let v = s.resign(&tokens[0]).await.unwrap();
-    assert_eq!(v.verdict.unwrap().reason, "RESIGNATION");
+    assert_eq!(v.verdict.as_ref().unwrap().reason, "RESIGNATION");
     // Long after the old deadline nothing changes: the clock stopped.
     time::advance(MS * 5000).await;
     let v = s.view(false);
-    assert_eq!(v.verdict.unwrap().reason, "RESIGNATION");
+    assert_eq!(v.verdict.as_ref().unwrap().reason, "RESIGNATION");
     assert_eq!(remaining(&v), [MS * 750, MS * 1000]);
 }
 
@@ -358,35 +360,35 @@ async fn victory_can_be_claimed_only_over_an_opponent_gone_long_enough() {
     let (untimed, ut) = timed(&store, TimeControl::default()).await;
     play(&untimed, &ut).await.unwrap();
     play(&untimed, &ut).await.unwrap();
-    let e = untimed.claim_victory(&ut[0]).await.unwrap_err();
+    let e = untimed.claim_victory(&ut[0], None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "NO_CLOCK");
 
     let (s, tokens) = timed(&store, fischer(60_000, 0)).await;
-    let e = s.claim_victory(&tokens[0]).await.unwrap_err();
+    let e = s.claim_victory(&tokens[0], None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "GAME_NOT_STARTED");
     play(&s, &tokens).await.unwrap();
     play(&s, &tokens).await.unwrap();
 
     let black = s.watch_as(None, Some(&tokens[1])).unwrap();
     time::advance(MS * 1000).await;
-    let e = s.claim_victory(&tokens[0]).await.unwrap_err();
+    let e = s.claim_victory(&tokens[0], None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "OPPONENT_PRESENT");
 
     drop(black);
     time::advance(MS * 499).await;
-    let e = s.claim_victory(&tokens[0]).await.unwrap_err();
+    let e = s.claim_victory(&tokens[0], None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "OPPONENT_NOT_GONE_LONG_ENOUGH");
     assert!(s.view(false).verdict.is_none());
 
     time::advance(MS).await;
-    let v = s.claim_victory(&tokens[0]).await.unwrap();
+    let v = s.claim_victory(&tokens[0], None).await.unwrap();
     let verdict = v.verdict.unwrap();
     assert_eq!(
-        (verdict.winner, verdict.reason),
-        (Some(Seat::White), "ABANDONED")
+        (verdict.winner(), verdict.reason),
+        (Some(Seat::FIRST), "ABANDONED")
     );
     assert_eq!(v.clock.running, None);
-    let e = s.claim_victory(&tokens[0]).await.unwrap_err();
+    let e = s.claim_victory(&tokens[0], None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "GAME_OVER");
 }
 
@@ -403,11 +405,17 @@ async fn the_clock_is_rebuilt_from_its_move_times() {
     assert_eq!(stamps.len(), 3);
     assert_eq!(stamps[1].at, MS * 460);
     // A restart 10 s later does not charge the downtime.
-    let restored = Clock::restore(control, Seat::White, &stamps, Instant::now() + MS * 10_000);
+    let restored = Clock::restore(
+        control,
+        2,
+        Seat::FIRST,
+        &stamps,
+        Instant::now() + MS * 10_000,
+    );
     assert_eq!(
         restored.reading(Instant::now() + MS * 10_000),
         ClockReading {
-            running: Some(Seat::Black),
+            running: Some(Seat::SECOND),
             ..before
         }
     );
@@ -432,7 +440,7 @@ async fn a_dropped_session_ends_its_timer() {
 async fn out_of_bounds_time_controls_are_refused() {
     let store = SessionStore::new(limits());
     let e = store
-        .create_timed(GameRules::default(), BTreeMap::new(), fischer(0, 0))
+        .create_timed(GameRules::default(), BTreeMap::new(), fischer(0, 0), None)
         .await
         .unwrap_err();
     assert!(matches!(

@@ -1,13 +1,15 @@
 //! The session layer: games being refereed, whatever the game.
 //!
 //! A [`SessionStore`] maps game ids to [`Session`]s. A session holds one game
-//! behind the game-agnostic [`Rules`](crate::games::Rules) trait, the two seat
-//! tokens, the numbered event log and the broadcast channel watchers listen
+//! behind the game-agnostic [`Game`](crate::games::Game) trait, one token per
+//! seat, the numbered event log and the broadcast channel watchers listen
 //! on. It enforces whose turn it is, optimistic concurrency (`expected_ply`),
 //! idempotent retries (`request_id`) and the referee actions (resign, draw,
 //! abort, claim victory). Timed games carry a [`Clock`] and a timer task that
 //! ends them on time; players' open watches make their seats present
-//! (docs/CLOCKS.md). The store enforces the limits and drops expired games.
+//! (docs/CLOCKS.md). A seeded game's seed is drawn here from a cryptographic
+//! RNG (or taken from the creator), kept private, and shown only once the
+//! game is over. The store enforces the limits and drops expired games.
 //!
 //! No gRPC, no PÜNCT: the API layer above converts protobuf to the neutral
 //! types of [`crate::games`], and maps [`SessionError`] to status codes.
@@ -25,20 +27,20 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
+use rand::TryRng as _;
 
 use crate::games::{
-    self, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed, Seat,
+    self, Catalog, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed, Seat,
+    SeatSet, Setup,
 };
-use crate::service::storage::{
-    self as store_rows, ClockRow, GameRow, MoveRow, Storage, StoredGame, Write,
-};
+use crate::service::storage::{self, ClockRow, GameRow, MoveRow, Storage, StoredGame, Write};
 use crate::service::telemetry;
 
 pub use clock::{
     Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,
 };
 pub use presence::{PresenceSlot, SeatPresence};
-pub use session::{Event, EventKind, GameView, MoveReceipt, Session};
+pub use session::{Event, EventKind, GameView, MoveReceipt, Session, SetupView};
 use session::{Fingerprint, Receipts, SessionInit};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};
@@ -191,15 +193,15 @@ pub struct ListQuery {
 pub enum History {
     /// A game record text.
     Record(String),
-    /// Rules and moves.
-    Moves(GameRules, Vec<MoveInput>),
+    /// Rules and moves (and the seed, for a seeded game).
+    Moves(GameRules, Option<[u8; 32]>, Vec<MoveInput>),
 }
 
 /// The answer of [`validate_move`].
 #[derive(Debug, Clone)]
 pub struct Adjudication {
-    /// The seat to move after the history.
-    pub seat: Seat,
+    /// The seat to move after the history (`None` once it is over).
+    pub seat: Option<Seat>,
     /// The move as it would be played, or why it cannot be.
     pub result: Result<MoveReport, MoveError>,
 }
@@ -210,10 +212,13 @@ pub struct Adjudication {
 pub fn validate_move(history: History, mv: &MoveInput) -> Result<Adjudication, SessionError> {
     let replayed = match history {
         History::Record(text) => games::import_record(&text).map_err(SessionError::Record)?,
-        History::Moves(rules, moves) => {
-            games::replay_moves(rules, &moves).map_err(|(i, e)| SessionError::InvalidArgument {
-                field: "moves",
-                description: format!("move {} cannot be played: {e}", i + 1),
+        History::Moves(rules, seed, moves) => {
+            let setup = setup_for(&rules, seed, "moves.seed")?;
+            games::replay_moves(&rules, setup, &moves).map_err(|(i, e)| {
+                SessionError::InvalidArgument {
+                    field: "moves",
+                    description: format!("move {} cannot be played: {e}", i + 1),
+                }
             })?
         }
     };
@@ -238,12 +243,14 @@ pub struct SessionStore {
     /// limit holds under concurrent creation.
     count: AtomicUsize,
     serial: AtomicU64,
+    /// The games it can import and recover.
+    catalog: Catalog,
 }
 
 impl SessionStore {
     /// An empty store with `limits`, keeping games in memory only.
     pub fn new(limits: Limits) -> SessionStore {
-        SessionStore::with_storage(limits, Arc::new(store_rows::Volatile))
+        SessionStore::with_storage(limits, Arc::new(storage::Volatile))
     }
 
     /// An empty store with `limits` that writes through `storage`; call
@@ -255,7 +262,15 @@ impl SessionStore {
             storage,
             count: AtomicUsize::new(0),
             serial: AtomicU64::new(0),
+            catalog: Catalog::default(),
         }
+    }
+
+    /// The store, knowing the games of `catalog` (imports and recovery):
+    /// how tests serve games of their own.
+    pub fn with_catalog(mut self, catalog: Catalog) -> SessionStore {
+        self.catalog = catalog;
+        self
     }
 
     /// The limits in force.
@@ -278,29 +293,34 @@ impl SessionStore {
         &self.storage
     }
 
-    /// Creates an untimed game; returns it and the seat tokens, white first.
+    /// Creates an untimed game; returns it and the seat tokens, in seat
+    /// order.
     pub async fn create(
         &self,
         rules: GameRules,
         labels: BTreeMap<String, String>,
-    ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
-        self.create_timed(rules, labels, TimeControl::default())
+    ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
+        self.create_timed(rules, labels, TimeControl::default(), None)
             .await
     }
 
     /// Creates a game with a time control; its clock (or first-move
     /// deadline) starts now, and a timer task ends the game when it runs out
-    /// (call within a tokio runtime).
+    /// (call within a tokio runtime). A seeded game is set up from `seed`
+    /// when the creator gives one (and the game allows it), else from a
+    /// seed drawn here.
     pub async fn create_timed(
         &self,
         rules: GameRules,
         labels: BTreeMap<String, String>,
         time_control: TimeControl,
-    ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
+        seed: Option<[u8; 32]>,
+    ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
         check_labels(&labels)?;
         time_control.check()?;
+        let setup = new_setup(&rules, seed)?;
         let replayed = Replayed {
-            game: games::new_game(rules),
+            game: rules.rules().start(setup),
             moves: Vec::new(),
             tags: Vec::new(),
         };
@@ -313,9 +333,12 @@ impl SessionStore {
         &self,
         record: &str,
         labels: BTreeMap<String, String>,
-    ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
+    ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
         check_labels(&labels)?;
-        let replayed = games::import_record(record).map_err(SessionError::Record)?;
+        let replayed = self
+            .catalog
+            .import(record, None)
+            .map_err(SessionError::Record)?;
         let mut all: BTreeMap<String, String> = replayed.tags.iter().cloned().collect();
         all.extend(labels);
         check_labels(&all)?;
@@ -329,9 +352,10 @@ impl SessionStore {
         replayed: Replayed,
         labels: BTreeMap<String, String>,
         time_control: TimeControl,
-    ) -> Result<(Arc<Session>, [Token; 2]), SessionError> {
+    ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
         let reservation = self.reserve()?;
-        let tokens = [Token::random(), Token::random()];
+        let seats = replayed.game.seat_names().len();
+        let tokens: Vec<Token> = (0..seats).map(|_| Token::random()).collect();
         let id = GameId::random();
         let created_at = std::time::SystemTime::now();
         let write = self.create_write(&id, &replayed, &labels, &tokens, time_control, created_at);
@@ -340,14 +364,14 @@ impl SessionStore {
                 id,
                 serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
                 labels,
-                token_hashes: [tokens[0].hash(), tokens[1].hash()],
+                token_hashes: tokens.iter().map(Token::hash).collect(),
                 game: replayed.game.clone_box(),
                 history: &replayed.moves,
                 time_control,
                 created_at,
                 clock: None,
                 receipts: Receipts::new(),
-                draw_offer: None,
+                draw_offers: SeatSet::EMPTY,
                 storage: self.storage.clone(),
             },
             &self.limits,
@@ -359,7 +383,7 @@ impl SessionStore {
             Ok(runtime) => runtime
                 .spawn(storage.write(write))
                 .await
-                .unwrap_or_else(|e| Err(store_rows::StorageError(e.to_string()))),
+                .unwrap_or_else(|e| Err(storage::StorageError(e.to_string()))),
             Err(_) => storage.write(write).await,
         };
         if let Err(e) = stored {
@@ -391,18 +415,28 @@ impl SessionStore {
         id: &GameId,
         replayed: &Replayed,
         labels: &BTreeMap<String, String>,
-        tokens: &[Token; 2],
+        tokens: &[Token],
         time_control: TimeControl,
         created_at: std::time::SystemTime,
     ) -> Write {
         let rules = replayed.game.rules();
-        let created_at_ms = store_rows::unix_ms(created_at);
+        let created_at_ms = storage::unix_ms(created_at);
         let game = GameRow {
             id: id.to_string(),
             game: rules.game_name().to_string(),
             variant: rules.variant_name().to_string(),
             options: replayed.game.rules_header(),
-            token_hashes: [tokens[0].hash().0, tokens[1].hash().0],
+            seats: replayed
+                .game
+                .seat_names()
+                .iter()
+                .zip(tokens)
+                .map(|(name, token)| storage::SeatRow {
+                    name: (*name).to_string(),
+                    token_sha256: token.hash().0,
+                })
+                .collect(),
+            setup: replayed.game.setup(),
             clock: clock_row(time_control),
             labels: labels.clone(),
             created_at_ms,
@@ -414,17 +448,18 @@ impl SessionStore {
                 game_id: id.to_string(),
                 ply: r.ply,
                 seat: r.seat,
-                notation: r.detail.notation(),
+                notation: r.detail.notation.clone(),
                 request_id: None,
                 clock_ms: 0,
                 played_at_ms: created_at_ms,
-                draw_offer: None,
+                draw_offers: SeatSet::EMPTY,
             })
             .collect();
-        let end = replayed.game.verdict().map(|v| store_rows::EndRow {
+        let end = replayed.game.verdict().map(|v| storage::EndRow {
             game_id: id.to_string(),
             status: "finished",
-            winner: v.winner,
+            winners: v.winners,
+            scores: v.scores.clone(),
             reason: v.reason.to_string(),
             ply: replayed.game.ply(),
             at_ms: created_at_ms,
@@ -489,7 +524,7 @@ impl SessionStore {
         let StoredGame {
             game: row,
             moves,
-            draw_offer,
+            draw_offers,
         } = stored;
         let mut record = row.options.trim_end().to_string();
         record.push_str("\n\n");
@@ -497,7 +532,11 @@ impl SessionStore {
             record.push_str(&m.notation);
             record.push('\n');
         }
-        let replayed = games::import_record(&record).map_err(|e| e.to_string())?;
+        // The server kept the seed: the record replays with it.
+        let replayed = self
+            .catalog
+            .import(&record, row.setup)
+            .map_err(|e| e.to_string())?;
         if replayed.moves.len() != moves.len() || replayed.game.verdict().is_some() {
             return Err(format!(
                 "{} stored moves replay to {} moves{}",
@@ -511,17 +550,37 @@ impl SessionStore {
             ));
         }
         let time_control = time_control_of(&row.clock)?;
+        let seats = replayed.game.seat_names().len();
+        if row.seats.len() != seats {
+            return Err(format!(
+                "{} stored seats for a game of {seats}",
+                row.seats.len()
+            ));
+        }
         let clock = {
-            let stamps: Vec<MoveStamp> = moves
+            let stamps: Vec<MoveStamp> = replayed
+                .moves
                 .iter()
-                .map(|m| MoveStamp {
-                    mover: m.seat,
-                    next: Some(m.seat.opponent()),
+                .zip(&moves)
+                .map(|(report, m)| MoveStamp {
+                    mover: report.seat,
+                    next: report.next,
                     at: Duration::from_millis(m.clock_ms),
                 })
                 .collect();
-            let first = games::new_game(replayed.game.rules()).to_move();
-            Clock::restore(time_control, first, &stamps, tokio::time::Instant::now())
+            let first = replayed
+                .moves
+                .first()
+                .map(|r| r.seat)
+                .or(replayed.game.to_move())
+                .unwrap_or(Seat::FIRST);
+            Clock::restore(
+                time_control,
+                seats,
+                first,
+                &stamps,
+                tokio::time::Instant::now(),
+            )
         };
         let mut receipts = Receipts::new();
         for (m, report) in moves.iter().zip(&replayed.moves) {
@@ -532,11 +591,10 @@ impl SessionStore {
                         Fingerprint {
                             seat: report.seat,
                             expected_ply: report.ply - 1,
-                            played: report.detail,
+                            played: report.detail.clone(),
                         },
                         MoveReceipt {
-                            report: *report,
-                            to_move: report.verdict.is_none().then(|| report.seat.opponent()),
+                            report: report.clone(),
                             replayed: false,
                         },
                     ),
@@ -548,14 +606,18 @@ impl SessionStore {
                 id: GameId(row.id),
                 serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
                 labels: row.labels,
-                token_hashes: row.token_hashes.map(TokenHash),
+                token_hashes: row
+                    .seats
+                    .iter()
+                    .map(|s| TokenHash(s.token_sha256))
+                    .collect(),
                 game: replayed.game,
                 history: &replayed.moves,
                 time_control,
-                created_at: store_rows::from_unix_ms(row.created_at_ms),
+                created_at: storage::from_unix_ms(row.created_at_ms),
                 clock: Some(clock),
                 receipts,
-                draw_offer,
+                draw_offers,
                 storage: self.storage.clone(),
             },
             &self.limits,
@@ -644,7 +706,7 @@ impl SessionStore {
                     metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
                     // Expired unfinished: not to be recovered again.
                     let ply = session.view(false).ply;
-                    session.store_later(Write::End(session.end_row("expired", None, ply)));
+                    session.persist_later(Write::End(session.end_row("expired", None, ply)));
                 }
                 self.count.fetch_sub(1, Ordering::SeqCst);
                 dropped += 1;
@@ -675,6 +737,66 @@ impl Drop for Reservation<'_> {
         if let Some(count) = self.0 {
             count.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+}
+
+/// The setup of a new game of `rules`: `None` for a game without a random
+/// setup (a seed given for one is refused), else the creator's seed, where
+/// the game allows one, or 32 bytes from the operating system's
+/// cryptographic RNG.
+fn new_setup(rules: &GameRules, seed: Option<[u8; 32]>) -> Result<Option<Setup>, SessionError> {
+    let r = rules.rules();
+    match seed {
+        Some(_) if !r.seeded() => Err(SessionError::InvalidArgument {
+            field: "seed",
+            description: format!("{} has no random setup: give no seed", rules.game_name()),
+        }),
+        Some(_) if !r.seed_may_be_supplied() => Err(SessionError::InvalidArgument {
+            field: "seed",
+            description: format!("{} draws its own seed: give none", rules.game_name()),
+        }),
+        Some(seed) => Ok(Some(Setup {
+            seed,
+            supplied: true,
+        })),
+        None if r.seeded() => {
+            let mut seed = [0u8; 32];
+            rand::rngs::SysRng
+                .try_fill_bytes(&mut seed)
+                .map_err(|e| SessionError::Unavailable(format!("no random seed: {e}")))?;
+            Ok(Some(Setup {
+                seed,
+                supplied: false,
+            }))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The setup of a replay of `rules` from a given seed (stateless
+/// adjudication): a seeded game needs its seed, an unseeded one takes none.
+fn setup_for(
+    rules: &GameRules,
+    seed: Option<[u8; 32]>,
+    field: &'static str,
+) -> Result<Option<Setup>, SessionError> {
+    match (rules.rules().seeded(), seed) {
+        (true, Some(seed)) => Ok(Some(Setup {
+            seed,
+            supplied: true,
+        })),
+        (true, None) => Err(SessionError::InvalidArgument {
+            field,
+            description: format!(
+                "{} is set up from a seed: give it (64 hex digits)",
+                rules.game_name()
+            ),
+        }),
+        (false, Some(_)) => Err(SessionError::InvalidArgument {
+            field,
+            description: format!("{} has no random setup: give no seed", rules.game_name()),
+        }),
+        (false, None) => Ok(None),
     }
 }
 
@@ -751,6 +873,13 @@ fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
         }
     }
     Ok(())
+}
+
+/// The two tokens of a two-seat game (the session tests' games are PÜNCT).
+#[cfg(test)]
+fn two((session, tokens): (Arc<Session>, Vec<Token>)) -> (Arc<Session>, [Token; 2]) {
+    let [w, b]: [Token; 2] = tokens.try_into().expect("two seats");
+    (session, [w, b])
 }
 
 #[cfg(test)]

@@ -14,12 +14,12 @@ use tokio::time::Instant;
 
 use crate::games::Seat;
 
-/// The open streams of both seats.
-#[derive(Debug, Clone, Copy)]
+/// The open streams of every seat.
+#[derive(Debug, Clone)]
 pub(super) struct PresenceBoard {
-    streams: [usize; 2],
+    streams: Vec<usize>,
     /// Since when each seat has had no stream (creation, if it never had).
-    away_since: [Instant; 2],
+    away_since: Vec<Instant>,
 }
 
 /// One seat's presence as read at one instant.
@@ -37,29 +37,33 @@ pub struct SeatPresence {
 pub(super) struct Presence(Arc<watch::Sender<PresenceBoard>>);
 
 impl Presence {
-    pub(super) fn new(now: Instant) -> Presence {
+    pub(super) fn new(seats: usize, now: Instant) -> Presence {
         let (tx, _) = watch::channel(PresenceBoard {
-            streams: [0, 0],
-            away_since: [now, now],
+            streams: vec![0; seats],
+            away_since: vec![now; seats],
         });
         Presence(Arc::new(tx))
     }
 
-    /// Both seats at `now`, first seat first.
-    pub(super) fn read(&self, now: Instant) -> [SeatPresence; 2] {
-        let board = *self.0.borrow();
-        Seat::BOTH.map(|s| {
-            let i = s.index();
-            let connected = board.streams[i] > 0;
-            SeatPresence {
-                connected,
-                away_for: if connected {
-                    Duration::ZERO
-                } else {
-                    now.saturating_duration_since(board.away_since[i])
-                },
-            }
-        })
+    /// Every seat at `now`, first seat first.
+    pub(super) fn read(&self, now: Instant) -> Vec<SeatPresence> {
+        let board = self.0.borrow();
+        board
+            .streams
+            .iter()
+            .zip(&board.away_since)
+            .map(|(&streams, &since)| {
+                let connected = streams > 0;
+                SeatPresence {
+                    connected,
+                    away_for: if connected {
+                        Duration::ZERO
+                    } else {
+                        now.saturating_duration_since(since)
+                    },
+                }
+            })
+            .collect()
     }
 
     /// A receiver woken when a seat's presence flips.

@@ -18,7 +18,8 @@ use super::token::{Token, TokenHash};
 use super::watch::{Watch, WatchItem};
 use super::{GameId, Limits, MAX_REQUEST_ID, SessionError};
 use crate::games::{
-    Ending, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, Rules, Seat, Snapshot, Verdict,
+    Ending, Game, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, Seat, SeatSet, Setup,
+    Snapshot, Verdict, Viewer,
 };
 use crate::service::storage::{self, EndRow, MoveRow, Storage, Write};
 use crate::service::telemetry;
@@ -42,10 +43,8 @@ pub struct Event {
 pub enum EventKind {
     /// A move was played.
     MoveApplied {
-        /// The move, its mover and its effect.
+        /// The move, its mover, its effect and who moves next.
         report: MoveReport,
-        /// Whose turn it is after it (`None` when it ended the game).
-        to_move: Option<Seat>,
     },
     /// The game ended.
     GameOver {
@@ -57,10 +56,8 @@ pub enum EventKind {
 /// The answer to a move: what was played and where the game stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MoveReceipt {
-    /// The move as played.
+    /// The move as played (with who moves next: `report.next`).
     pub report: MoveReport,
-    /// Whose turn it is now (`None` once over).
-    pub to_move: Option<Seat>,
     /// True when this answers a retry from the first result.
     pub replayed: bool,
 }
@@ -76,14 +73,20 @@ pub struct GameView {
     pub created_at: SystemTime,
     /// The game and its options.
     pub rules: GameRules,
+    /// What the game calls each seat, in seat order.
+    pub seats: &'static [&'static str],
+    /// Whose view this is.
+    pub viewer: Viewer,
+    /// The seed's commitment (and the seed once over), for a seeded game.
+    pub setup: Option<SetupView>,
     /// Turns played (at the point the view shows).
     pub ply: u32,
     /// Whose turn it is (`None` once over).
     pub to_move: Option<Seat>,
     /// How it ended, once over.
     pub verdict: Option<Verdict>,
-    /// The seat with a standing draw offer.
-    pub draw_offered_by: Option<Seat>,
+    /// The seats that have offered or accepted the standing draw offer.
+    pub draw_offers: SeatSet,
     /// The game-specific state (`None` in listings).
     pub snapshot: Option<Snapshot>,
     /// The last move played.
@@ -93,7 +96,29 @@ pub struct GameView {
     /// The clocks (at the point the view shows).
     pub clock: ClockReading,
     /// Each seat's presence now, first seat first.
-    pub presence: [SeatPresence; 2],
+    pub presence: Vec<SeatPresence>,
+}
+
+/// What a view shows of a seeded game's setup: the commitment from the
+/// start, the seed only once the game is over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupView {
+    /// SHA-256 of the seed.
+    pub commitment: [u8; 32],
+    /// The seed, once the game is over.
+    pub seed: Option<[u8; 32]>,
+    /// Whether the creator supplied the seed.
+    pub supplied: bool,
+}
+
+impl SetupView {
+    fn of(setup: Setup, over: bool) -> SetupView {
+        SetupView {
+            commitment: setup.commitment(),
+            seed: over.then_some(setup.seed),
+            supplied: setup.supplied,
+        }
+    }
 }
 
 /// What a retried request must repeat to be answered from its first result:
@@ -109,13 +134,21 @@ pub(super) struct Fingerprint {
 /// A stored answer to a request id.
 pub(super) type Receipts = HashMap<String, (Fingerprint, MoveReceipt)>;
 
+/// A move decided on a copy of the game, waiting to be stored.
+struct PendingMove {
+    game: Box<dyn Game>,
+    report: MoveReport,
+    draw_after: SeatSet,
+    write: Write,
+}
+
 /// The mutable part of a session, behind one mutex.
 #[derive(Debug)]
 struct State {
-    game: Box<dyn Rules>,
+    game: Box<dyn Game>,
     log: Vec<Arc<Event>>,
     receipts: Receipts,
-    draw_offer: Option<Seat>,
+    draw_offers: SeatSet,
     last_activity: Instant,
     finished_at: Option<Instant>,
     clock: Clock,
@@ -131,15 +164,15 @@ pub(super) struct SessionInit<'a> {
     pub(super) id: GameId,
     pub(super) serial: u64,
     pub(super) labels: BTreeMap<String, String>,
-    pub(super) token_hashes: [TokenHash; 2],
-    pub(super) game: Box<dyn Rules>,
+    pub(super) token_hashes: Vec<TokenHash>,
+    pub(super) game: Box<dyn Game>,
     pub(super) history: &'a [MoveReport],
     pub(super) time_control: TimeControl,
     pub(super) created_at: SystemTime,
     /// A clock rebuilt from stored move times (`None`: start one now).
     pub(super) clock: Option<Clock>,
     pub(super) receipts: Receipts,
-    pub(super) draw_offer: Option<Seat>,
+    pub(super) draw_offers: SeatSet,
     pub(super) storage: Arc<dyn Storage>,
 }
 
@@ -171,7 +204,12 @@ pub struct Session {
     serial: u64,
     created_at: SystemTime,
     labels: BTreeMap<String, String>,
-    token_hashes: [TokenHash; 2],
+    /// What the game calls each seat; as many as it has seats.
+    seat_names: &'static [&'static str],
+    token_hashes: Vec<TokenHash>,
+    /// Whether the game hides information from some viewers (then events
+    /// are redacted per watcher).
+    private: bool,
     state: Mutex<State>,
     events: broadcast::Sender<Arc<Event>>,
     pub(super) watchers: Arc<AtomicUsize>,
@@ -199,9 +237,11 @@ impl Session {
             created_at,
             clock,
             receipts,
-            draw_offer,
+            draw_offers,
             storage,
         } = init;
+        let seat_names = game.seat_names();
+        let seats = seat_names.len();
         let tick = time::Instant::now();
         let (events, _) = broadcast::channel(limits.watch_buffer.max(1));
         let mut log: Vec<Arc<Event>> = history
@@ -210,28 +250,27 @@ impl Session {
                 Arc::new(Event {
                     sequence: u64::from(r.ply),
                     ply: r.ply,
-                    kind: EventKind::MoveApplied {
-                        report: *r,
-                        to_move: r.verdict.is_none().then(|| r.seat.opponent()),
-                    },
+                    kind: EventKind::MoveApplied { report: r.clone() },
                     clock: ClockReading::default(),
                 })
             })
             .collect();
         let now = Instant::now();
         let verdict = game.verdict();
-        if let Some(verdict) = verdict {
+        if let Some(verdict) = &verdict {
             log.push(Arc::new(Event {
                 sequence: log.len() as u64 + 1,
                 ply: game.ply(),
-                kind: EventKind::GameOver { verdict },
+                kind: EventKind::GameOver {
+                    verdict: verdict.clone(),
+                },
                 clock: ClockReading::default(),
             }));
         }
-        let clock = match (clock, verdict) {
-            (_, Some(_)) => Clock::stopped(time_control, tick),
-            (Some(clock), None) => clock,
-            (None, None) => Clock::new(time_control, game.to_move(), tick),
+        let clock = match (clock, game.to_move()) {
+            (Some(clock), Some(_)) => clock,
+            (None, Some(first)) => Clock::new(time_control, seats, first, tick),
+            (_, None) => Clock::stopped(time_control, seats, tick),
         };
         Session {
             id,
@@ -239,12 +278,18 @@ impl Session {
             serial,
             created_at,
             labels,
+            seat_names,
             token_hashes,
+            private: game.hides_information(),
             state: Mutex::new(State {
                 game,
                 log,
                 receipts,
-                draw_offer: draw_offer.filter(|_| verdict.is_none()),
+                draw_offers: if verdict.is_none() {
+                    draw_offers
+                } else {
+                    SeatSet::EMPTY
+                },
                 last_activity: now,
                 finished_at: verdict.map(|_| now),
                 clock,
@@ -254,7 +299,7 @@ impl Session {
             watchers: Arc::new(AtomicUsize::new(0)),
             max_watchers: limits.max_watchers_per_game,
             closed: CancellationToken::new(),
-            presence: Presence::new(tick),
+            presence: Presence::new(seats, tick),
             timer: Arc::new(Notify::new()),
             abandon_after: limits.abandon_after,
             storage,
@@ -337,15 +382,34 @@ impl Session {
         };
         // Cannot fail: the game is not over (checked above).
         if let Ok(verdict) = st.game.conclude(ending) {
-            self.finish(st, verdict);
             // Stored in the background: the deadline, not this write,
             // decided it (docs/STORAGE.md).
             let end = self.end_row("finished", Some(&verdict), st.game.ply());
-            self.store_later(Write::End(end));
+            self.finish(st, verdict);
+            self.persist_later(Write::End(end));
         }
     }
 
-    /// The seat `token` proves. Checks both seats, always, in constant time.
+    /// What the game calls `seat`.
+    pub fn seat_name(&self, seat: Seat) -> &'static str {
+        self.seat_names.get(seat.index()).copied().unwrap_or("?")
+    }
+
+    /// What the game calls each seat, in seat order.
+    pub fn seat_names(&self) -> &'static [&'static str] {
+        self.seat_names
+    }
+
+    /// The viewer `token` proves: its seat, or a spectator without a token.
+    /// A token that is given must be right.
+    pub fn viewer_for(&self, token: &str) -> Result<Viewer, SessionError> {
+        if token.is_empty() {
+            return Ok(Viewer::Spectator);
+        }
+        self.seat_for(token).map(Viewer::Seat)
+    }
+
+    /// The seat `token` proves. Checks every seat, always, in constant time.
     fn seat_for(&self, token: &str) -> Result<Seat, SessionError> {
         if token.is_empty() {
             return Err(SessionError::Unauthenticated {
@@ -359,24 +423,32 @@ impl Session {
                 message: "the seat token is not 32 hex digits",
             });
         };
-        let white = self.token_hashes[0].matches(&given);
-        let black = self.token_hashes[1].matches(&given);
-        let seat = if bool::from(white) {
-            Seat::White
-        } else if bool::from(black) {
-            Seat::Black
-        } else {
+        // Every seat is compared, whichever matches: no early exit.
+        let mut found = None;
+        for (i, hash) in self.token_hashes.iter().enumerate() {
+            if bool::from(hash.matches(&given)) {
+                found = Seat::new(i);
+            }
+        }
+        let Some(seat) = found else {
             return Err(SessionError::PermissionDenied(self.id.to_string()));
         };
         // The seat, never the token, goes on the call's span.
-        tracing::Span::current().record("seat", seat.name());
+        tracing::Span::current().record("seat", self.seat_name(seat));
         Ok(seat)
     }
 
-    /// A picture of the game now; with the board when `with_state`.
+    /// A spectator's picture of the game now; with the board when
+    /// `with_state`.
     pub fn view(&self, with_state: bool) -> GameView {
         let st = self.lock_settled();
-        self.view_locked(&st, with_state)
+        self.view_locked(&st, with_state, Viewer::Spectator)
+    }
+
+    /// The game now, with its state, as `viewer` may see it.
+    pub fn view_as(&self, viewer: Viewer) -> GameView {
+        let st = self.lock_settled();
+        self.view_locked(&st, true, viewer)
     }
 
     /// The time control and every accepted move's time: what a durable
@@ -392,28 +464,35 @@ impl Session {
     /// needs.
     pub fn view_with_events(&self) -> (GameView, Vec<Arc<Event>>) {
         let st = self.lock_settled();
-        (self.view_locked(&st, true), st.log.clone())
+        (
+            self.view_locked(&st, true, Viewer::Spectator),
+            self.events_for(&st, &st.log, Viewer::Spectator),
+        )
     }
 
     /// Each seat's presence now, first seat first.
-    pub fn presence(&self) -> [SeatPresence; 2] {
+    pub fn presence(&self) -> Vec<SeatPresence> {
         self.presence.read(time::Instant::now())
     }
 
-    fn view_locked(&self, st: &State, with_state: bool) -> GameView {
+    fn view_locked(&self, st: &State, with_state: bool, viewer: Viewer) -> GameView {
         let verdict = st.game.verdict();
+        let over = verdict.is_some();
         GameView {
             id: self.id.clone(),
             labels: self.labels.clone(),
             created_at: self.created_at,
             rules: st.game.rules(),
+            seats: self.seat_names,
+            viewer,
+            setup: st.game.setup().map(|s| SetupView::of(s, over)),
             ply: st.game.ply(),
-            to_move: verdict.is_none().then(|| st.game.to_move()),
+            to_move: st.game.to_move(),
             verdict,
-            draw_offered_by: st.draw_offer,
-            snapshot: with_state.then(|| st.game.snapshot()),
+            draw_offers: st.draw_offers,
+            snapshot: with_state.then(|| st.game.snapshot(viewer)),
             last_move: st.log.iter().rev().find_map(|e| match &e.kind {
-                EventKind::MoveApplied { report, .. } => Some(report.detail),
+                EventKind::MoveApplied { report } => Some(st.game.redact(&report.detail, viewer)),
                 EventKind::GameOver { .. } => None,
             }),
             time_control: st.clock.control(),
@@ -422,13 +501,43 @@ impl Session {
         }
     }
 
+    /// Events of `log` as `viewer` may see them (unchanged unless the game
+    /// hides information).
+    fn events_for(&self, st: &State, log: &[Arc<Event>], viewer: Viewer) -> Vec<Arc<Event>> {
+        log.iter().map(|e| self.event_for(st, e, viewer)).collect()
+    }
+
+    fn event_for(&self, st: &State, event: &Arc<Event>, viewer: Viewer) -> Arc<Event> {
+        match &event.kind {
+            EventKind::MoveApplied { report } if self.private => {
+                let mut report = report.clone();
+                report.detail = st.game.redact(&report.detail, viewer);
+                Arc::new(Event {
+                    kind: EventKind::MoveApplied { report },
+                    ..(**event).clone()
+                })
+            }
+            _ => event.clone(),
+        }
+    }
+
+    /// An event as `viewer` may see it (what a watcher is sent).
+    pub(super) fn redact(&self, event: &Arc<Event>, viewer: Viewer) -> Arc<Event> {
+        if !self.private {
+            return event.clone();
+        }
+        let st = self.lock();
+        self.event_for(&st, event, viewer)
+    }
+
     /// The game as it was after `ply` moves (now when `None`), with its
-    /// game-specific state; refused beyond the current ply.
-    pub fn view_at(&self, ply: Option<u32>) -> Result<GameView, SessionError> {
+    /// game-specific state as `viewer` may see it; refused beyond the
+    /// current ply.
+    pub fn view_at(&self, ply: Option<u32>, viewer: Viewer) -> Result<GameView, SessionError> {
         let st = self.lock_settled();
         match ply {
-            None => Ok(self.view_locked(&st, true)),
-            Some(ply) => self.view_at_locked(&st, ply, "ply"),
+            None => Ok(self.view_locked(&st, true, viewer)),
+            Some(ply) => self.view_at_locked(&st, ply, "ply", viewer),
         }
     }
 
@@ -439,6 +548,7 @@ impl Session {
         st: &State,
         ply: u32,
         field: &'static str,
+        viewer: Viewer,
     ) -> Result<GameView, SessionError> {
         let current = st.game.ply();
         if ply > current {
@@ -449,10 +559,10 @@ impl Session {
             });
         }
         if ply == current {
-            return Ok(self.view_locked(st, true));
+            return Ok(self.view_locked(st, true, viewer));
         }
         let move_event = |p: u32| match st.log.get(p as usize).map(|e| &e.kind) {
-            Some(EventKind::MoveApplied { report, .. }) => Some(*report),
+            Some(EventKind::MoveApplied { report }) => Some(report),
             _ => None,
         };
         Ok(GameView {
@@ -460,13 +570,20 @@ impl Session {
             labels: self.labels.clone(),
             created_at: self.created_at,
             rules: st.game.rules(),
+            seats: self.seat_names,
+            viewer,
+            // The game is not over at an earlier ply: the seed stays hidden.
+            setup: st.game.setup().map(|s| SetupView::of(s, false)),
             ply,
             // The mover of the next move in the log is who was to move then.
             to_move: move_event(ply).map(|r| r.seat),
             verdict: None,
-            draw_offered_by: None,
-            snapshot: st.game.snapshot_at(ply),
-            last_move: ply.checked_sub(1).and_then(move_event).map(|r| r.detail),
+            draw_offers: SeatSet::EMPTY,
+            snapshot: st.game.snapshot_at(ply, viewer),
+            last_move: ply
+                .checked_sub(1)
+                .and_then(move_event)
+                .map(|r| st.game.redact(&r.detail, viewer)),
             time_control: st.clock.control(),
             // The clocks as the event of that ply recorded them.
             clock: ply
@@ -474,10 +591,12 @@ impl Session {
                 .and_then(|p| st.log.get(p as usize))
                 .map_or_else(
                     || {
-                        Clock::new(st.clock.control(), Seat::White, time::Instant::now())
-                            .reading(time::Instant::now())
+                        let first = move_event(0).map_or(Seat::FIRST, |r| r.seat);
+                        let now = time::Instant::now();
+                        Clock::new(st.clock.control(), self.seat_names.len(), first, now)
+                            .reading(now)
                     },
-                    |e| e.clock,
+                    |e| e.clock.clone(),
                 ),
             presence: self.presence(),
         })
@@ -486,15 +605,25 @@ impl Session {
     /// The legal moves of `seat` (the player to move when `None`): empty when
     /// it is not that seat's turn or the game is over. Also returns the ply
     /// and whose turn it is.
-    pub fn legal_moves(&self, seat: Option<Seat>) -> (u32, Option<Seat>, Vec<MoveReport>) {
+    /// Moves are shown as `viewer` may see them.
+    pub fn legal_moves(
+        &self,
+        seat: Option<Seat>,
+        viewer: Viewer,
+    ) -> (u32, Option<Seat>, Vec<MoveReport>) {
         let game = self.lock_settled().game.clone_box();
         // Generation runs outside the lock: it is the slow part.
-        let to_move = game.verdict().is_none().then(|| game.to_move());
-        let moves = match (to_move, seat) {
+        let to_move = game.to_move();
+        let mut moves = match (to_move, seat) {
             (None, _) => Vec::new(),
             (Some(m), Some(s)) if m != s => Vec::new(),
             _ => game.legal_moves(),
         };
+        if self.private {
+            for m in &mut moves {
+                m.detail = game.redact(&m.detail, viewer);
+            }
+        }
         (game.ply(), to_move, moves)
     }
 
@@ -531,7 +660,7 @@ impl Session {
                     metrics::counter!(
                         telemetry::MOVES_APPLIED,
                         "game" => self.game_name,
-                        "kind" => receipt.report.detail.kind_name(),
+                        "kind" => receipt.report.detail.kind,
                     )
                     .increment(1);
                 }
@@ -544,6 +673,9 @@ impl Session {
         result
     }
 
+    /// Plays a move for `seat` (proved by its token): answered from the
+    /// first result for a known request id; else checked, decided on a copy,
+    /// stored, then applied.
     async fn try_submit(
         &self,
         seat: Seat,
@@ -553,100 +685,149 @@ impl Session {
     ) -> Result<MoveReceipt, SessionError> {
         let _writing = self.writing.lock().await;
         let now = time::Instant::now();
-        let (game, report, next, draw_after, write) = {
+        let decided = {
             let mut st = self.lock();
             self.settle(&mut st, now);
-            if let Some(id) = request_id
-                && let Some((first, receipt)) = st.receipts.get(id)
-            {
-                if first.seat != seat
-                    || first.expected_ply != expected_ply
-                    || !st.game.same_move(expected_ply, &mv, &first.played)
-                {
-                    return Err(SessionError::InvalidArgument {
-                        field: "request_id",
-                        description: format!("request id `{id}` was used for a different move"),
-                    });
-                }
-                return Ok(MoveReceipt {
-                    replayed: true,
-                    ..receipt.clone()
-                });
+            if let Some(answer) = Session::retry_answer(&st, request_id, seat, expected_ply, &mv) {
+                return answer;
             }
-            if let Some(verdict) = st.game.verdict() {
-                return Err(game_over_by(&verdict));
-            }
-            let current = st.game.ply();
-            if expected_ply != current {
-                return Err(SessionError::StalePly {
-                    expected: expected_ply,
-                    current,
-                });
-            }
-            let to_move = st.game.to_move();
-            if seat != to_move {
-                return Err(SessionError::Rejected(MoveError::Illegal {
-                    reason: "NOT_YOUR_TURN",
-                    message: format!("it is {to_move}'s turn"),
-                }));
-            }
-            let mut game = st.game.clone_box();
-            let report = game.play(&mv)?;
-            let next = report.verdict.is_none().then(|| report.seat.opponent());
-            // A move by the player an offer was made to declines it.
-            let draw_after = if report.verdict.is_some() || st.draw_offer == Some(seat.opponent()) {
-                None
-            } else {
-                st.draw_offer
-            };
-            let row = MoveRow {
-                game_id: self.id.to_string(),
-                ply: report.ply,
-                seat,
-                notation: report.detail.notation(),
-                request_id: request_id.map(str::to_string),
-                clock_ms: u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX),
-                played_at_ms: storage::unix_ms(SystemTime::now()),
-                draw_offer: draw_after,
-            };
-            let end = report
-                .verdict
-                .map(|v| self.end_row("finished", Some(&v), report.ply));
+            self.check_turn(&st, seat, expected_ply)?;
+            let decided = self.decide_move(&st, seat, &mv, request_id, now)?;
             st.pending = true;
-            (game, report, next, draw_after, Write::Move(row, end))
+            decided
         };
-        let mut st = self.end_pending(self.store(write).await)?;
+        let PendingMove {
+            game,
+            report,
+            draw_after,
+            write,
+        } = decided;
+        let mut st = self.end_pending(self.persist(write).await)?;
         st.game = game;
-        st.draw_offer = draw_after;
-        st.clock.on_move(seat, next, now);
-        self.timer.notify_one();
-        self.publish(
-            &mut st,
-            EventKind::MoveApplied {
-                report,
-                to_move: next,
-            },
-            report.ply,
-            now,
-        );
-        if let Some(verdict) = report.verdict {
-            self.finish(&mut st, verdict);
-        }
+        st.draw_offers = draw_after;
+        self.apply_move(&mut st, &report, now);
         let receipt = MoveReceipt {
             report,
-            to_move: next,
             replayed: false,
         };
         if let Some(id) = request_id {
             let fingerprint = Fingerprint {
                 seat,
                 expected_ply,
-                played: report.detail,
+                played: receipt.report.detail.clone(),
             };
             st.receipts
                 .insert(id.to_string(), (fingerprint, receipt.clone()));
         }
         Ok(receipt)
+    }
+
+    /// The first answer to `request_id`, if it was used before: the same
+    /// seat, ply and move get it again; anything else is refused.
+    fn retry_answer(
+        st: &State,
+        request_id: Option<&str>,
+        seat: Seat,
+        expected_ply: u32,
+        mv: &MoveInput,
+    ) -> Option<Result<MoveReceipt, SessionError>> {
+        let id = request_id?;
+        let (first, receipt) = st.receipts.get(id)?;
+        if first.seat != seat
+            || first.expected_ply != expected_ply
+            || !st.game.same_move(expected_ply, mv, &first.played)
+        {
+            return Some(Err(SessionError::InvalidArgument {
+                field: "request_id",
+                description: format!("request id `{id}` was used for a different move"),
+            }));
+        }
+        Some(Ok(MoveReceipt {
+            replayed: true,
+            ..receipt.clone()
+        }))
+    }
+
+    /// Refuses a move when the game is over, `expected_ply` is not the
+    /// game's ply, or it is not `seat`'s turn.
+    fn check_turn(&self, st: &State, seat: Seat, expected_ply: u32) -> Result<(), SessionError> {
+        if let Some(verdict) = st.game.verdict() {
+            return Err(self.game_over_by(&verdict));
+        }
+        let current = st.game.ply();
+        if expected_ply != current {
+            return Err(SessionError::StalePly {
+                expected: expected_ply,
+                current,
+            });
+        }
+        let to_move = st.game.to_move();
+        if to_move != Some(seat) {
+            let whose = to_move.map_or("nobody", |s| self.seat_name(s));
+            return Err(SessionError::Rejected(MoveError::Illegal {
+                reason: "NOT_YOUR_TURN",
+                message: format!("it is {whose}'s turn"),
+            }));
+        }
+        Ok(())
+    }
+
+    /// Plays `mv` on a copy of the game: the game after it, what it did,
+    /// the draw offer after it and the write that stores it.
+    fn decide_move(
+        &self,
+        st: &State,
+        seat: Seat,
+        mv: &MoveInput,
+        request_id: Option<&str>,
+        now: time::Instant,
+    ) -> Result<PendingMove, SessionError> {
+        let mut game = st.game.clone_box();
+        let report = game.play(mv)?;
+        // A move by a seat that has not agreed to the standing draw offer
+        // declines it.
+        let draw_after = if report.verdict.is_some() || !st.draw_offers.contains(seat) {
+            SeatSet::EMPTY
+        } else {
+            st.draw_offers
+        };
+        let row = MoveRow {
+            game_id: self.id.to_string(),
+            ply: report.ply,
+            seat,
+            notation: report.detail.notation.clone(),
+            request_id: request_id.map(str::to_string),
+            clock_ms: u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX),
+            played_at_ms: storage::unix_ms(SystemTime::now()),
+            draw_offers: draw_after,
+        };
+        let end = report
+            .verdict
+            .as_ref()
+            .map(|v| self.end_row("finished", Some(v), report.ply));
+        Ok(PendingMove {
+            game,
+            report,
+            draw_after,
+            write: Write::Move(row, end),
+        })
+    }
+
+    /// Applies a stored move: the clock, the event, the ending.
+    fn apply_move(&self, st: &mut State, report: &MoveReport, now: time::Instant) {
+        st.clock.on_move(report.seat, report.next, now);
+        self.timer.notify_one();
+        self.publish(
+            st,
+            EventKind::MoveApplied {
+                report: report.clone(),
+            },
+            report.ply,
+            now,
+        );
+        if let Some(verdict) = &report.verdict {
+            self.finish(st, verdict.clone());
+        }
     }
 
     /// Ends the pending change once its write is `stored`: the state to
@@ -667,7 +848,7 @@ impl Session {
     }
 
     /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
-    async fn store(&self, write: Write) -> Result<(), SessionError> {
+    async fn persist(&self, write: Write) -> Result<(), SessionError> {
         self.storage.write(write).await.map_err(|e| {
             tracing::warn!(game_id = %self.id, error = %e, "change refused: storage failed");
             metrics::counter!(telemetry::STORAGE_FAILURES).increment(1);
@@ -677,7 +858,7 @@ impl Session {
 
     /// Queues `write` without waiting (endings a deadline decided, expiry):
     /// writes are applied in queue order, so it lands before any later one.
-    pub(super) fn store_later(&self, write: Write) {
+    pub(super) fn persist_later(&self, write: Write) {
         let commit = self.storage.write(write);
         let id = self.id.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -700,7 +881,8 @@ impl Session {
         EndRow {
             game_id: self.id.to_string(),
             status,
-            winner: verdict.and_then(|v| v.winner),
+            winners: verdict.map_or(SeatSet::EMPTY, |v| v.winners),
+            scores: verdict.map_or_else(Vec::new, |v| v.scores.clone()),
             reason: verdict.map_or(String::new(), |v| v.reason.to_string()),
             ply,
             at_ms: storage::unix_ms(SystemTime::now()),
@@ -708,9 +890,11 @@ impl Session {
     }
 
     /// Ends the game with the ending `decide` picks (or refuses), stored
-    /// before it is applied. The caller holds `writing`.
+    /// before it is applied; answers with `viewer`'s view. The caller holds
+    /// `writing`.
     async fn conclude_stored(
         &self,
+        viewer: Viewer,
         decide: impl FnOnce(&State) -> Result<Ending, SessionError>,
     ) -> Result<GameView, SessionError> {
         let (game, verdict, write) = {
@@ -722,95 +906,127 @@ impl Session {
             st.pending = true;
             (game, verdict, write)
         };
-        let mut st = self.end_pending(self.store(write).await)?;
+        let mut st = self.end_pending(self.persist(write).await)?;
         st.game = game;
         self.finish(&mut st, verdict);
-        Ok(self.view_locked(&st, true))
+        Ok(self.view_locked(&st, true, viewer))
     }
 
-    /// The seat `token` proves resigns; the other wins.
+    /// The seat `token` proves resigns; the game's rules say who wins (with
+    /// two seats: the other).
     pub async fn resign(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
         let seat = self.seat_for(token)?;
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.writing.lock().await;
-            this.conclude_stored(|_| Ok(Ending::Resignation { loser: seat }))
-                .await
-        })
-        .await
-    }
-
-    /// The seat `token` proves offers a draw. If the opponent's offer was
-    /// standing, the draw is agreed (`true`).
-    pub async fn offer_draw(
-        self: &Arc<Self>,
-        token: &str,
-    ) -> Result<(bool, GameView), SessionError> {
-        let seat = self.seat_for(token)?;
-        let this = self.clone();
-        to_the_end(async move {
-            let _writing = this.writing.lock().await;
-            let agreed = {
-                let st = this.lock_settled();
-                if st.game.verdict().is_some() {
-                    return Err(game_over());
-                }
-                st.draw_offer == Some(seat.opponent())
-            };
-            if agreed {
-                let view = this.conclude_stored(|_| Ok(Ending::DrawAgreement)).await?;
-                return Ok((true, view));
-            }
-            this.store(Write::DrawOffer {
-                game_id: this.id.to_string(),
-                seat: Some(seat),
-            })
-            .await?;
-            let mut st = this.lock_settled();
-            st.draw_offer = Some(seat);
-            st.last_activity = Instant::now();
-            Ok((false, this.view_locked(&st, true)))
-        })
-        .await
-    }
-
-    /// The seat `token` proves accepts the opponent's standing offer.
-    pub async fn accept_draw(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
-        let seat = self.seat_for(token)?;
-        let this = self.clone();
-        to_the_end(async move {
-            let _writing = this.writing.lock().await;
-            this.conclude_stored(|st| {
-                if st.game.verdict().is_some() {
-                    return Err(game_over());
-                }
-                if st.draw_offer != Some(seat.opponent()) {
-                    return Err(SessionError::Rejected(MoveError::Illegal {
-                        reason: "NO_DRAW_OFFER",
-                        message: format!("{} has no draw offer standing", seat.opponent()),
-                    }));
-                }
-                Ok(Ending::DrawAgreement)
+            this.conclude_stored(Viewer::Seat(seat), |_| {
+                Ok(Ending::Resignation { loser: seat })
             })
             .await
         })
         .await
     }
 
-    /// Either seat calls the game off; only before both seats have moved.
-    pub async fn abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
-        self.seat_for(token)?;
+    /// The seat `token` proves offers a draw, or joins the standing offer.
+    /// The draw is agreed (`true`) once every seat has offered or accepted.
+    pub async fn offer_draw(
+        self: &Arc<Self>,
+        token: &str,
+    ) -> Result<(bool, GameView), SessionError> {
+        let seat = self.seat_for(token)?;
+        self.agree_draw(seat, false).await
+    }
+
+    /// The seat `token` proves accepts another seat's standing draw offer;
+    /// agreed (`true`) once every seat has.
+    pub async fn accept_draw(
+        self: &Arc<Self>,
+        token: &str,
+    ) -> Result<(bool, GameView), SessionError> {
+        let seat = self.seat_for(token)?;
+        self.agree_draw(seat, true).await
+    }
+
+    /// `seat` offers (or, when `accepting`, accepts: an offer of another
+    /// seat must stand) a draw: stored as the set of agreeing seats, or
+    /// concluded as `DRAW_AGREEMENT` once that set is every seat.
+    async fn agree_draw(
+        self: &Arc<Self>,
+        seat: Seat,
+        accepting: bool,
+    ) -> Result<(bool, GameView), SessionError> {
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.writing.lock().await;
-            this.conclude_stored(|st| {
+            let agreeing = {
+                let st = this.lock_settled();
                 if st.game.verdict().is_some() {
                     return Err(game_over());
                 }
-                if st.game.ply() >= 2 {
+                let others = SeatSet::all_but(seat, this.seat_names.len());
+                if accepting && st.draw_offers.iter().all(|s| s == seat) {
+                    return Err(SessionError::Rejected(MoveError::Illegal {
+                        reason: "NO_DRAW_OFFER",
+                        message: "no other seat has a draw offer standing".into(),
+                    }));
+                }
+                if st.draw_offers.covers(others) {
+                    None
+                } else {
+                    Some(st.draw_offers.with(seat))
+                }
+            };
+            let viewer = Viewer::Seat(seat);
+            let Some(agreeing) = agreeing else {
+                let view = this
+                    .conclude_stored(viewer, |_| Ok(Ending::DrawAgreement))
+                    .await?;
+                return Ok((true, view));
+            };
+            this.persist(Write::DrawOffer {
+                game_id: this.id.to_string(),
+                seats: agreeing,
+            })
+            .await?;
+            let mut st = this.lock_settled();
+            st.draw_offers = agreeing;
+            st.last_activity = Instant::now();
+            Ok((false, this.view_locked(&st, true, viewer)))
+        })
+        .await
+    }
+
+    /// The seats that have made a move in this game (from its log, so an
+    /// imported game counts its imported moves).
+    fn movers(st: &State) -> SeatSet {
+        st.log
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::MoveApplied { report } => Some(report.seat),
+                EventKind::GameOver { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Whether every seat of the game has moved.
+    fn all_moved(&self, st: &State) -> bool {
+        Session::movers(st).covers(SeatSet::all(self.seat_names.len()))
+    }
+
+    /// Any seat calls the game off; only before every seat has moved.
+    pub async fn abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
+        let seat = self.seat_for(token)?;
+        let this = self.clone();
+        to_the_end(async move {
+            let _writing = this.writing.lock().await;
+            this.conclude_stored(Viewer::Seat(seat), |st| {
+                if st.game.verdict().is_some() {
+                    return Err(game_over());
+                }
+                if this.all_moved(st) {
                     return Err(SessionError::Rejected(MoveError::Illegal {
                         reason: "ABORT_TOO_LATE",
-                        message: "both seats have moved: resign or offer a draw instead".into(),
+                        message: "every seat has moved: resign or offer a draw instead".into(),
                     }));
                 }
                 Ok(Ending::Aborted)
@@ -820,31 +1036,64 @@ impl Session {
         .await
     }
 
-    /// The game record text, labels as header tags.
-    pub fn export(&self) -> String {
+    /// The game record text as `viewer` may see it, labels as header tags.
+    pub fn export(&self, viewer: Viewer) -> String {
         let tags: Vec<(String, String)> = self
             .labels
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        self.lock_settled().game.record(&tags)
+        self.lock_settled().game.record(&tags, viewer)
     }
 
-    /// The seat `token` proves claims the win because its opponent has
-    /// been gone (no open stream) for at least the abandon time. Only with a
-    /// clock, only once both seats have moved (before that, a seat that
-    /// never starts is aborted, not beaten), and never while the opponent
-    /// holds a stream.
-    pub async fn claim_victory(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
+    /// The seat a victory claim of `claimant` is against: `against` if
+    /// given, else the opponent (two seats) or the seat to move (more).
+    fn claim_target(
+        &self,
+        st: &State,
+        claimant: Seat,
+        against: Option<Seat>,
+    ) -> Result<Seat, SessionError> {
+        let n = self.seat_names.len();
+        let target = match against {
+            Some(s) if s.index() >= n => {
+                return Err(SessionError::InvalidArgument {
+                    field: "against",
+                    description: format!("the game has {n} seats"),
+                });
+            }
+            Some(s) => s,
+            None if n == 2 => claimant.next(2),
+            None => st.game.to_move().unwrap_or(claimant),
+        };
+        if target == claimant {
+            return Err(SessionError::Rejected(MoveError::Illegal {
+                reason: "CLAIM_AGAINST_SELF",
+                message: "a seat cannot claim victory over itself: it is its own turn".into(),
+            }));
+        }
+        Ok(target)
+    }
+
+    /// The seat `token` proves claims the win because another seat (see
+    /// [`Session::claim_target`]) has been gone (no open stream) for at
+    /// least the abandon time. Only with a clock, only once every seat has
+    /// moved (before that, a seat that never starts is aborted, not beaten),
+    /// and never while that seat holds a stream.
+    pub async fn claim_victory(
+        self: &Arc<Self>,
+        token: &str,
+        against: Option<Seat>,
+    ) -> Result<GameView, SessionError> {
         let seat = self.seat_for(token)?;
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.writing.lock().await;
             let abandon_after = this.abandon_after;
-            let presence = this.presence()[seat.opponent().index()];
-            this.conclude_stored(|st| {
+            let presence = this.presence();
+            this.conclude_stored(Viewer::Seat(seat), |st| {
                 if let Some(verdict) = st.game.verdict() {
-                    return Err(game_over_by(&verdict));
+                    return Err(this.game_over_by(&verdict));
                 }
                 let refuse = |reason: &'static str, message: String| {
                     Err(SessionError::Rejected(MoveError::Illegal {
@@ -858,32 +1107,34 @@ impl Session {
                         "victory can be claimed only in games with a clock".into(),
                     );
                 }
-                if st.game.ply() < 2 {
+                if !this.all_moved(st) {
                     return refuse(
                         "GAME_NOT_STARTED",
-                        "both seats must have moved first: abort the game instead".into(),
+                        "every seat must have moved first: abort the game instead".into(),
                     );
                 }
-                let opponent = seat.opponent();
-                if presence.connected {
+                let target = this.claim_target(st, seat, against)?;
+                let name = this.seat_name(target);
+                let away = presence[target.index()];
+                if away.connected {
                     return refuse(
                         "OPPONENT_PRESENT",
-                        format!("{opponent} holds an open stream on the game"),
+                        format!("{name} holds an open stream on the game"),
                     );
                 }
-                if presence.away_for < abandon_after {
-                    let left = abandon_after - presence.away_for;
+                if away.away_for < abandon_after {
+                    let left = abandon_after - away.away_for;
                     return refuse(
                         "OPPONENT_NOT_GONE_LONG_ENOUGH",
                         format!(
-                            "{opponent} has been gone {} ms; a claim needs {} ms ({} ms to go)",
-                            presence.away_for.as_millis(),
+                            "{name} has been gone {} ms; a claim needs {} ms ({} ms to go)",
+                            away.away_for.as_millis(),
                             abandon_after.as_millis(),
                             left.as_millis()
                         ),
                     );
                 }
-                Ok(Ending::Abandoned { loser: opponent })
+                Ok(Ending::Abandoned { loser: target })
             })
             .await
         })
@@ -905,10 +1156,11 @@ impl Session {
         token: Option<&str>,
     ) -> Result<Watch, SessionError> {
         let seat = token.map(|t| self.seat_for(t)).transpose()?;
+        let viewer = seat.map_or(Viewer::Spectator, Viewer::Seat);
         let guard = WatcherSlot::take(&self.watchers, self.max_watchers)?;
         let st = self.lock_settled();
         let ply = from_ply.unwrap_or(st.game.ply());
-        let mut view = self.view_at_locked(&st, ply, "from_ply")?;
+        let mut view = self.view_at_locked(&st, ply, "from_ply", viewer)?;
         // Subscribe while holding the lock: every later event reaches `rx`,
         // every earlier one is in the log.
         let rx = self.events.subscribe();
@@ -928,7 +1180,7 @@ impl Session {
         };
         Ok(Watch::new(
             self.clone(),
-            (guard, presence_slot),
+            (guard, presence_slot, viewer),
             first,
             backlog,
             u64::from(ply),
@@ -941,6 +1193,7 @@ impl Session {
     /// subscription and the game-over event if the game has ended.
     pub(super) fn resync(
         &self,
+        viewer: Viewer,
     ) -> (
         WatchItem,
         Option<Arc<Event>>,
@@ -948,7 +1201,7 @@ impl Session {
         broadcast::Receiver<Arc<Event>>,
     ) {
         let st = self.lock_settled();
-        let view = self.view_locked(&st, true);
+        let view = self.view_locked(&st, true, viewer);
         let rx = self.events.subscribe();
         let sequence = u64::from(st.game.ply());
         let tail = st.log.get(sequence as usize).cloned();
@@ -1001,14 +1254,14 @@ impl Session {
     fn finish(&self, st: &mut State, verdict: Verdict) {
         st.clock.stop(time::Instant::now());
         self.timer.notify_one();
-        st.draw_offer = None;
+        st.draw_offers = SeatSet::EMPTY;
         st.finished_at = Some(Instant::now());
         let ply = st.game.ply();
         tracing::info!(
             game_id = %self.id,
             game = self.game_name,
             reason = verdict.reason,
-            winner = verdict.winner.map_or("none", Seat::name),
+            winners = %self.names_of(verdict.winners),
             ply,
             "game finished"
         );
@@ -1044,23 +1297,42 @@ impl Session {
     }
 }
 
+impl Session {
+    /// The names of `seats`, joined with `+` (`none` for no seat).
+    fn names_of(&self, seats: SeatSet) -> String {
+        if seats.is_empty() {
+            return "none".into();
+        }
+        seats
+            .iter()
+            .map(|s| self.seat_name(s))
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// `GAME_OVER`, saying how the game ended (e.g. `TIMEOUT`: a move that
+    /// arrives after the flag fell learns why).
+    fn game_over_by(&self, verdict: &Verdict) -> SessionError {
+        let how = if verdict.winners.is_empty() {
+            format!("drawn or ended without a winner: {}", verdict.reason)
+        } else {
+            format!(
+                "{} won by {}",
+                self.names_of(verdict.winners),
+                verdict.reason
+            )
+        };
+        SessionError::Rejected(MoveError::Illegal {
+            reason: "GAME_OVER",
+            message: format!("the game is over ({how})"),
+        })
+    }
+}
+
 fn game_over() -> SessionError {
     SessionError::Rejected(MoveError::Illegal {
         reason: "GAME_OVER",
         message: "the game is over".into(),
-    })
-}
-
-/// `GAME_OVER`, saying how the game ended (e.g. `TIMEOUT`: a move that
-/// arrives after the flag fell learns why).
-fn game_over_by(verdict: &Verdict) -> SessionError {
-    let how = match verdict.winner {
-        Some(w) => format!("{w} won by {}", verdict.reason),
-        None => format!("drawn or ended without a winner: {}", verdict.reason),
-    };
-    SessionError::Rejected(MoveError::Illegal {
-        reason: "GAME_OVER",
-        message: format!("the game is over ({how})"),
     })
 }
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
+use crate::games::{SeatSet, Viewer};
 use crate::service::storage::memory::MemoryStorage;
 use crate::service::storage::sqlite::{SqliteOptions, SqliteStorage, SyncMode};
 
@@ -62,7 +63,9 @@ impl Drop for Backend {
 }
 
 fn first_move(s: &Session) -> MoveInput {
-    s.legal_moves(None).2[0].detail.to_input()
+    s.legal_moves(None, Viewer::Spectator).2[0]
+        .detail
+        .to_input()
 }
 
 async fn play(s: &Arc<Session>, tokens: &[String; 2], request_id: Option<&str>) -> MoveReceipt {
@@ -73,8 +76,14 @@ async fn play(s: &Arc<Session>, tokens: &[String; 2], request_id: Option<&str>) 
         .unwrap()
 }
 
-fn texts(tokens: [Token; 2]) -> [String; 2] {
-    tokens.map(|t| t.to_string())
+fn texts(tokens: Vec<Token>) -> [String; 2] {
+    let [w, b]: [Token; 2] = tokens.try_into().expect("two seats");
+    [w.to_string(), b.to_string()]
+}
+
+/// The game's state as a picture (snapshots compare by what they show).
+fn picture(v: &GameView) -> Option<String> {
+    v.snapshot.as_ref().map(|s| s.svg(None, None))
 }
 
 #[tokio::test]
@@ -111,9 +120,9 @@ async fn games_come_back_after_a_restart_with_tokens_retries_and_offers() {
         assert_eq!(after.ply, before.ply);
         assert_eq!(after.to_move, before.to_move);
         assert_eq!(after.labels, before.labels);
-        assert_eq!(after.snapshot, before.snapshot);
+        assert_eq!(picture(&after), picture(&before));
         assert_eq!(after.last_move, before.last_move);
-        assert_eq!(after.draw_offered_by, Some(Seat::Black));
+        assert_eq!(after.draw_offers, SeatSet::only(Seat::SECOND));
         // The retry of an acknowledged move is answered from the record,
         // whether the move is repeated as notation or structured.
         let retry = s
@@ -144,12 +153,12 @@ async fn games_come_back_after_a_restart_with_tokens_retries_and_offers() {
         assert_eq!(next.report.ply, 4);
         // Black's own move leaves its offer standing (only White's move
         // would decline it), and that is stored with the move.
-        assert_eq!(s.view(false).draw_offered_by, Some(Seat::Black));
+        assert_eq!(s.view(false).draw_offers, SeatSet::only(Seat::SECOND));
         // A restart: everything holding the storage goes.
         drop((w, s, store));
         let store = backend.store();
         let v = store.get(id.as_str()).unwrap().view(false);
-        assert_eq!((v.ply, v.draw_offered_by), (4, Some(Seat::Black)));
+        assert_eq!((v.ply, v.draw_offers), (4, SeatSet::only(Seat::SECOND)));
     }
 }
 
@@ -189,9 +198,9 @@ async fn a_failing_store_refuses_changes_and_applies_none() {
     }
     let after = s.view(true);
     assert_eq!(after.ply, before.ply);
-    assert_eq!(after.snapshot, before.snapshot);
+    assert_eq!(picture(&after), picture(&before));
     assert_eq!(after.verdict, None);
-    assert_eq!(after.draw_offered_by, None);
+    assert_eq!(after.draw_offers, SeatSet::EMPTY);
     assert_eq!(store.len(), 1, "no game was created");
     assert_eq!(storage.moves(s.id().as_str()).len(), 1);
     // No event reached the watcher.
@@ -222,7 +231,7 @@ async fn a_clock_survives_a_restart_without_charging_the_downtime() {
     let (id, tokens) = {
         let store = SessionStore::with_storage(Limits::default(), storage.clone());
         let (s, t) = store
-            .create_timed(GameRules::default(), BTreeMap::new(), tc)
+            .create_timed(GameRules::default(), BTreeMap::new(), tc, None)
             .await
             .unwrap();
         let tokens = texts(t);
@@ -245,9 +254,9 @@ async fn a_clock_survives_a_restart_without_charging_the_downtime() {
     // White used 300 ms, Black 200 ms; the interrupted turn starts afresh.
     assert_eq!(
         v.clock.remaining,
-        Some([Duration::from_millis(700), Duration::from_millis(800)])
+        Some(vec![Duration::from_millis(700), Duration::from_millis(800)])
     );
-    assert_eq!(v.clock.running, Some(Seat::White));
+    assert_eq!(v.clock.running, Some(Seat::FIRST));
     // The clock runs again and flags White 700 ms later, by itself; the
     // ending is stored, so a second restart does not bring the game back.
     tokio::time::advance(Duration::from_millis(701)).await;

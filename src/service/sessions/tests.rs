@@ -7,22 +7,23 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::games::{SeatSet, Viewer};
 
 fn store() -> SessionStore {
     SessionStore::new(Limits::default())
 }
 
 async fn new_game(store: &SessionStore) -> (Arc<Session>, String, String) {
-    let (s, [w, b]) = store
+    let (s, [w, b]) = two(store
         .create(GameRules::default(), BTreeMap::new())
         .await
-        .unwrap();
+        .unwrap());
     (s, w.to_string(), b.to_string())
 }
 
 /// The first legal move of the player to move, as input.
 fn first_move(s: &Session) -> MoveInput {
-    let (_, _, moves) = s.legal_moves(None);
+    let (_, _, moves) = s.legal_moves(None, Viewer::Spectator);
     moves[0].detail.to_input()
 }
 
@@ -48,7 +49,7 @@ async fn created_game_has_two_distinct_seat_tokens_and_starts_with_white() {
     let (s, w, b) = new_game(&st).await;
     assert_ne!(w, b);
     let v = s.view(true);
-    assert_eq!((v.ply, v.to_move, v.verdict), (0, Some(Seat::White), None));
+    assert_eq!((v.ply, v.to_move, v.verdict), (0, Some(Seat::FIRST), None));
     assert!(v.snapshot.is_some());
     assert_eq!(st.get(s.id().as_str()).unwrap().id(), s.id());
     assert!(matches!(st.get("nope"), Err(SessionError::NotFound(_))));
@@ -127,7 +128,9 @@ async fn request_id_retry_returns_the_first_result_once() {
     assert_eq!(again.report, first.report);
     assert_eq!(s.view(false).ply, 1);
     // The same id for another move is a client bug, not a retry.
-    let other = s.legal_moves(None).2[0].detail.to_input();
+    let other = s.legal_moves(None, Viewer::Spectator).2[0]
+        .detail
+        .to_input();
     let err = s.submit(&w, other, 1, Some("r-1")).await.unwrap_err();
     assert!(matches!(
         err,
@@ -150,7 +153,7 @@ async fn request_id_retry_returns_the_first_result_once() {
 async fn racing_submissions_for_one_ply_apply_exactly_once() {
     let st = store();
     let (s, w, _) = new_game(&st).await;
-    let moves = s.legal_moves(None).2;
+    let moves = s.legal_moves(None, Viewer::Spectator).2;
     let handles: Vec<_> = (0..8)
         .map(|i| {
             let (s, w, mv) = (s.clone(), w.clone(), moves[i].detail.to_input());
@@ -185,8 +188,8 @@ async fn resignation_ends_the_game_for_the_opponent() {
     let v = s.resign(&b).await.unwrap();
     let verdict = v.verdict.unwrap();
     assert_eq!(
-        (verdict.winner, verdict.reason),
-        (Some(Seat::White), "RESIGNATION")
+        (verdict.winner(), verdict.reason),
+        (Some(Seat::FIRST), "RESIGNATION")
     );
     assert_eq!(v.to_move, None);
     assert_eq!(
@@ -206,15 +209,16 @@ async fn draw_needs_an_offer_from_the_opponent() {
     );
     let (agreed, v) = s.offer_draw(&w).await.unwrap();
     assert!(!agreed);
-    assert_eq!(v.draw_offered_by, Some(Seat::White));
+    assert_eq!(v.draw_offers, SeatSet::only(Seat::FIRST));
     // The offerer cannot accept their own offer.
     assert_eq!(
         reason(&s.accept_draw(&w).await.unwrap_err()),
         "NO_DRAW_OFFER"
     );
-    let v = s.accept_draw(&b).await.unwrap();
+    let (agreed, v) = s.accept_draw(&b).await.unwrap();
+    assert!(agreed);
     let verdict = v.verdict.unwrap();
-    assert_eq!((verdict.winner, verdict.reason), (None, "DRAW_AGREEMENT"));
+    assert_eq!((verdict.winner(), verdict.reason), (None, "DRAW_AGREEMENT"));
 }
 
 #[tokio::test]
@@ -224,9 +228,9 @@ async fn crossing_offers_agree_and_a_move_declines() {
     let tokens = [w.clone(), b.clone()];
     s.offer_draw(&w).await.unwrap();
     play_one(&s, &tokens).await; // White moves: offer stands.
-    assert_eq!(s.view(false).draw_offered_by, Some(Seat::White));
+    assert_eq!(s.view(false).draw_offers, SeatSet::only(Seat::FIRST));
     play_one(&s, &tokens).await; // Black moves: declined.
-    assert_eq!(s.view(false).draw_offered_by, None);
+    assert_eq!(s.view(false).draw_offers, SeatSet::EMPTY);
     s.offer_draw(&b).await.unwrap();
     let (agreed, v) = s.offer_draw(&w).await.unwrap();
     assert!(agreed);
@@ -252,15 +256,15 @@ async fn abort_only_before_both_seats_moved() {
 #[tokio::test]
 async fn board_ending_is_reported_with_the_move() {
     let st = store();
-    let (s, [w, b]) = st
+    let (s, [w, b]) = two(st
         .import("game: punct\nmax_plies: 2\n\n", BTreeMap::new())
         .await
-        .unwrap();
+        .unwrap());
     let tokens = [w.to_string(), b.to_string()];
     assert!(play_one(&s, &tokens).await.report.verdict.is_none());
     let last = play_one(&s, &tokens).await;
     assert_eq!(last.report.verdict.unwrap().reason, "MOVE_LIMIT");
-    assert_eq!(last.to_move, None);
+    assert_eq!(last.report.next, None);
 }
 
 #[tokio::test]
@@ -373,9 +377,9 @@ async fn validate_move_answers_without_a_session() {
     let (s, w, _) = new_game(&st).await;
     let mv = first_move(&s);
     s.submit(&w, mv.clone(), 0, None).await.unwrap();
-    let record = s.export();
+    let record = s.export(Viewer::Spectator);
     let a = validate_move(History::Record(record.clone()), &mv).unwrap();
-    assert_eq!(a.seat, Seat::Black);
+    assert_eq!(a.seat, Some(Seat::SECOND));
     assert!(matches!(
         a.result,
         Err(MoveError::Illegal {
@@ -383,7 +387,7 @@ async fn validate_move_answers_without_a_session() {
             ..
         })
     ));
-    let a = validate_move(History::Moves(GameRules::default(), vec![]), &mv).unwrap();
+    let a = validate_move(History::Moves(GameRules::default(), None, vec![]), &mv).unwrap();
     assert_eq!(a.result.unwrap().ply, 1);
     assert!(matches!(
         validate_move(History::Record("variant: chess\n".into()), &mv),
@@ -400,10 +404,10 @@ async fn export_and_import_round_trip() {
     for _ in 0..3 {
         play_one(&s, &tokens).await;
     }
-    let record = s.export();
+    let record = s.export(Viewer::Spectator);
     let (copy, _) = st.import(&record, BTreeMap::new()).await.unwrap();
     assert_eq!(copy.view(false).ply, 3);
-    assert_eq!(copy.export(), record);
+    assert_eq!(copy.export(Viewer::Spectator), record);
     let err = st
         .import("SE@Z99:A1,A2\n", BTreeMap::new())
         .await
@@ -467,7 +471,7 @@ mod watching {
         }
         let mut watch = s.watch(Some(1)).unwrap();
         let (view, seq, _) = snapshot_of(watch.next().await.unwrap().unwrap());
-        assert_eq!((view.ply, seq, view.to_move), (1, 1, Some(Seat::Black)));
+        assert_eq!((view.ply, seq, view.to_move), (1, 1, Some(Seat::SECOND)));
         assert!(view.last_move.is_some());
         play_one(&s, &tokens).await;
         let plies: Vec<u32> = {

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use super::SessionError;
 use super::presence::{PresenceBoard, PresenceSlot, SeatPresence};
 use super::session::{Event, EventKind, GameView, Session, WatcherSlot};
+use crate::games::Viewer;
 
 /// One item of a watch.
 #[derive(Debug, Clone)]
@@ -32,7 +33,7 @@ pub enum WatchItem {
     /// The next event.
     Event(Arc<Event>),
     /// A seat's presence flipped (not an event of the log: unnumbered).
-    Presence([SeatPresence; 2]),
+    Presence(Vec<SeatPresence>),
 }
 
 /// A live watch of one game. Dropping it gives its watcher slot back and,
@@ -47,12 +48,16 @@ pub struct Watch {
     last_sequence: u64,
     rx: broadcast::Receiver<Arc<Event>>,
     finished: bool,
+    /// Who watches: events are sent as this viewer may see them.
+    viewer: Viewer,
 }
 
 impl Watch {
+    /// A watch by `viewer`, holding its watcher slot and (for a player)
+    /// its presence slot.
     pub(super) fn new(
         session: Arc<Session>,
-        slot: (WatcherSlot, Option<PresenceSlot>),
+        (watcher, presence_slot, viewer): (WatcherSlot, Option<PresenceSlot>, Viewer),
         first: WatchItem,
         backlog: Vec<Arc<Event>>,
         last_sequence: u64,
@@ -64,12 +69,13 @@ impl Watch {
         pending.extend(backlog.into_iter().map(WatchItem::Event));
         Watch {
             session,
-            _slot: slot,
+            _slot: (watcher, presence_slot),
             presence: Some(presence),
             pending,
             last_sequence,
             rx,
             finished: false,
+            viewer,
         }
     }
 
@@ -79,7 +85,7 @@ impl Watch {
     }
 
     /// Each seat's presence now (to stamp on what this watch sends).
-    pub fn presence(&self) -> [SeatPresence; 2] {
+    pub fn presence(&self) -> Vec<SeatPresence> {
         self.session.presence()
     }
 
@@ -96,6 +102,7 @@ impl Watch {
                         self.finished = true;
                         self.pending.clear();
                     }
+                    return Ok(Some(WatchItem::Event(self.session.redact(e, self.viewer))));
                 }
                 return Ok(Some(item));
             }
@@ -135,7 +142,7 @@ impl Watch {
                         .extend(missing.into_iter().map(WatchItem::Event));
                 }
                 Err(RecvError::Lagged(_)) => {
-                    let (snapshot, tail, sequence, rx) = self.session.resync();
+                    let (snapshot, tail, sequence, rx) = self.session.resync(self.viewer);
                     self.rx = rx;
                     self.last_sequence = sequence;
                     self.pending.push_back(snapshot);

@@ -13,7 +13,8 @@ fn game(id: &str) -> GameRow {
         game: "punct".into(),
         variant: "standard".into(),
         options: "game: punct\nvariant: standard\n".into(),
-        token_hashes: [[1; 32], [2; 32]],
+        seats: vec![seat("white", 1), seat("black", 2)],
+        setup: None,
         clock: ClockRow {
             mode: "fischer",
             initial_ms: 60_000,
@@ -26,20 +27,40 @@ fn game(id: &str) -> GameRow {
     }
 }
 
+fn seat(name: &str, hash: u8) -> SeatRow {
+    SeatRow {
+        name: name.into(),
+        token_sha256: [hash; 32],
+    }
+}
+
+/// A game of three seats with a seed, kept private in the store.
+fn seeded(id: &str) -> GameRow {
+    GameRow {
+        game: "trio".into(),
+        seats: vec![seat("red", 7), seat("green", 8), seat("blue", 9)],
+        setup: Some(Setup {
+            seed: [0xab; 32],
+            supplied: true,
+        }),
+        ..game(id)
+    }
+}
+
 fn mv(id: &str, ply: u32) -> MoveRow {
     MoveRow {
         game_id: id.into(),
         ply,
         seat: if ply % 2 == 1 {
-            Seat::White
+            Seat::FIRST
         } else {
-            Seat::Black
+            Seat::SECOND
         },
         notation: format!("N{ply}"),
         request_id: (ply == 2).then(|| "req-2".into()),
         clock_ms: u64::from(ply) * 100,
         played_at_ms: 1_700_000_000_000 + i64::from(ply),
-        draw_offer: None,
+        draw_offers: SeatSet::EMPTY,
     }
 }
 
@@ -47,7 +68,8 @@ fn end(id: &str, ply: u32) -> EndRow {
     EndRow {
         game_id: id.into(),
         status: "finished",
-        winner: Some(Seat::Black),
+        winners: SeatSet::only(Seat::SECOND),
+        scores: vec![3, 5],
         reason: "RESIGNATION".into(),
         ply,
         at_ms: 1_700_000_001_000,
@@ -68,6 +90,21 @@ async fn suite(storage: &dyn Storage) {
         .write(Write::Create(game("c"), vec![], None))
         .await
         .unwrap();
+    storage
+        .write(Write::Create(seeded("d"), vec![], None))
+        .await
+        .unwrap();
+    storage
+        .write(Write::Move(
+            MoveRow {
+                seat: Seat::new(2).unwrap(),
+                draw_offers: SeatSet::only(Seat::new(2).unwrap()),
+                ..mv("d", 1)
+            },
+            None,
+        ))
+        .await
+        .unwrap();
     // Concurrent writes, queued together, all land.
     let commits: Vec<Commit> = (1..=3)
         .map(|p| storage.write(Write::Move(mv("a", p), None)))
@@ -78,7 +115,7 @@ async fn suite(storage: &dyn Storage) {
     storage
         .write(Write::DrawOffer {
             game_id: "a".into(),
-            seat: Some(Seat::White),
+            seats: SeatSet::only(Seat::FIRST),
         })
         .await
         .unwrap();
@@ -98,22 +135,29 @@ async fn suite(storage: &dyn Storage) {
 
     let games = storage.recover().unwrap();
     let ids: Vec<&str> = games.iter().map(|g| g.game.id.as_str()).collect();
-    assert_eq!(ids, ["a", "b"], "oldest first, finished game left out");
+    assert_eq!(ids, ["a", "b", "d"], "oldest first, finished game left out");
     assert_eq!(games[0].game, game("a"));
     assert_eq!(
         games[0].moves,
         (1..=3).map(|p| mv("a", p)).collect::<Vec<_>>()
     );
-    assert_eq!(games[0].draw_offer, Some(Seat::White));
+    assert_eq!(games[0].draw_offers, SeatSet::only(Seat::FIRST));
     assert_eq!(games[1].moves, vec![mv("b", 1), mv("b", 2)]);
-    assert_eq!(games[1].draw_offer, None);
+    assert_eq!(games[1].draw_offers, SeatSet::EMPTY);
+    // Three seats, their names and hashes, the seed and the third seat's
+    // move and draw offer come back as written.
+    assert_eq!(games[2].game, seeded("d"));
+    assert_eq!(games[2].moves[0].seat, Seat::new(2).unwrap());
+    assert_eq!(games[2].draw_offers, SeatSet::only(Seat::new(2).unwrap()));
+    storage.write(Write::End(end("d", 1))).await.unwrap();
 
     storage.write(Write::End(end("a", 3))).await.unwrap();
     storage
         .write(Write::End(EndRow {
             status: "expired",
             reason: String::new(),
-            winner: None,
+            winners: SeatSet::EMPTY,
+            scores: Vec::new(),
             ..end("b", 2)
         }))
         .await
@@ -282,4 +326,67 @@ fn tempdir() -> std::path::PathBuf {
     ));
     assert!(!dir.exists());
     dir
+}
+
+/// The version-1 schema (two seats in columns of `games`), as an older
+/// binary wrote it.
+const SCHEMA_V1: &str = include_str!("testdata/schema_v1.sql");
+
+#[tokio::test]
+async fn a_version_1_database_is_migrated_without_losing_anything() {
+    let dir = tempdir();
+    std::fs::create_dir_all(&dir).unwrap();
+    {
+        let conn = rusqlite::Connection::open(dir.join(sqlite::DB_FILE)).unwrap();
+        conn.execute_batch(SCHEMA_V1).unwrap();
+        let h = |b: u8| format!("{b:02x}").repeat(32);
+        conn.execute_batch(&format!(
+            "INSERT INTO games (id, game, variant, options, white_token_sha256,
+                black_token_sha256, clock_mode, labels, status, ply, draw_offer,
+                created_at_ms, updated_at_ms)
+             VALUES ('a', 'punct', 'standard', 'game: punct', '{}', '{}', 'none', '{{}}',
+                'in_progress', 2, 'black', 1, 1);
+             INSERT INTO games (id, game, variant, options, white_token_sha256,
+                black_token_sha256, clock_mode, labels, status, winner, reason, ply,
+                created_at_ms, updated_at_ms)
+             VALUES ('b', 'punct', 'standard', 'game: punct', '{}', '{}', 'none', '{{}}',
+                'finished', 'white', 'RESIGNATION', 0, 1, 1);
+             INSERT INTO moves VALUES ('a', 1, 'white', 'N1', NULL, 100, 1);
+             INSERT INTO moves VALUES ('a', 2, 'black', 'N2', 'req-2', 200, 2);",
+            h(1),
+            h(2),
+            h(3),
+            h(4)
+        ))
+        .unwrap();
+    }
+    let options = SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Normal,
+        max_bytes: None,
+    };
+    let s = SqliteStorage::open(&options).unwrap();
+    let games = s.recover().unwrap();
+    assert_eq!(games.len(), 1);
+    let a = &games[0];
+    assert_eq!(a.game.seats, vec![seat("white", 1), seat("black", 2)]);
+    assert_eq!(a.game.setup, None);
+    assert_eq!(a.draw_offers, SeatSet::only(Seat::SECOND));
+    let seats: Vec<Seat> = a.moves.iter().map(|m| m.seat).collect();
+    assert_eq!(seats, [Seat::FIRST, Seat::SECOND]);
+    assert_eq!(a.moves[1].request_id.as_deref(), Some("req-2"));
+    // The migrated file takes new writes and reopens at version 2.
+    s.write(Write::Move(mv("a", 3), None)).await.unwrap();
+    drop(s);
+    let conn = rusqlite::Connection::open(dir.join(sqlite::DB_FILE)).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, sqlite::SCHEMA_VERSION);
+    let winners: String = conn
+        .query_row("SELECT winners FROM games WHERE id = 'b'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(winners, "1");
+    drop(conn);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Commit, Storage, StorageError, StoredGame, Write};
+use crate::games::SeatSet;
 
 #[derive(Debug, Default)]
 struct Rows {
@@ -72,7 +73,7 @@ impl MemoryStorage {
                     StoredGame {
                         game,
                         moves,
-                        draw_offer: None,
+                        draw_offers: SeatSet::EMPTY,
                     },
                     end.map_or("in_progress", |e| e.status),
                 ));
@@ -90,18 +91,18 @@ impl MemoryStorage {
                         stored.moves.len()
                     )));
                 }
-                stored.draw_offer = mv.draw_offer;
+                stored.draw_offers = mv.draw_offers;
                 stored.moves.push(mv);
                 if let Some(end) = end {
                     *status = end.status;
                 }
             }
-            Write::DrawOffer { game_id, seat } => {
+            Write::DrawOffer { game_id, seats } => {
                 let i = find(&rows.index, &game_id)?;
                 if rows.games[i].1 != "in_progress" {
                     return Err(StorageError(format!("game `{game_id}` is over")));
                 }
-                rows.games[i].0.draw_offer = seat;
+                rows.games[i].0.draw_offers = seats;
             }
             Write::End(end) => {
                 let i = find(&rows.index, &end.game_id)?;
@@ -109,7 +110,7 @@ impl MemoryStorage {
                     return Err(StorageError(format!("game `{}` is over", end.game_id)));
                 }
                 rows.games[i].1 = end.status;
-                rows.games[i].0.draw_offer = None;
+                rows.games[i].0.draw_offers = SeatSet::EMPTY;
             }
         }
         Ok(())

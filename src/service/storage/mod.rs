@@ -24,7 +24,7 @@ use std::task::{Context, Poll};
 
 use tokio::sync::oneshot;
 
-use crate::games::Seat;
+use crate::games::{Seat, SeatSet, Setup};
 
 /// How a game is timed, as stored (all times in milliseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,6 +41,15 @@ pub struct ClockRow {
     pub first_move_ms: Option<u64>,
 }
 
+/// One seat of a game as created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeatRow {
+    /// What the game calls the seat.
+    pub name: String,
+    /// SHA-256 of the seat's token (never the token).
+    pub token_sha256: [u8; 32],
+}
+
 /// A game as created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameRow {
@@ -53,8 +62,11 @@ pub struct GameRow {
     /// The rules and options, as the game's record header (replaying a game
     /// starts from it).
     pub options: String,
-    /// SHA-256 of each seat's token, first seat first (never the tokens).
-    pub token_hashes: [[u8; 32]; 2],
+    /// Every seat, first seat first.
+    pub seats: Vec<SeatRow>,
+    /// The seed of a seeded game: private until the game is over (readers
+    /// of the store must not show it before).
+    pub setup: Option<Setup>,
     /// The time control.
     pub clock: ClockRow,
     /// Labels.
@@ -81,8 +93,8 @@ pub struct MoveRow {
     pub clock_ms: u64,
     /// When it was accepted, Unix milliseconds.
     pub played_at_ms: i64,
-    /// The seat with a standing draw offer after the move.
-    pub draw_offer: Option<Seat>,
+    /// The seats agreeing to a standing draw offer after the move.
+    pub draw_offers: SeatSet,
 }
 
 /// How a game left play.
@@ -93,8 +105,10 @@ pub struct EndRow {
     /// `finished` (it ended) or `expired` (dropped unfinished after the idle
     /// time).
     pub status: &'static str,
-    /// The winner, if any.
-    pub winner: Option<Seat>,
+    /// The winning seats (none: a draw, or no winner).
+    pub winners: SeatSet,
+    /// Each seat's score, where the game keeps scores.
+    pub scores: Vec<i64>,
     /// Why it ended (`CONNECTION`, `RESIGNATION`, …); empty when expired.
     pub reason: String,
     /// The ply it ended at.
@@ -111,12 +125,12 @@ pub enum Write {
     Create(GameRow, Vec<MoveRow>, Option<EndRow>),
     /// A move, and the ending when the move ended the game.
     Move(MoveRow, Option<EndRow>),
-    /// A draw offer made (or withdrawn).
+    /// A draw offer made or joined (or withdrawn).
     DrawOffer {
         /// The game id.
         game_id: String,
-        /// The seat with the standing offer.
-        seat: Option<Seat>,
+        /// The seats agreeing to the standing offer.
+        seats: SeatSet,
     },
     /// A game ended or expired.
     End(EndRow),
@@ -129,8 +143,8 @@ pub struct StoredGame {
     pub game: GameRow,
     /// Its moves in order, ply 1 first.
     pub moves: Vec<MoveRow>,
-    /// The seat with a standing draw offer.
-    pub draw_offer: Option<Seat>,
+    /// The seats agreeing to a standing draw offer.
+    pub draw_offers: SeatSet,
 }
 
 /// Why storage failed. The write was not made (a failed batch is rolled back).
@@ -222,21 +236,37 @@ impl Storage for Volatile {
     }
 }
 
-/// The seat's stored name.
-pub fn seat_name(seat: Seat) -> &'static str {
-    match seat {
-        Seat::White => "white",
-        Seat::Black => "black",
-    }
+/// A set of seats as stored: their numbers, ascending, joined by commas
+/// (`1,3`); empty for none.
+pub fn seats_text(seats: SeatSet) -> String {
+    seats
+        .iter()
+        .map(|s| s.number().to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
-/// The seat a stored name names.
-pub fn seat_named(name: &str) -> Option<Seat> {
-    match name {
-        "white" => Some(Seat::White),
-        "black" => Some(Seat::Black),
-        _ => None,
-    }
+/// The seats a stored text names (see [`seats_text`]).
+pub fn seats_of_text(text: &str) -> Result<SeatSet, StorageError> {
+    text.split(',')
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            t.trim()
+                .parse::<u32>()
+                .ok()
+                .and_then(Seat::from_number)
+                .ok_or_else(|| StorageError(format!("stored seat `{t}` is no seat")))
+        })
+        .collect()
+}
+
+/// Scores as stored: comma-separated, in seat order; empty for none.
+pub fn scores_text(scores: &[i64]) -> String {
+    scores
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Unix milliseconds of `t`.

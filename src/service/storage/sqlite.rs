@@ -18,9 +18,10 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, params};
 use tokio::sync::oneshot;
 
 use super::{
-    ClockRow, Commit, EndRow, GameRow, MoveRow, Storage, StorageError, StoredGame, Write,
-    seat_name, seat_named,
+    ClockRow, Commit, EndRow, GameRow, MoveRow, SeatRow, Storage, StorageError, StoredGame, Write,
+    scores_text, seats_of_text, seats_text,
 };
+use crate::games::{Seat, Setup};
 use crate::service::telemetry;
 
 /// The database file's name inside the data directory.
@@ -28,7 +29,7 @@ pub const DB_FILE: &str = "referee.sqlite3";
 /// The lock file that keeps a second server off the same data directory.
 pub const LOCK_FILE: &str = "referee.lock";
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
 
@@ -283,6 +284,7 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
         .map_err(err)?;
     match version {
         0 => conn.execute_batch(SCHEMA).map_err(err)?,
+        1 => conn.execute_batch(MIGRATE_1_TO_2).map_err(err)?,
         SCHEMA_VERSION => {}
         v => {
             return Err(StorageError(format!(
@@ -303,8 +305,9 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
     Ok(conn)
 }
 
-/// The schema (version 1). Times are Unix milliseconds; see docs/STORAGE.md
-/// for queries that print them as dates.
+/// The schema (version 2). Times are Unix milliseconds; seats are numbered
+/// from 1 (seat lists are comma-separated numbers); see docs/STORAGE.md for
+/// queries that print them as dates.
 const SCHEMA: &str = "
 BEGIN;
 CREATE TABLE games (
@@ -312,35 +315,74 @@ CREATE TABLE games (
     game               TEXT NOT NULL,
     variant            TEXT NOT NULL,
     options            TEXT NOT NULL,
-    white_token_sha256 TEXT NOT NULL,
-    black_token_sha256 TEXT NOT NULL,
     clock_mode         TEXT NOT NULL,
     clock_initial_ms   INTEGER,
     clock_increment_ms INTEGER,
     clock_per_move_ms  INTEGER,
     first_move_ms      INTEGER,
     labels             TEXT NOT NULL,
+    seed               TEXT,
+    seed_supplied      INTEGER NOT NULL DEFAULT 0,
     status             TEXT NOT NULL CHECK (status IN ('in_progress', 'finished', 'expired')),
-    winner             TEXT,
+    winners            TEXT,
+    scores             TEXT,
     reason             TEXT,
     ply                INTEGER NOT NULL,
-    draw_offer         TEXT,
+    draw_offers        TEXT,
     created_at_ms      INTEGER NOT NULL,
     updated_at_ms      INTEGER NOT NULL,
     finished_at_ms     INTEGER
 );
 CREATE INDEX games_by_status ON games (status);
+CREATE TABLE seats (
+    game_id      TEXT NOT NULL REFERENCES games (id),
+    seat         INTEGER NOT NULL,
+    name         TEXT NOT NULL,
+    token_sha256 TEXT NOT NULL,
+    PRIMARY KEY (game_id, seat)
+) WITHOUT ROWID;
 CREATE TABLE moves (
     game_id      TEXT NOT NULL REFERENCES games (id),
     ply          INTEGER NOT NULL,
-    seat         TEXT NOT NULL,
+    seat         INTEGER NOT NULL,
     notation     TEXT NOT NULL,
     request_id   TEXT,
     clock_ms     INTEGER NOT NULL,
     played_at_ms INTEGER NOT NULL,
     PRIMARY KEY (game_id, ply)
 ) WITHOUT ROWID;
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
+COMMIT;
+";
+
+/// From version 1 (two seats named white and black in columns of `games`)
+/// to version 2 (a `seats` table, seat numbers, seat lists, the seed), in
+/// one transaction: nothing stored is lost.
+const MIGRATE_1_TO_2: &str = "
+BEGIN;
+CREATE TABLE seats (
+    game_id      TEXT NOT NULL REFERENCES games (id),
+    seat         INTEGER NOT NULL,
+    name         TEXT NOT NULL,
+    token_sha256 TEXT NOT NULL,
+    PRIMARY KEY (game_id, seat)
+) WITHOUT ROWID;
+INSERT INTO seats SELECT id, 1, 'white', white_token_sha256 FROM games;
+INSERT INTO seats SELECT id, 2, 'black', black_token_sha256 FROM games;
+ALTER TABLE games ADD COLUMN seed TEXT;
+ALTER TABLE games ADD COLUMN seed_supplied INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE games ADD COLUMN winners TEXT;
+ALTER TABLE games ADD COLUMN scores TEXT;
+ALTER TABLE games ADD COLUMN draw_offers TEXT;
+UPDATE games SET
+    winners = CASE winner WHEN 'white' THEN '1' WHEN 'black' THEN '2' ELSE '' END,
+    draw_offers = CASE draw_offer WHEN 'white' THEN '1' WHEN 'black' THEN '2' ELSE NULL END;
+ALTER TABLE games DROP COLUMN white_token_sha256;
+ALTER TABLE games DROP COLUMN black_token_sha256;
+ALTER TABLE games DROP COLUMN winner;
+ALTER TABLE games DROP COLUMN draw_offer;
+UPDATE moves SET seat = CASE seat WHEN 'white' THEN 1 WHEN 'black' THEN 2 ELSE seat END;
+PRAGMA user_version = 2;
 COMMIT;
 ";
 
@@ -447,8 +489,8 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
             let labels = serde_json::to_string(&game.labels)
                 .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
             tx.prepare_cached(
-                "INSERT INTO games (id, game, variant, options, white_token_sha256,
-                    black_token_sha256, clock_mode, clock_initial_ms, clock_increment_ms,
+                "INSERT INTO games (id, game, variant, options, seed, seed_supplied,
+                    clock_mode, clock_initial_ms, clock_increment_ms,
                     clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
                     updated_at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'in_progress', ?13,
@@ -459,8 +501,8 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
                 game.game,
                 game.variant,
                 game.options,
-                hex(&game.token_hashes[0]),
-                hex(&game.token_hashes[1]),
+                game.setup.map(|s| hex(&s.seed)),
+                game.setup.is_some_and(|s| s.supplied),
                 game.clock.mode,
                 nonzero(game.clock.initial_ms),
                 nonzero(game.clock.increment_ms),
@@ -470,6 +512,18 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
                 moves.len() as i64,
                 game.created_at_ms,
             ])?;
+            for (i, seat) in game.seats.iter().enumerate() {
+                tx.prepare_cached(
+                    "INSERT INTO seats (game_id, seat, name, token_sha256)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![
+                    game.id,
+                    i as i64 + 1,
+                    seat.name,
+                    hex(&seat.token_sha256)
+                ])?;
+            }
             for mv in moves {
                 insert_move(tx, mv)?;
             }
@@ -481,13 +535,13 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
             insert_move(tx, mv)?;
             let changed = tx
                 .prepare_cached(
-                    "UPDATE games SET ply = ?2, draw_offer = ?3, updated_at_ms = ?4
+                    "UPDATE games SET ply = ?2, draw_offers = ?3, updated_at_ms = ?4
                      WHERE id = ?1 AND status = 'in_progress' AND ply = ?2 - 1",
                 )?
                 .execute(params![
                     mv.game_id,
                     mv.ply,
-                    mv.draw_offer.map(seat_name),
+                    (!mv.draw_offers.is_empty()).then(|| seats_text(mv.draw_offers)),
                     mv.played_at_ms
                 ])?;
             if changed != 1 {
@@ -504,12 +558,15 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
                 apply_end(tx, end)?;
             }
         }
-        Write::DrawOffer { game_id, seat } => {
+        Write::DrawOffer { game_id, seats } => {
             let changed = tx
                 .prepare_cached(
-                    "UPDATE games SET draw_offer = ?2 WHERE id = ?1 AND status = 'in_progress'",
+                    "UPDATE games SET draw_offers = ?2 WHERE id = ?1 AND status = 'in_progress'",
                 )?
-                .execute(params![game_id, seat.map(seat_name)])?;
+                .execute(params![
+                    game_id,
+                    (!seats.is_empty()).then(|| seats_text(*seats))
+                ])?;
             if changed != 1 {
                 return Err(no_such_game(game_id));
             }
@@ -527,7 +584,7 @@ fn insert_move(tx: &Transaction<'_>, mv: &MoveRow) -> rusqlite::Result<()> {
     .execute(params![
         mv.game_id,
         mv.ply,
-        seat_name(mv.seat),
+        mv.seat.number(),
         mv.notation,
         mv.request_id,
         mv.clock_ms as i64,
@@ -539,17 +596,18 @@ fn insert_move(tx: &Transaction<'_>, mv: &MoveRow) -> rusqlite::Result<()> {
 fn apply_end(tx: &Transaction<'_>, end: &EndRow) -> rusqlite::Result<()> {
     let changed = tx
         .prepare_cached(
-            "UPDATE games SET status = ?2, winner = ?3, reason = ?4, ply = ?5,
-                finished_at_ms = ?6, updated_at_ms = ?6, draw_offer = NULL
+            "UPDATE games SET status = ?2, winners = ?3, reason = ?4, ply = ?5,
+                finished_at_ms = ?6, updated_at_ms = ?6, draw_offers = NULL, scores = ?7
              WHERE id = ?1 AND status = 'in_progress'",
         )?
         .execute(params![
             end.game_id,
             end.status,
-            end.winner.map(seat_name),
+            (end.status == "finished").then(|| seats_text(end.winners)),
             (!end.reason.is_empty()).then_some(end.reason.as_str()),
             end.ply,
             end.at_ms,
+            (!end.scores.is_empty()).then(|| scores_text(&end.scores)),
         ])?;
     if changed != 1 {
         return Err(no_such_game(&end.game_id));
@@ -586,16 +644,19 @@ fn bad_row(what: String) -> rusqlite::Error {
 fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
     let mut games = Vec::new();
     let mut stmt = conn.prepare(
-        "SELECT id, game, variant, options, white_token_sha256, black_token_sha256, clock_mode,
+        "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
             clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms, labels,
-            draw_offer, created_at_ms, ply
+            draw_offers, created_at_ms, ply
          FROM games WHERE status = 'in_progress' ORDER BY rowid",
     )?;
     let rows = stmt.query_map([], |r| {
         let id: String = r.get(0)?;
-        let hash = |i: usize| -> rusqlite::Result<[u8; 32]> {
-            let text: String = r.get(i)?;
-            unhex(&text).ok_or_else(|| bad_row(format!("game `{id}`: bad token hash")))
+        let setup = match r.get::<_, Option<String>>(4)? {
+            None => None,
+            Some(text) => Some(Setup {
+                seed: unhex(&text).ok_or_else(|| bad_row(format!("game `{id}`: bad seed")))?,
+                supplied: r.get(5)?,
+            }),
         };
         let labels: String = r.get(11)?;
         let labels: BTreeMap<String, String> = serde_json::from_str(&labels)
@@ -610,13 +671,16 @@ fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
         let ms = |i: usize| -> rusqlite::Result<u64> {
             Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
         };
-        let draw_offer: Option<String> = r.get(12)?;
+        let draw_offers: Option<String> = r.get(12)?;
+        let draw_offers = seats_of_text(draw_offers.as_deref().unwrap_or(""))
+            .map_err(|e| bad_row(format!("game `{id}`: draw offers: {e}")))?;
         let game = GameRow {
             id: id.clone(),
             game: r.get(1)?,
             variant: r.get(2)?,
             options: r.get(3)?,
-            token_hashes: [hash(4)?, hash(5)?],
+            seats: Vec::new(),
+            setup,
             clock: ClockRow {
                 mode,
                 initial_ms: ms(7)?,
@@ -628,32 +692,54 @@ fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
             created_at_ms: r.get(13)?,
         };
         let ply: i64 = r.get(14)?;
-        Ok((game, draw_offer.as_deref().and_then(seat_named), ply))
+        Ok((game, draw_offers, ply))
     })?;
     for row in rows {
-        let (game, draw_offer, ply) = row?;
-        games.push((game, draw_offer, ply));
+        games.push(row?);
     }
     let mut out = Vec::with_capacity(games.len());
+    let mut seats_stmt = conn.prepare_cached(
+        "SELECT seat, name, token_sha256 FROM seats WHERE game_id = ?1 ORDER BY seat",
+    )?;
     let mut moves_stmt = conn.prepare_cached(
         "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms
          FROM moves WHERE game_id = ?1 ORDER BY ply",
     )?;
-    for (game, draw_offer, ply) in games {
+    for (mut game, draw_offers, ply) in games {
         let id = game.id.clone();
+        game.seats = seats_stmt
+            .query_map([&id], |r| {
+                let text: String = r.get(2)?;
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    SeatRow {
+                        name: r.get(1)?,
+                        token_sha256: unhex(&text)
+                            .ok_or_else(|| bad_row(format!("game `{id}`: bad token hash")))?,
+                    },
+                ))
+            })?
+            .enumerate()
+            .map(|(i, row)| {
+                let (number, seat) = row?;
+                if number != i as i64 + 1 {
+                    return Err(bad_row(format!("game `{id}`: seats are not 1, 2, …")));
+                }
+                Ok(seat)
+            })
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         let moves = moves_stmt
             .query_map([&id], |r| {
-                let seat: String = r.get(1)?;
                 Ok(MoveRow {
                     game_id: id.clone(),
                     ply: r.get(0)?,
-                    seat: seat_named(&seat)
-                        .ok_or_else(|| bad_row(format!("game `{id}`: seat `{seat}`")))?,
+                    seat: stored_seat(r.get(1)?)
+                        .ok_or_else(|| bad_row(format!("game `{id}`: bad seat")))?,
                     notation: r.get(2)?,
                     request_id: r.get(3)?,
                     clock_ms: r.get::<_, i64>(4)?.max(0) as u64,
                     played_at_ms: r.get(5)?,
-                    draw_offer: None,
+                    draw_offers: crate::games::SeatSet::EMPTY,
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -673,8 +759,19 @@ fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
         out.push(StoredGame {
             game,
             moves,
-            draw_offer,
+            draw_offers,
         });
     }
     Ok(out)
+}
+
+/// A stored seat number (an integer; a database migrated from version 1
+/// may hold it as text).
+fn stored_seat(value: rusqlite::types::Value) -> Option<Seat> {
+    let number = match value {
+        rusqlite::types::Value::Integer(n) => u32::try_from(n).ok()?,
+        rusqlite::types::Value::Text(t) => t.parse().ok()?,
+        _ => return None,
+    };
+    Seat::from_number(number)
 }

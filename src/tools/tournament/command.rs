@@ -7,15 +7,14 @@ use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tonic::transport::Endpoint;
 
-use super::{Client, Config, Format};
+use super::{Client, Config, Format, Report};
 use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
 use crate::service::{self, ServerOptions};
 use crate::tools::bots::BotSpec;
 use crate::tools::engine::VariantArg;
+use crate::tools::rpc::{self, ServerAddress};
 
 /// Flags of `punct-referee tournament`.
 #[derive(Debug, Clone, Args)]
@@ -39,7 +38,8 @@ pub struct TournamentArgs {
     /// Folder for the game records (created if needed).
     #[arg(long, default_value = "tournament-records")]
     pub records: PathBuf,
-    /// A referee to play on (default: one started inside this process).
+    /// A referee to play on, HOST:PORT or http://HOST:PORT (default: one
+    /// started inside this process).
     #[arg(long, env = "PUNCT_SERVER")]
     pub server: Option<String>,
     /// Basic or standard game.
@@ -95,7 +95,36 @@ pub fn parse_time_control(text: &str) -> Result<TimeControlArg, String> {
 
 /// Runs the tournament, prints the standings and crosstable on stdout.
 pub async fn run(args: TournamentArgs) -> Result<(), String> {
-    let config = Config {
+    let named = match &args.server {
+        Some(text) => Some(
+            ServerAddress::parse("--server (or PUNCT_SERVER)", text).map_err(|e| e.to_string())?,
+        ),
+        None => None,
+    };
+    let config = config_of(&args);
+    let total = super::schedule(config.bots.len(), config.format, config.games_per_pairing).len();
+    // The embedded referee, if no server was named; stopped when we are done.
+    let (address, embedded) = match named {
+        Some(address) => (address, None),
+        None => {
+            let (address, embedded) = Embedded::start().await?;
+            (address, Some(embedded))
+        }
+    };
+    let report = match address.connect().await {
+        Ok(client) => play_with_progress(client, config, total).await,
+        Err(e) => Err(e),
+    };
+    if let Some(embedded) = embedded {
+        embedded.stop().await;
+    }
+    print_report(&report?, &args.records);
+    Ok(())
+}
+
+/// The tournament the flags describe.
+fn config_of(args: &TournamentArgs) -> Config {
+    Config {
         bots: args.bots.clone(),
         format: args.format,
         games_per_pairing: args.games,
@@ -103,49 +132,55 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
         seed: args.seed,
         records: Some(args.records.clone()),
         rules: ppb::RuleOptions {
-            variant: match args.variant {
-                VariantArg::Basic => ppb::Variant::Basic,
-                VariantArg::Standard => ppb::Variant::Standard,
-            } as i32,
             max_plies: Some(args.max_plies),
-            ..Default::default()
+            ..rpc::rule_options(args.variant)
         },
         move_timeout: Duration::from_secs(args.move_timeout_secs),
         name: args.name.clone(),
         time_control: args.time_control.clone().map(|t| t.0),
-    };
-    let total = super::schedule(config.bots.len(), config.format, config.games_per_pairing).len();
+    }
+}
 
-    // The embedded referee, if no server was named; stopped when we are done.
-    let mut embedded = None;
-    let url = match &args.server {
-        Some(url) => url.clone(),
-        None => {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .map_err(|e| format!("cannot start the embedded referee: {e}"))?;
-            let addr = listener
-                .local_addr()
-                .map_err(|e| format!("embedded referee: {e}"))?;
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let handle = tokio::spawn(service::run(
-                listener,
-                ServerOptions::default(),
-                async move {
-                    let _ = stopped.await;
-                },
-            ));
-            embedded = Some((stop, handle));
-            format!("http://{addr}")
-        }
-    };
-    let channel = Endpoint::from_shared(url.clone())
-        .map_err(|e| format!("`{url}`: {e}"))?
-        .connect()
-        .await
-        .map_err(|e| format!("cannot reach the referee at {url}: {e}"))?;
-    let client: Client = RefereeServiceClient::new(channel);
+/// A referee run inside this process on a loopback port.
+struct Embedded {
+    stop: tokio::sync::oneshot::Sender<()>,
+    handle: tokio::task::JoinHandle<Result<(), service::ServeError>>,
+}
 
+impl Embedded {
+    /// Starts it; its address to connect to.
+    async fn start() -> Result<(ServerAddress, Embedded), String> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| format!("cannot start the embedded referee: {e}"))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("embedded referee: {e}"))?;
+        let address = ServerAddress::of_listener(addr).map_err(|e| e.to_string())?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let handle = tokio::spawn(service::run(
+            listener,
+            ServerOptions::default(),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        Ok((address, Embedded { stop, handle }))
+    }
+
+    /// Stops it and waits until it has.
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.handle.await;
+    }
+}
+
+/// Plays the tournament with a progress bar of `total` games on stderr.
+async fn play_with_progress(
+    client: Client,
+    config: Config,
+    total: usize,
+) -> Result<Report, String> {
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} games {elapsed} {msg}")
@@ -168,11 +203,11 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
     })
     .await;
     bar.finish_and_clear();
-    if let Some((stop, handle)) = embedded {
-        let _ = stop.send(());
-        let _ = handle.await;
-    }
-    let report = report.map_err(|e| e.to_string())?;
+    report.map_err(|e| e.to_string())
+}
+
+/// The standings, the crosstable, the forfeits and where the records are.
+fn print_report(report: &Report, records: &std::path::Path) {
     print!("{report}");
     for g in &report.games {
         if let Some(why) = &g.forfeit {
@@ -182,9 +217,8 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
     println!(
         "{} games; records in {}",
         report.games.len(),
-        args.records.display()
+        records.display()
     );
-    Ok(())
 }
 
 #[cfg(test)]

@@ -8,8 +8,11 @@
 //! [`run`] plays a schedule ([`Format::RoundRobin`] or [`Format::Gauntlet`],
 //! N games per pairing, colours alternated), C games at once, and returns a
 //! [`Report`]: every game's result and the standings with Elo estimates.
+//! One game, step by step, is [`game`]; the command line, [`command`]; Elo,
+//! [`stats`]. Every call goes through [`crate::tools::rpc`].
 
 pub mod command;
+pub mod game;
 pub mod stats;
 
 use std::fmt::{self, Write as _};
@@ -18,17 +21,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
-use tonic::transport::Channel;
-use tonic_types::StatusExt as _;
 
-use crate::games::punct::Variant;
+pub use self::game::play_game;
 use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use crate::tools::bots::{Answer, BotSpec, Turn};
+use crate::tools::bots::BotSpec;
 
 /// A referee client.
-pub type Client = RefereeServiceClient<Channel>;
+pub type Client = crate::tools::rpc::Client;
 
 /// Who plays whom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -74,6 +74,13 @@ pub struct Pairing {
     pub white: usize,
     /// Index of the Black bot.
     pub black: usize,
+}
+
+impl Pairing {
+    /// The bots' indexes in seat order (White first).
+    pub fn seats(&self) -> [usize; 2] {
+        [self.white, self.black]
+    }
 }
 
 /// The schedule of `config`: pairings in order, colours alternating within
@@ -218,252 +225,6 @@ pub async fn run(
         results.push(task.await??);
     }
     Ok(report(&names, results))
-}
-
-fn seat_name(seat: i32) -> &'static str {
-    match pb::Seat::try_from(seat) {
-        Ok(pb::Seat::White) => "white",
-        Ok(pb::Seat::Black) => "black",
-        _ => "none",
-    }
-}
-
-/// Plays one game to its end and exports its record.
-pub async fn play_game(
-    mut client: Client,
-    config: &Config,
-    pairing: Pairing,
-) -> Result<GameResult, TournamentError> {
-    let white_spec = &config.bots[pairing.white];
-    let black_spec = &config.bots[pairing.black];
-    let labels = [
-        ("tournament", config.name.clone()),
-        ("round", pairing.number.to_string()),
-        ("white", white_spec.name.clone()),
-        ("black", black_spec.name.clone()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let created = client
-        .create_game(pb::CreateGameRequest {
-            rules: Some(pb::GameRules {
-                game: Some(pb::game_rules::Game::Punct(config.rules)),
-            }),
-            labels,
-            time_control: config.time_control,
-        })
-        .await?
-        .into_inner();
-    let game_id = created.game.map(|g| g.game_id).unwrap_or_default();
-    let token_of = |seat: pb::Seat| {
-        created
-            .seats
-            .iter()
-            .find(|t| t.seat == seat as i32)
-            .map(|t| t.token.clone())
-            .unwrap_or_default()
-    };
-    let tokens = [token_of(pb::Seat::White), token_of(pb::Seat::Black)];
-    let variant = match ppb::Variant::try_from(config.rules.variant) {
-        Ok(ppb::Variant::Basic) => Variant::Basic,
-        _ => Variant::Standard,
-    };
-    // Each side's choices depend only on the seed, the game and the colour.
-    let seed_of = |colour: u64| {
-        config
-            .seed
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(u64::from(pairing.number) * 2 + colour)
-    };
-    let mut players = [
-        white_spec.player(seed_of(0), variant, config.move_timeout),
-        black_spec.player(seed_of(1), variant, config.move_timeout),
-    ];
-    let mut history: Vec<String> = Vec::new();
-    let mut forfeit = None;
-    loop {
-        let legal = client
-            .list_legal_moves(pb::ListLegalMovesRequest {
-                game_id: game_id.clone(),
-                seat: 0,
-            })
-            .await?
-            .into_inner();
-        let side = match pb::Seat::try_from(legal.to_move) {
-            Ok(pb::Seat::White) => 0,
-            Ok(pb::Seat::Black) => 1,
-            _ => break,
-        };
-        let notations: Vec<String> = legal
-            .moves
-            .iter()
-            .filter_map(|m| {
-                m.game
-                    .as_ref()
-                    .map(|pb::r#move::Game::Punct(p)| p.notation.clone())
-            })
-            .collect();
-        // With a clock, the mover's time left, as the referee reads it now.
-        let clock_ms = match config.time_control {
-            Some(_) => {
-                let game = client
-                    .get_game(pb::GetGameRequest {
-                        game_id: game_id.clone(),
-                    })
-                    .await?
-                    .into_inner()
-                    .game
-                    .unwrap_or_default();
-                if game.status == pb::GameStatus::Finished as i32 {
-                    break;
-                }
-                let clock = game.clock.unwrap_or_default();
-                [clock.white_remaining_ms, clock.black_remaining_ms][side]
-            }
-            None => None,
-        };
-        let turn = Turn {
-            game_id: &game_id,
-            ply: legal.ply,
-            seat: seat_name(legal.to_move),
-            history: &history,
-            legal: &notations,
-            clock_ms,
-        };
-        let answer = players[side].choose(&turn).await;
-        let resign_because = match answer {
-            Ok(Answer::Move(text)) => {
-                let submitted = client
-                    .submit_move(pb::SubmitMoveRequest {
-                        game_id: game_id.clone(),
-                        token: tokens[side].clone(),
-                        r#move: Some(pb::Move {
-                            game: Some(pb::r#move::Game::Punct(ppb::Move {
-                                notation: text.clone(),
-                                ..Default::default()
-                            })),
-                        }),
-                        expected_ply: legal.ply,
-                        request_id: String::new(),
-                    })
-                    .await;
-                match submitted {
-                    Ok(reply) => {
-                        let reply = reply.into_inner();
-                        if let Some(pb::Move {
-                            game: Some(pb::r#move::Game::Punct(p)),
-                        }) = reply.r#move
-                        {
-                            history.push(p.notation);
-                        }
-                        continue;
-                    }
-                    // The game ended while the bot thought (its flag fell):
-                    // nothing to forfeit.
-                    Err(s)
-                        if s.code() == tonic::Code::FailedPrecondition
-                            && s.get_details_error_info()
-                                .is_some_and(|i| i.reason == "GAME_OVER") =>
-                    {
-                        break;
-                    }
-                    Err(s) if s.code() == tonic::Code::FailedPrecondition => {
-                        format!("illegal move `{text}`: {}", s.message())
-                    }
-                    Err(s) if s.code() == tonic::Code::InvalidArgument => {
-                        format!("unreadable move `{text}`: {}", s.message())
-                    }
-                    Err(s) => return Err(s.into()),
-                }
-            }
-            Ok(Answer::Resign) => "resigned".to_string(),
-            Err(e) => e.to_string(),
-        };
-        forfeit = Some(format!(
-            "{} ({}): {resign_because}",
-            config.bots[[pairing.white, pairing.black][side]].name,
-            seat_name(legal.to_move)
-        ));
-        match client
-            .resign(pb::ResignRequest {
-                game_id: game_id.clone(),
-                token: tokens[side].clone(),
-            })
-            .await
-        {
-            // Already over (a flag fell meanwhile): the clock's verdict stands.
-            Err(s) if s.code() == tonic::Code::FailedPrecondition => forfeit = None,
-            other => {
-                other?;
-            }
-        }
-        break;
-    }
-    let game = client
-        .get_game(pb::GetGameRequest {
-            game_id: game_id.clone(),
-        })
-        .await?
-        .into_inner()
-        .game
-        .unwrap_or_default();
-    let outcome = game.outcome.unwrap_or_default();
-    let white_points = match pb::Seat::try_from(outcome.winner) {
-        Ok(pb::Seat::White) => 1.0,
-        Ok(pb::Seat::Black) => 0.0,
-        _ => 0.5,
-    };
-    let result_line = if outcome.draw || outcome.winner == 0 {
-        format!("draw {}", outcome.reason)
-    } else {
-        format!("{} {}", seat_name(outcome.winner), outcome.reason)
-    };
-    let [white, black] = players;
-    white.finish(&result_line).await;
-    black.finish(&result_line).await;
-    let record = client
-        .export_game(pb::ExportGameRequest {
-            game_id: game_id.clone(),
-        })
-        .await?
-        .into_inner()
-        .record;
-    let record_path = match &config.records {
-        Some(dir) => {
-            let path = dir.join(format!(
-                "{:04}-{}-vs-{}.txt",
-                pairing.number,
-                file_safe(&white_spec.name),
-                file_safe(&black_spec.name)
-            ));
-            std::fs::write(&path, &record)?;
-            Some(path)
-        }
-        None => None,
-    };
-    Ok(GameResult {
-        pairing,
-        game_id,
-        white_points,
-        reason: outcome.reason,
-        plies: game.ply,
-        forfeit,
-        record,
-        record_path,
-    })
-}
-
-fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Standings and the crosstable from the results.

@@ -8,7 +8,9 @@ use crate::games::punct::{
     EndOnSupply, Move, MoveKind, NotatedMove, Outcome, PieceCode, Position, RuleOptions, SidePair,
     Variant, render,
 };
-use crate::games::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
+use crate::games::{
+    GameRules, MoveDetail, PunctMoveInfo, PunctMoveInput, PunctSnapshot, Snapshot, Verdict,
+};
 use crate::service::grpc::pb::punct::v1 as pb;
 use crate::service::sessions::SessionError;
 
@@ -300,4 +302,24 @@ pub fn state_pb(s: &PunctSnapshot) -> pb::GameState {
         ply: s.position.ply(),
         picture: render::ascii(&s.position),
     }
+}
+
+/// PÜNCT's options of `rules`, if the rules are PÜNCT's.
+pub fn rules_pb(rules: &GameRules) -> Option<pb::RuleOptions> {
+    rules.get::<RuleOptions>().map(rule_options_pb)
+}
+
+/// A PÜNCT move on the wire, if `detail` is one.
+pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
+    detail.get::<PunctMoveInfo>().map(move_pb)
+}
+
+/// PÜNCT's details of a verdict, if it has them.
+pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
+    verdict.get::<Outcome>().map(outcome_detail_pb)
+}
+
+/// The PÜNCT state on the wire, if `snapshot` is one.
+pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
+    snapshot.get::<PunctSnapshot>().map(state_pb)
 }

@@ -46,7 +46,9 @@ function reasonText(reason) {
 function statusText(g) {
   if (g.outcome) {
     const why = reasonText(g.outcome.reason);
-    return g.outcome.draw ? `Draw (${why})` : `${seatName(g.outcome.winner)} wins (${why})`;
+    if (g.outcome.draw) return `Draw (${why})`;
+    const winners = g.outcome.winners.map(seatName).join(' and ');
+    return `${winners} ${g.outcome.winners.length > 1 ? 'win' : 'wins'} (${why})`;
   }
   return `${seatName(g.to_move)} to move`;
 }
@@ -168,7 +170,9 @@ function update(game) {
   state.game = game;
   state.received = performance.now();
   $('game-status').textContent = `${statusText(game)} · ply ${game.ply}`
-    + (game.draw_offered_by ? ` · ${seatName(game.draw_offered_by)} offers a draw` : '');
+    + (game.draw_offers && game.draw_offers.length
+      ? ` · ${game.draw_offers.map(seatName).join(' and ')} ${game.draw_offers.length > 1 ? 'agree to' : 'offers'} a draw`
+      : '');
   const slider = $('ply');
   slider.max = String(game.ply);
   $('ply-max').textContent = String(game.ply);
@@ -242,8 +246,8 @@ function renderClocks() {
   list.dataset.untimed = 'false';
   const elapsed = game.status === 'finished' ? 0 : performance.now() - state.received;
   const rows = [];
-  for (const seat of ['white', 'black']) {
-    const left = game.clock[`${seat}_ms`];
+  for (const seat of game.seats) {
+    const left = game.clock.remaining_ms[seat];
     if (left === null || left === undefined) continue;
     const running = game.clock.running === seat;
     rows.push(el('dt', {}, seatName(seat)),

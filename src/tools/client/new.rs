@@ -1,0 +1,28 @@
+//! `client new`: creates a game, keeps its seat tokens, prints its id and
+//! board.
+
+use super::display::describe_game;
+use super::{Connection, refused, tokens};
+use crate::tools::engine::VariantArg;
+use crate::tools::rpc;
+
+/// Creates a game of `variant` with `labels`.
+pub async fn run(
+    c: &mut Connection,
+    variant: VariantArg,
+    labels: Vec<(String, String)>,
+) -> Result<(), String> {
+    let request = rpc::create_request(
+        rpc::rule_options(variant),
+        labels.into_iter().collect(),
+        None,
+    );
+    let created = rpc::create_game(&mut c.client, request)
+        .await
+        .map_err(refused)?;
+    tokens::keep(&c.token_path, &c.server, &created)?;
+    println!("{}", created.id());
+    eprintln!("seat tokens kept in {}", c.token_path.display());
+    print!("{}", describe_game(&created.game));
+    Ok(())
+}

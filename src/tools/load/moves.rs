@@ -1,0 +1,264 @@
+//! The move load: for each concurrency, a baseline phase (health checks,
+//! the transport's cost alone) and a moves phase (games replayed from the
+//! pool, `SubmitMove` timed), each with its CPU time sampled; then the
+//! run's figures.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tonic::transport::Channel;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+
+use super::LoadArgs;
+use super::pool::random_games;
+use super::procfs::{self, CpuTicks};
+use super::report::{self, LoadReport, RunReport};
+use super::tally::{Errors, Phase, Tally, Window, join, nanos};
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::tools::rpc::{self, ServerAddress};
+
+/// The moves every task replays: one list of notations per game.
+type Pool = Arc<Vec<Arc<[String]>>>;
+
+/// Runs every concurrency of `--games` against `address`, printing the
+/// table as it goes; fails if any call failed.
+pub async fn load(
+    args: &LoadArgs,
+    channels: &[Channel],
+    address: &ServerAddress,
+    server_pid: Option<u32>,
+) -> Result<(), String> {
+    let pool: Pool = Arc::new(random_games(args.pool, args.seed));
+    let average = pool.iter().map(|g| g.len()).sum::<usize>() as f64 / pool.len() as f64;
+    let mut report = LoadReport {
+        target: if args.spawn {
+            format!("spawned: {address}")
+        } else {
+            address.to_string()
+        },
+        server_args: args.server_args.clone(),
+        channels: channels.len(),
+        seconds: args.seconds,
+        warmup: args.warmup,
+        pool: pool.len(),
+        pool_average_plies: average,
+        runs: Vec::new(),
+    };
+    let table = report::prints_table(args);
+    if table {
+        report::print_header(&report);
+    }
+    for &games in &args.games {
+        let run = one_run(args, channels, &pool, games, server_pid).await;
+        if table {
+            report::print_row(&run);
+        }
+        report.runs.push(run);
+    }
+    report::write_json(args, &report)?;
+    let errors: u64 = report
+        .runs
+        .iter()
+        .map(|r| r.errors + r.baseline_errors)
+        .sum();
+    if errors > 0 {
+        return Err(format!("{errors} calls failed"));
+    }
+    Ok(())
+}
+
+/// A phase measured: the merged tallies, the CPU time, the errors.
+struct Measured {
+    phase: Phase,
+    cpu: CpuTicks,
+    errors: u64,
+    first_errors: Vec<String>,
+    seconds: f64,
+}
+
+/// One concurrency: the baseline phase, then the moves phase.
+async fn one_run(
+    args: &LoadArgs,
+    channels: &[Channel],
+    pool: &Pool,
+    games: usize,
+    server_pid: Option<u32>,
+) -> RunReport {
+    let baseline = measure(args, server_pid, games, |i, window, errors| {
+        let client = HealthClient::new(channels[i % channels.len()].clone());
+        tokio::spawn(check_health(client, window, errors))
+    })
+    .await;
+    let moves = measure(args, server_pid, games, |i, window, errors| {
+        let client = rpc::Client::new(channels[i % channels.len()].clone());
+        tokio::spawn(play_games(client, pool.clone(), i, games, window, errors))
+    })
+    .await;
+    run_report(games, baseline, moves)
+}
+
+/// Runs `tasks` tasks made by `spawn` through one window after the warm-up,
+/// sampling the CPU time meanwhile.
+async fn measure(
+    args: &LoadArgs,
+    server_pid: Option<u32>,
+    tasks: usize,
+    mut spawn: impl FnMut(usize, Window, Arc<Errors>) -> tokio::task::JoinHandle<Tally>,
+) -> Measured {
+    let errors = Arc::new(Errors::default());
+    let window = Window::after_warmup(args);
+    let cpu = tokio::spawn(procfs::cpu_in(window, server_pid));
+    let tasks: Vec<_> = (0..tasks)
+        .map(|i| spawn(i, window, errors.clone()))
+        .collect();
+    let phase = Phase::merge(join(tasks).await);
+    let cpu = cpu.await.unwrap_or_default();
+    let (errors, first_errors) = errors.take();
+    Measured {
+        phase,
+        cpu,
+        errors,
+        first_errors,
+        seconds: window.seconds(),
+    }
+}
+
+/// The figures of one concurrency from its two phases.
+fn run_report(games: usize, baseline: Measured, moves: Measured) -> RunReport {
+    let moves_per_sec = moves.phase.calls as f64 / moves.seconds;
+    let baseline_per_sec = baseline.phase.calls as f64 / baseline.seconds;
+    let (b, m) = (&baseline.phase, &moves.phase);
+    RunReport {
+        games,
+        moves: m.calls,
+        moves_per_sec,
+        submit_latency_us: m.latency(),
+        errors: moves.errors,
+        first_errors: moves.first_errors,
+        games_started: m.games_started,
+        games_finished: m.games_finished,
+        baseline_calls: b.calls,
+        baseline_per_sec,
+        baseline_latency_us: b.latency(),
+        baseline_errors: baseline.errors,
+        baseline_first_errors: baseline.first_errors,
+        ratio: if baseline_per_sec > 0.0 {
+            moves_per_sec / baseline_per_sec
+        } else {
+            0.0
+        },
+        server_cpu_us_per_move: procfs::per_call(moves.cpu.0, m.calls),
+        server_cpu_us_per_baseline_call: procfs::per_call(baseline.cpu.0, b.calls),
+        client_cpu_us_per_move: procfs::per_call(moves.cpu.1, m.calls),
+        client_cpu_us_per_baseline_call: procfs::per_call(baseline.cpu.1, b.calls),
+        cpu_ratio: procfs::cpu_ratio(baseline.cpu, b.calls, moves.cpu, m.calls),
+    }
+}
+
+/// Baseline: health checks until the window ends.
+async fn check_health(
+    mut client: HealthClient<Channel>,
+    window: Window,
+    errors: Arc<Errors>,
+) -> Tally {
+    let mut tally = Tally::default();
+    loop {
+        let started = Instant::now();
+        if started >= window.end {
+            return tally;
+        }
+        let answer = client.check(HealthCheckRequest::default()).await;
+        let done = Instant::now();
+        match answer.map(|r| r.into_inner().status()) {
+            Ok(ServingStatus::Serving) => {
+                if window.counts(started, done) {
+                    tally.latencies.push(nanos(done - started));
+                }
+            }
+            Ok(other) => {
+                errors.note(|| format!("Check: {}", other.as_str_name()));
+                return tally;
+            }
+            Err(s) => {
+                errors.note(|| format!("Check: {:?}: {}", s.code(), s.message()));
+                return tally;
+            }
+        }
+    }
+}
+
+/// Moves: games from the pool, one after another, until the window ends.
+/// Task `task` of `tasks` plays pool games `task`, `task + tasks`, ….
+async fn play_games(
+    mut client: rpc::Client,
+    pool: Pool,
+    task: usize,
+    tasks: usize,
+    window: Window,
+    errors: Arc<Errors>,
+) -> Tally {
+    let mut tally = Tally::default();
+    let mut next = task;
+    'games: while Instant::now() < window.end {
+        let moves = pool[next % pool.len()].clone();
+        next = next.wrapping_add(tasks);
+        let created = match rpc::create_game(&mut client, pb::CreateGameRequest::default()).await {
+            Ok(created) => created,
+            Err(s) => {
+                // The server refuses games (a limit, or it is gone): stop
+                // this task rather than hammer it.
+                errors.note(|| format!("CreateGame: {:?}: {}", s.code(), s.message()));
+                return tally;
+            }
+        };
+        let id = created.id();
+        let Some(tokens) = created.tokens.every_seat().filter(|_| !id.is_empty()) else {
+            errors.note(|| "CreateGame: no game id or seat tokens in the answer".into());
+            return tally;
+        };
+        tally.games_started += 1;
+        for (ply, notation) in moves.iter().enumerate() {
+            let started = Instant::now();
+            if started >= window.end {
+                break 'games;
+            }
+            // The seats move in turn, the first seat first.
+            let token = &tokens[ply % tokens.len()];
+            let answer =
+                rpc::submit_notation(&mut client, id, token, notation, ply as u32, None).await;
+            let done = Instant::now();
+            match answer {
+                Ok(r) => {
+                    let last = ply + 1 == moves.len();
+                    let finished = r.status == pb::GameStatus::Finished as i32;
+                    if r.ply != ply as u32 + 1 || finished != last {
+                        errors.note(|| {
+                            format!(
+                                "SubmitMove `{notation}` at ply {ply} of game {id}: answer at ply {} says finished={finished}, expected {last}",
+                                r.ply
+                            )
+                        });
+                        continue 'games;
+                    }
+                    if window.counts(started, done) {
+                        tally.latencies.push(nanos(done - started));
+                    }
+                }
+                Err(s) => {
+                    errors.note(|| {
+                        format!(
+                            "SubmitMove `{notation}` at ply {ply}: {:?}: {}",
+                            s.code(),
+                            s.message()
+                        )
+                    });
+                    continue 'games;
+                }
+            }
+        }
+        tally.games_finished += 1;
+    }
+    tally
+}

@@ -1,0 +1,186 @@
+//! The figures of a load run and how they are shown: the report types
+//! (also written as JSON with `--json`), and the table printed run by run.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::LoadArgs;
+
+/// The figures of one concurrency.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Concurrent games (and baseline callers).
+    pub games: usize,
+    /// SubmitMove calls answered OK within the measurement.
+    pub moves: u64,
+    /// SubmitMove calls per second.
+    pub moves_per_sec: f64,
+    /// SubmitMove latency percentiles, in microseconds.
+    pub submit_latency_us: Latency,
+    /// Non-OK or wrong answers in the moves phase (warm-up included).
+    pub errors: u64,
+    /// The first few of them.
+    pub first_errors: Vec<String>,
+    /// Games created in the moves phase.
+    pub games_started: u64,
+    /// Games played to their end in the moves phase.
+    pub games_finished: u64,
+    /// Health checks answered SERVING within the measurement.
+    pub baseline_calls: u64,
+    /// Health checks per second.
+    pub baseline_per_sec: f64,
+    /// Health-check latency percentiles, in microseconds.
+    pub baseline_latency_us: Latency,
+    /// Errors in the baseline phase.
+    pub baseline_errors: u64,
+    /// The first few of them.
+    pub baseline_first_errors: Vec<String>,
+    /// `moves_per_sec / baseline_per_sec`.
+    pub ratio: f64,
+    /// CPU time of the spawned server per SubmitMove call (user + system,
+    /// over the measurement; CreateGame included), in microseconds.
+    pub server_cpu_us_per_move: Option<f64>,
+    /// CPU time of the spawned server per health check, in microseconds.
+    pub server_cpu_us_per_baseline_call: Option<f64>,
+    /// CPU time of this client per SubmitMove call, in microseconds.
+    pub client_cpu_us_per_move: Option<f64>,
+    /// CPU time of this client per health check, in microseconds.
+    pub client_cpu_us_per_baseline_call: Option<f64>,
+    /// (server + client CPU per health check) / (server + client CPU per
+    /// SubmitMove): the throughput ratio a machine running only these two
+    /// would show. Steadier than `ratio` on a shared machine, where other
+    /// work takes a different share of the CPU in each phase.
+    pub cpu_ratio: Option<f64>,
+}
+
+/// Latency percentiles, in microseconds.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Slowest.
+    pub max: f64,
+}
+
+/// The whole report of a load run.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadReport {
+    /// Where the calls went (`spawned: …` with --spawn).
+    pub target: String,
+    /// Arguments of the spawned server.
+    pub server_args: Vec<String>,
+    /// HTTP/2 connections used.
+    pub channels: usize,
+    /// Seconds measured per phase.
+    pub seconds: f64,
+    /// Seconds of warm-up per phase.
+    pub warmup: f64,
+    /// Random games replayed, and their average length in plies.
+    pub pool: usize,
+    /// Average plies of the pool's games.
+    pub pool_average_plies: f64,
+    /// One entry per concurrency.
+    pub runs: Vec<RunReport>,
+}
+
+/// The report of `--idle-sessions`.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdleReport {
+    /// Games created and left idle.
+    pub sessions: usize,
+    /// Server VmRSS before, in KiB.
+    pub rss_before_kib: u64,
+    /// Server VmRSS after, in KiB.
+    pub rss_after_kib: u64,
+    /// (after − before) / sessions, in bytes.
+    pub bytes_per_session: f64,
+    /// Arguments of the spawned server.
+    pub server_args: Vec<String>,
+}
+
+/// Whether the table is printed: not when the JSON goes to standard output.
+pub fn prints_table(args: &LoadArgs) -> bool {
+    args.json.as_deref() != Some(Path::new("-"))
+}
+
+/// The lines above the table: the target, the settings, the columns.
+pub fn print_header(report: &LoadReport) {
+    println!(
+        "load: {} ({} channels, {} s + {} s warm-up per phase, {} random games of {:.1} plies on average)\n\
+         CPU per call: SubmitMove / health check (server: only with --spawn)",
+        report.target,
+        report.channels,
+        report.seconds,
+        report.warmup,
+        report.pool,
+        report.pool_average_plies
+    );
+    println!(
+        "{:>6} {:>10} {:>9} {:>9} {:>10} {:>6} {:>11} {:>9} {:>9} {:>6} {:>17} {:>17} {:>9}",
+        "games",
+        "moves/s",
+        "p50 µs",
+        "p99 µs",
+        "p99.9 µs",
+        "errors",
+        "baseline/s",
+        "b.p50 µs",
+        "b.p99 µs",
+        "ratio",
+        "server µs/call",
+        "client µs/call",
+        "cpu ratio"
+    );
+}
+
+/// One run's line of the table, then its first errors.
+pub fn print_row(run: &RunReport) {
+    let pair = |m: Option<f64>, b: Option<f64>| match (m, b) {
+        (Some(m), Some(b)) => format!("{m:.1} / {b:.1}"),
+        _ => "-".to_string(),
+    };
+    println!(
+        "{:>6} {:>10.0} {:>9.1} {:>9.1} {:>10.1} {:>6} {:>11.0} {:>9.1} {:>9.1} {:>6.3} {:>17} {:>17} {:>9}",
+        run.games,
+        run.moves_per_sec,
+        run.submit_latency_us.p50,
+        run.submit_latency_us.p99,
+        run.submit_latency_us.p999,
+        run.errors + run.baseline_errors,
+        run.baseline_per_sec,
+        run.baseline_latency_us.p50,
+        run.baseline_latency_us.p99,
+        run.ratio,
+        pair(
+            run.server_cpu_us_per_move,
+            run.server_cpu_us_per_baseline_call
+        ),
+        pair(
+            run.client_cpu_us_per_move,
+            run.client_cpu_us_per_baseline_call
+        ),
+        run.cpu_ratio.map_or("-".to_string(), |r| format!("{r:.3}")),
+    );
+    for e in run.baseline_first_errors.iter().chain(&run.first_errors) {
+        println!("       error: {e}");
+    }
+}
+
+/// Writes `report` as JSON where `--json` says, if it does.
+pub fn write_json(args: &LoadArgs, report: &impl Serialize) -> Result<(), String> {
+    let Some(path) = &args.json else {
+        return Ok(());
+    };
+    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    if path.as_os_str() == "-" {
+        println!("{text}");
+        Ok(())
+    } else {
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    }
+}

@@ -1,0 +1,622 @@
+//! The one RPC layer the tools share (the command-line client, the load
+//! generator, the tournament runner): reading a server address from a flag,
+//! connecting, creating or importing a game and keeping its seat tokens,
+//! submitting a move by notation, and the reads they all make (a game's
+//! snapshot, its legal moves, its record).
+//!
+//! Seats are handled here and nowhere else in `tools/`: a seat is its
+//! position in seat order (`0` moves first: PÜNCT's White), tokens are kept
+//! in that order, and [`WireSeat`] is how the protocol carries a seat. A
+//! change to how the protocol numbers seats is a change to this file.
+
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::net::{Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use tonic::Status;
+use tonic::transport::{Channel, Endpoint};
+use tonic_types::StatusExt as _;
+
+use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
+use crate::tools::engine::VariantArg;
+
+/// A referee client over one HTTP/2 connection.
+pub type Client = RefereeServiceClient<Channel>;
+
+/// How long a connection attempt may take before it fails.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+// ---------------------------------------------------------------- addresses
+
+/// A referee's address as a flag gives it: `host:port` (as grpcurl takes
+/// it), `[v6]:port`, or `http://host[:port]`. Plaintext only: the referee
+/// serves no TLS yet.
+#[derive(Debug, Clone)]
+pub struct ServerAddress {
+    /// `http://host:port`, the form tonic connects to.
+    url: String,
+    /// The endpoint of `url`, checked once when the address was read.
+    endpoint: Endpoint,
+}
+
+/// Why a flag's text is not a server address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{flag}: `{text}` {problem}")]
+pub struct AddressError {
+    /// The flag (or variable) that gave the text.
+    pub flag: String,
+    /// The text as given.
+    pub text: String,
+    /// What is wrong with it, and what to write instead.
+    pub problem: String,
+}
+
+/// What to write instead, ending every [`AddressError`].
+const WRITE_INSTEAD: &str =
+    "write HOST:PORT (e.g. 127.0.0.1:50051, [::1]:50051) or http://HOST:PORT";
+
+impl ServerAddress {
+    /// Reads `text`, given by `flag` (named in the error).
+    pub fn parse(flag: &str, text: &str) -> Result<ServerAddress, AddressError> {
+        let fail = |problem: String| AddressError {
+            flag: flag.to_string(),
+            text: text.to_string(),
+            problem,
+        };
+        let trimmed = text.trim();
+        let authority = match trimmed.split_once("://") {
+            None => {
+                let (host, port) = host_and_port(trimmed).map_err(fail)?;
+                let port = port.ok_or_else(|| fail(format!("has no port: {WRITE_INSTEAD}")))?;
+                format!("{host}:{port}")
+            }
+            Some((scheme, rest)) => {
+                match scheme.to_ascii_lowercase().as_str() {
+                    "http" => {}
+                    "https" => {
+                        return Err(fail(format!(
+                            "asks for TLS, which the referee does not serve (plaintext only): {WRITE_INSTEAD}"
+                        )));
+                    }
+                    _ => return Err(fail(format!("has an unknown scheme: {WRITE_INSTEAD}"))),
+                }
+                let rest = rest.strip_suffix('/').unwrap_or(rest);
+                if rest.contains(['/', '?', '#']) {
+                    return Err(fail(format!("has a path: {WRITE_INSTEAD}")));
+                }
+                let (host, port) = host_and_port(rest).map_err(fail)?;
+                match port {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host.to_string(),
+                }
+            }
+        };
+        let url = format!("http://{authority}");
+        let endpoint = Endpoint::from_shared(url.clone())
+            .map_err(|e| fail(format!("is not an address ({e}): {WRITE_INSTEAD}")))?;
+        Ok(ServerAddress { url, endpoint })
+    }
+
+    /// The address of a server this process started on `addr` (a
+    /// loopback listener of its own).
+    pub fn of_listener(addr: SocketAddr) -> Result<ServerAddress, AddressError> {
+        ServerAddress::parse("listener", &addr.to_string())
+    }
+
+    /// `http://host:port`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The endpoint to connect to: a bounded connect time, no Nagle delay.
+    pub fn endpoint(&self) -> Endpoint {
+        self.endpoint
+            .clone()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tcp_nodelay(true)
+    }
+
+    /// Opens one HTTP/2 connection.
+    pub async fn channel(&self) -> Result<Channel, String> {
+        self.endpoint().connect().await.map_err(|e| {
+            format!(
+                "cannot reach the referee at {}: {}",
+                self.url,
+                error_chain(&e)
+            )
+        })
+    }
+
+    /// Opens a connection and a referee client on it.
+    pub async fn connect(&self) -> Result<Client, String> {
+        Ok(Client::new(self.channel().await?))
+    }
+}
+
+impl fmt::Display for ServerAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.url)
+    }
+}
+
+/// Splits `host[:port]`; the host a name, an IPv4 address or a bracketed
+/// IPv6 address. On failure, the problem as [`AddressError::problem`].
+fn host_and_port(text: &str) -> Result<(&str, Option<u16>), String> {
+    let not_host_port = || format!("is not a server address: {WRITE_INSTEAD}");
+    let (host, port) = if let Some(inner) = text.strip_prefix('[') {
+        let (v6, after) = inner.split_once(']').ok_or_else(not_host_port)?;
+        v6.parse::<Ipv6Addr>().map_err(|_| not_host_port())?;
+        let port = match after {
+            "" => None,
+            _ => Some(after.strip_prefix(':').ok_or_else(not_host_port)?),
+        };
+        (&text[..v6.len() + 2], port)
+    } else {
+        match text.rsplit_once(':') {
+            Some((host, _)) if host.contains(':') => {
+                return Err(
+                    "has an IPv6 host without brackets: write [IPV6]:PORT, e.g. [::1]:50051"
+                        .to_string(),
+                );
+            }
+            Some((host, port)) => (host, Some(port)),
+            None => (text, None),
+        }
+    };
+    let named = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+    if !(named || host.starts_with('[')) {
+        return Err(not_host_port());
+    }
+    let port = match port {
+        None => None,
+        Some(p) => match p.parse::<u16>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => return Err(format!("has no valid port (1 to 65535): {WRITE_INSTEAD}")),
+        },
+    };
+    Ok((host, port))
+}
+
+/// An error with its causes, `outer: inner: …` (tonic's transport error
+/// alone says only "transport error").
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        // Some layers repeat their cause's words: say them once.
+        let words = e.to_string();
+        if !text.ends_with(&words) {
+            let _ = write!(text, ": {words}");
+        }
+        cause = e.source();
+    }
+    text
+}
+
+// -------------------------------------------------------------------- seats
+
+/// A seat as the protocol carries it: its number (1 = the first seat,
+/// 2 = the second, …; 0 = none).
+pub type WireSeat = u32;
+
+/// "No seat" on the wire: in a request, the player to move.
+pub const NO_SEAT: WireSeat = 0;
+
+/// The seats' names, in seat order (PÜNCT: White moves first). The tools
+/// play PÜNCT; a game's own names are in `Game.seats`.
+const SEAT_NAMES: [&str; 2] = ["white", "black"];
+
+/// The position in seat order (0 = the first seat) of a seat on the wire;
+/// `None` for no seat.
+pub fn seat_index(seat: WireSeat) -> Option<usize> {
+    (seat as usize).checked_sub(1)
+}
+
+/// The lower-case name of the seat at `seat` (`white`, `black`).
+pub fn seat_name(seat: usize) -> &'static str {
+    SEAT_NAMES.get(seat).copied().unwrap_or("another seat")
+}
+
+/// Every seat's name, in seat order.
+pub fn seat_names() -> &'static [&'static str] {
+    &SEAT_NAMES
+}
+
+/// The seat called `name` (any case).
+pub fn seat_by_name(name: &str) -> Option<usize> {
+    SEAT_NAMES.iter().position(|n| n.eq_ignore_ascii_case(name))
+}
+
+/// The single winner's seat of an ended game; `None` for a draw (or a team
+/// of winners, which a two-seat game never has).
+pub fn winner(outcome: &pb::Outcome) -> Option<usize> {
+    match outcome.winners.as_slice() {
+        [seat] if !outcome.draw => seat_index(*seat),
+        _ => None,
+    }
+}
+
+/// The time left on a seat's clock, in a game with a clock.
+pub fn remaining_ms(clock: &pb::ClockState, seat: usize) -> Option<u64> {
+    clock.remaining_ms.get(seat).copied()
+}
+
+/// Whether each seat's player holds a stream, in seat order.
+pub fn seats_connected(presence: &pb::Presence) -> Vec<bool> {
+    presence.seats.iter().map(|s| s.connected).collect()
+}
+
+/// One token per seat, in seat order (`None` where a seat's token was not
+/// given).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeatTokens(Vec<Option<String>>);
+
+impl SeatTokens {
+    /// The tokens of a CreateGame or ImportGame answer, put in seat order.
+    pub fn from_wire(seats: &[pb::SeatToken]) -> SeatTokens {
+        let mut tokens = Vec::new();
+        for given in seats {
+            if let Some(seat) = seat_index(given.seat) {
+                if tokens.len() <= seat {
+                    tokens.resize(seat + 1, None);
+                }
+                tokens[seat] = Some(given.token.clone());
+            }
+        }
+        SeatTokens(tokens)
+    }
+
+    /// Tokens kept elsewhere (e.g. a file), in seat order.
+    pub fn new(tokens: Vec<Option<String>>) -> SeatTokens {
+        SeatTokens(tokens)
+    }
+
+    /// The token of the seat at `seat`.
+    pub fn get(&self, seat: usize) -> Option<&str> {
+        self.0.get(seat)?.as_deref()
+    }
+
+    /// The seats with a token, in seat order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.0
+            .iter()
+            .enumerate()
+            .filter_map(|(seat, token)| Some((seat, token.as_deref()?)))
+    }
+
+    /// Every seat's token, or `None` if there are none or one is missing.
+    pub fn every_seat(&self) -> Option<Vec<String>> {
+        if self.0.is_empty() {
+            return None;
+        }
+        self.0.iter().cloned().collect()
+    }
+}
+
+// ------------------------------------------------------------- game calls
+
+/// A game just created or imported: its first snapshot and its seat tokens.
+#[derive(Debug, Clone, Default)]
+pub struct NewGame {
+    /// The game as the server first shows it.
+    pub game: pb::Game,
+    /// Its seat tokens, in seat order.
+    pub tokens: SeatTokens,
+}
+
+impl NewGame {
+    /// The game's id.
+    pub fn id(&self) -> &str {
+        &self.game.game_id
+    }
+}
+
+/// PÜNCT's rule options for a variant, the others at their defaults.
+pub fn rule_options(variant: VariantArg) -> ppb::RuleOptions {
+    ppb::RuleOptions {
+        variant: match variant {
+            VariantArg::Basic => ppb::Variant::Basic,
+            VariantArg::Standard => ppb::Variant::Standard,
+        } as i32,
+        ..Default::default()
+    }
+}
+
+/// A CreateGame request for PÜNCT under `options`.
+pub fn create_request(
+    options: ppb::RuleOptions,
+    labels: HashMap<String, String>,
+    time_control: Option<pb::TimeControl>,
+) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        rules: Some(pb::GameRules {
+            game: Some(pb::game_rules::Game::Punct(options)),
+        }),
+        labels,
+        time_control,
+        seed: String::new(),
+    }
+}
+
+/// CreateGame; the new game with its tokens.
+pub async fn create_game(
+    client: &mut Client,
+    request: pb::CreateGameRequest,
+) -> Result<NewGame, Status> {
+    let created = client.create_game(request).await?.into_inner();
+    Ok(NewGame {
+        game: created.game.unwrap_or_default(),
+        tokens: SeatTokens::from_wire(&created.seats),
+    })
+}
+
+/// ImportGame of a record; the new game with its tokens.
+pub async fn import_game(client: &mut Client, record: String) -> Result<NewGame, Status> {
+    let imported = client
+        .import_game(pb::ImportGameRequest {
+            record,
+            labels: HashMap::new(),
+        })
+        .await?
+        .into_inner();
+    Ok(NewGame {
+        game: imported.game.unwrap_or_default(),
+        tokens: SeatTokens::from_wire(&imported.seats),
+    })
+}
+
+/// A move given in notation (the server reads and judges it).
+pub fn notation_move(notation: &str) -> pb::Move {
+    pb::Move {
+        game: Some(pb::r#move::Game::Punct(ppb::Move {
+            notation: notation.to_string(),
+            ..Default::default()
+        })),
+    }
+}
+
+/// The notation of a move the server sent (canonical).
+pub fn notation_of(m: &pb::Move) -> &str {
+    match &m.game {
+        Some(pb::r#move::Game::Punct(p)) => &p.notation,
+        None => "",
+    }
+}
+
+/// SubmitMove of `notation` for the seat holding `token`, answering
+/// `expected_ply`; a `request_id` makes a retry safe.
+pub async fn submit_notation(
+    client: &mut Client,
+    game_id: &str,
+    token: &str,
+    notation: &str,
+    expected_ply: u32,
+    request_id: Option<&str>,
+) -> Result<pb::SubmitMoveResponse, Status> {
+    let request = pb::SubmitMoveRequest {
+        game_id: game_id.to_string(),
+        token: token.to_string(),
+        r#move: Some(notation_move(notation)),
+        expected_ply,
+        request_id: request_id.unwrap_or_default().to_string(),
+    };
+    Ok(client.submit_move(request).await?.into_inner())
+}
+
+/// GetGame: the game's snapshot now.
+pub async fn get_game(client: &mut Client, game_id: &str) -> Result<pb::Game, Status> {
+    let request = pb::GetGameRequest {
+        game_id: game_id.to_string(),
+        token: String::new(),
+    };
+    Ok(client
+        .get_game(request)
+        .await?
+        .into_inner()
+        .game
+        .unwrap_or_default())
+}
+
+/// The legal moves of the player to move, as ListLegalMoves answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LegalMoves {
+    /// The ply they answer (pass it as `expected_ply`).
+    pub ply: u32,
+    /// The seat to move; `None` once the game is over.
+    pub to_move: Option<usize>,
+    /// The moves in canonical notation, sorted.
+    pub notations: Vec<String>,
+}
+
+/// ListLegalMoves for the player to move.
+pub async fn legal_moves(client: &mut Client, game_id: &str) -> Result<LegalMoves, Status> {
+    let request = pb::ListLegalMovesRequest {
+        game_id: game_id.to_string(),
+        seat: NO_SEAT,
+        token: String::new(),
+    };
+    let legal = client.list_legal_moves(request).await?.into_inner();
+    Ok(LegalMoves {
+        ply: legal.ply,
+        to_move: seat_index(legal.to_move),
+        notations: legal
+            .moves
+            .iter()
+            .map(|m| notation_of(m).to_string())
+            .collect(),
+    })
+}
+
+/// ExportGame: the game's record text.
+pub async fn export_record(client: &mut Client, game_id: &str) -> Result<String, Status> {
+    let request = pb::ExportGameRequest {
+        game_id: game_id.to_string(),
+        token: String::new(),
+    };
+    Ok(client.export_game(request).await?.into_inner().record)
+}
+
+/// Resign for the seat holding `token`.
+pub async fn resign(client: &mut Client, game_id: &str, token: &str) -> Result<(), Status> {
+    let request = pb::ResignRequest {
+        game_id: game_id.to_string(),
+        token: token.to_string(),
+    };
+    client.resign(request).await.map(|_| ())
+}
+
+// ------------------------------------------------------------------ refusals
+
+/// The machine reason of a refusal (its ErrorInfo), if it has one.
+pub fn refusal_reason(status: &Status) -> Option<String> {
+    status.get_details_error_info().map(|info| info.reason)
+}
+
+/// A refused call as a person reads it: code, message, and the machine
+/// reason from the ErrorInfo details when there is one.
+pub fn describe_status(status: &Status) -> String {
+    let mut text = format!("{:?}: {}", status.code(), status.message());
+    if let Some(reason) = refusal_reason(status) {
+        let _ = write!(text, " [{reason}]");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> String {
+        ServerAddress::parse("--server", text)
+            .map(|a| a.url().to_string())
+            .unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn refusal(text: &str) -> String {
+        ServerAddress::parse("--server", text)
+            .expect_err(text)
+            .to_string()
+    }
+
+    #[test]
+    fn host_and_port_without_a_scheme_is_read_as_plaintext_http() {
+        assert_eq!(url("127.0.0.1:50051"), "http://127.0.0.1:50051");
+        assert_eq!(url("localhost:50051"), "http://localhost:50051");
+        assert_eq!(
+            url("referee.example-1.org:8080"),
+            "http://referee.example-1.org:8080"
+        );
+    }
+
+    #[test]
+    fn a_bracketed_ipv6_host_is_read() {
+        assert_eq!(url("[::1]:50051"), "http://[::1]:50051");
+        assert_eq!(url("http://[::1]:50051"), "http://[::1]:50051");
+    }
+
+    #[test]
+    fn http_urls_keep_working() {
+        assert_eq!(url("http://127.0.0.1:50051"), "http://127.0.0.1:50051");
+        assert_eq!(url("http://127.0.0.1:50051/"), "http://127.0.0.1:50051");
+        assert_eq!(url("HTTP://localhost:1"), "http://localhost:1");
+        assert_eq!(url("http://localhost"), "http://localhost");
+    }
+
+    #[test]
+    fn https_is_refused_as_tls_is_not_served() {
+        let text = refusal("https://127.0.0.1:50051");
+        assert!(
+            text.starts_with("--server: `https://127.0.0.1:50051`"),
+            "{text}"
+        );
+        assert!(text.contains("TLS"), "{text}");
+    }
+
+    #[test]
+    fn garbage_is_refused_naming_the_flag() {
+        for bad in [
+            "",
+            "garbage",
+            "no spaces:1",
+            "host:port",
+            "host:0",
+            "host:70000",
+            ":50051",
+            "::1:50051",
+            "[::1",
+            "[nope]:1",
+            "grpc://host:1",
+            "http://host:1/path",
+        ] {
+            let e = ServerAddress::parse("--address", bad).expect_err(bad);
+            assert_eq!(e.flag, "--address");
+            let text = e.to_string();
+            assert!(text.starts_with(&format!("--address: `{bad}` ")), "{text}");
+            assert!(text.contains(":PORT"), "says what to write: {text}");
+        }
+        assert!(refusal("localhost").contains("no port"));
+        assert!(refusal("::1:50051").contains("brackets"));
+    }
+
+    #[test]
+    fn a_listener_address_is_its_url() {
+        let v4: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        let v6: SocketAddr = "[::1]:4000".parse().unwrap();
+        assert_eq!(
+            ServerAddress::of_listener(v4).unwrap().url(),
+            "http://127.0.0.1:4000"
+        );
+        assert_eq!(
+            ServerAddress::of_listener(v6).unwrap().url(),
+            "http://[::1]:4000"
+        );
+    }
+
+    #[test]
+    fn seats_on_the_wire_are_positions_from_one() {
+        assert_eq!(seat_index(NO_SEAT), None);
+        assert_eq!(seat_index(1), Some(0));
+        assert_eq!(seat_index(2), Some(1));
+        assert_eq!(seat_name(0), "white");
+        assert_eq!(seat_by_name("Black"), Some(1));
+    }
+
+    #[test]
+    fn tokens_are_kept_in_seat_order_whatever_order_they_come_in() {
+        let token = |seat: WireSeat, token: &str| pb::SeatToken {
+            seat,
+            token: token.into(),
+            name: String::new(),
+        };
+        let tokens = SeatTokens::from_wire(&[token(2, "b"), token(NO_SEAT, "x"), token(1, "w")]);
+        assert_eq!(
+            (tokens.get(0), tokens.get(1), tokens.get(2)),
+            (Some("w"), Some("b"), None)
+        );
+        assert_eq!(tokens.every_seat(), Some(vec!["w".into(), "b".into()]));
+        let half = SeatTokens::from_wire(&[token(2, "b")]);
+        assert_eq!(half.iter().collect::<Vec<_>>(), [(1, "b")]);
+        assert_eq!(half.every_seat(), None);
+        assert_eq!(SeatTokens::default().every_seat(), None);
+    }
+
+    #[test]
+    fn a_draw_has_no_winner() {
+        let won = pb::Outcome {
+            winners: vec![2],
+            ..Default::default()
+        };
+        let drawn = pb::Outcome {
+            draw: true,
+            ..Default::default()
+        };
+        assert_eq!((winner(&won), winner(&drawn)), (Some(1), None));
+        assert_eq!(winner(&pb::Outcome::default()), None);
+    }
+}

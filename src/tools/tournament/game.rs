@@ -1,0 +1,293 @@
+//! One tournament game, in steps of one job each: create it on the referee
+//! (`create`), seat the two bots (`seat_players`), play turns until the
+//! game ends or a bot forfeits (`Table::play`), then read the result, tell
+//! the bots, and keep the record (`finish`).
+
+use std::path::PathBuf;
+
+use super::{Client, Config, GameResult, Pairing, TournamentError};
+use crate::games::punct::Variant;
+use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::tools::bots::{Answer, Player, Turn};
+use crate::tools::rpc::{self, NewGame, SeatTokens};
+
+/// Plays one game to its end and exports its record.
+pub async fn play_game(
+    mut client: Client,
+    config: &Config,
+    pairing: Pairing,
+) -> Result<GameResult, TournamentError> {
+    let created = create(&mut client, config, pairing).await?;
+    let mut table = Table {
+        client,
+        game_id: created.id().to_string(),
+        tokens: created.tokens,
+        players: seat_players(config, pairing),
+        history: Vec::new(),
+    };
+    let forfeit = table.play(config, pairing).await?;
+    finish(table, config, pairing, forfeit).await
+}
+
+/// Creates the game on the referee, labelled with the tournament, the round
+/// and the bots.
+async fn create(
+    client: &mut Client,
+    config: &Config,
+    pairing: Pairing,
+) -> Result<NewGame, TournamentError> {
+    let labels = [
+        ("tournament", config.name.clone()),
+        ("round", pairing.number.to_string()),
+        ("white", config.bots[pairing.white].name.clone()),
+        ("black", config.bots[pairing.black].name.clone()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let request = rpc::create_request(config.rules, labels, config.time_control);
+    Ok(rpc::create_game(client, request).await?)
+}
+
+/// A fresh player per seat, in seat order. Each side's choices depend only
+/// on the seed, the game and the seat.
+fn seat_players(config: &Config, pairing: Pairing) -> Vec<Player> {
+    let variant = match ppb::Variant::try_from(config.rules.variant) {
+        Ok(ppb::Variant::Basic) => Variant::Basic,
+        _ => Variant::Standard,
+    };
+    pairing
+        .seats()
+        .iter()
+        .enumerate()
+        .map(|(seat, &bot)| {
+            let seed = config
+                .seed
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .wrapping_add(u64::from(pairing.number) * 2 + seat as u64);
+            config.bots[bot].player(seed, variant, config.move_timeout)
+        })
+        .collect()
+}
+
+/// A game in play: the referee, the seats' tokens and players, the moves so
+/// far.
+struct Table {
+    client: Client,
+    game_id: String,
+    tokens: SeatTokens,
+    players: Vec<Player>,
+    history: Vec<String>,
+}
+
+/// The turn the referee waits for.
+struct Pending {
+    /// The ply the move answers.
+    ply: u32,
+    /// The seat to move.
+    seat: usize,
+    /// The legal moves, notation.
+    legal: Vec<String>,
+    /// With a clock, the mover's time left.
+    clock_ms: Option<u64>,
+}
+
+/// What the referee made of a bot's move.
+enum Submitted {
+    /// Played, in canonical notation.
+    Played(String),
+    /// The game ended while the bot thought (its flag fell).
+    GameOver,
+    /// Refused: the bot forfeits, for this reason.
+    Refused(String),
+}
+
+impl Table {
+    /// Plays turns until the game ends; the forfeit, if a bot lost that way.
+    async fn play(
+        &mut self,
+        config: &Config,
+        pairing: Pairing,
+    ) -> Result<Option<String>, TournamentError> {
+        while let Some(pending) = self.next_turn(config.time_control.is_some()).await? {
+            let seat = pending.seat;
+            let turn = Turn {
+                game_id: &self.game_id,
+                ply: pending.ply,
+                seat: rpc::seat_name(seat),
+                history: &self.history,
+                legal: &pending.legal,
+                clock_ms: pending.clock_ms,
+            };
+            let why = match self.players[seat].choose(&turn).await {
+                Ok(Answer::Move(text)) => match self.submit(seat, &text, pending.ply).await? {
+                    Submitted::Played(notation) => {
+                        self.history.push(notation);
+                        continue;
+                    }
+                    Submitted::GameOver => return Ok(None),
+                    Submitted::Refused(why) => why,
+                },
+                Ok(Answer::Resign) => "resigned".to_string(),
+                Err(e) => e.to_string(),
+            };
+            let bot = &config.bots[pairing.seats()[seat]].name;
+            let forfeit = format!("{bot} ({}): {why}", rpc::seat_name(seat));
+            return self.forfeit(seat, forfeit).await;
+        }
+        Ok(None)
+    }
+
+    /// The legal moves and, in a timed game, the mover's clock; `None` once
+    /// the game is over.
+    async fn next_turn(&mut self, timed: bool) -> Result<Option<Pending>, TournamentError> {
+        let legal = rpc::legal_moves(&mut self.client, &self.game_id).await?;
+        let Some(seat) = legal.to_move else {
+            return Ok(None);
+        };
+        // With a clock, the mover's time left, as the referee reads it now.
+        let clock_ms = if timed {
+            let game = rpc::get_game(&mut self.client, &self.game_id).await?;
+            if game.status == pb::GameStatus::Finished as i32 {
+                return Ok(None);
+            }
+            rpc::remaining_ms(&game.clock.unwrap_or_default(), seat)
+        } else {
+            None
+        };
+        Ok(Some(Pending {
+            ply: legal.ply,
+            seat,
+            legal: legal.notations,
+            clock_ms,
+        }))
+    }
+
+    /// Submits the bot's move `text` for `seat` at `ply`.
+    async fn submit(
+        &mut self,
+        seat: usize,
+        text: &str,
+        ply: u32,
+    ) -> Result<Submitted, TournamentError> {
+        let token = self.tokens.get(seat).unwrap_or_default();
+        match rpc::submit_notation(&mut self.client, &self.game_id, token, text, ply, None).await {
+            Ok(reply) => Ok(Submitted::Played(
+                reply
+                    .r#move
+                    .as_ref()
+                    .map(rpc::notation_of)
+                    .unwrap_or_default()
+                    .to_string(),
+            )),
+            // Its flag fell while it thought: nothing to forfeit.
+            Err(s)
+                if s.code() == tonic::Code::FailedPrecondition
+                    && rpc::refusal_reason(&s).as_deref() == Some("GAME_OVER") =>
+            {
+                Ok(Submitted::GameOver)
+            }
+            Err(s) if s.code() == tonic::Code::FailedPrecondition => Ok(Submitted::Refused(
+                format!("illegal move `{text}`: {}", s.message()),
+            )),
+            Err(s) if s.code() == tonic::Code::InvalidArgument => Ok(Submitted::Refused(format!(
+                "unreadable move `{text}`: {}",
+                s.message()
+            ))),
+            Err(s) => Err(s.into()),
+        }
+    }
+
+    /// Resigns `seat`'s game: the forfeit stands, unless the game was
+    /// already over (a flag fell meanwhile: the clock's verdict stands).
+    async fn forfeit(
+        &mut self,
+        seat: usize,
+        forfeit: String,
+    ) -> Result<Option<String>, TournamentError> {
+        let token = self.tokens.get(seat).unwrap_or_default();
+        match rpc::resign(&mut self.client, &self.game_id, token).await {
+            Err(s) if s.code() == tonic::Code::FailedPrecondition => Ok(None),
+            Err(s) => Err(s.into()),
+            Ok(()) => Ok(Some(forfeit)),
+        }
+    }
+}
+
+/// Reads the ended game, tells the bots its result, and keeps its record.
+async fn finish(
+    mut table: Table,
+    config: &Config,
+    pairing: Pairing,
+    forfeit: Option<String>,
+) -> Result<GameResult, TournamentError> {
+    let game = rpc::get_game(&mut table.client, &table.game_id).await?;
+    let outcome = game.outcome.unwrap_or_default();
+    let line = result_line(&outcome);
+    for player in table.players {
+        player.finish(&line).await;
+    }
+    let record = rpc::export_record(&mut table.client, &table.game_id).await?;
+    let record_path = write_record(config, pairing, &record)?;
+    Ok(GameResult {
+        pairing,
+        game_id: table.game_id,
+        white_points: first_seat_points(&outcome),
+        reason: outcome.reason,
+        plies: game.ply,
+        forfeit,
+        record,
+        record_path,
+    })
+}
+
+/// The first seat's points: 1 for a win, ½ for a draw, 0 for a loss.
+fn first_seat_points(outcome: &pb::Outcome) -> f64 {
+    match rpc::winner(outcome) {
+        Some(0) => 1.0,
+        Some(_) => 0.0,
+        None => 0.5,
+    }
+}
+
+/// The result as the bots are told it: `white CONNECTION`, `draw MOVE_LIMIT`.
+fn result_line(outcome: &pb::Outcome) -> String {
+    match rpc::winner(outcome) {
+        Some(seat) => format!("{} {}", rpc::seat_name(seat), outcome.reason),
+        None => format!("draw {}", outcome.reason),
+    }
+}
+
+/// Writes the record to the records folder, if there is one:
+/// `0001-WHITE-vs-BLACK.txt`.
+fn write_record(
+    config: &Config,
+    pairing: Pairing,
+    record: &str,
+) -> Result<Option<PathBuf>, TournamentError> {
+    let Some(dir) = &config.records else {
+        return Ok(None);
+    };
+    let path = dir.join(format!(
+        "{:04}-{}-vs-{}.txt",
+        pairing.number,
+        file_safe(&config.bots[pairing.white].name),
+        file_safe(&config.bots[pairing.black].name)
+    ));
+    std::fs::write(&path, record)?;
+    Ok(Some(path))
+}
+
+/// A bot's name as a file name: anything but letters, digits, `-_.` as `_`.
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
