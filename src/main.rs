@@ -14,6 +14,7 @@ use punct_referee::service::telemetry;
 use punct_referee::tools::client::ClientArgs;
 use punct_referee::tools::engine::{self, GameArgs};
 use punct_referee::tools::load::LoadArgs;
+use punct_referee::tools::rpc::ServerAddress;
 use punct_referee::tools::tournament::command::TournamentArgs;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -62,7 +63,7 @@ enum Command {
     /// Ask a running server's gRPC health service whether it serves (exit 0)
     /// or not (exit 1): the container health check.
     Health {
-        /// The server to ask.
+        /// The server to ask (`host:port` or `http://host:port`).
         #[arg(
             long,
             env = "PUNCT_REFEREE_HEALTH_ADDRESS",
@@ -217,8 +218,9 @@ fn health(address: &str, service: &str, timeout: Duration) -> ExitCode {
         }
     };
     let check = async {
-        let channel = tonic::transport::Endpoint::from_shared(address.to_string())
-            .map_err(|e| format!("bad address `{address}`: {e}"))?
+        let channel = ServerAddress::parse("--address", address)
+            .map_err(|e| e.to_string())?
+            .endpoint()
             .connect_timeout(timeout)
             .timeout(timeout)
             .connect()

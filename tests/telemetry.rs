@@ -591,17 +591,19 @@ async fn spans_reach_otlp_continuing_the_callers_trace() {
 #[tokio::test]
 async fn health_command_asks_the_grpc_health_service() {
     let referee = Referee::start(&[]);
-    let address = format!("http://{}", referee.grpc);
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(BIN)
-            .args(["health", "--address", &address])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "SERVING\n");
+    // With a scheme, and as host:port without one.
+    for address in [format!("http://{}", referee.grpc), referee.grpc.to_string()] {
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new(BIN)
+                .args(["health", "--address", &address])
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "SERVING\n");
+    }
     tokio::task::spawn_blocking(move || referee.terminate())
         .await
         .unwrap();
