@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use punct_referee::games::{Catalog, GameRules, MoveInput, Seat, SeatSet, Setup, Viewer};
 use punct_referee::service::sessions::{
-    ClockMode, EventKind, Limits, Session, SessionError, SessionStore, TimeControl, Watch,
+    ClockMode, EventKind, History, Limits, Session, SessionError, SessionStore, TimeControl, Watch,
     WatchItem,
 };
 use punct_referee::service::storage::Storage;
@@ -355,4 +355,44 @@ async fn an_unfinished_seeded_record_cannot_be_imported_but_a_finished_one_can()
     let v = imported.view(false);
     assert_eq!(v.verdict.unwrap().winners, SeatSet::only(RED).with(blue()));
     assert_eq!(v.setup.unwrap().seed, Some(SEED));
+}
+
+#[tokio::test]
+async fn adjudication_needs_the_seed_of_a_seeded_game() {
+    let st = store();
+    let (s, t) = new_game(&st, TimeControl::default()).await;
+    s.submit(&t[0], mv("1>blue"), 0, None).await.unwrap();
+    // A record of the unfinished game would leak its future: refused.
+    let record = s.export(Viewer::Spectator);
+    match st.validate_move(History::Record(record), &mv("1>red")) {
+        Err(SessionError::Record(e)) => assert_eq!(e.reason, Some("SEED_NOT_REVEALED")),
+        other => panic!("expected SEED_NOT_REVEALED, got {other:?}"),
+    }
+    // Rules and moves need the seed, and then judge like the session does.
+    let moves = vec![mv("1>blue")];
+    let e = st
+        .validate_move(History::Moves(rules(), None, moves.clone()), &mv("1>red"))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SessionError::InvalidArgument {
+                field: "moves.seed",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let a = st
+        .validate_move(
+            History::Moves(rules(), Some(SEED), moves.clone()),
+            &mv("1>red"),
+        )
+        .unwrap();
+    assert_eq!(a.seat, Some(blue()));
+    assert_eq!(a.result.unwrap().next, Some(RED));
+    let a = st
+        .validate_move(History::Moves(rules(), Some(SEED), moves), &mv("1>blue"))
+        .unwrap();
+    assert!(a.result.is_err(), "a seat cannot hand the turn to itself");
 }

@@ -305,7 +305,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ValidateMoveRequest>,
     ) -> Result<Response<pb::ValidateMoveResponse>, Status> {
         let (history, mv) = convert::validate_move_request(request.into_inner())?;
-        let answer = sessions::validate_move(history, &mv)?;
+        let answer = self.store.validate_move(history, &mv)?;
         let seat = seat_pb(answer.seat);
         let response = match answer.result {
             Ok(report) => pb::ValidateMoveResponse {

@@ -208,10 +208,22 @@ pub struct Adjudication {
 
 /// Stateless adjudication: is `mv` legal after `history`, and what would it
 /// do? An illegal candidate is an answer (in `result`); a bad history is an
-/// error. No session is created.
+/// error. No session is created. Records are read with the games of this
+/// build ([`SessionStore::validate_move`] uses the store's catalog).
 pub fn validate_move(history: History, mv: &MoveInput) -> Result<Adjudication, SessionError> {
+    validate_move_in(&Catalog::default(), history, mv)
+}
+
+/// [`validate_move`] with the games of `catalog`. A record of an unfinished
+/// seeded game is refused (`SEED_NOT_REVEALED`): replaying it would need its
+/// secret seed.
+fn validate_move_in(
+    catalog: &Catalog,
+    history: History,
+    mv: &MoveInput,
+) -> Result<Adjudication, SessionError> {
     let replayed = match history {
-        History::Record(text) => games::import_record(&text).map_err(SessionError::Record)?,
+        History::Record(text) => catalog.import(&text, None).map_err(SessionError::Record)?,
         History::Moves(rules, seed, moves) => {
             let setup = setup_for(&rules, seed, "moves.seed")?;
             games::replay_moves(&rules, setup, &moves).map_err(|(i, e)| {
@@ -271,6 +283,16 @@ impl SessionStore {
     pub fn with_catalog(mut self, catalog: Catalog) -> SessionStore {
         self.catalog = catalog;
         self
+    }
+
+    /// Stateless adjudication with the games this store serves (see
+    /// [`validate_move`]).
+    pub fn validate_move(
+        &self,
+        history: History,
+        mv: &MoveInput,
+    ) -> Result<Adjudication, SessionError> {
+        validate_move_in(&self.catalog, history, mv)
     }
 
     /// The limits in force.
