@@ -18,6 +18,7 @@
 
 pub mod conformance;
 pub mod punct;
+pub mod punto;
 
 use std::any::Any;
 use std::fmt;
@@ -628,7 +629,10 @@ pub trait Game: Send + Sync + fmt::Debug {
 pub type Importer = fn(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError>;
 
 /// Every game of this build: its record name and its importer.
-pub const GAMES: &[(&str, Importer)] = &[("punct", punct::referee::import)];
+pub const GAMES: &[(&str, Importer)] = &[
+    ("punct", punct::referee::import),
+    ("punto", punto::referee::import),
+];
 
 /// The games a server knows: [`GAMES`], plus any a caller adds (the tests'
 /// own games).
