@@ -557,3 +557,59 @@ fn record_error(e: PuntoRecordError) -> RecordError {
 pub fn notation(text: &str) -> Option<MoveInput> {
     Some(MoveInput::new(PuntoMoveInput::Notation(text.to_string())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::conformance::{Bounds, Subject, run_all};
+
+    fn subject(label: &'static str, options: RuleOptions) -> Subject {
+        Subject {
+            label,
+            rules: GameRules::new(options),
+            import,
+            notation,
+            // Cells no card can reach (RULES.md §4.2), however written.
+            never_legal: &["6,0", "0,-6", "-6,5", "99999999999999999999,0"],
+            seeded: true,
+            // Up to 49 legal cells a ply and a few dozen plies a round:
+            // check the first rounds ply by ply, then play the match out.
+            bounds: Bounds {
+                games: 2,
+                ply_cap: 600,
+                checked_plies: 40,
+                moves_per_ply: 6,
+            },
+        }
+    }
+
+    fn options(players: u32, team: bool) -> RuleOptions {
+        RuleOptions::new(players, team, 2, 0, &[]).expect("valid options")
+    }
+
+    #[test]
+    fn two_players_pass_the_conformance_suite() {
+        run_all(&subject("punto 2 players", options(2, false)), 1);
+    }
+
+    #[test]
+    fn three_players_pass_the_conformance_suite() {
+        run_all(&subject("punto 3 players", options(3, false)), 2);
+    }
+
+    #[test]
+    fn four_players_pass_the_conformance_suite() {
+        run_all(&subject("punto 4 players", options(4, false)), 3);
+    }
+
+    #[test]
+    fn teams_pass_the_conformance_suite() {
+        run_all(&subject("punto teams", options(4, true)), 4);
+    }
+
+    #[test]
+    fn one_round_matches_with_entropy_and_a_round_limit_pass_it_too() {
+        let options = RuleOptions::new(3, false, 1, 1, &[0xca, 0xfe]).expect("valid options");
+        run_all(&subject("punto 3 players, 1 round, entropy", options), 5);
+    }
+}

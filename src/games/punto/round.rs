@@ -231,10 +231,23 @@ impl Round {
         decks: &[Vec<Card>],
         first: Seat,
     ) -> Round {
+        Round::arranged(number, configuration, Table::new(), decks, first)
+    }
+
+    /// A round already under way on `table` (built by hand: puzzles,
+    /// tests), with these decks and `first` to play now; its turn begins at
+    /// once, so it may be over before any placement (§7.1).
+    pub fn arranged(
+        number: u32,
+        configuration: Configuration,
+        table: Table,
+        decks: &[Vec<Card>],
+        first: Seat,
+    ) -> Round {
         let mut round = Round {
             number,
             configuration,
-            table: Table::new(),
+            table,
             decks: [Deck::EMPTY; 4],
             first,
             mover: first,
@@ -403,8 +416,13 @@ impl Round {
                 let rows = self
                     .table
                     .winning_rows(cell, configuration.row_length(), neutral);
+                // §6: the side owning the row's colour (the placed card's).
+                let owner = self
+                    .table
+                    .top(cell)
+                    .and_then(|card| configuration.owner(card.colour()));
                 Some(Scored {
-                    winner: Some(configuration.side_index(placer)),
+                    winner: owner.or(Some(configuration.side_index(placer))),
                     rows,
                     deadlock: None,
                 })
