@@ -265,6 +265,10 @@ mod tests {
         let mut words = [u64::MAX, 18446744073709551600, 18446744073709551599, 7].into_iter();
         let drawn = uniform_below(36, || words.next().unwrap_or(0));
         assert_eq!(drawn, 18446744073709551599 % 36);
-        assert_eq!(words.next(), Some(7), "exactly the two words at or above the limit went");
+        assert_eq!(
+            words.next(),
+            Some(7),
+            "exactly the two words at or above the limit went"
+        );
     }
 }

@@ -55,7 +55,12 @@ pub enum Configuration {
 const TWO_NAMES: &[&str] = &["red-blue", "orange-green"];
 const THREE_NAMES: &[&str] = &["red", "orange", "blue"];
 const FOUR_NAMES: &[&str] = &["red", "orange", "blue", "green"];
-const TEAM_NAMES: &[&str] = &["red-blue-1", "orange-green-1", "red-blue-2", "orange-green-2"];
+const TEAM_NAMES: &[&str] = &[
+    "red-blue-1",
+    "orange-green-1",
+    "red-blue-2",
+    "orange-green-2",
+];
 
 impl Configuration {
     /// The configuration of `players` (2..=4) and the team variant (4 only).
@@ -802,10 +807,7 @@ impl Match {
     fn match_outcome(&self) -> Option<MatchOutcome> {
         let configuration = self.configuration();
         let wins = self.wins().to_vec();
-        if let Some(side) = wins
-            .iter()
-            .position(|&w| w >= self.options.rounds_to_win())
-        {
+        if let Some(side) = wins.iter().position(|&w| w >= self.options.rounds_to_win()) {
             return Some(MatchOutcome {
                 winner: Some(configuration.side(side)),
                 reason: MatchEnd::RoundsWon,

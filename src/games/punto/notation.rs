@@ -53,14 +53,23 @@ mod tests {
             parse_cell(&format!("{},1", "9".repeat(400))),
             Ok(Cell::new(i32::MAX, 1))
         );
-        for bad in ["", "0", "+1,0", "1, 0", "1 ,0", "a,b", "1,2,3", "--1,0", "-,0", "١,0"] {
-            assert_eq!(parse_cell(bad).map_err(|e| e.reason()), Err("MALFORMED"), "{bad}");
+        for bad in [
+            "", "0", "+1,0", "1, 0", "1 ,0", "a,b", "1,2,3", "--1,0", "-,0", "١,0",
+        ] {
+            assert_eq!(
+                parse_cell(bad).map_err(|e| e.reason()),
+                Err("MALFORMED"),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn writes_the_canonical_text() {
         assert_eq!(Cell::new(-1, 0).to_string(), "-1,0");
-        assert_eq!(parse_cell("-0,007").map(|c| c.to_string()), Ok("0,7".into()));
+        assert_eq!(
+            parse_cell("-0,007").map(|c| c.to_string()),
+            Ok("0,7".into())
+        );
     }
 }

@@ -136,7 +136,9 @@ pub enum RecordError {
     #[error("the header's options: {0}")]
     Options(OptionsError),
     /// No seed to replay with: neither in the record nor from the server.
-    #[error("the record does not reveal its seed (the match is not over), so it cannot be replayed")]
+    #[error(
+        "the record does not reveal its seed (the match is not over), so it cannot be replayed"
+    )]
     SeedNotRevealed,
     /// The seed is not the one committed to (or not the server's).
     #[error("{0}")]
@@ -350,7 +352,9 @@ impl Record {
             let _ = writeln!(out, "seed: {}", hex(seed));
         }
         if let Some(outcome) = game.outcome() {
-            let stated = outcome.winner.map_or(StatedResult::Draw, StatedResult::Side);
+            let stated = outcome
+                .winner
+                .map_or(StatedResult::Draw, StatedResult::Side);
             let _ = writeln!(out, "result: {stated}");
         } else if let Some(ending) = ending {
             let _ = writeln!(out, "ending: {}", ending_text(ending));
@@ -401,7 +405,10 @@ impl Record {
     pub fn replay(&self, seed: &[u8; 32]) -> Result<(Match, Vec<Placed>), RecordError> {
         let mut game = Match::new(self.options, seed);
         let mut placed = Vec::with_capacity(self.body.len());
-        let strict = self.body.iter().any(|l| matches!(l, BodyLine::Round { .. }));
+        let strict = self
+            .body
+            .iter()
+            .any(|l| matches!(l, BodyLine::Round { .. }));
         let mut announced = 0;
         for &line in &self.body {
             match line {
@@ -425,7 +432,9 @@ impl Record {
                     announced = number;
                 }
                 BodyLine::Placement { card, cell, line } => {
-                    placed.push(replay_placement(&mut game, strict, announced, card, cell, line)?);
+                    placed.push(replay_placement(
+                        &mut game, strict, announced, card, cell, line,
+                    )?);
                 }
             }
         }
@@ -486,12 +495,11 @@ fn replay_placement(
             round,
         });
     }
-    game.play(cell)
-        .map_err(|refusal| RecordError::Illegal {
-            line,
-            cell,
-            refusal,
-        })
+    game.play(cell).map_err(|refusal| RecordError::Illegal {
+        line,
+        cell,
+        refusal,
+    })
 }
 
 /// The tags a record can carry back as they are: a key of the key form
@@ -563,12 +571,18 @@ fn lower_hex_32(value: &str) -> Option<[u8; 32]> {
 /// Lower-case hex of any even length (§12: entropy).
 fn lower_hex(value: &str) -> Option<Vec<u8>> {
     let ok = value.len().is_multiple_of(2)
-        && value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
     if !ok {
         return None;
     }
     (0..value.len() / 2)
-        .map(|i| value.get(2 * i..2 * i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+        .map(|i| {
+            value
+                .get(2 * i..2 * i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        })
         .collect()
 }
 
@@ -577,7 +591,9 @@ fn parse_result(value: &str) -> Option<StatedResult> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
     match words[..] {
         ["draw"] => Some(StatedResult::Draw),
-        ["seat", n] => Seat::from_number(parse_number(n)?).map(|s| StatedResult::Side(Side::Seat(s))),
+        ["seat", n] => {
+            Seat::from_number(parse_number(n)?).map(|s| StatedResult::Side(Side::Seat(s)))
+        }
         ["team", "1"] => Some(StatedResult::Side(Side::Team(Team::One))),
         ["team", "2"] => Some(StatedResult::Side(Side::Team(Team::Two))),
         _ => None,
@@ -644,13 +660,15 @@ impl Header {
                     Some(lower_hex_32(value).ok_or_else(|| bad("64 lower-case hex digits"))?)
             }
             "seed" => {
-                self.seed = Some(lower_hex_32(value).ok_or_else(|| bad("64 lower-case hex digits"))?)
+                self.seed =
+                    Some(lower_hex_32(value).ok_or_else(|| bad("64 lower-case hex digits"))?)
             }
             "entropy" => {
                 self.entropy = lower_hex(value).ok_or_else(|| bad("lower-case hex bytes"))?
             }
             "result" => {
-                let stated = parse_result(value).ok_or_else(|| bad("`seat N`, `team N` or `draw`"))?;
+                let stated =
+                    parse_result(value).ok_or_else(|| bad("`seat N`, `team N` or `draw`"))?;
                 self.result = Some((stated, line));
             }
             _ => {
@@ -668,11 +686,14 @@ impl Header {
             return Err(RecordError::MissingKey("game"));
         }
         let players = self.players.ok_or(RecordError::MissingKey("players"))?;
-        let commitment = self.commitment.ok_or(RecordError::MissingKey("commitment"))?;
+        let commitment = self
+            .commitment
+            .ok_or(RecordError::MissingKey("commitment"))?;
         let options = RuleOptions::new(
             players,
             self.team.unwrap_or(false),
-            self.rounds_to_win.unwrap_or(RuleOptions::DEFAULT_ROUNDS_TO_WIN),
+            self.rounds_to_win
+                .unwrap_or(RuleOptions::DEFAULT_ROUNDS_TO_WIN),
             self.max_rounds.unwrap_or(0),
             &self.entropy,
         )

@@ -13,8 +13,8 @@
 use super::record::{Record, RecordError as PuntoRecordError};
 use super::svg;
 use super::{
-    Card, CardCounts, Cell, Match, MatchOutcome, Placed, Refusal, Revealed,
-    RoundResult, RuleOptions, Table,
+    Card, CardCounts, Cell, Match, MatchOutcome, Placed, Refusal, Revealed, RoundResult,
+    RuleOptions, Table,
 };
 use crate::games::{
     Ending, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
@@ -267,7 +267,9 @@ impl PuntoGame {
     fn referee_verdict(&self, ending: Ending) -> Verdict {
         let configuration = self.engine.configuration();
         let winners = match ending {
-            Ending::Resignation { loser } | Ending::Timeout { loser } | Ending::Abandoned { loser } => {
+            Ending::Resignation { loser }
+            | Ending::Timeout { loser }
+            | Ending::Abandoned { loser } => {
                 let losing = configuration.seats_of(configuration.side_index(loser));
                 Seat::all(configuration.seats())
                     .filter(|&s| !losing.contains(s))
@@ -285,7 +287,12 @@ impl PuntoGame {
 
     /// The state of `engine` as everybody sees it; the seed and deck orders
     /// only when `revealed` (the match is over).
-    fn snapshot_of(&self, engine: &Match, revealed: bool, ending: Option<&'static str>) -> PuntoSnapshot {
+    fn snapshot_of(
+        &self,
+        engine: &Match,
+        revealed: bool,
+        ending: Option<&'static str>,
+    ) -> PuntoSnapshot {
         let configuration = engine.configuration();
         let round = engine.round();
         let neutral = engine.neutral_dealt();
@@ -311,8 +318,16 @@ impl PuntoGame {
             round: round.number(),
             first: round.first(),
             table: round.table().clone(),
-            mover: if ending.is_some() { None } else { engine.mover() },
-            revealed: if ending.is_some() { None } else { engine.revealed() },
+            mover: if ending.is_some() {
+                None
+            } else {
+                engine.mover()
+            },
+            revealed: if ending.is_some() {
+                None
+            } else {
+                engine.revealed()
+            },
             decks,
             results: engine.results().to_vec(),
             last_table: engine.last_table().cloned(),

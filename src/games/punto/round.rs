@@ -317,7 +317,7 @@ impl Round {
             return;
         };
         self.revealed = Some(card);
-        if self.table.legal_cells(card).is_empty() {
+        if !self.table.has_legal_cell(card) {
             self.end = Some(RoundEnd::Deadlock {
                 stuck: seat,
                 revealed: Some(card),
@@ -361,11 +361,10 @@ impl Round {
         self.placements += 1;
         self.revealed = None;
         let configuration = self.configuration;
-        if self.table.makes_row(
-            cell,
-            configuration.row_length(),
-            configuration.neutral(),
-        ) {
+        if self
+            .table
+            .makes_row(cell, configuration.row_length(), configuration.neutral())
+        {
             self.end = Some(RoundEnd::Row { placer: seat, cell });
         } else {
             self.begin_turn(seat.next(configuration.seats()));
@@ -438,9 +437,7 @@ impl Round {
                 let (winner, sides, decided_by) = decide_deadlock(configuration, &all);
                 let rows = all
                     .into_iter()
-                    .filter(|row| {
-                        winner.is_some() && configuration.owner(row.colour) == winner
-                    })
+                    .filter(|row| winner.is_some() && configuration.owner(row.colour) == winner)
                     .collect();
                 Some(Scored {
                     winner,
@@ -496,7 +493,9 @@ pub fn decide_deadlock(
     if most == 0 {
         return (None, sides, None);
     }
-    let leaders: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].count == most).collect();
+    let leaders: Vec<usize> = (0..sides.len())
+        .filter(|&i| sides[i].count == most)
+        .collect();
     if let [only] = leaders[..] {
         return (Some(only), sides, Some(TieBreak::Count));
     }

@@ -223,7 +223,12 @@ fn panel(out: &mut String, snapshot: &PuntoSnapshot) {
         options.rounds_to_win()
     ));
     lines.push(format!("round {}, ply {}", snapshot.round, snapshot.ply));
-    match (snapshot.mover, snapshot.revealed, snapshot.ending, &snapshot.outcome) {
+    match (
+        snapshot.mover,
+        snapshot.revealed,
+        snapshot.ending,
+        &snapshot.outcome,
+    ) {
         (Some(seat), Some(card), _, _) => lines.push(format!(
             "{} ({}) places {card}",
             seat,

@@ -188,10 +188,26 @@ impl Bounds {
     /// The box grown to hold `cell`.
     const fn with(self, cell: Cell) -> Bounds {
         Bounds {
-            min_x: if cell.x < self.min_x { cell.x } else { self.min_x },
-            max_x: if cell.x > self.max_x { cell.x } else { self.max_x },
-            min_y: if cell.y < self.min_y { cell.y } else { self.min_y },
-            max_y: if cell.y > self.max_y { cell.y } else { self.max_y },
+            min_x: if cell.x < self.min_x {
+                cell.x
+            } else {
+                self.min_x
+            },
+            max_x: if cell.x > self.max_x {
+                cell.x
+            } else {
+                self.max_x
+            },
+            min_y: if cell.y < self.min_y {
+                cell.y
+            } else {
+                self.min_y
+            },
+            max_y: if cell.y > self.max_y {
+                cell.y
+            } else {
+                self.max_y
+            },
         }
     }
 
@@ -386,29 +402,40 @@ impl Table {
         }
     }
 
+    /// The cells a card might go to on a table with cards, sorted by `x`,
+    /// then `y`: the occupied box grown by one, within the columns and rows
+    /// that keep a 6 × 6 box (§4.2) and the reachable square.
+    fn candidates(bounds: Bounds) -> impl Iterator<Item = Cell> {
+        let (low_x, high_x) = bounds.columns();
+        let (low_y, high_y) = bounds.rows();
+        let xs =
+            (bounds.min_x - 1).max(low_x).max(-REACH)..=(bounds.max_x + 1).min(high_x).min(REACH);
+        let ys =
+            (bounds.min_y - 1).max(low_y).max(-REACH)..=(bounds.max_y + 1).min(high_y).min(REACH);
+        xs.flat_map(move |x| ys.clone().map(move |y| Cell::new(x, y)))
+    }
+
     /// Every legal cell of `card`, sorted by `x`, then `y` (RULES.md §5.3).
     pub fn legal_cells(&self, card: Card) -> CellList {
         let mut list = CellList::empty();
-        let Some(bounds) = self.bounds else {
-            list.push(Cell::CENTRE);
-            return list;
-        };
-        // Candidates: the box grown by one, within the columns and rows
-        // that keep a 6 × 6 box (§4.2) and the reachable square.
-        let (low_x, high_x) = bounds.columns();
-        let (low_y, high_y) = bounds.rows();
-        let xs = (bounds.min_x - 1).max(low_x).max(-REACH)..=(bounds.max_x + 1).min(high_x).min(REACH);
-        for x in xs {
-            let ys =
-                (bounds.min_y - 1).max(low_y).max(-REACH)..=(bounds.max_y + 1).min(high_y).min(REACH);
-            for y in ys {
-                let cell = Cell::new(x, y);
-                if self.check(cell, card).is_ok() {
+        match self.bounds {
+            None => list.push(Cell::CENTRE),
+            Some(bounds) => {
+                for cell in Table::candidates(bounds).filter(|&c| self.check(c, card).is_ok()) {
                     list.push(cell);
                 }
             }
         }
         list
+    }
+
+    /// Whether `card` has a legal cell (RULES.md §7.1: else the round ends
+    /// in a deadlock), stopping at the first.
+    pub fn has_legal_cell(&self, card: Card) -> bool {
+        match self.bounds {
+            None => true,
+            Some(bounds) => Table::candidates(bounds).any(|c| self.check(c, card).is_ok()),
+        }
     }
 
     /// The colour `cell` shows when it counts for rows: its top card's
@@ -463,8 +490,7 @@ impl Table {
             return false;
         };
         Step::ALL.iter().any(|&step| {
-            self.run(cell, step, -1, colour) + self.run(cell, step, 1, colour) + 1
-                >= i32::from(len)
+            self.run(cell, step, -1, colour) + self.run(cell, step, 1, colour) + 1 >= i32::from(len)
         })
     }
 
@@ -502,7 +528,8 @@ impl Table {
 
     /// Whether all 36 cells of a 6 × 6 box are occupied.
     pub fn is_full(&self) -> bool {
-        self.bounds
-            .is_some_and(|b| b.width() == SPAN && b.height() == SPAN && self.occupied().count() == 36)
+        self.bounds.is_some_and(|b| {
+            b.width() == SPAN && b.height() == SPAN && self.occupied().count() == 36
+        })
     }
 }
