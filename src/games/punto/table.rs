@@ -277,12 +277,48 @@ impl CellList {
     }
 }
 
+/// For each slot of the reachable square, the bits of its 8 neighbours
+/// (RULES.md §4.3) that lie in the square.
+const NEIGHBOURS: [u128; SIDE * SIDE] = neighbour_masks();
+
+const fn neighbour_masks() -> [u128; SIDE * SIDE] {
+    let mut masks = [0u128; SIDE * SIDE];
+    let mut x = -REACH;
+    while x <= REACH {
+        let mut y = -REACH;
+        while y <= REACH {
+            let mut mask = 0u128;
+            let mut dx = -1;
+            while dx <= 1 {
+                let mut dy = -1;
+                while dy <= 1 {
+                    if (dx != 0 || dy != 0)
+                        && let Some(slot) = Cell::new(x + dx, y + dy).slot()
+                    {
+                        mask |= 1 << slot;
+                    }
+                    dy += 1;
+                }
+                dx += 1;
+            }
+            if let Some(slot) = Cell::new(x, y).slot() {
+                masks[slot] = mask;
+            }
+            y += 1;
+        }
+        x += 1;
+    }
+    masks
+}
+
 /// The cards on the table during a round (RULES.md §4).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Table {
     stacks: [Stack; SIDE * SIDE],
     bounds: Option<Bounds>,
     cards: u16,
+    /// One bit per occupied cell of the reachable square (by slot).
+    occupied: u128,
 }
 
 impl Default for Table {
@@ -298,6 +334,7 @@ impl Table {
             stacks: [Stack::EMPTY; SIDE * SIDE],
             bounds: None,
             cards: 0,
+            occupied: 0,
         }
     }
 
@@ -357,6 +394,7 @@ impl Table {
         *place = card;
         stack.len += 1;
         self.cards += 1;
+        self.occupied |= 1 << slot;
         self.bounds = Some(match self.bounds {
             Some(bounds) => bounds.with(cell),
             None => Bounds::of(cell),
@@ -367,11 +405,8 @@ impl Table {
     /// Whether any of the 8 neighbours of `cell` holds a card (RULES.md
     /// §4.3).
     fn has_neighbour(&self, cell: Cell) -> bool {
-        (-1..=1).any(|dx| {
-            (-1..=1).any(|dy| {
-                (dx, dy) != (0, 0) && self.top(Cell::new(cell.x + dx, cell.y + dy)).is_some()
-            })
-        })
+        cell.slot()
+            .is_some_and(|slot| self.occupied & NEIGHBOURS[slot] != 0)
     }
 
     /// Checks steps 3 to 6 of RULES.md §5.3 for `card` on `cell`, in that
@@ -421,7 +456,7 @@ impl Table {
         match self.bounds {
             None => list.push(Cell::CENTRE),
             Some(bounds) => {
-                for cell in Table::candidates(bounds).filter(|&c| self.check(c, card).is_ok()) {
+                for cell in Table::candidates(bounds).filter(|&c| self.takes(c, card)) {
                     list.push(cell);
                 }
             }
@@ -429,12 +464,24 @@ impl Table {
         list
     }
 
+    /// [`Table::check`] on a candidate cell, which keeps the 6 × 6 box by
+    /// construction: orders 5 and 6 of §5.3 only.
+    fn takes(&self, cell: Cell, card: Card) -> bool {
+        let Some(slot) = cell.slot() else {
+            return false;
+        };
+        match self.stacks[slot].top() {
+            None => self.occupied & NEIGHBOURS[slot] != 0,
+            Some(top) => top.value() < card.value(),
+        }
+    }
+
     /// Whether `card` has a legal cell (RULES.md §7.1: else the round ends
     /// in a deadlock), stopping at the first.
     pub fn has_legal_cell(&self, card: Card) -> bool {
         match self.bounds {
             None => true,
-            Some(bounds) => Table::candidates(bounds).any(|c| self.check(c, card).is_ok()),
+            Some(bounds) => Table::candidates(bounds).any(|c| self.takes(c, card)),
         }
     }
 
