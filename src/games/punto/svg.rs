@@ -2,7 +2,7 @@
 //! cells the area still allows, every top card drawn in its colour with its
 //! value, covered cards hinted as offset edges with the stack height, the
 //! last placement outlined, winning rows (or the winner's deadlock rows)
-//! marked, the 6 × 6 box drawn once the cards span 6 cells in a direction,
+//! marked by a band of their colour and gold-edged cells, the 6 × 6 box drawn once the cards span 6 cells in a direction,
 //! and a panel with the round, the mover's revealed card, each deck's size,
 //! round wins, removed cards, the commitment and, once over, the seed.
 //!
@@ -20,7 +20,7 @@ use crate::games::hex;
 /// Side of a cell, in SVG units.
 const CELL: i32 = 44;
 const MARGIN: i32 = 28;
-const PANEL: i32 = 300;
+const PANEL: i32 = 400;
 const GRID: i32 = CELL * (2 * REACH + 1);
 
 /// The fill of a colour's cards.
@@ -67,12 +67,18 @@ pub fn svg(snapshot: &PuntoSnapshot, last: Option<&PuntoMoveInfo>) -> String {
     );
     grid(&mut out, table);
     fixed_box(&mut out, table);
+    for row in rows {
+        row_band(&mut out, row);
+    }
     for (cell, stack) in table.occupied() {
         if let Some(card) = stack.top() {
             card_at(&mut out, cell, card, stack.height());
         }
     }
-    if let Some(last) = last.filter(|l| l.played && caption.is_none()) {
+    for row in rows {
+        row_cells(&mut out, row);
+    }
+    if let Some(last) = last.filter(|l| l.played) {
         let (x, y) = corner(last.cell);
         let _ = write!(
             out,
@@ -82,9 +88,6 @@ pub fn svg(snapshot: &PuntoSnapshot, last: Option<&PuntoMoveInfo>) -> String {
             CELL - 2,
             CELL - 2
         );
-    }
-    for row in rows {
-        mark_row(&mut out, row);
     }
     if let Some(caption) = caption {
         let _ = write!(
@@ -190,8 +193,9 @@ fn card_at(out: &mut String, cell: Cell, card: Card, height: usize) {
     }
 }
 
-/// A row marked by a line through its cells' centres.
-fn mark_row(out: &mut String, row: &Row) {
+/// A row's band behind its cards: a wide line of its colour through the
+/// centres of its cells.
+fn row_band(out: &mut String, row: &Row) {
     let (Some(first), Some(last)) = (row.cells().next(), row.cells().last()) else {
         return;
     };
@@ -202,8 +206,25 @@ fn mark_row(out: &mut String, row: &Row) {
     let ((x1, y1), (x2, y2)) = (centre(first), centre(last));
     let _ = write!(
         out,
-        "<line x1=\"{x1}\" y1=\"{y1}\" x2=\"{x2}\" y2=\"{y2}\" stroke=\"#111\" stroke-width=\"6\" stroke-linecap=\"round\" opacity=\"0.55\"/>"
+        "<line x1=\"{x1}\" y1=\"{y1}\" x2=\"{x2}\" y2=\"{y2}\" stroke=\"{}\" stroke-width=\"{}\" stroke-linecap=\"round\" opacity=\"0.35\"/>",
+        fill(row.colour),
+        CELL - 8
     );
+}
+
+/// A row's cells outlined in gold over their cards.
+fn row_cells(out: &mut String, row: &Row) {
+    for cell in row.cells() {
+        let (x, y) = corner(cell);
+        let _ = write!(
+            out,
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"none\" stroke=\"#f2b705\" stroke-width=\"3\"/>",
+            x + 2,
+            y + 2,
+            CELL - 6,
+            CELL - 6
+        );
+    }
 }
 
 /// The panel beside the table.
@@ -270,6 +291,23 @@ fn panel(out: &mut String, snapshot: &PuntoSnapshot) {
             out,
             "<text x=\"{x}\" y=\"{}\" font-size=\"12\">{line}</text>",
             MARGIN + 12 + 18 * i as i32
+        );
+    }
+    if let (Some(_), Some(card)) = (snapshot.mover, snapshot.revealed) {
+        let top = MARGIN + 12 + 18 * lines.len() as i32;
+        let _ = write!(
+            out,
+            "<text x=\"{x}\" y=\"{}\" font-size=\"12\">revealed:</text>\
+             <rect x=\"{}\" y=\"{top}\" width=\"{}\" height=\"{}\" rx=\"5\" fill=\"{}\"/>\
+             <text x=\"{}\" y=\"{}\" font-size=\"20\" font-weight=\"bold\" fill=\"#fff\" text-anchor=\"middle\">{}</text>",
+            top + 20,
+            x + 70,
+            CELL - 10,
+            CELL - 10,
+            fill(card.colour()),
+            x + 70 + (CELL - 10) / 2,
+            top + (CELL - 10) / 2 + 7,
+            card.value()
         );
     }
 }
