@@ -1913,3 +1913,21 @@ fn the_rules_travel_with_the_game() {
         Some(3)
     );
 }
+
+#[test]
+fn a_games_debug_form_shows_neither_the_seed_nor_a_deck_order() {
+    let mut game = options(2, false).start(Some(setup([43; 32])));
+    game.play(&notation("0,0").unwrap()).unwrap();
+    let text = format!("{game:?}");
+    assert!(
+        !text.contains(&hex(&[43; 32])) && !text.contains("43, 43"),
+        "{text}"
+    );
+    let deck = format!(
+        "{:?}",
+        Match::new(options(2, false), &[43; 32])
+            .round()
+            .deck(seat(1))
+    );
+    assert_eq!(deck, "Deck(35 cards)");
+}

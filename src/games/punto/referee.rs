@@ -175,8 +175,9 @@ impl Rules for RuleOptions {
     }
 }
 
-/// One Punto match behind the [`Game`] trait.
-#[derive(Debug, Clone)]
+/// One Punto match behind the [`Game`] trait. Its `Debug` form leaves out
+/// the seed and the decks' order (§11), so logging a game leaks nothing.
+#[derive(Clone)]
 pub struct PuntoGame {
     setup: Setup,
     engine: Match,
@@ -184,6 +185,19 @@ pub struct PuntoGame {
     played: Vec<MoveDetail>,
     /// A referee ending and its verdict, if one ended the match.
     concluded: Option<(Ending, Verdict)>,
+}
+
+impl std::fmt::Debug for PuntoGame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PuntoGame")
+            .field("options", self.engine.options())
+            .field("commitment", &crate::games::hex(&self.setup.commitment()))
+            .field("ply", &self.engine.ply())
+            .field("round", &self.engine.round().number())
+            .field("mover", &self.to_move())
+            .field("verdict", &self.verdict().map(|v| v.reason))
+            .finish()
+    }
 }
 
 impl PuntoGame {

@@ -14,12 +14,19 @@ use crate::games::Seat;
 pub const MAX_DECK: usize = 36;
 
 /// A seat's deck for one round (RULES.md §3.2): the cards as dealt, top
-/// first, and how many have been taken off it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// first, and how many have been taken off it. Its `Debug` form shows the
+/// size only: the order is secret (§11).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Deck {
     cards: [Card; MAX_DECK],
     len: u8,
     drawn: u8,
+}
+
+impl std::fmt::Debug for Deck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Deck({} cards)", self.size())
+    }
 }
 
 impl Deck {
