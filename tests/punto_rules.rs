@@ -220,6 +220,26 @@ fn options_outside_their_ranges_are_refused() {
     assert!(RuleOptions::new(2, false, 10, 0, &[]).is_err());
     assert!(RuleOptions::new(2, false, 2, 100, &[]).is_err());
     assert!(RuleOptions::new(2, false, 2, 0, &[0; 65]).is_err());
+    let reasons: Vec<&str> = [
+        RuleOptions::new(7, false, 2, 0, &[]),
+        RuleOptions::new(2, true, 2, 0, &[]),
+        RuleOptions::new(2, false, 0, 0, &[]),
+        RuleOptions::new(2, false, 2, 100, &[]),
+        RuleOptions::new(2, false, 2, 0, &[0; 65]),
+    ]
+    .iter()
+    .map(|r| r.as_ref().map_err(|e| e.reason()).unwrap_err())
+    .collect();
+    assert_eq!(
+        reasons,
+        [
+            "PLAYERS",
+            "TEAM_NEEDS_FOUR",
+            "ROUNDS_TO_WIN",
+            "MAX_ROUNDS",
+            "ENTROPY_TOO_LONG"
+        ]
+    );
     let max = RuleOptions::new(4, true, 9, 99, &[7; 64]).unwrap();
     assert_eq!(
         (max.rounds_to_win(), max.max_rounds(), max.entropy().len()),

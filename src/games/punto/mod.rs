@@ -302,6 +302,18 @@ pub enum OptionsError {
 }
 
 impl OptionsError {
+    /// The stable reason (`PLAYERS`, `TEAM_NEEDS_FOUR`, `ROUNDS_TO_WIN`,
+    /// `MAX_ROUNDS`, `ENTROPY_TOO_LONG`).
+    pub const fn reason(&self) -> &'static str {
+        match self {
+            OptionsError::Players(_) => "PLAYERS",
+            OptionsError::TeamNeedsFour(_) => "TEAM_NEEDS_FOUR",
+            OptionsError::RoundsToWin(_) => "ROUNDS_TO_WIN",
+            OptionsError::MaxRounds(_) => "MAX_ROUNDS",
+            OptionsError::Entropy(_) => "ENTROPY_TOO_LONG",
+        }
+    }
+
     /// The option at fault (`players`, `team`, `rounds_to_win`,
     /// `max_rounds`, `entropy`).
     pub const fn field(&self) -> &'static str {
