@@ -241,6 +241,60 @@ proptest! {
     }
 }
 
+/// A finished record of a random 3-player match, for mutating.
+fn sample_record() -> String {
+    let options = RuleOptions::new(3, false, 1, 0, &[0xab]).expect("valid");
+    let setup = Setup {
+        seed: [44; 32],
+        supplied: false,
+    };
+    let mut game = options.start(Some(setup));
+    let mut state = 9u64;
+    while game.to_move().is_some() {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let legal = game.legal_moves();
+        let pick = &legal[((state >> 33) % legal.len() as u64) as usize];
+        game.play(&pick.detail.to_input())
+            .expect("a listed move plays");
+    }
+    game.record(&[], Viewer::Spectator)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn any_text_as_a_move_is_played_or_refused_never_a_panic(text in "\\PC{0,24}|-?[0-9]{1,30},-?[0-9]{1,30}") {
+        let mut game = Match::new(RuleOptions::default(), &[45; 32]);
+        game.play_text("0,0").expect("the centre");
+        let before = game.clone();
+        if game.play_text(&text).is_err() {
+            prop_assert_eq!(game, before);
+        }
+    }
+
+    #[test]
+    fn a_mutated_record_imports_or_is_refused_never_a_panic(
+        cuts in proptest::collection::vec((any::<prop::sample::Index>(), 0usize..6, "\\PC{0,4}"), 1..4),
+    ) {
+        let mut text = sample_record();
+        for (at, len, insert) in cuts {
+            let mut start = at.index(text.len() + 1);
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (start + len).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            text.replace_range(start..end, &insert);
+        }
+        if let Err(error) = import(&text, None) {
+            prop_assert!(error.reason.is_some(), "every refusal has a reason: {}", error.message);
+        }
+    }
+}
+
 #[test]
 fn a_thousand_random_matches_of_each_configuration_end_validly() {
     for pick in 0..4u8 {
