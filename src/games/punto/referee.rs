@@ -604,10 +604,10 @@ mod tests {
             // Up to 49 legal cells a ply and a few dozen plies a round:
             // check the first rounds ply by ply, then play the match out.
             bounds: Bounds {
-                games: 2,
+                games: 4,
                 ply_cap: 600,
-                checked_plies: 40,
-                moves_per_ply: 6,
+                checked_plies: 60,
+                moves_per_ply: 8,
             },
         }
     }
