@@ -1,10 +1,11 @@
 //! Game engines, and the one game-agnostic face the session layer sees.
 //!
 //! Each game is a pure, synchronous module of its own with no protobuf,
-//! async, locks or I/O ([`punct`]). The session layer drives any game through
-//! the object-safe [`Game`] trait and the small neutral types here: numbered
-//! [`Seat`]s, [`Verdict`]s naming the winning seats, [`MoveError`]s, a
-//! [`Setup`] seed and the [`Viewer`] a state is computed for.
+//! async, locks or I/O ([`punct`], [`punto`]). The session layer drives any
+//! game through the object-safe [`Game`] trait and the small neutral types
+//! here: numbered [`Seat`]s, [`Verdict`]s naming the winning seats,
+//! [`MoveError`]s, a [`Setup`] seed and the [`Viewer`] a state is computed
+//! for.
 //!
 //! The game-specific payloads — the rules a game is created from
 //! ([`GameRules`], behind the [`Rules`] trait), a move as a client gave it
@@ -18,6 +19,7 @@
 
 pub mod conformance;
 pub mod punct;
+pub mod punto;
 
 use std::any::Any;
 use std::fmt;
@@ -628,7 +630,10 @@ pub trait Game: Send + Sync + fmt::Debug {
 pub type Importer = fn(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError>;
 
 /// Every game of this build: its record name and its importer.
-pub const GAMES: &[(&str, Importer)] = &[("punct", punct::referee::import)];
+pub const GAMES: &[(&str, Importer)] = &[
+    ("punct", punct::referee::import),
+    ("punto", punto::referee::import),
+];
 
 /// The games a server knows: [`GAMES`], plus any a caller adds (the tests'
 /// own games).

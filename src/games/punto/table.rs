@@ -1,0 +1,582 @@
+//! The table of one round (RULES.md §4): cells `(x, y)` around the first
+//! card at `(0, 0)`, a stack of cards on each, the floating 6 × 6 area, the
+//! legal cells of a revealed card (§5.3, in the order of its refusal
+//! reasons), and rows (§6) and deadlock rows (§7.2) of top cards.
+//!
+//! Everything here is fixed-size: checking a cell, listing the legal cells
+//! and looking for a row through the card just placed allocate nothing.
+
+use std::fmt;
+
+use super::Refusal;
+use super::card::{Card, Colour};
+
+/// Cells from the centre to the edge of the reachable square (RULES.md §4.2:
+/// every card lies within `−5 ≤ x, y ≤ 5`).
+pub const REACH: i32 = 5;
+/// Most columns (and rows) the cards may span (RULES.md §4.2).
+pub const SPAN: i32 = 6;
+/// Cells on a side of the reachable square.
+const SIDE: usize = (2 * REACH + 1) as usize;
+/// Most cards a stack can hold: each covers a strictly lower one (§5.3).
+pub const MAX_STACK: usize = 9;
+/// Most legal cells a revealed card can have (7 columns × 7 rows: the
+/// occupied box grown by one, within what keeps a 6 × 6 box).
+pub const MAX_LEGAL: usize = 49;
+
+/// A cell of the table (RULES.md §4.1): `x` grows to the right, `y`
+/// upwards, `(0, 0)` holds the round's first card. A cell named in a move
+/// may lie anywhere; only `−5..=5` on both axes can ever hold a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Cell {
+    /// Column, growing to the right.
+    pub x: i32,
+    /// Row, growing upwards.
+    pub y: i32,
+}
+
+impl Cell {
+    /// The centre, where every round's first card goes (RULES.md §4.1).
+    pub const CENTRE: Cell = Cell { x: 0, y: 0 };
+
+    /// The cell `(x, y)`.
+    pub const fn new(x: i32, y: i32) -> Cell {
+        Cell { x, y }
+    }
+
+    /// Its place in the reachable square, if it lies there.
+    const fn slot(self) -> Option<usize> {
+        if self.x < -REACH || self.x > REACH || self.y < -REACH || self.y > REACH {
+            None
+        } else {
+            Some((self.x + REACH) as usize * SIDE + (self.y + REACH) as usize)
+        }
+    }
+
+    /// The cell `i` steps along `step` from this one.
+    pub const fn along(self, step: Step, i: i32) -> Cell {
+        let (dx, dy) = step.delta();
+        Cell {
+            x: self.x.saturating_add(dx.saturating_mul(i)),
+            y: self.y.saturating_add(dy.saturating_mul(i)),
+        }
+    }
+}
+
+impl fmt::Display for Cell {
+    /// The canonical move text `X,Y` (RULES.md §4.4).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{},{}", self.x, self.y)
+    }
+}
+
+/// The step of a line (RULES.md §4.3), in the order rows are sorted by
+/// (§8.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Step {
+    /// `(1, 0)`: left to right.
+    Horizontal,
+    /// `(0, 1)`: bottom to top.
+    Vertical,
+    /// `(1, 1)`: left to right, rising.
+    Diagonal,
+    /// `(1, −1)`: left to right, falling.
+    AntiDiagonal,
+}
+
+impl Step {
+    /// The four steps, in the order of RULES.md §8.4.
+    pub const ALL: [Step; 4] = [
+        Step::Horizontal,
+        Step::Vertical,
+        Step::Diagonal,
+        Step::AntiDiagonal,
+    ];
+
+    /// `(dx, dy)`.
+    pub const fn delta(self) -> (i32, i32) {
+        match self {
+            Step::Horizontal => (1, 0),
+            Step::Vertical => (0, 1),
+            Step::Diagonal => (1, 1),
+            Step::AntiDiagonal => (1, -1),
+        }
+    }
+}
+
+/// A line of top cards of one colour (RULES.md §6, §7.2): from its first
+/// cell along its step (§8.4), with the sum of its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Row {
+    /// The colour of every top card of it.
+    pub colour: Colour,
+    /// Its first cell (§8.4: leftmost; lowest for a vertical row).
+    pub start: Cell,
+    /// Its direction.
+    pub step: Step,
+    /// How many cells it has.
+    pub len: u8,
+    /// The sum of its top cards' values.
+    pub total: u32,
+}
+
+impl Row {
+    /// Its cells, first cell first.
+    pub fn cells(&self) -> impl Iterator<Item = Cell> + '_ {
+        (0..i32::from(self.len)).map(|i| self.start.along(self.step, i))
+    }
+
+    /// The order of RULES.md §8.4: by first cell (`x`, then `y`), then step.
+    pub fn sort_key(&self) -> (Cell, Step) {
+        (self.start, self.step)
+    }
+}
+
+/// The cards of one cell, the bottom one first (RULES.md §4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stack {
+    cards: [Card; MAX_STACK],
+    len: u8,
+}
+
+impl Stack {
+    const EMPTY: Stack = Stack {
+        cards: [Card::FILLER; MAX_STACK],
+        len: 0,
+    };
+
+    /// The cards, bottom first; the last one is the top card.
+    pub fn cards(&self) -> &[Card] {
+        &self.cards[..usize::from(self.len)]
+    }
+
+    /// The top card (the one placed last), if any.
+    pub fn top(&self) -> Option<Card> {
+        self.cards().last().copied()
+    }
+
+    /// How many cards it holds.
+    pub fn height(&self) -> usize {
+        usize::from(self.len)
+    }
+}
+
+/// The smallest box around the occupied cells (RULES.md §4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Bounds {
+    /// Leftmost occupied column.
+    pub min_x: i32,
+    /// Rightmost occupied column.
+    pub max_x: i32,
+    /// Lowest occupied row.
+    pub min_y: i32,
+    /// Highest occupied row.
+    pub max_y: i32,
+}
+
+impl Bounds {
+    /// The box of the one cell `cell`.
+    const fn of(cell: Cell) -> Bounds {
+        Bounds {
+            min_x: cell.x,
+            max_x: cell.x,
+            min_y: cell.y,
+            max_y: cell.y,
+        }
+    }
+
+    /// The box grown to hold `cell`.
+    const fn with(self, cell: Cell) -> Bounds {
+        Bounds {
+            min_x: if cell.x < self.min_x {
+                cell.x
+            } else {
+                self.min_x
+            },
+            max_x: if cell.x > self.max_x {
+                cell.x
+            } else {
+                self.max_x
+            },
+            min_y: if cell.y < self.min_y {
+                cell.y
+            } else {
+                self.min_y
+            },
+            max_y: if cell.y > self.max_y {
+                cell.y
+            } else {
+                self.max_y
+            },
+        }
+    }
+
+    /// Whether it fits 6 × 6 (RULES.md §4.2).
+    pub const fn fits(self) -> bool {
+        self.max_x - self.min_x < SPAN && self.max_y - self.min_y < SPAN
+    }
+
+    /// Columns it spans.
+    pub const fn width(self) -> i32 {
+        self.max_x - self.min_x + 1
+    }
+
+    /// Rows it spans.
+    pub const fn height(self) -> i32 {
+        self.max_y - self.min_y + 1
+    }
+
+    /// The columns a card may still go to: those keeping the box 6 wide.
+    pub const fn columns(self) -> (i32, i32) {
+        (self.max_x - (SPAN - 1), self.min_x + (SPAN - 1))
+    }
+
+    /// The rows a card may still go to: those keeping the box 6 high.
+    pub const fn rows(self) -> (i32, i32) {
+        (self.max_y - (SPAN - 1), self.min_y + (SPAN - 1))
+    }
+}
+
+/// The legal cells of a revealed card, sorted by `x`, then `y` (RULES.md
+/// §5.3), in fixed storage.
+#[derive(Debug, Clone, Copy)]
+pub struct CellList {
+    cells: [Cell; MAX_LEGAL],
+    len: u8,
+}
+
+impl CellList {
+    /// No cell.
+    pub const fn empty() -> CellList {
+        CellList {
+            cells: [Cell::CENTRE; MAX_LEGAL],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, cell: Cell) {
+        if let Some(slot) = self.cells.get_mut(usize::from(self.len)) {
+            *slot = cell;
+            self.len += 1;
+        }
+    }
+
+    /// The cells, sorted.
+    pub fn as_slice(&self) -> &[Cell] {
+        &self.cells[..usize::from(self.len)]
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// For each slot of the reachable square, the bits of its 8 neighbours
+/// (RULES.md §4.3) that lie in the square.
+const NEIGHBOURS: [u128; SIDE * SIDE] = neighbour_masks();
+
+const fn neighbour_masks() -> [u128; SIDE * SIDE] {
+    let mut masks = [0u128; SIDE * SIDE];
+    let mut x = -REACH;
+    while x <= REACH {
+        let mut y = -REACH;
+        while y <= REACH {
+            let mut mask = 0u128;
+            let mut dx = -1;
+            while dx <= 1 {
+                let mut dy = -1;
+                while dy <= 1 {
+                    if (dx != 0 || dy != 0)
+                        && let Some(slot) = Cell::new(x + dx, y + dy).slot()
+                    {
+                        mask |= 1 << slot;
+                    }
+                    dy += 1;
+                }
+                dx += 1;
+            }
+            if let Some(slot) = Cell::new(x, y).slot() {
+                masks[slot] = mask;
+            }
+            y += 1;
+        }
+        x += 1;
+    }
+    masks
+}
+
+/// The cards on the table during a round (RULES.md §4).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Table {
+    stacks: [Stack; SIDE * SIDE],
+    bounds: Option<Bounds>,
+    cards: u16,
+    /// One bit per occupied cell of the reachable square (by slot).
+    occupied: u128,
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Table::new()
+    }
+}
+
+impl Table {
+    /// An empty table.
+    pub const fn new() -> Table {
+        Table {
+            stacks: [Stack::EMPTY; SIDE * SIDE],
+            bounds: None,
+            cards: 0,
+            occupied: 0,
+        }
+    }
+
+    /// Whether no card is on the table.
+    pub const fn is_empty(&self) -> bool {
+        self.cards == 0
+    }
+
+    /// How many cards are on the table, covered ones included.
+    pub const fn card_count(&self) -> usize {
+        self.cards as usize
+    }
+
+    /// The box around the occupied cells, if any is.
+    pub const fn bounds(&self) -> Option<Bounds> {
+        self.bounds
+    }
+
+    /// The stack of `cell` (empty outside the reachable square).
+    pub fn stack(&self, cell: Cell) -> &Stack {
+        match cell.slot() {
+            Some(slot) => &self.stacks[slot],
+            None => &Stack::EMPTY,
+        }
+    }
+
+    /// The top card of `cell`, if any.
+    pub fn top(&self, cell: Cell) -> Option<Card> {
+        self.stack(cell).top()
+    }
+
+    /// Every occupied cell, sorted by `x`, then `y`, with its stack.
+    pub fn occupied(&self) -> impl Iterator<Item = (Cell, &Stack)> + '_ {
+        (-REACH..=REACH)
+            .flat_map(|x| (-REACH..=REACH).map(move |y| Cell::new(x, y)))
+            .map(|cell| (cell, self.stack(cell)))
+            .filter(|(_, stack)| stack.height() > 0)
+    }
+
+    /// Every card on the table, covered ones included.
+    pub fn all_cards(&self) -> impl Iterator<Item = Card> + '_ {
+        self.occupied()
+            .flat_map(|(_, stack)| stack.cards().iter().copied())
+    }
+
+    /// Puts `card` on top of `cell`'s stack without any rule check (for
+    /// building tables by hand); false, and nothing changed, when the cell
+    /// is outside the reachable square or its stack is full.
+    pub fn put(&mut self, cell: Cell, card: Card) -> bool {
+        let Some(slot) = cell.slot() else {
+            return false;
+        };
+        let stack = &mut self.stacks[slot];
+        let Some(place) = stack.cards.get_mut(usize::from(stack.len)) else {
+            return false;
+        };
+        *place = card;
+        stack.len += 1;
+        self.cards += 1;
+        self.occupied |= 1 << slot;
+        self.bounds = Some(match self.bounds {
+            Some(bounds) => bounds.with(cell),
+            None => Bounds::of(cell),
+        });
+        true
+    }
+
+    /// Whether any of the 8 neighbours of `cell` holds a card (RULES.md
+    /// §4.3).
+    fn has_neighbour(&self, cell: Cell) -> bool {
+        cell.slot()
+            .is_some_and(|slot| self.occupied & NEIGHBOURS[slot] != 0)
+    }
+
+    /// Checks steps 3 to 6 of RULES.md §5.3 for `card` on `cell`, in that
+    /// order; the card it would cover, if any.
+    pub fn check(&self, cell: Cell, card: Card) -> Result<Option<Card>, Refusal> {
+        // §5.3 order 3: the first card of a round goes to (0, 0).
+        let Some(bounds) = self.bounds else {
+            return if cell == Cell::CENTRE {
+                Ok(None)
+            } else {
+                Err(Refusal::FirstCardNotCenter)
+            };
+        };
+        // §5.3 order 4, §4.2: the cards must still fit a 6 × 6 box.
+        if cell.slot().is_none() || !bounds.with(cell).fits() {
+            return Err(Refusal::OutsideArea);
+        }
+        match self.top(cell) {
+            // §5.3 order 5: an empty cell needs an occupied neighbour.
+            None if self.has_neighbour(cell) => Ok(None),
+            None => Err(Refusal::NotAdjacent),
+            // §5.3 order 6: only a strictly lower value can be covered.
+            Some(top) if top.value() < card.value() => Ok(Some(top)),
+            Some(top) => Err(Refusal::NotHigher {
+                top,
+                revealed: card,
+            }),
+        }
+    }
+
+    /// The cells a card might go to on a table with cards, sorted by `x`,
+    /// then `y`: the occupied box grown by one, within the columns and rows
+    /// that keep a 6 × 6 box (§4.2) and the reachable square.
+    fn candidates(bounds: Bounds) -> impl Iterator<Item = Cell> {
+        let (low_x, high_x) = bounds.columns();
+        let (low_y, high_y) = bounds.rows();
+        let xs =
+            (bounds.min_x - 1).max(low_x).max(-REACH)..=(bounds.max_x + 1).min(high_x).min(REACH);
+        let ys =
+            (bounds.min_y - 1).max(low_y).max(-REACH)..=(bounds.max_y + 1).min(high_y).min(REACH);
+        xs.flat_map(move |x| ys.clone().map(move |y| Cell::new(x, y)))
+    }
+
+    /// Every legal cell of `card`, sorted by `x`, then `y` (RULES.md §5.3).
+    pub fn legal_cells(&self, card: Card) -> CellList {
+        let mut list = CellList::empty();
+        match self.bounds {
+            None => list.push(Cell::CENTRE),
+            Some(bounds) => {
+                for cell in Table::candidates(bounds).filter(|&c| self.takes(c, card)) {
+                    list.push(cell);
+                }
+            }
+        }
+        list
+    }
+
+    /// [`Table::check`] on a candidate cell, which keeps the 6 × 6 box by
+    /// construction: orders 5 and 6 of §5.3 only.
+    fn takes(&self, cell: Cell, card: Card) -> bool {
+        let Some(slot) = cell.slot() else {
+            return false;
+        };
+        match self.stacks[slot].top() {
+            None => self.occupied & NEIGHBOURS[slot] != 0,
+            Some(top) => top.value() < card.value(),
+        }
+    }
+
+    /// Whether `card` has a legal cell (RULES.md §7.1: else the round ends
+    /// in a deadlock), stopping at the first.
+    pub fn has_legal_cell(&self, card: Card) -> bool {
+        match self.bounds {
+            None => true,
+            Some(bounds) => Table::candidates(bounds).any(|c| self.takes(c, card)),
+        }
+    }
+
+    /// The colour `cell` shows when it counts for rows: its top card's
+    /// colour unless that is `neutral` (RULES.md §6).
+    fn row_colour(&self, cell: Cell, neutral: Option<Colour>) -> Option<Colour> {
+        self.top(cell)
+            .map(Card::colour)
+            .filter(|&c| Some(c) != neutral)
+    }
+
+    /// How many cells from `cell` (excluded) along `dir` (+1 or −1) times
+    /// `step` show `colour`.
+    fn run(&self, cell: Cell, step: Step, dir: i32, colour: Colour) -> i32 {
+        let mut n = 0;
+        while n < SIDE as i32
+            && self.top(cell.along(step, dir * (n + 1))).map(Card::colour) == Some(colour)
+        {
+            n += 1;
+        }
+        n
+    }
+
+    /// The maximal row along `step` through `cell`, of `cell`'s top
+    /// colour, if that colour counts (RULES.md §6).
+    pub fn row_through(&self, cell: Cell, step: Step, neutral: Option<Colour>) -> Option<Row> {
+        let colour = self.row_colour(cell, neutral)?;
+        let back = self.run(cell, step, -1, colour);
+        let ahead = self.run(cell, step, 1, colour);
+        let start = cell.along(step, -back);
+        let len = (back + ahead + 1) as u8;
+        Some(self.row(colour, start, step, len))
+    }
+
+    fn row(&self, colour: Colour, start: Cell, step: Step, len: u8) -> Row {
+        let total = (0..i32::from(len))
+            .filter_map(|i| self.top(start.along(step, i)))
+            .map(|card| u32::from(card.value()))
+            .sum();
+        Row {
+            colour,
+            start,
+            step,
+            len,
+            total,
+        }
+    }
+
+    /// Whether `cell`'s top card is part of a row of at least `len` cells
+    /// (RULES.md §6): the check after each placement, allocation-free.
+    pub fn makes_row(&self, cell: Cell, len: u8, neutral: Option<Colour>) -> bool {
+        let Some(colour) = self.row_colour(cell, neutral) else {
+            return false;
+        };
+        Step::ALL.iter().any(|&step| {
+            self.run(cell, step, -1, colour) + self.run(cell, step, 1, colour) + 1 >= i32::from(len)
+        })
+    }
+
+    /// The winning rows through `cell` (maximal rows of at least `len`
+    /// cells, RULES.md §6), sorted as §8.4 says.
+    pub fn winning_rows(&self, cell: Cell, len: u8, neutral: Option<Colour>) -> Vec<Row> {
+        let mut rows: Vec<Row> = Step::ALL
+            .iter()
+            .filter_map(|&step| self.row_through(cell, step, neutral))
+            .filter(|row| row.len >= len)
+            .collect();
+        rows.sort_by_key(Row::sort_key);
+        rows
+    }
+
+    /// Every line of exactly `len` cells whose top cards share one colour
+    /// that is not `neutral` (RULES.md §7.2), sorted as §8.4 says.
+    pub fn deadlock_rows(&self, len: u8, neutral: Option<Colour>) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for (start, _) in self.occupied() {
+            let Some(colour) = self.row_colour(start, neutral) else {
+                continue;
+            };
+            for step in Step::ALL {
+                let same = (1..i32::from(len))
+                    .all(|i| self.top(start.along(step, i)).map(Card::colour) == Some(colour));
+                if same {
+                    rows.push(self.row(colour, start, step, len));
+                }
+            }
+        }
+        // `occupied` runs by x then y, and steps in §8.4 order: sorted.
+        rows
+    }
+
+    /// Whether all 36 cells of a 6 × 6 box are occupied.
+    pub fn is_full(&self) -> bool {
+        self.bounds.is_some_and(|b| {
+            b.width() == SPAN && b.height() == SPAN && self.occupied().count() == 36
+        })
+    }
+}
