@@ -18,8 +18,7 @@ use punct_referee::games::punto::{
     RoundEnd, RoundKind, RuleOptions, Side, Step, Table, Team, TieBreak, render,
 };
 use punct_referee::games::{
-    Ending, Game, GameRules, MoveError, MoveInput, Rules, Seat, SeatSet, Setup, Viewer, hex,
-    import_record,
+    Ending, Game, GameRules, MoveError, MoveInput, Rules, Seat, SeatSet, Setup, Viewer, hex, punto,
 };
 
 // --- Helpers ---------------------------------------------------------------
@@ -1853,7 +1852,7 @@ fn a_resigning_seat_among_three_lets_both_others_win() {
         "{text}"
     );
     assert!(!text.contains("result:"));
-    let back = import_record(&text).unwrap();
+    let back = punto::referee::import(&text, None).unwrap();
     assert_eq!(back.game.verdict(), Some(verdict));
 }
 
