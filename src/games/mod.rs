@@ -17,6 +17,7 @@
 //! PÜNCT is the default rules ([`GameRules::default`]).
 
 pub mod conformance;
+pub mod dots;
 pub mod punct;
 
 use std::any::Any;
@@ -628,7 +629,10 @@ pub trait Game: Send + Sync + fmt::Debug {
 pub type Importer = fn(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError>;
 
 /// Every game of this build: its record name and its importer.
-pub const GAMES: &[(&str, Importer)] = &[("punct", punct::referee::import)];
+pub const GAMES: &[(&str, Importer)] = &[
+    ("punct", punct::referee::import),
+    ("dots", dots::referee::import),
+];
 
 /// The games a server knows: [`GAMES`], plus any a caller adds (the tests'
 /// own games).
