@@ -266,6 +266,12 @@ fn check_position(game: &Game, held_ever: &mut [bool], grounded_ever: &mut [Opti
             assert_ne!(dot, holder, "{point:?}: a dot held by its own colour");
             scores[holder.index()] += 1;
         }
+        if let Some(owner) = cell.marker.filter(|_| !grounding) {
+            assert!(
+                !open[owner.index()][i],
+                "{point:?}: a marker in an open region of its owner"
+            );
+        }
         if cell.marker.is_some() {
             assert!(
                 cell.dot.is_none() && cell.holder.is_none(),
@@ -292,7 +298,7 @@ fn check_position(game: &Game, held_ever: &mut [bool], grounded_ever: &mut [Opti
             );
         }
         // Every held cell lies in a closed region of its holder (§12),
-        // except what grounding gave away (§7.2).
+        // except what grounding gave away (§7.2: it moves no marker either).
         if let Some(holder) = cell.holder.filter(|_| !grounding) {
             assert!(
                 !open[holder.index()][i],
