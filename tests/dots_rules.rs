@@ -389,9 +389,12 @@ fn counting_seed() -> Seed {
     Seed::new(&(0u8..32).collect::<Vec<_>>()).unwrap()
 }
 
+/// A §4.4 test vector: seed, width, height, the four crosses.
+type Vector = (Seed, u8, u8, [(u16, u16); 4]);
+
 #[test]
 fn start_4_4_test_vectors() {
-    let cases: [(Seed, u8, u8, [(u16, u16); 4]); 5] = [
+    let cases: [Vector; 5] = [
         (
             hex_seed("646f7473"),
             39,

@@ -2,7 +2,7 @@
 //!
 //! A field has at most 64 × 64 cells (RULES.md §3, §10), so a [`Bits`] is one
 //! `u64` per row, bit `x` for the 0-based column `x`: 512 bytes on the stack,
-//! copied, never allocated. [`flood`] grows a set of cells through a mask of
+//! copied, never allocated. `flood` grows a set of cells through a mask of
 //! passable cells a whole row at a time (runs are filled with a Kogge–Stone
 //! fill, rows with alternating downward and upward sweeps); it is what finds
 //! regions (§6.1), enclosed areas (§6.2), dissolved markers (§6.5) and
