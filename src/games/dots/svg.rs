@@ -20,6 +20,8 @@ const STEP: i64 = 20;
 const MARGIN: i64 = 26;
 /// Room below the grid for the status line.
 const STATUS: i64 = 24;
+/// The narrowest picture, so the status line fits under a small field.
+const MIN_WIDTH: i64 = 340;
 
 fn colour_value(c: Colour) -> &'static str {
     match c {
@@ -28,9 +30,16 @@ fn colour_value(c: Colour) -> &'static str {
     }
 }
 
-fn centre(p: Point) -> (i64, i64) {
+/// Where the grid starts on screen: the left margin, more when the picture is
+/// widened to [`MIN_WIDTH`] (the grid is then centred).
+fn left(width: u8) -> i64 {
+    let grid = 2 * MARGIN + (i64::from(width) - 1) * STEP;
+    MARGIN + (MIN_WIDTH - grid).max(0) / 2
+}
+
+fn centre(p: Point, left: i64) -> (i64, i64) {
     (
-        MARGIN + (i64::from(p.x) - 1) * STEP,
+        left + (i64::from(p.x) - 1) * STEP,
         MARGIN + (i64::from(p.y) - 1) * STEP,
     )
 }
@@ -39,10 +48,9 @@ fn centre(p: Point) -> (i64, i64) {
 pub fn svg(snapshot: &DotsSnapshot, last: Option<Move>) -> String {
     let field = &snapshot.field;
     let (w, h) = (i64::from(field.width()), i64::from(field.height()));
-    let (width, height) = (
-        2 * MARGIN + (w - 1) * STEP,
-        2 * MARGIN + (h - 1) * STEP + STATUS,
-    );
+    let ox = left(field.width());
+    let width = (2 * MARGIN + (w - 1) * STEP).max(MIN_WIDTH);
+    let height = 2 * MARGIN + (h - 1) * STEP + STATUS;
     let mut out = String::with_capacity(16 * 1024);
     let _ = write!(
         out,
@@ -66,14 +74,14 @@ pub fn svg(snapshot: &DotsSnapshot, last: Option<Move>) -> String {
         out,
         r##"<rect x="0" y="0" width="{width}" height="{height}" fill="#fbfbf4"/>"##
     );
-    grid(&mut out, w, h);
-    cells(&mut out, snapshot);
-    enclosures(&mut out, snapshot);
-    dots(&mut out, snapshot);
+    grid(&mut out, w, h, ox);
+    cells(&mut out, snapshot, ox);
+    enclosures(&mut out, snapshot, ox);
+    dots(&mut out, snapshot, ox);
     if let Some(Move::Place(p)) = last
         && field.contains(p)
     {
-        let (cx, cy) = centre(p);
+        let (cx, cy) = centre(p, ox);
         let _ = write!(out, r#"<circle class="last" cx="{cx}" cy="{cy}" r="8"/>"#);
     }
     status(&mut out, snapshot, last, width, height);
@@ -81,10 +89,10 @@ pub fn svg(snapshot: &DotsSnapshot, last: Option<Move>) -> String {
     out
 }
 
-fn grid(out: &mut String, w: i64, h: i64) {
-    let (right, bottom) = (MARGIN + (w - 1) * STEP, MARGIN + (h - 1) * STEP);
+fn grid(out: &mut String, w: i64, h: i64, ox: i64) {
+    let (right, bottom) = (ox + (w - 1) * STEP, MARGIN + (h - 1) * STEP);
     for x in 1..=w {
-        let px = MARGIN + (x - 1) * STEP;
+        let px = ox + (x - 1) * STEP;
         let _ = write!(
             out,
             r#"<line class="grid" x1="{px}" y1="{MARGIN}" x2="{px}" y2="{bottom}"/>"#
@@ -101,20 +109,20 @@ fn grid(out: &mut String, w: i64, h: i64) {
         let py = MARGIN + (y - 1) * STEP;
         let _ = write!(
             out,
-            r#"<line class="grid" x1="{MARGIN}" y1="{py}" x2="{right}" y2="{py}"/>"#
+            r#"<line class="grid" x1="{ox}" y1="{py}" x2="{right}" y2="{py}"/>"#
         );
         if y == 1 || y % 5 == 0 {
             let _ = write!(
                 out,
                 r#"<text class="label" x="{}" y="{py}">{y}</text>"#,
-                MARGIN - 15
+                ox - 15
             );
         }
     }
 }
 
 /// Held empty cells and empty-base markers.
-fn cells(out: &mut String, snapshot: &DotsSnapshot) {
+fn cells(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
     let field = &snapshot.field;
     for colour in Colour::ALL {
         let fill = colour_value(colour);
@@ -122,7 +130,7 @@ fn cells(out: &mut String, snapshot: &DotsSnapshot) {
             .held(colour)
             .and_not(&(*field.dots(Colour::Red) | *field.dots(Colour::Blue)));
         for (x, y) in empty_held.iter() {
-            let (cx, cy) = centre(Point::from_index(x, y));
+            let (cx, cy) = centre(Point::from_index(x, y), ox);
             let _ = write!(
                 out,
                 r#"<rect class="held" x="{}" y="{}" width="10" height="10" fill="{fill}"/>"#,
@@ -131,7 +139,7 @@ fn cells(out: &mut String, snapshot: &DotsSnapshot) {
             );
         }
         for (x, y) in field.markers(colour).iter() {
-            let (cx, cy) = centre(Point::from_index(x, y));
+            let (cx, cy) = centre(Point::from_index(x, y), ox);
             let _ = write!(
                 out,
                 r#"<circle class="marker" cx="{cx}" cy="{cy}" r="2" fill="{fill}"/>"#
@@ -140,7 +148,7 @@ fn cells(out: &mut String, snapshot: &DotsSnapshot) {
     }
 }
 
-fn enclosures(out: &mut String, snapshot: &DotsSnapshot) {
+fn enclosures(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
     for enclosure in &snapshot.enclosures {
         let colour = colour_value(enclosure.owner);
         let class = match enclosure.kind {
@@ -149,7 +157,7 @@ fn enclosures(out: &mut String, snapshot: &DotsSnapshot) {
         };
         let mut points = String::new();
         for (i, p) in enclosure.chain.iter().enumerate() {
-            let (x, y) = centre(*p);
+            let (x, y) = centre(*p, ox);
             let _ = write!(points, "{}{x},{y}", if i == 0 { "" } else { " " });
         }
         let _ = write!(
@@ -159,9 +167,9 @@ fn enclosures(out: &mut String, snapshot: &DotsSnapshot) {
     }
 }
 
-fn dots(out: &mut String, snapshot: &DotsSnapshot) {
+fn dots(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
     for dot in &snapshot.dots {
-        let (cx, cy) = centre(dot.point);
+        let (cx, cy) = centre(dot.point, ox);
         let fill = colour_value(dot.owner);
         if dot.captured {
             let ring = colour_value(dot.owner.other());
