@@ -469,3 +469,37 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Notation and records never panic, whatever the text.
+    #[test]
+    fn any_text_is_read_or_refused(text in "\\PC{0,80}") {
+        let _ = text.parse::<Move>();
+        let _ = Record::parse(&text).map(|r| r.replay(None));
+        let _ = punct_referee::games::dots::referee::import(&text, None);
+    }
+
+    /// A record with one character changed replays or is refused, and a
+    /// refusal names a reason.
+    #[test]
+    fn a_damaged_record_is_replayed_or_refused(rng_seed: u64, at: usize, c in "[ -~\n]") {
+        let mut game = start_game(6, 6, Start::QuadrupleCross, rng_seed).expect("6x6 raised to 8x8");
+        let mut rng = Rng(rng_seed);
+        for _ in 0..30 {
+            let legal = game.legal_moves();
+            if legal.len() < 2 { break; }
+            let _ = game.play(legal[rng.below(legal.len() - 1)]);
+        }
+        let text = Record::of(&game, true).to_string();
+        let mut chars: Vec<char> = text.chars().collect();
+        let i = at % chars.len();
+        chars[i] = c.chars().next().unwrap_or(' ');
+        let damaged: String = chars.into_iter().collect();
+        match Record::parse(&damaged).and_then(|r| r.replay(None)) {
+            Ok(replayed) => prop_assert!(replayed.ply() <= game.ply() + 1),
+            Err(e) => prop_assert!(!e.reason().is_empty() && !e.to_string().is_empty()),
+        }
+    }
+}
