@@ -1,10 +1,11 @@
 //! Game engines, and the one game-agnostic face the session layer sees.
 //!
 //! Each game is a pure, synchronous module of its own with no protobuf,
-//! async, locks or I/O ([`punct`]). The session layer drives any game through
-//! the object-safe [`Game`] trait and the small neutral types here: numbered
-//! [`Seat`]s, [`Verdict`]s naming the winning seats, [`MoveError`]s, a
-//! [`Setup`] seed and the [`Viewer`] a state is computed for.
+//! async, locks or I/O ([`punct`], [`dots`]). The session layer drives any
+//! game through the object-safe [`Game`] trait and the small neutral types
+//! here: numbered [`Seat`]s, [`Verdict`]s naming the winning seats,
+//! [`MoveError`]s, a [`Setup`] seed and the [`Viewer`] a state is computed
+//! for.
 //!
 //! The game-specific payloads — the rules a game is created from
 //! ([`GameRules`], behind the [`Rules`] trait), a move as a client gave it
