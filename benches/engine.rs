@@ -10,7 +10,15 @@
 //! * `perft`: perft depth 2 from the start;
 //! * `eval`: the greedy bot's work per move: `connection_distance` of one
 //!   colour, and `rank_moves` (every legal move scored one ply ahead) at the
-//!   start and after 20 random plies.
+//!   start and after 20 random plies;
+//! * `dots`: the Dots engine (`games::dots`) on the default 39 × 32 field
+//!   with the cross: `placement/uniform-random-full-game` plays one whole
+//!   game of placements in a seeded random order of the cells (a cell no
+//!   longer playable is refused, as a client's move would be), so the time
+//!   per placement is the iteration time over the placements made (printed
+//!   when the bench starts); `large-enclosure` is one move closing a ring
+//!   an area of 1110 cells; `legal` lists the legal moves into a reused Vec at
+//!   the start and after 600 random placements.
 //!
 //! Run with `cargo bench --bench engine`. Positions are found by a seed search
 //! that is deterministic, so every run measures the same positions.
@@ -207,5 +215,143 @@ fn evaluation(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, movegen, play, games, perft, evaluation);
+criterion_group!(benches, movegen, play, games, perft, evaluation, dots);
 criterion_main!(benches);
+
+mod dots_positions {
+    //! The Dots positions the `dots` group measures.
+
+    use punct_referee::games::dots::{Game, Move, Point, RuleOptions};
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+    use rand::seq::SliceRandom;
+
+    /// Every cell of the default field, in a random order drawn from `seed`.
+    pub fn cell_order(seed: u64) -> Vec<Move> {
+        let o = RuleOptions::default();
+        let mut cells: Vec<Move> = (1..=u16::from(o.height()))
+            .flat_map(|y| (1..=u16::from(o.width())).map(move |x| Move::Place(Point::new(x, y))))
+            .collect();
+        cells.shuffle(&mut StdRng::seed_from_u64(seed));
+        cells
+    }
+
+    /// Plays `order` to the end of the game; how many placements were made.
+    pub fn play_out(game: &mut Game, order: &[Move]) -> u32 {
+        let mut placed = 0;
+        for &mv in order {
+            if game.is_over() {
+                break;
+            }
+            if game.play(mv).is_ok() {
+                placed += 1;
+            }
+        }
+        placed
+    }
+
+    /// Red's ring around columns 3..=37 and rows 3..=30, one dot short,
+    /// with Blue's cross dots and a line of Blue dots inside and Blue's
+    /// other dots on the border with gaps: the game and Red's closing move.
+    pub fn ring_one_short() -> (Game, Move) {
+        let o = RuleOptions::default();
+        let (w, h) = (u16::from(o.width()), u16::from(o.height()));
+        let mut ring = Vec::new();
+        for x in 2..w {
+            ring.push(Point::new(x, 2));
+            ring.push(Point::new(x, h - 1));
+        }
+        for y in 3..h - 1 {
+            ring.push(Point::new(2, y));
+            ring.push(Point::new(w - 1, y));
+        }
+        let mut border = Vec::new();
+        for x in 1..=w {
+            border.push(Point::new(x, 1));
+            border.push(Point::new(x, h));
+        }
+        for y in 2..h {
+            border.push(Point::new(1, y));
+            border.push(Point::new(w, y));
+        }
+        // Every fifth border cell stays empty, so Blue closes nothing.
+        // The rest of Blue's moves: a line inside the ring.
+        let blue: Vec<Point> = border
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % 5 != 4)
+            .map(|(_, p)| p)
+            .chain((5..w - 4).map(|x| Point::new(x, 10)))
+            .collect();
+        let closing = ring.pop().map_or(Move::Ground, Move::Place);
+        let mut game = Game::new(o, None).expect("default options");
+        assert!(
+            blue.len() >= ring.len(),
+            "Blue has a move for each ring dot"
+        );
+        for (red, blue) in ring.iter().zip(&blue) {
+            game.play(Move::Place(*red)).expect("ring dot");
+            game.play(Move::Place(*blue)).expect("border dot");
+        }
+        (game, closing)
+    }
+}
+
+fn dots(c: &mut Criterion) {
+    use punct_referee::games::dots::{Game, Move, RuleOptions};
+    let mut group = c.benchmark_group("dots");
+    let orders: Vec<Vec<Move>> = (1..=32).map(dots_positions::cell_order).collect();
+    let fresh = Game::new(RuleOptions::default(), None).expect("default options");
+    let placed: u32 = orders
+        .iter()
+        .map(|order| dots_positions::play_out(&mut fresh.clone(), order))
+        .sum();
+    eprintln!(
+        "dots: {:.1} placements per uniform random full 39x32 game (32 seeds)",
+        f64::from(placed) / orders.len() as f64
+    );
+    group.sample_size(30);
+    group.throughput(Throughput::Elements(1));
+    let mut next = 0;
+    group.bench_function("placement/uniform-random-full-game", |b| {
+        b.iter_batched(
+            || {
+                next = (next + 1) % orders.len();
+                (fresh.clone(), &orders[next])
+            },
+            |(mut game, order)| black_box(dots_positions::play_out(&mut game, order)),
+            BatchSize::SmallInput,
+        )
+    });
+    group.sample_size(100);
+    group.throughput(Throughput::Elements(1));
+    let (ring, closing) = dots_positions::ring_one_short();
+    let mut check = ring.clone();
+    let played = check.play(closing).expect("closing move");
+    eprintln!(
+        "dots: the closing move takes {} area(s); Red's score {}",
+        played.placement.captures,
+        check.scores()[0]
+    );
+    group.bench_function("large-enclosure", |b| {
+        b.iter_batched(
+            || ring.clone(),
+            |mut game| black_box(game.play(closing)),
+            BatchSize::SmallInput,
+        )
+    });
+    let mut buf: Vec<Move> = Vec::with_capacity(4096);
+    let mut later = fresh.clone();
+    for &mv in orders[0].iter().take(600) {
+        let _ = later.play(mv);
+    }
+    for (name, game) in [("legal/start", &fresh), ("legal/after-600", &later)] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                game.legal_moves_into(&mut buf);
+                black_box(buf.len())
+            })
+        });
+    }
+    group.finish();
+}

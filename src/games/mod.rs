@@ -1,7 +1,7 @@
 //! Game engines, and the one game-agnostic face the session layer sees.
 //!
 //! Each game is a pure, synchronous module of its own with no protobuf,
-//! async, locks or I/O ([`punct`], [`punto`]). The session layer drives any
+//! async, locks or I/O ([`punct`], [`dots`], [`punto`]). The session layer drives any
 //! game through the object-safe [`Game`] trait and the small neutral types
 //! here: numbered [`Seat`]s, [`Verdict`]s naming the winning seats,
 //! [`MoveError`]s, a [`Setup`] seed and the [`Viewer`] a state is computed
@@ -18,6 +18,7 @@
 //! PÜNCT is the default rules ([`GameRules::default`]).
 
 pub mod conformance;
+pub mod dots;
 pub mod punct;
 pub mod punto;
 
@@ -630,9 +631,9 @@ pub trait Game: Send + Sync + fmt::Debug {
 pub type Importer = fn(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError>;
 
 /// Every game the service serves: its record name and its importer. A game
-/// joins once its protobuf conversion does (`service/grpc/games/`): Punto's
-/// engine is here, its service step is not yet, so a Punto record is not
-/// importable into a session (it could not be shown).
+/// joins once its protobuf conversion does (`service/grpc/games/`): the
+/// Dots and Punto engines are here, their service step is not yet, so their
+/// records are not importable into a session (it could not be shown).
 pub const GAMES: &[(&str, Importer)] = &[("punct", punct::referee::import)];
 
 /// The games a server knows: [`GAMES`], plus any a caller adds (the tests'
