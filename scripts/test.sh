@@ -30,8 +30,10 @@ echo "== buf breaking (proto/ against the previous commit)"
 # The previous commit (the first parent, for a merge) is the baseline, once it
 # has the breaking rules in its buf.yaml; a clone without history has nothing
 # to compare with.
+# (No pipe into `grep -q`: under pipefail, grep closing early could fail it.)
+baseline_config=$(git show HEAD~1:buf.yaml 2>/dev/null || true)
 if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null \
-    && git show HEAD~1:buf.yaml 2>/dev/null | grep -q '^breaking:'; then
+    && grep -q '^breaking:' <<<"$baseline_config"; then
     scripts/buf.sh breaking --against ".git#ref=$(git rev-parse HEAD~1)"
 else
     echo "no baseline with breaking rules (first guarded commit, or no history): skipped"
