@@ -921,7 +921,12 @@ fn big_call() -> impl Strategy<Value = BigCall> {
         (
             enum_value(),
             any::<u32>(),
-            prop_oneof![Just(String::new()), "[0-9]{1,3}", text()]
+            prop_oneof![
+                Just(String::new()),
+                "-?[0-9]{1,13}\\.[0-9a-fA-F]{32}",
+                "[0-9]{1,3}(\\.[0-9a-f]{0,33})?",
+                text()
+            ]
         )
             .prop_map(|(status, page_size, page_token)| BigCall::List {
                 status,
@@ -941,6 +946,13 @@ fn big_call() -> impl Strategy<Value = BigCall> {
                 candidate,
             }),
     ]
+}
+
+/// A ListGames page token: `<creation ms>.<game id>` (docs/STORAGE.md).
+fn is_page_token(text: &str) -> bool {
+    text.split_once('.').is_some_and(|(ms, id)| {
+        ms.parse::<i64>().is_ok() && id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+    })
 }
 
 /// CreateGame, ImportGame, ListGames and ValidateMove with any fields: a
@@ -1087,7 +1099,7 @@ fn creating_listing_and_adjudicating_with_any_fields_is_precise() {
                 } => {
                     if !(0..3).contains(status) {
                         Some("status")
-                    } else if !page_token.is_empty() && page_token.parse::<u64>().is_err() {
+                    } else if !page_token.is_empty() && !is_page_token(page_token) {
                         Some("page_token")
                     } else {
                         Some("")

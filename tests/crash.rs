@@ -261,15 +261,11 @@ async fn one_crash(seed: u64, sync: &str) {
         let seen = seen.lock().unwrap().clone();
         total_acked += seen.acked.len();
         if seen.finished {
-            // Finished before the kill: stored as finished, not recovered.
-            let e = client
-                .get_game(pb::GetGameRequest {
-                    game_id: table.id.clone(),
-                    token: String::new(),
-                })
-                .await
-                .unwrap_err();
-            assert_eq!(e.code(), Code::NotFound);
+            // Finished before the kill: stored as finished, not played
+            // again, read back from the store as it ended.
+            let game = common::get(&mut client, &table.id).await;
+            assert_eq!(game.status, pb::GameStatus::Finished as i32, "seed {seed}");
+            assert_eq!(game.ply as usize, seen.acked.len(), "seed {seed}");
             let db = rusqlite::Connection::open(dir.join("referee.sqlite3")).unwrap();
             let (status, ply): (String, u32) = db
                 .query_row(
@@ -364,15 +360,31 @@ async fn one_crash(seed: u64, sync: &str) {
         "seed {seed}: some moves were played before the kill"
     );
     referee.kill();
-    // Finished games are not recovered again.
+    // Finished games are not played again, but stay readable from the
+    // store: every game is listed, finished.
     let referee = Referee::start(&dir, &["--sync", sync]).await;
     let mut client = referee.client().await;
     let live = client
-        .list_games(pb::ListGamesRequest::default())
+        .list_games(pb::ListGamesRequest {
+            status: pb::GameStatus::InProgress as i32,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
     assert!(live.games.is_empty(), "seed {seed}: {:?}", live.games.len());
+    let all = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(all.games.len(), games.len(), "seed {seed}");
+    assert!(
+        all.games
+            .iter()
+            .all(|g| g.status == pb::GameStatus::Finished as i32 && g.outcome.is_some()),
+        "seed {seed}"
+    );
     drop(referee);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -510,3 +510,154 @@ async fn metrics_are_rendered_or_refused_when_off() {
     assert!(on.body.contains("web_test_total 3\n"), "{}", on.body);
     server.stop().await.unwrap();
 }
+
+/// What GetGame shows of a finished game that does not depend on when it is
+/// asked (presence and clocks are read at the time of asking).
+fn settled(mut g: pb::Game) -> pb::Game {
+    g.presence = None;
+    g.clock = None;
+    g
+}
+
+async fn game_of(client: &mut Client, id: &str) -> pb::Game {
+    client
+        .get_game(pb::GetGameRequest {
+            game_id: id.to_string(),
+            token: String::new(),
+        })
+        .await
+        .expect("get")
+        .into_inner()
+        .game
+        .expect("game")
+}
+
+async fn export_of(client: &mut Client, id: &str) -> String {
+    client
+        .export_game(pb::ExportGameRequest {
+            game_id: id.to_string(),
+            ..Default::default()
+        })
+        .await
+        .expect("export")
+        .into_inner()
+        .record
+}
+
+/// Finished games are read back from the store once they leave memory
+/// (after a restart, or after the finished TTL): GetGame, ExportGame,
+/// RenderPosition, ListGames and the web page answer as before.
+#[tokio::test]
+async fn finished_games_are_served_after_a_restart_and_after_leaving_memory() {
+    use punct_referee::service::storage::sqlite::{SqliteOptions, SyncMode};
+    use punct_referee::service::{ServerOptions, StorageConfig};
+    let dir = std::env::temp_dir().join(format!(
+        "punct-finished-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let options = |finished_ttl: std::time::Duration| ServerOptions {
+        storage: StorageConfig::Sqlite(SqliteOptions {
+            dir: dir.clone(),
+            sync: SyncMode::Normal,
+            max_bytes: None,
+        }),
+        limits: punct_referee::service::sessions::Limits {
+            finished_ttl,
+            ..Default::default()
+        },
+        sweep_interval: std::time::Duration::from_millis(20),
+        ..test_options()
+    };
+    let hour = std::time::Duration::from_secs(3600);
+    let server = TestServer::start_with_http(options(hour), None).await;
+    let http = server.http.unwrap();
+    let mut client = server.client().await;
+    let won = labelled(&mut client, &[("event", "cup")]).await;
+    for (ply, mv) in CONNECTION_GAME.iter().enumerate() {
+        submit(&mut client, &won, ply as u32, notation(mv))
+            .await
+            .unwrap();
+    }
+    let resigned = labelled(&mut client, &[("event", "cup")]).await;
+    submit(&mut client, &resigned, 0, notation(CONNECTION_GAME[0]))
+        .await
+        .unwrap();
+    client
+        .resign(pb::ResignRequest {
+            game_id: resigned.id.clone(),
+            token: resigned.black.clone(),
+        })
+        .await
+        .unwrap();
+    let playing = labelled(&mut client, &[("event", "cup")]).await;
+    let mut before = Vec::new();
+    for id in [&won.id, &resigned.id] {
+        before.push((
+            settled(game_of(&mut client, id).await),
+            export_of(&mut client, id).await,
+            render(&mut client, id, Some(1)).await,
+            render(&mut client, id, None).await,
+            get(http, &format!("/api/games/{id}")).await.json()["moves"].clone(),
+        ));
+    }
+    assert_eq!(before[0].0.outcome.as_ref().unwrap().reason, "CONNECTION");
+    assert_eq!(before[1].0.outcome.as_ref().unwrap().reason, "RESIGNATION");
+    drop(client);
+    server.stop().await.unwrap();
+
+    // A restart whose finished games leave memory at once.
+    let server = TestServer::start_with_http(options(std::time::Duration::ZERO), None).await;
+    let http = server.http.unwrap();
+    let mut client = server.client().await;
+    for _ in 0..2 {
+        for (id, want) in [&won.id, &resigned.id].into_iter().zip(&before) {
+            assert_eq!(&settled(game_of(&mut client, id).await), &want.0, "{id}");
+            assert_eq!(&export_of(&mut client, id).await, &want.1);
+            assert_eq!(&render(&mut client, id, Some(1)).await, &want.2);
+            assert_eq!(&render(&mut client, id, None).await, &want.3);
+            let page = get(http, &format!("/api/games/{id}")).await;
+            assert_eq!(page.status, 200);
+            assert_eq!(page.json()["moves"], want.4);
+            assert_eq!(page.json()["status"], "finished");
+            let svg = get(http, &format!("/games/{id}.svg")).await;
+            assert_eq!(svg.body, want.3);
+        }
+        let finished = client
+            .list_games(pb::ListGamesRequest {
+                status: pb::GameStatus::Finished as i32,
+                labels: [("event".to_string(), "cup".to_string())].into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let ids: Vec<&str> = finished.games.iter().map(|g| g.game_id.as_str()).collect();
+        assert_eq!(ids.len(), 2, "{ids:?}");
+        assert!(ids.contains(&won.id.as_str()) && ids.contains(&resigned.id.as_str()));
+        let all = client
+            .list_games(pb::ListGamesRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(all.games.len(), 3);
+        assert!(all.games.iter().any(|g| g.game_id == playing.id));
+        let web = get(http, "/api/games?status=finished").await.json();
+        assert_eq!(web["games"].as_array().unwrap().len(), 2);
+        // Let the sweep drop what was read back; the next round reads it
+        // from the store again.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // Moves and actions on a finished game read back are refused as on any
+    // finished game.
+    let late = submit(&mut client, &won, 11, notation("SE@M5:M6,M7"))
+        .await
+        .unwrap_err();
+    assert_eq!(late.code(), tonic::Code::FailedPrecondition, "{late:?}");
+    drop(client);
+    server.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -42,9 +42,16 @@ pub struct ServeArgs {
     /// Events buffered per game for watchers; a slower watcher is resynchronised.
     #[arg(long, env = "PUNCT_REFEREE_WATCH_BUFFER", default_value_t = 64)]
     pub watch_buffer: usize,
-    /// Seconds a finished game stays readable.
+    /// Seconds a finished game stays in memory; with durable storage it is
+    /// read back from the store when asked for after that.
     #[arg(long, env = "PUNCT_REFEREE_FINISHED_TTL_SECS", default_value_t = 3600)]
     pub finished_ttl_secs: u64,
+    /// How long finished games stay in durable storage after they end, as a
+    /// number with a unit (`30d`, `12h`, `90m`, `45s`, `2w`); `0` keeps them
+    /// for ever. Older games (and games expired unfinished) are pruned in
+    /// the background.
+    #[arg(long, env = "PUNCT_REFEREE_RETAIN_FINISHED", default_value = "0", value_parser = parse_retention)]
+    pub retain_finished: Duration,
     /// Seconds a game with no move stays.
     #[arg(long, env = "PUNCT_REFEREE_IDLE_TTL_SECS", default_value_t = 86_400)]
     pub idle_ttl_secs: u64,
@@ -115,6 +122,37 @@ pub struct ServeArgs {
     pub max_db_mib: u64,
 }
 
+/// A retention period: `0`, or a whole number followed by `s`, `m`, `h`, `d`
+/// or `w` (seconds, minutes, hours, days, weeks).
+pub fn parse_retention(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("`{text}` has no unit: write e.g. 30d, 12h, 90m or 45s"))?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` does not start with a whole number"))?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 7 * 86_400,
+        _ => {
+            return Err(format!(
+                "`{unit}` is not a unit: use s, m, h, d or w (e.g. 30d)"
+            ));
+        }
+    };
+    n.checked_mul(seconds)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("`{text}` is too long"))
+}
+
 /// The storage backends `--storage` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum StorageKind {
@@ -157,6 +195,7 @@ impl ServeArgs {
             ),
             max_concurrent_calls: self.max_concurrent_calls,
             max_watch_streams: self.max_watch_streams,
+            retain_finished: (!self.retain_finished.is_zero()).then_some(self.retain_finished),
             storage: match self.storage {
                 StorageKind::Memory => StorageConfig::Memory,
                 StorageKind::Sqlite => StorageConfig::Sqlite(SqliteOptions {
@@ -205,6 +244,27 @@ mod tests {
             StorageConfig::Memory => panic!("durable storage is the default"),
         }
         assert_eq!(o.max_message_bytes, 4 * 1024 * 1024);
+    }
+
+    #[test]
+    fn retention_reads_a_number_and_a_unit() {
+        assert_eq!(parse_retention("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_retention("45s"), Ok(Duration::from_secs(45)));
+        assert_eq!(parse_retention("90m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_retention("12h"), Ok(Duration::from_secs(43_200)));
+        assert_eq!(parse_retention("30d"), Ok(Duration::from_secs(2_592_000)));
+        assert_eq!(parse_retention("2w"), Ok(Duration::from_secs(1_209_600)));
+        for bad in ["", "30", "d", "3x", "-1d", "1.5d", "99999999999999999999w"] {
+            assert!(parse_retention(bad).is_err(), "{bad}");
+        }
+        let cli = Cli::try_parse_from(["x"]).unwrap();
+        assert_eq!(cli.serve.options().retain_finished, None, "kept for ever");
+        let cli = Cli::try_parse_from(["x", "--retain-finished", "30d"]).unwrap();
+        assert_eq!(
+            cli.serve.options().retain_finished,
+            Some(Duration::from_secs(2_592_000))
+        );
+        assert!(Cli::try_parse_from(["x", "--retain-finished", "30"]).is_err());
     }
 
     #[test]

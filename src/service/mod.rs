@@ -68,6 +68,9 @@ pub struct ServerOptions {
     pub max_watch_streams: usize,
     /// Where sessions are kept durably.
     pub storage: StorageConfig,
+    /// How long finished games stay in durable storage after they end
+    /// (`None`: for ever); older ones are pruned in the background.
+    pub retain_finished: Option<Duration>,
 }
 
 /// Where sessions are kept (docs/STORAGE.md).
@@ -107,6 +110,7 @@ impl Default for ServerOptions {
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
             max_watch_streams: crate::service::grpc::service::DEFAULT_MAX_WATCH_STREAMS,
             storage: StorageConfig::Memory,
+            retain_finished: None,
         }
     }
 }
@@ -162,6 +166,10 @@ pub async fn run_with_http(
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
         .await;
     let sweeper = tokio::spawn(sweep(store.clone(), options.sweep_interval, stop.clone()));
+    let pruner = options
+        .retain_finished
+        .filter(|_| store.storage().durable())
+        .map(|retain| tokio::spawn(prune(store.clone(), retain, stop.clone())));
     let (signal, drain_started) = drain_signal(shutdown, health, stop.clone());
     let result = serve_grpc(
         listener,
@@ -175,6 +183,9 @@ pub async fn run_with_http(
     .await;
     stop.cancel();
     let _ = sweeper.await;
+    if let Some(pruner) = pruner {
+        let _ = pruner.await;
+    }
     if let Some(task) = http_task {
         finish_http(task, options.drain_timeout).await;
     }
@@ -336,6 +347,30 @@ async fn finish_http(task: tokio::task::JoinHandle<std::io::Result<()>>, drain_t
         Ok(Ok(Err(e))) => tracing::warn!("HTTP server: {e}"),
         Ok(Err(e)) => tracing::warn!("HTTP server task: {e}"),
         Err(_) => tracing::warn!(?drain_timeout, "HTTP drain timed out"),
+    }
+}
+
+/// How often the retention of `retain` is applied: an eighth of it, between
+/// a second and an hour.
+pub fn prune_interval(retain: Duration) -> Duration {
+    (retain / 8).clamp(Duration::from_secs(1), Duration::from_secs(3600))
+}
+
+/// Deletes from storage the games that ended more than `retain` ago, at
+/// start and then every [`prune_interval`], until `stop`. A failure is
+/// logged and retried at the next tick.
+async fn prune(store: Arc<SessionStore>, retain: Duration, stop: CancellationToken) {
+    let mut tick = tokio::time::interval(prune_interval(retain));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {
+                if let Err(e) = store.prune(retain).await {
+                    tracing::warn!(error = %e, "pruning finished games failed");
+                }
+            }
+        }
     }
 }
 

@@ -52,6 +52,11 @@ pub const WATCHERS_ACTIVE: &str = "referee_watchers_active";
 pub const GAMES_CREATED: &str = "referee_games_created_total";
 /// Counter: games ended, by `game` and `reason` (`CONNECTION`, `RESIGNATION`, …).
 pub const GAMES_FINISHED: &str = "referee_games_finished_total";
+/// Counter: finished games read back from storage after they left memory.
+pub const GAMES_LOADED: &str = "referee_games_loaded_total";
+/// Counter: finished or expired games deleted from storage by the retention
+/// option (`--retain-finished`).
+pub const GAMES_PRUNED: &str = "referee_games_pruned_total";
 /// Counter: moves applied, by `game` and `kind` (PÜNCT: place, move, jump, bridge).
 pub const MOVES_APPLIED: &str = "referee_moves_applied_total";
 /// Counter: moves refused by a rule, by `reason` (`PIECE_IMMOBILE`, …).
@@ -259,6 +264,14 @@ fn describe_metrics() {
         "Games created or imported, by game and variant"
     );
     describe_counter!(GAMES_FINISHED, "Games ended, by game and reason");
+    describe_counter!(
+        GAMES_LOADED,
+        "Finished games read back from storage after they left memory"
+    );
+    describe_counter!(
+        GAMES_PRUNED,
+        "Finished or expired games deleted from storage by the retention option"
+    );
     describe_counter!(MOVES_APPLIED, "Moves applied, by game and kind");
     describe_counter!(MOVES_ILLEGAL, "Moves refused by a rule, by reason");
     describe_counter!(STORAGE_COMMITS, "Storage transactions committed");

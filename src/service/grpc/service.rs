@@ -106,7 +106,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<pb::GetGameResponse>, Status> {
         let req = request.get_ref();
-        let session = self.store.get(&req.game_id)?;
+        let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;
         Ok(Response::new(pb::GetGameResponse {
             game: Some(game_pb(&session.view_as(viewer))),
@@ -118,7 +118,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
         let query = convert::list_query(request.into_inner())?;
-        let (views, next) = self.store.list(&query)?;
+        let (views, next) = self.store.list(&query).await?;
         Ok(Response::new(pb::ListGamesResponse {
             games: views.iter().map(convert::summary_pb).collect(),
             next_page_token: next,
@@ -133,7 +133,7 @@ impl RefereeService for RefereeApi {
         // A seat no game has is malformed whatever the game; then the
         // game's own seats.
         convert::seat(req.seat, crate::games::MAX_SEATS, "seat")?;
-        let session = self.store.get(&req.game_id)?;
+        let session = self.store.find(&req.game_id).await?;
         let seat = convert::seat(req.seat, session.seat_names().len(), "seat")?;
         let viewer = session.viewer_for(&req.token)?;
         let (ply, to_move, moves) = session.legal_moves(seat, viewer);
@@ -150,7 +150,7 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         let req = request.into_inner();
         let mv = convert::move_input(req.r#move.as_ref(), &MOVE_FIELDS)?;
-        let session = self.store.get(&req.game_id)?;
+        let session = self.store.find(&req.game_id).await?;
         let request_id = Some(req.request_id.as_str()).filter(|r| !r.is_empty());
         let receipt = session
             .submit(&req.token, mv, req.expected_ply, request_id)
@@ -175,7 +175,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
         let req = request.into_inner();
-        let session = self.store.get(&req.game_id)?;
+        let session = self.store.find(&req.game_id).await?;
         let token = Some(req.token.as_str()).filter(|t| !t.is_empty());
         let stream_permit = self
             .watch_streams
@@ -255,7 +255,12 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let req = request.into_inner();
-        let view = self.store.get(&req.game_id)?.resign(&req.token).await?;
+        let view = self
+            .store
+            .find(&req.game_id)
+            .await?
+            .resign(&req.token)
+            .await?;
         Ok(Response::new(pb::ResignResponse {
             game: Some(game_pb(&view)),
         }))
@@ -266,7 +271,12 @@ impl RefereeService for RefereeApi {
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
         let req = request.into_inner();
-        let (agreed, view) = self.store.get(&req.game_id)?.offer_draw(&req.token).await?;
+        let (agreed, view) = self
+            .store
+            .find(&req.game_id)
+            .await?
+            .offer_draw(&req.token)
+            .await?;
         Ok(Response::new(pb::OfferDrawResponse {
             agreed,
             game: Some(game_pb(&view)),
@@ -280,7 +290,8 @@ impl RefereeService for RefereeApi {
         let req = request.into_inner();
         let (agreed, view) = self
             .store
-            .get(&req.game_id)?
+            .find(&req.game_id)
+            .await?
             .accept_draw(&req.token)
             .await?;
         Ok(Response::new(pb::AcceptDrawResponse {
@@ -294,7 +305,12 @@ impl RefereeService for RefereeApi {
         request: Request<pb::AbortGameRequest>,
     ) -> Result<Response<pb::AbortGameResponse>, Status> {
         let req = request.into_inner();
-        let view = self.store.get(&req.game_id)?.abort(&req.token).await?;
+        let view = self
+            .store
+            .find(&req.game_id)
+            .await?
+            .abort(&req.token)
+            .await?;
         Ok(Response::new(pb::AbortGameResponse {
             game: Some(game_pb(&view)),
         }))
@@ -334,7 +350,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ExportGameRequest>,
     ) -> Result<Response<pb::ExportGameResponse>, Status> {
         let req = request.get_ref();
-        let session = self.store.get(&req.game_id)?;
+        let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;
         Ok(Response::new(pb::ExportGameResponse {
             record: session.export(viewer),
@@ -347,7 +363,7 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<pb::ClaimVictoryResponse>, Status> {
         let req = request.into_inner();
         convert::seat(req.against, crate::games::MAX_SEATS, "against")?;
-        let session = self.store.get(&req.game_id)?;
+        let session = self.store.find(&req.game_id).await?;
         let against = convert::seat(req.against, session.seat_names().len(), "against")?;
         let view = session.claim_victory(&req.token, against).await?;
         tracing::info!(game_id = %req.game_id, "victory claimed: a seat abandoned the game");
@@ -376,7 +392,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::RenderPositionRequest>,
     ) -> Result<Response<pb::RenderPositionResponse>, Status> {
         let req = request.into_inner();
-        let session = self.store.get(&req.game_id)?;
+        let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;
         let view = session.view_at(req.ply, viewer)?;
         let svg = view

@@ -233,7 +233,8 @@ async fn board_svg(
             })
         })
         .transpose()?;
-    let view = state.store.get(id)?.view_at(ply, Viewer::Spectator)?;
+    let session = state.store.find(id).await?;
+    let view = session.view_at(ply, Viewer::Spectator)?;
     let svg = view
         .snapshot
         .as_ref()
@@ -248,7 +249,7 @@ async fn board_svg(
             // A past ply never changes; the current one does.
             (
                 header::CACHE_CONTROL,
-                HeaderValue::from_static(if ply.is_some_and(|p| p < view_ply(&state, id)) {
+                HeaderValue::from_static(if ply.is_some_and(|p| p < session.view(false).ply) {
                     "public, max-age=3600, immutable"
                 } else {
                     "no-cache"
@@ -258,11 +259,6 @@ async fn board_svg(
         svg,
     )
         .into_response())
-}
-
-/// The current ply of game `id` (0 if it is gone meanwhile).
-fn view_ply(state: &WebState, id: &str) -> u32 {
-    state.store.get(id).map_or(0, |s| s.view(false).ply)
 }
 
 /// `/api/games?label=k:v&status=in_progress|finished&page_size=&page_token=`.
@@ -302,7 +298,7 @@ async fn list_games(
         page_size,
         page_token: single(&pairs, "page_token")?.unwrap_or("").to_string(),
     };
-    let (views, next_page_token) = state.store.list(&query)?;
+    let (views, next_page_token) = state.store.list(&query).await?;
     Ok(axum::Json(json::GameList {
         games: views.iter().map(json::summary).collect(),
         next_page_token,
@@ -315,7 +311,7 @@ async fn get_game(
     State(state): State<WebState>,
     Path(id): Path<String>,
 ) -> Result<Response, HttpError> {
-    let session = state.store.get(&id)?;
+    let session = state.store.find(&id).await?;
     Ok(axum::Json(game_detail(&session)).into_response())
 }
 
@@ -333,7 +329,7 @@ async fn game_events(
     State(state): State<WebState>,
     Path(id): Path<String>,
 ) -> Result<Response, HttpError> {
-    let session = state.store.get(&id)?;
+    let session = state.store.find(&id).await?;
     let mut watch = session.watch(None)?;
     let (tx, rx) = mpsc::channel::<Result<SseEvent, Infallible>>(EVENTS_CHANNEL);
     let shutdown = state.shutdown.clone();

@@ -20,20 +20,22 @@ mod session;
 mod token;
 mod watch;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 use rand::TryRng as _;
 
 use crate::games::{
-    self, Catalog, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed, Seat,
-    SeatSet, Setup,
+    self, Catalog, Ending, GameRules, MoveError, MoveInput, MoveReport, RecordError, Replayed,
+    Seat, SeatSet, Setup,
 };
-use crate::service::storage::{self, ClockRow, GameRow, MoveRow, Storage, StoredGame, Write};
+use crate::service::storage::{
+    self, ArchiveQuery, ClockRow, GameRow, ListKey, MoveRow, Storage, StoredGame, Write,
+};
 use crate::service::telemetry;
 
 pub use clock::{
@@ -108,6 +110,9 @@ pub const MAX_LABEL_VALUE: usize = 256;
 pub const MAX_REQUEST_ID: usize = 128;
 /// Largest page of a listing.
 pub const MAX_PAGE_SIZE: usize = 500;
+/// Finished games read back from storage held in memory at once, by
+/// default; past it, the longest held is dropped (it stays in storage).
+pub const DEFAULT_ARCHIVE_CAP: usize = 1024;
 /// Page size when none is asked for.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
 
@@ -257,6 +262,10 @@ pub struct SessionStore {
     serial: AtomicU64,
     /// The games it can import and recover.
     catalog: Catalog,
+    /// Finished games read back from storage and held, oldest first; not
+    /// counted in `count`.
+    archive: Mutex<VecDeque<GameId>>,
+    archive_cap: usize,
 }
 
 impl SessionStore {
@@ -275,7 +284,16 @@ impl SessionStore {
             count: AtomicUsize::new(0),
             serial: AtomicU64::new(0),
             catalog: Catalog::default(),
+            archive: Mutex::new(VecDeque::new()),
+            archive_cap: DEFAULT_ARCHIVE_CAP,
         }
+    }
+
+    /// The store, holding at most `cap` finished games read back from
+    /// storage at once (at least 1).
+    pub fn with_archive_cap(mut self, cap: usize) -> SessionStore {
+        self.archive_cap = cap.max(1);
+        self
     }
 
     /// The store, knowing the games of `catalog` (imports and recovery):
@@ -395,6 +413,7 @@ impl SessionStore {
                 receipts: Receipts::new(),
                 draw_offers: SeatSet::EMPTY,
                 storage: self.storage.clone(),
+                archived: false,
             },
             &self.limits,
         ));
@@ -533,7 +552,7 @@ impl SessionStore {
         let n = stored.len();
         for game in stored {
             let id = game.game.id.clone();
-            let session = self.rebuild(game).map_err(|e| {
+            let session = self.rebuild(game, false).map_err(|e| {
                 SessionError::Unavailable(format!("stored game `{id}` cannot be recovered: {e}"))
             })?;
             self.count.fetch_add(1, Ordering::SeqCst);
@@ -542,11 +561,14 @@ impl SessionStore {
         Ok(n)
     }
 
-    fn rebuild(&self, stored: StoredGame) -> Result<Arc<Session>, String> {
+    /// A session from a stored game: an unfinished one to play on, or
+    /// (`archived`) a finished one to read, its ending restored.
+    fn rebuild(&self, stored: StoredGame, archived: bool) -> Result<Arc<Session>, String> {
         let StoredGame {
             game: row,
             moves,
             draw_offers,
+            end,
         } = stored;
         let mut record = row.options.trim_end().to_string();
         record.push_str("\n\n");
@@ -555,11 +577,21 @@ impl SessionStore {
             record.push('\n');
         }
         // The server kept the seed: the record replays with it.
-        let replayed = self
+        let mut replayed = self
             .catalog
             .import(&record, row.setup)
             .map_err(|e| e.to_string())?;
-        if replayed.moves.len() != moves.len() || replayed.game.verdict().is_some() {
+        if archived {
+            let end = end.ok_or("the stored game has not ended")?;
+            if replayed.moves.len() != moves.len() {
+                return Err(format!(
+                    "{} stored moves replay to {} moves",
+                    moves.len(),
+                    replayed.moves.len()
+                ));
+            }
+            restore_ending(&mut replayed, &end)?;
+        } else if replayed.moves.len() != moves.len() || replayed.game.verdict().is_some() {
             return Err(format!(
                 "{} stored moves replay to {} moves{}",
                 moves.len(),
@@ -641,9 +673,63 @@ impl SessionStore {
                 receipts,
                 draw_offers,
                 storage: self.storage.clone(),
+                archived,
             },
             &self.limits,
         )))
+    }
+
+    /// The game with id `id`, held or, once finished and dropped from
+    /// memory (after the finished TTL, or a restart), read back from
+    /// durable storage and held again for a while.
+    pub async fn find(&self, id: &str) -> Result<Arc<Session>, SessionError> {
+        match self.get(id) {
+            Err(SessionError::NotFound(_))
+                if self.storage.durable() && Token::parse(id).is_some() => {}
+            held => return held,
+        }
+        let storage = self.storage.clone();
+        let key = id.to_string();
+        let stored = tokio::task::spawn_blocking(move || storage.load(&key))
+            .await
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?;
+        // In progress but not held: being created (its id is not out yet);
+        // expired: dropped unfinished.
+        let Some(stored) =
+            stored.filter(|g| g.end.as_ref().is_some_and(|e| e.status == "finished"))
+        else {
+            return Err(SessionError::NotFound(id.to_string()));
+        };
+        let session = self.rebuild(stored, true).map_err(|e| {
+            tracing::warn!(game_id = id, error = %e, "stored game cannot be read back");
+            SessionError::Unavailable(format!("stored game `{id}` cannot be read back: {e}"))
+        })?;
+        Ok(self.hold_archived(session))
+    }
+
+    /// Holds a finished game read back from storage (or gives the one
+    /// another call held first), dropping the longest held past the cap.
+    fn hold_archived(&self, session: Arc<Session>) -> Arc<Session> {
+        use dashmap::mapref::entry::Entry;
+        match self.sessions.entry(session.id().clone()) {
+            Entry::Occupied(held) => return held.get().clone(),
+            Entry::Vacant(slot) => {
+                slot.insert(session.clone());
+            }
+        }
+        metrics::counter!(telemetry::GAMES_LOADED).increment(1);
+        let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+        archive.push_back(session.id().clone());
+        while archive.len() > self.archive_cap {
+            let Some(oldest) = archive.pop_front() else {
+                break;
+            };
+            if let Some((_, dropped)) = self.sessions.remove_if(&oldest, |_, s| s.archived()) {
+                dropped.close();
+            }
+        }
+        session
     }
 
     /// The game with id `id`. The id goes on the call's span.
@@ -658,56 +744,133 @@ impl SessionStore {
             .ok_or_else(|| SessionError::NotFound(id.to_string()))
     }
 
-    /// A page of games, oldest first, filtered.
-    pub fn list(&self, query: &ListQuery) -> Result<(Vec<GameView>, String), SessionError> {
-        let after: u64 = if query.page_token.is_empty() {
-            0
+    /// A page of games, oldest first (by creation time, then id), filtered:
+    /// the games held, and with durable storage the finished games it keeps
+    /// that are no longer held.
+    pub async fn list(&self, query: &ListQuery) -> Result<(Vec<GameView>, String), SessionError> {
+        let after = if query.page_token.is_empty() {
+            None
         } else {
-            query
-                .page_token
-                .parse()
-                .map_err(|_| SessionError::InvalidArgument {
+            Some(parse_page_token(&query.page_token).ok_or_else(|| {
+                SessionError::InvalidArgument {
                     field: "page_token",
                     description: "not a token returned by ListGames".into(),
-                })?
+                }
+            })?)
         };
         let size = match query.page_size {
             0 => DEFAULT_PAGE_SIZE,
             n => n.min(MAX_PAGE_SIZE),
         };
-        let mut matching: Vec<Arc<Session>> = self
+        let mut held: Vec<(ListKey, Arc<Session>)> = self
             .sessions
             .iter()
-            .map(|e| e.value().clone())
-            .filter(|s| s.serial() > after)
-            .filter(|s| {
+            .map(|e| (e.value().list_key(), e.value().clone()))
+            .filter(|(key, _)| after.as_ref().is_none_or(|a| key > a))
+            .filter(|(_, s)| {
                 query
                     .labels
                     .iter()
                     .all(|(k, v)| s.labels().get(k) == Some(v))
             })
             .collect();
-        matching.sort_by_key(|s| s.serial());
-        let mut page = Vec::with_capacity(size.min(matching.len()));
-        let mut last = None;
-        let mut more = false;
-        for s in matching {
+        held.sort_by(|a, b| a.0.cmp(&b.0));
+        // One more than a page, to know whether another follows.
+        let mut found: Vec<(ListKey, Listed)> = Vec::with_capacity(size + 1);
+        for (key, s) in held {
             let view = s.view(false);
             if query.finished.is_some_and(|f| f != view.verdict.is_some()) {
                 continue;
             }
-            if page.len() == size {
-                more = true;
+            found.push((key, Listed::Held(Box::new(view))));
+            if found.len() > size {
                 break;
             }
-            last = Some(s.serial());
-            page.push(view);
         }
-        let next = match (more, last) {
-            (true, Some(serial)) => serial.to_string(),
+        if self.storage.durable() && query.finished != Some(false) {
+            for g in self.stored_finished(after, &query.labels, size + 1).await? {
+                found.push((g.key(), Listed::Stored(Box::new(g))));
+            }
+        }
+        // A game dropped from memory while this ran is found in both: keep
+        // the held copy.
+        found.sort_by(|a, b| {
+            a.0.cmp(&b.0).then_with(|| {
+                matches!(a.1, Listed::Stored(_)).cmp(&matches!(b.1, Listed::Stored(_)))
+            })
+        });
+        found.dedup_by(|later, first| later.0 == first.0);
+        let more = found.len() > size;
+        found.truncate(size);
+        let next = match (more, found.last()) {
+            (true, Some((key, _))) => format!("{}.{}", key.created_at_ms, key.id),
             _ => String::new(),
         };
+        let mut page = Vec::with_capacity(found.len());
+        for (key, listed) in found {
+            match listed {
+                Listed::Held(view) => page.push(*view),
+                Listed::Stored(g) => match self.rebuild(*g, true) {
+                    Ok(session) => page.push(session.view(false)),
+                    Err(e) => {
+                        tracing::warn!(game_id = key.id, error = %e, "stored game cannot be read back");
+                    }
+                },
+            }
+        }
         Ok((page, next))
+    }
+
+    /// Up to `limit` finished games from storage after `after` with all of
+    /// `labels`, leaving out those held (they are listed as held).
+    async fn stored_finished(
+        &self,
+        after: Option<ListKey>,
+        labels: &BTreeMap<String, String>,
+        limit: usize,
+    ) -> Result<Vec<StoredGame>, SessionError> {
+        let mut out = Vec::new();
+        let mut cursor = after;
+        loop {
+            let query = ArchiveQuery {
+                after: cursor.clone(),
+                labels: labels.clone(),
+                limit,
+            };
+            let storage = self.storage.clone();
+            let batch = tokio::task::spawn_blocking(move || storage.list_finished(&query))
+                .await
+                .map_err(|e| SessionError::Unavailable(e.to_string()))?
+                .map_err(|e| SessionError::Unavailable(e.to_string()))?;
+            let full = batch.len() == limit;
+            for g in batch {
+                cursor = Some(g.key());
+                if !self.sessions.contains_key(&GameId(g.game.id.clone())) {
+                    out.push(g);
+                }
+            }
+            if out.len() >= limit || !full {
+                out.truncate(limit);
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Deletes from storage the finished and expired games that left play
+    /// more than `retain` ago (see [`Storage::prune`]); returns how many.
+    pub async fn prune(&self, retain: Duration) -> Result<u64, SessionError> {
+        let cutoff = storage::unix_ms(std::time::SystemTime::now())
+            .saturating_sub(i64::try_from(retain.as_millis()).unwrap_or(i64::MAX));
+        let storage = self.storage.clone();
+        let pruned = tokio::task::spawn_blocking(move || storage.prune(cutoff))
+            .await
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?;
+        if pruned > 0 {
+            tracing::info!(pruned, "finished games pruned from storage");
+            metrics::counter!(telemetry::GAMES_PRUNED).increment(pruned);
+        }
+        Ok(pruned)
     }
 
     /// Drops the games finished longer than the finished TTL ago, or idle
@@ -723,6 +886,12 @@ impl SessionStore {
         for id in expired {
             if let Some((_, session)) = self.sessions.remove(&id) {
                 session.close();
+                if session.archived() {
+                    // Read back from storage: it stays there.
+                    let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+                    archive.retain(|held| *held != id);
+                    continue;
+                }
                 metrics::gauge!(telemetry::SESSIONS_ACTIVE).decrement(1.0);
                 if !session.finished() {
                     metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
@@ -743,6 +912,68 @@ impl SessionStore {
             e.value().close();
         }
     }
+}
+
+/// A listing entry before it is shown: a game held, or one read from
+/// storage (replayed only if it makes the page).
+enum Listed {
+    Held(Box<GameView>),
+    Stored(Box<StoredGame>),
+}
+
+/// A listing's page token: `<created ms>.<id>` of the last game shown.
+fn parse_page_token(token: &str) -> Option<ListKey> {
+    let (ms, id) = token.split_once('.')?;
+    Some(ListKey {
+        created_at_ms: ms.parse().ok()?,
+        id: Token::parse(id)?.to_string(),
+    })
+}
+
+/// Gives a replayed finished game the ending storage recorded when its
+/// moves do not end it (a resignation, a timeout, …): the one of the
+/// game's endings whose verdict names the stored winners.
+fn restore_ending(replayed: &mut Replayed, end: &storage::EndRow) -> Result<(), String> {
+    if let Some(verdict) = replayed.game.verdict() {
+        return if verdict.winners == end.winners && verdict.reason == end.reason {
+            Ok(())
+        } else {
+            Err(format!(
+                "the moves end the game by {}, storage says {}",
+                verdict.reason, end.reason
+            ))
+        };
+    }
+    let seats = replayed.game.seat_names().len();
+    let losers = || (0..seats).filter_map(Seat::new);
+    let candidates: Vec<Ending> = match end.reason.as_str() {
+        "RESIGNATION" => losers()
+            .map(|loser| Ending::Resignation { loser })
+            .collect(),
+        "TIMEOUT" => losers().map(|loser| Ending::Timeout { loser }).collect(),
+        "ABANDONED" => losers().map(|loser| Ending::Abandoned { loser }).collect(),
+        "DRAW_AGREEMENT" => vec![Ending::DrawAgreement],
+        "ABORTED" => vec![Ending::Aborted],
+        other => {
+            return Err(format!(
+                "stored ending `{other}` does not follow from the moves"
+            ));
+        }
+    };
+    for ending in candidates {
+        let mut game = replayed.game.clone_box();
+        if game
+            .conclude(ending)
+            .is_ok_and(|v| v.winners == end.winners)
+        {
+            replayed.game = game;
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "no {} gives the stored winners {:?}",
+        end.reason, end.winners
+    ))
 }
 
 /// A place under the session limit, given back on drop unless kept.

@@ -156,6 +156,10 @@ struct State {
     /// deadline, so no deadline may end the game until it is applied or
     /// refused.
     pending: bool,
+    /// The watchers' broadcast ring: allocated by the first watcher,
+    /// dropped again at the first event nobody watches (an unwatched game
+    /// holds none).
+    events: Option<broadcast::Sender<Arc<Event>>>,
 }
 
 /// What a session starts from: a new game, an import, or a game recovered
@@ -174,6 +178,9 @@ pub(super) struct SessionInit<'a> {
     pub(super) receipts: Receipts,
     pub(super) draw_offers: SeatSet,
     pub(super) storage: Arc<dyn Storage>,
+    /// A finished game read back from storage on demand (held apart from
+    /// the session limit, dropped again first).
+    pub(super) archived: bool,
 }
 
 /// One refereed game.
@@ -211,7 +218,8 @@ pub struct Session {
     /// are redacted per watcher).
     private: bool,
     state: Mutex<State>,
-    events: broadcast::Sender<Arc<Event>>,
+    /// Events the broadcast ring holds for slow watchers.
+    watch_buffer: usize,
     pub(super) watchers: Arc<AtomicUsize>,
     max_watchers: usize,
     closed: CancellationToken,
@@ -222,6 +230,8 @@ pub struct Session {
     storage: Arc<dyn Storage>,
     /// Held while a change is stored and applied.
     writing: tokio::sync::Mutex<()>,
+    /// Read back from storage after it finished (see [`SessionInit`]).
+    archived: bool,
 }
 
 impl Session {
@@ -239,11 +249,11 @@ impl Session {
             receipts,
             draw_offers,
             storage,
+            archived,
         } = init;
         let seat_names = game.seat_names();
         let seats = seat_names.len();
         let tick = time::Instant::now();
-        let (events, _) = broadcast::channel(limits.watch_buffer.max(1));
         let mut log: Vec<Arc<Event>> = history
             .iter()
             .map(|r| {
@@ -270,7 +280,12 @@ impl Session {
         let clock = match (clock, game.to_move()) {
             (Some(clock), Some(_)) => clock,
             (None, Some(first)) => Clock::new(time_control, seats, first, tick),
-            (_, None) => Clock::stopped(time_control, seats, tick),
+            // A finished game read back: its clocks as they stood.
+            (Some(mut clock), None) => {
+                clock.stop(tick);
+                clock
+            }
+            (None, None) => Clock::stopped(time_control, seats, tick),
         };
         Session {
             id,
@@ -294,8 +309,9 @@ impl Session {
                 finished_at: verdict.map(|_| now),
                 clock,
                 pending: false,
+                events: None,
             }),
-            events,
+            watch_buffer: limits.watch_buffer.max(1),
             watchers: Arc::new(AtomicUsize::new(0)),
             max_watchers: limits.max_watchers_per_game,
             closed: CancellationToken::new(),
@@ -304,6 +320,20 @@ impl Session {
             abandon_after: limits.abandon_after,
             storage,
             writing: tokio::sync::Mutex::new(()),
+            archived,
+        }
+    }
+
+    /// Whether this is a finished game read back from storage on demand.
+    pub fn archived(&self) -> bool {
+        self.archived
+    }
+
+    /// The game's place in listings (creation time, then id).
+    pub fn list_key(&self) -> storage::ListKey {
+        storage::ListKey {
+            created_at_ms: storage::unix_ms(self.created_at),
+            id: self.id.as_str().to_string(),
         }
     }
 
@@ -1158,12 +1188,12 @@ impl Session {
         let seat = token.map(|t| self.seat_for(t)).transpose()?;
         let viewer = seat.map_or(Viewer::Spectator, Viewer::Seat);
         let guard = WatcherSlot::take(&self.watchers, self.max_watchers)?;
-        let st = self.lock_settled();
+        let mut st = self.lock_settled();
         let ply = from_ply.unwrap_or(st.game.ply());
         let mut view = self.view_at_locked(&st, ply, "from_ply", viewer)?;
         // Subscribe while holding the lock: every later event reaches `rx`,
         // every earlier one is in the log.
-        let rx = self.events.subscribe();
+        let rx = self.subscribe(&mut st);
         let backlog: Vec<Arc<Event>> = st.log[ply as usize..].to_vec();
         drop(st);
         // Join only once the watch is sure to start (a refused one flips
@@ -1200,9 +1230,9 @@ impl Session {
         u64,
         broadcast::Receiver<Arc<Event>>,
     ) {
-        let st = self.lock_settled();
+        let mut st = self.lock_settled();
         let view = self.view_locked(&st, true, viewer);
-        let rx = self.events.subscribe();
+        let rx = self.subscribe(&mut st);
         let sequence = u64::from(st.game.ply());
         let tail = st.log.get(sequence as usize).cloned();
         (
@@ -1292,8 +1322,26 @@ impl Session {
         });
         st.log.push(event.clone());
         st.last_activity = Instant::now();
-        // No receiver is not an error: nobody is watching.
-        let _ = self.events.send(event);
+        // No receiver left: nobody watches, the ring goes.
+        if let Some(tx) = &st.events
+            && tx.send(event).is_err()
+        {
+            st.events = None;
+        }
+    }
+
+    /// Whether the watchers' broadcast ring is allocated.
+    #[cfg(test)]
+    pub(super) fn has_ring(&self) -> bool {
+        self.lock().events.is_some()
+    }
+
+    /// A receiver of the events after now (the caller holds the lock, so
+    /// every earlier event is in the log): the ring is made on first use.
+    fn subscribe(&self, st: &mut State) -> broadcast::Receiver<Arc<Event>> {
+        st.events
+            .get_or_insert_with(|| broadcast::channel(self.watch_buffer).0)
+            .subscribe()
     }
 }
 

@@ -290,3 +290,187 @@ async fn imported_and_expired_games_are_stored_as_such() {
     assert_eq!(storage.status(idle.id().as_str()), Some("expired"));
     assert!(storage.recover().unwrap().is_empty());
 }
+
+/// Everything a reader sees of a finished game.
+fn finished_picture(s: &Session) -> (u32, Option<crate::games::Verdict>, Option<String>, String) {
+    let v = s.view(true);
+    (
+        v.ply,
+        v.verdict.clone(),
+        picture(&v),
+        s.export(Viewer::Spectator),
+    )
+}
+
+#[tokio::test]
+async fn finished_games_are_read_back_after_a_restart_listed_and_pruned() {
+    for backend in Backend::all() {
+        let cup = BTreeMap::from([("event".to_string(), "cup".to_string())]);
+        let (finished, playing) = {
+            let store = backend.store();
+            let mut finished = Vec::new();
+            // Resigned after three moves.
+            let (s, t) = store
+                .create(GameRules::default(), cup.clone())
+                .await
+                .unwrap();
+            let tokens = texts(t);
+            for _ in 0..3 {
+                play(&s, &tokens, None).await;
+            }
+            s.resign(&tokens[0]).await.unwrap();
+            finished.push(s);
+            // Drawn by agreement.
+            let (s, t) = store
+                .create(GameRules::default(), cup.clone())
+                .await
+                .unwrap();
+            let tokens = texts(t);
+            play(&s, &tokens, None).await;
+            play(&s, &tokens, None).await;
+            s.offer_draw(&tokens[0]).await.unwrap();
+            s.accept_draw(&tokens[1]).await.unwrap();
+            finished.push(s);
+            // Aborted before Black moved.
+            let (s, t) = store
+                .create(GameRules::default(), BTreeMap::new())
+                .await
+                .unwrap();
+            let tokens = texts(t);
+            play(&s, &tokens, None).await;
+            s.abort(&tokens[1]).await.unwrap();
+            finished.push(s);
+            // Imported finished.
+            let record = "game: punct\nresult: black RESIGNATION\n\nSE@E5:F5,G5\n";
+            let (s, _) = store.import(record, cup.clone()).await.unwrap();
+            finished.push(s);
+            let (playing, _) = store
+                .create(GameRules::default(), cup.clone())
+                .await
+                .unwrap();
+            let finished: Vec<_> = finished
+                .iter()
+                .map(|s| (s.id().clone(), finished_picture(s)))
+                .collect();
+            (finished, playing.id().clone())
+        };
+        // Writes queued without waiting (the ends) land before the restart.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let reasons: Vec<&str> = finished
+            .iter()
+            .map(|(_, p)| p.1.as_ref().unwrap().reason)
+            .collect();
+        assert_eq!(
+            reasons,
+            ["RESIGNATION", "DRAW_AGREEMENT", "ABORTED", "RESIGNATION"]
+        );
+
+        let store = backend.store().with_archive_cap(3);
+        assert_eq!(store.len(), 1, "only the game in progress is recovered");
+        for (id, before) in &finished {
+            let s = store.find(id.as_str()).await.unwrap();
+            assert!(s.archived());
+            assert_eq!(&finished_picture(&s), before, "{id}");
+        }
+        // The cap: the first one read back was dropped again, and comes back.
+        assert!(store.get(finished[0].0.as_str()).is_err());
+        assert!(store.get(finished[3].0.as_str()).is_ok());
+        let again = store.find(finished[0].0.as_str()).await.unwrap();
+        assert_eq!(finished_picture(&again), finished[0].1);
+        // A finished game read back takes no move and no action.
+        let err = again
+            .resign(&Token::random().to_string())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SessionError::PermissionDenied(_)), "{err:?}");
+        assert!(matches!(
+            store.find(&Token::random().to_string()).await,
+            Err(SessionError::NotFound(_))
+        ));
+        assert!(matches!(
+            store.find("not an id").await,
+            Err(SessionError::NotFound(_))
+        ));
+
+        // Listings: every game once, in creation order, held or stored.
+        let all_ids: Vec<GameId> = finished
+            .iter()
+            .map(|(id, _)| id.clone())
+            .chain([playing.clone()])
+            .collect();
+        let mut seen = Vec::new();
+        let mut token = String::new();
+        loop {
+            let (page, next) = store
+                .list(&ListQuery {
+                    page_size: 2,
+                    page_token: token.clone(),
+                    ..ListQuery::default()
+                })
+                .await
+                .unwrap();
+            seen.extend(page.into_iter().map(|v| v.id));
+            if next.is_empty() {
+                break;
+            }
+            token = next;
+        }
+        let mut keys = Vec::new();
+        for id in &seen {
+            keys.push(store.find(id.as_str()).await.unwrap().list_key());
+        }
+        assert!(
+            keys.windows(2).all(|w| w[0] < w[1]),
+            "oldest first: {keys:?}"
+        );
+        let mut sorted_seen = seen.clone();
+        sorted_seen.sort();
+        let mut sorted_all = all_ids.clone();
+        sorted_all.sort();
+        assert_eq!(sorted_seen, sorted_all, "every game exactly once");
+        let finished_cup = store
+            .list(&ListQuery {
+                finished: Some(true),
+                labels: cup.clone(),
+                ..ListQuery::default()
+            })
+            .await
+            .unwrap()
+            .0;
+        let mut ids: Vec<GameId> = finished_cup.iter().map(|v| v.id.clone()).collect();
+        ids.sort();
+        let mut want = vec![
+            finished[0].0.clone(),
+            finished[1].0.clone(),
+            finished[3].0.clone(),
+        ];
+        want.sort();
+        assert_eq!(ids, want);
+        assert!(finished_cup.iter().all(|v| v.verdict.is_some()));
+        let playing_only = store
+            .list(&ListQuery {
+                finished: Some(false),
+                ..ListQuery::default()
+            })
+            .await
+            .unwrap()
+            .0;
+        let playing_ids: Vec<&GameId> = playing_only.iter().map(|v| &v.id).collect();
+        assert_eq!(playing_ids, [&playing]);
+
+        // Retention: nothing is a day old; everything finished is older
+        // than now. The game in progress stays.
+        assert_eq!(store.prune(Duration::from_secs(86_400)).await.unwrap(), 0);
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(store.prune(Duration::ZERO).await.unwrap(), 4);
+        drop((again, store));
+        let store = backend.store();
+        for (id, _) in &finished {
+            assert!(matches!(
+                store.find(id.as_str()).await,
+                Err(SessionError::NotFound(_))
+            ));
+        }
+        assert!(store.find(playing.as_str()).await.is_ok());
+    }
+}

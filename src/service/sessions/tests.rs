@@ -328,13 +328,24 @@ async fn labels_are_checked_and_filter_listings() {
         page_size: 0,
         page_token: String::new(),
     };
-    assert_eq!(st.list(&q(None, BTreeMap::new())).unwrap().0.len(), 3);
-    assert_eq!(st.list(&q(Some(true), BTreeMap::new())).unwrap().0.len(), 1);
+    assert_eq!(st.list(&q(None, BTreeMap::new())).await.unwrap().0.len(), 3);
     assert_eq!(
-        st.list(&q(Some(false), BTreeMap::new())).unwrap().0.len(),
+        st.list(&q(Some(true), BTreeMap::new()))
+            .await
+            .unwrap()
+            .0
+            .len(),
+        1
+    );
+    assert_eq!(
+        st.list(&q(Some(false), BTreeMap::new()))
+            .await
+            .unwrap()
+            .0
+            .len(),
         2
     );
-    assert_eq!(st.list(&q(None, labels)).unwrap().0.len(), 1);
+    assert_eq!(st.list(&q(None, labels)).await.unwrap().0.len(), 1);
 }
 
 #[tokio::test]
@@ -352,6 +363,7 @@ async fn listing_pages_cover_every_game_once() {
                 page_token: token.clone(),
                 ..ListQuery::default()
             })
+            .await
             .unwrap();
         seen.extend(page.into_iter().map(|v| v.id));
         if next.is_empty() {
@@ -367,6 +379,7 @@ async fn listing_pages_cover_every_game_once() {
             page_token: "x".into(),
             ..ListQuery::default()
         })
+        .await
         .is_err()
     );
 }
@@ -437,6 +450,32 @@ mod watching {
             WatchItem::Event(e) => e,
             other => panic!("expected an event, got {other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn the_broadcast_ring_exists_only_while_someone_watches() {
+        let st = store();
+        let (s, w, b) = new_game(&st).await;
+        let tokens = [w.clone(), b];
+        assert!(!s.has_ring(), "a new game allocates no ring");
+        play_one(&s, &tokens).await;
+        assert!(!s.has_ring());
+        let mut watch = s.watch(None).unwrap();
+        assert!(s.has_ring());
+        snapshot_of(watch.next().await.unwrap().unwrap());
+        play_one(&s, &tokens).await;
+        assert_eq!(event_of(watch.next().await.unwrap().unwrap()).ply, 2);
+        assert!(s.has_ring());
+        drop(watch);
+        // The first event nobody receives drops it; a new watcher makes it
+        // again and misses nothing.
+        play_one(&s, &tokens).await;
+        assert!(!s.has_ring());
+        let mut watch = s.watch(Some(2)).unwrap();
+        snapshot_of(watch.next().await.unwrap().unwrap());
+        assert_eq!(event_of(watch.next().await.unwrap().unwrap()).ply, 3);
+        play_one(&s, &tokens).await;
+        assert_eq!(event_of(watch.next().await.unwrap().unwrap()).ply, 4);
     }
 
     #[tokio::test]

@@ -165,9 +165,178 @@ async fn suite(storage: &dyn Storage) {
     assert!(storage.recover().unwrap().is_empty());
 }
 
+/// Finished games read back one by one and by pages, and pruned by age.
+async fn archive_suite(storage: &dyn Storage) {
+    let at = |id: &str, created: i64, labels: &[(&str, &str)]| GameRow {
+        created_at_ms: created,
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..game(id)
+    };
+    let ended = |id: &str, ply: u32, at_ms: i64| EndRow {
+        at_ms,
+        ..end(id, ply)
+    };
+    // Created out of order; two share a creation time (the id breaks ties).
+    let rows = [
+        (
+            at("p", 3_000, &[("event", "cup")]),
+            2,
+            Some(ended("p", 2, 10_000)),
+        ),
+        (
+            at("q", 1_000, &[("event", "league")]),
+            1,
+            Some(ended("q", 1, 20_000)),
+        ),
+        (
+            at("s", 2_000, &[("event", "cup"), ("round", "2")]),
+            0,
+            Some(ended("s", 0, 30_000)),
+        ),
+        (at("r", 2_000, &[("event", "cup")]), 1, None),
+        (at("o", 500, &[("event", "cup")]), 2, None),
+    ];
+    for (row, plies, end) in &rows {
+        let moves = (1..=*plies).map(|p| mv(&row.id, p)).collect();
+        storage
+            .write(Write::Create(row.clone(), moves, end.clone()))
+            .await
+            .unwrap();
+    }
+    // `o` expires, long ago; `r` stays in progress.
+    storage
+        .write(Write::End(EndRow {
+            status: "expired",
+            reason: String::new(),
+            winners: SeatSet::EMPTY,
+            scores: Vec::new(),
+            ..ended("o", 2, 5_000)
+        }))
+        .await
+        .unwrap();
+
+    let loaded = storage.load("p").unwrap().expect("stored");
+    assert_eq!(loaded.game, rows[0].0);
+    assert_eq!(loaded.moves, vec![mv("p", 1), mv("p", 2)]);
+    assert_eq!(loaded.end, Some(ended("p", 2, 10_000)));
+    assert_eq!(storage.load("r").unwrap().unwrap().end, None);
+    assert_eq!(
+        storage.load("o").unwrap().unwrap().end.unwrap().status,
+        "expired"
+    );
+    assert_eq!(storage.load("zz").unwrap(), None);
+
+    let ids =
+        |games: Vec<StoredGame>| -> Vec<String> { games.into_iter().map(|g| g.game.id).collect() };
+    let all = ArchiveQuery {
+        limit: 10,
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(storage.list_finished(&all).unwrap()),
+        ["q", "s", "p"],
+        "finished only, by creation time"
+    );
+    let page = storage
+        .list_finished(&ArchiveQuery {
+            limit: 1,
+            ..all.clone()
+        })
+        .unwrap();
+    assert_eq!(ids(page.clone()), ["q"]);
+    let next = ArchiveQuery {
+        after: Some(page[0].key()),
+        ..all.clone()
+    };
+    assert_eq!(ids(storage.list_finished(&next).unwrap()), ["s", "p"]);
+    let cup = ArchiveQuery {
+        labels: BTreeMap::from([("event".into(), "cup".into())]),
+        ..all.clone()
+    };
+    assert_eq!(ids(storage.list_finished(&cup).unwrap()), ["s", "p"]);
+    let round = ArchiveQuery {
+        labels: BTreeMap::from([("event".into(), "cup".into()), ("round".into(), "2".into())]),
+        ..all.clone()
+    };
+    assert_eq!(ids(storage.list_finished(&round).unwrap()), ["s"]);
+
+    // Pruning takes exactly the games that left play before the time:
+    // `o` (expired at 5 000) and `p` (finished at 10 000), not `q` (at
+    // 20 000, the cut itself is kept) nor the game in progress.
+    assert_eq!(storage.prune(20_000).unwrap(), 2);
+    assert_eq!(storage.load("o").unwrap(), None);
+    assert_eq!(storage.load("p").unwrap(), None);
+    assert!(storage.load("q").unwrap().is_some());
+    assert!(storage.load("r").unwrap().is_some());
+    assert_eq!(ids(storage.list_finished(&all).unwrap()), ["q", "s"]);
+    assert_eq!(storage.prune(20_000).unwrap(), 0);
+    assert_eq!(ids(storage.recover().unwrap()), ["r"]);
+    // A pruned id may be stored again.
+    storage
+        .write(Write::Create(rows[0].0.clone(), vec![], None))
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn memory_rows_backend_passes_the_suite() {
     suite(&MemoryStorage::new()).await;
+    archive_suite(&MemoryStorage::new()).await;
+}
+
+#[tokio::test]
+async fn sqlite_keeps_finished_games_readable_and_prunes_them() {
+    let dir = tempdir();
+    let s = SqliteStorage::open(&SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Normal,
+        max_bytes: None,
+    })
+    .unwrap();
+    archive_suite(&s).await;
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn pruning_many_games_goes_in_batches_and_takes_them_all() {
+    let dir = tempdir();
+    let s = SqliteStorage::open(&SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Off,
+        max_bytes: None,
+    })
+    .unwrap();
+    let commits: Vec<Commit> = (0..600)
+        .map(|i| {
+            let id = format!("g{i:03}");
+            s.write(Write::Create(
+                game(&id),
+                vec![mv(&id, 1)],
+                Some(EndRow {
+                    at_ms: i64::from(i),
+                    ..end(&id, 1)
+                }),
+            ))
+        })
+        .collect();
+    for c in commits {
+        c.await.unwrap();
+    }
+    assert_eq!(s.prune(550).unwrap(), 550);
+    let left = s
+        .list_finished(&ArchiveQuery {
+            limit: 1000,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(left.len(), 50);
+    assert_eq!(left[0].game.id, "g550");
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{Commit, Storage, StorageError, StoredGame, Write};
+use super::{ArchiveQuery, Commit, Storage, StorageError, StoredGame, Write};
 use crate::games::SeatSet;
 
 #[derive(Debug, Default)]
@@ -69,13 +69,15 @@ impl MemoryStorage {
                     return Err(StorageError(format!("game `{}` exists", game.id)));
                 }
                 rows.index.insert(game.id.clone(), rows.games.len());
+                let status = end.as_ref().map_or("in_progress", |e| e.status);
                 rows.games.push((
                     StoredGame {
                         game,
                         moves,
                         draw_offers: SeatSet::EMPTY,
+                        end,
                     },
-                    end.map_or("in_progress", |e| e.status),
+                    status,
                 ));
             }
             Write::Move(mv, end) => {
@@ -95,6 +97,8 @@ impl MemoryStorage {
                 stored.moves.push(mv);
                 if let Some(end) = end {
                     *status = end.status;
+                    stored.draw_offers = SeatSet::EMPTY;
+                    stored.end = Some(end);
                 }
             }
             Write::DrawOffer { game_id, seats } => {
@@ -111,6 +115,7 @@ impl MemoryStorage {
                 }
                 rows.games[i].1 = end.status;
                 rows.games[i].0.draw_offers = SeatSet::EMPTY;
+                rows.games[i].0.end = Some(end);
             }
         }
         Ok(())
@@ -138,5 +143,49 @@ impl Storage for MemoryStorage {
             .filter(|(_, status)| *status == "in_progress")
             .map(|(g, _)| g.clone())
             .collect())
+    }
+
+    fn load(&self, id: &str) -> Result<Option<StoredGame>, StorageError> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(rows.index.get(id).map(|&i| rows.games[i].0.clone()))
+    }
+
+    fn list_finished(&self, query: &ArchiveQuery) -> Result<Vec<StoredGame>, StorageError> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        let mut found: Vec<&StoredGame> = rows
+            .games
+            .iter()
+            .filter(|(g, status)| {
+                *status == "finished"
+                    && query.after.as_ref().is_none_or(|after| g.key() > *after)
+                    && query
+                        .labels
+                        .iter()
+                        .all(|(k, v)| g.game.labels.get(k) == Some(v))
+            })
+            .map(|(g, _)| g)
+            .collect();
+        found.sort_by_key(|g| g.key());
+        Ok(found.into_iter().take(query.limit).cloned().collect())
+    }
+
+    fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError> {
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(StorageError("injected failure: the disk is full".into()));
+        }
+        let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        let before = rows.games.len();
+        rows.games.retain(|(g, status)| {
+            *status == "in_progress" || g.end.as_ref().is_none_or(|e| e.at_ms >= ended_before_ms)
+        });
+        let pruned = (before - rows.games.len()) as u64;
+        let index = rows
+            .games
+            .iter()
+            .enumerate()
+            .map(|(i, (g, _))| (g.game.id.clone(), i))
+            .collect();
+        rows.index = index;
+        Ok(pruned)
     }
 }

@@ -4,7 +4,10 @@
 //! writes what it must not forget: a game when it is created, each accepted
 //! move before the player is told it was accepted, draw offers and endings.
 //! On start the server reads back the unfinished games ([`Storage::recover`])
-//! and replays them through the engine (docs/STORAGE.md).
+//! and replays them through the engine (docs/STORAGE.md). Finished games
+//! stay in the store, read back one at a time ([`Storage::load`]) or a page
+//! at a time ([`Storage::list_finished`]) when asked for, until the
+//! retention option prunes them ([`Storage::prune`]).
 //!
 //! Rows are plain data in neutral terms (texts, seats, milliseconds): a
 //! backend knows nothing of PÜNCT, and the session layer nothing of SQL.
@@ -136,7 +139,7 @@ pub enum Write {
     End(EndRow),
 }
 
-/// An unfinished game read back from storage.
+/// A game read back from storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredGame {
     /// The game as created.
@@ -145,6 +148,29 @@ pub struct StoredGame {
     pub moves: Vec<MoveRow>,
     /// The seats agreeing to a standing draw offer.
     pub draw_offers: SeatSet,
+    /// How it left play; `None` while in progress.
+    pub end: Option<EndRow>,
+}
+
+/// Where a listing of finished games is: games sort by creation time, then
+/// id (a key every replica and every restart agrees on).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ListKey {
+    /// Creation time, Unix milliseconds.
+    pub created_at_ms: i64,
+    /// The game id.
+    pub id: String,
+}
+
+/// A page of finished games to read from storage.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ArchiveQuery {
+    /// Only games after this key (`None`: from the first).
+    pub after: Option<ListKey>,
+    /// Only games with every one of these labels.
+    pub labels: BTreeMap<String, String>,
+    /// At most this many games.
+    pub limit: usize,
 }
 
 /// Why storage failed. The write was not made (a failed batch is rolled back).
@@ -212,6 +238,22 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Every game that is neither finished nor expired, oldest first, with
     /// its moves.
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError>;
+
+    /// The game `id` with its moves and its end, whatever its status
+    /// (`None`: not stored). Sees every write whose commit has resolved.
+    /// Blocking: call it off the async workers.
+    fn load(&self, id: &str) -> Result<Option<StoredGame>, StorageError>;
+
+    /// Finished games (not expired ones), in [`ListKey`] order, after
+    /// `query.after`, with all of `query.labels`, at most `query.limit`.
+    /// Blocking.
+    fn list_finished(&self, query: &ArchiveQuery) -> Result<Vec<StoredGame>, StorageError>;
+
+    /// Deletes every finished or expired game that left play before
+    /// `ended_before_ms` (Unix milliseconds), with its seats and moves;
+    /// games in progress are never pruned. Returns how many were deleted.
+    /// Blocking.
+    fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError>;
 }
 
 /// Keeps nothing: sessions live only in memory (`--storage memory`).
@@ -233,6 +275,28 @@ impl Storage for Volatile {
 
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
         Ok(Vec::new())
+    }
+
+    fn load(&self, _id: &str) -> Result<Option<StoredGame>, StorageError> {
+        Ok(None)
+    }
+
+    fn list_finished(&self, _query: &ArchiveQuery) -> Result<Vec<StoredGame>, StorageError> {
+        Ok(Vec::new())
+    }
+
+    fn prune(&self, _ended_before_ms: i64) -> Result<u64, StorageError> {
+        Ok(0)
+    }
+}
+
+impl StoredGame {
+    /// Its place in listings.
+    pub fn key(&self) -> ListKey {
+        ListKey {
+            created_at_ms: self.game.created_at_ms,
+            id: self.game.id.clone(),
+        }
     }
 }
 
@@ -267,6 +331,18 @@ pub fn scores_text(scores: &[i64]) -> String {
         .map(i64::to_string)
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// The scores a stored text names (see [`scores_text`]).
+pub fn scores_of_text(text: &str) -> Result<Vec<i64>, StorageError> {
+    text.split(',')
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            t.trim()
+                .parse::<i64>()
+                .map_err(|_| StorageError(format!("stored score `{t}` is no number")))
+        })
+        .collect()
 }
 
 /// Unix milliseconds of `t`.

@@ -18,8 +18,8 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, params};
 use tokio::sync::oneshot;
 
 use super::{
-    ClockRow, Commit, EndRow, GameRow, MoveRow, SeatRow, Storage, StorageError, StoredGame, Write,
-    scores_text, seats_of_text, seats_text,
+    ArchiveQuery, ClockRow, Commit, EndRow, GameRow, MoveRow, SeatRow, Storage, StorageError,
+    StoredGame, Write, scores_of_text, scores_text, seats_of_text, seats_text,
 };
 use crate::games::{Seat, Setup};
 use crate::service::telemetry;
@@ -32,6 +32,9 @@ pub const LOCK_FILE: &str = "referee.lock";
 pub const SCHEMA_VERSION: i64 = 2;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
+/// Most games one pruning transaction deletes (the writer takes other
+/// writes between two).
+const PRUNE_BATCH: usize = 256;
 
 /// How hard each commit is synced to disk (SQLite's `synchronous` in WAL
 /// mode; docs/STORAGE.md).
@@ -74,6 +77,9 @@ type Reply = oneshot::Sender<Result<(), StorageError>>;
 enum Job {
     Write(Box<Write>, Reply),
     Recover(mpsc::Sender<Result<Vec<StoredGame>, StorageError>>),
+    /// One batch of pruning: games that ended before the time, at most
+    /// [`PRUNE_BATCH`]; answers how many were deleted.
+    Prune(i64, mpsc::Sender<Result<u64, StorageError>>),
 }
 
 /// The SQLite backend (see the module docs).
@@ -82,6 +88,9 @@ pub struct SqliteStorage {
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     writer: Mutex<Option<thread::JoinHandle<()>>>,
     checkpointer: Mutex<Option<(mpsc::Sender<()>, thread::JoinHandle<()>)>>,
+    /// A connection of its own for reads of finished games (WAL: readers
+    /// see every committed write and never wait for the writer).
+    reader: Mutex<Connection>,
     path: PathBuf,
     sync: SyncMode,
     /// Transactions committed so far.
@@ -130,6 +139,7 @@ impl SqliteStorage {
         conn.execute_batch("PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864;")
             .map_err(|e| sql_error(&path, e))?;
         let checkpoints = open_connection(&path, options)?;
+        let reader = open_connection(&path, options)?;
         let (stop_checkpoints, stopped) = mpsc::channel::<()>();
         let checkpointer = thread::Builder::new()
             .name("storage-checkpoint".into())
@@ -146,6 +156,7 @@ impl SqliteStorage {
             jobs: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
             checkpointer: Mutex::new(Some((stop_checkpoints, checkpointer))),
+            reader: Mutex::new(reader),
             path,
             sync: options.sync,
             commits,
@@ -220,6 +231,53 @@ impl Storage for SqliteStorage {
         rx.recv()
             .map_err(|_| StorageError("the storage writer has stopped".into()))?
     }
+
+    fn load(&self, id: &str) -> Result<Option<StoredGame>, StorageError> {
+        let conn = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        let mut games = read_games(&conn, "WHERE id = ?1", &[&id as &dyn rusqlite::ToSql])
+            .map_err(|e| sql_error(&self.path, e))?;
+        Ok(games.pop())
+    }
+
+    fn list_finished(&self, query: &ArchiveQuery) -> Result<Vec<StoredGame>, StorageError> {
+        let (after_ms, after_id) = query
+            .after
+            .as_ref()
+            .map_or((i64::MIN, ""), |k| (k.created_at_ms, k.id.as_str()));
+        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        let mut filter =
+            String::from("WHERE status = 'finished' AND (created_at_ms, id) > (?1, ?2)");
+        let mut params: Vec<&dyn rusqlite::ToSql> = vec![&after_ms, &after_id, &limit];
+        for (i, (k, v)) in query.labels.iter().enumerate() {
+            filter.push_str(&format!(
+                " AND EXISTS (SELECT 1 FROM json_each(games.labels) WHERE key = ?{} AND value = ?{})",
+                4 + 2 * i,
+                5 + 2 * i
+            ));
+            params.push(k);
+            params.push(v);
+        }
+        filter.push_str(" ORDER BY created_at_ms, id LIMIT ?3");
+        let conn = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        read_games(&conn, &filter, &params).map_err(|e| sql_error(&self.path, e))
+    }
+
+    fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError> {
+        let mut total = 0;
+        loop {
+            let (tx, rx) = mpsc::channel();
+            if !self.send(Job::Prune(ended_before_ms, tx)) {
+                return Err(StorageError("the storage writer has stopped".into()));
+            }
+            let n = rx
+                .recv()
+                .map_err(|_| StorageError("the storage writer has stopped".into()))??;
+            total += n;
+            if n < PRUNE_BATCH as u64 {
+                return Ok(total);
+            }
+        }
+    }
 }
 
 fn sql_error(path: &Path, e: rusqlite::Error) -> StorageError {
@@ -293,6 +351,13 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
             )));
         }
     }
+    // Listing finished games and pruning them (added beside version 2: an
+    // index changes no row, and a binary without it still reads the file).
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS games_by_creation ON games (status, created_at_ms, id);
+         CREATE INDEX IF NOT EXISTS games_by_end ON games (status, finished_at_ms);",
+    )
+    .map_err(err)?;
     if let Some(max) = options.max_bytes {
         let page: i64 = conn
             .query_row("PRAGMA page_size", [], |r| r.get(0))
@@ -414,7 +479,15 @@ fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>, commits: &AtomicU6
                 Job::Recover(reply) => {
                     // Reads see every write queued before them.
                     commit_batch(&mut conn, &path, std::mem::take(&mut writes), commits);
-                    let _ = reply.send(read_unfinished(&conn).map_err(|e| sql_error(&path, e)));
+                    let _ = reply.send(
+                        read_games(&conn, "WHERE status = 'in_progress' ORDER BY rowid", &[])
+                            .map_err(|e| sql_error(&path, e)),
+                    );
+                }
+                Job::Prune(before, reply) => {
+                    commit_batch(&mut conn, &path, std::mem::take(&mut writes), commits);
+                    let _ =
+                        reply.send(prune_batch(&mut conn, before).map_err(|e| sql_error(&path, e)));
                 }
             }
             if writes.len() < MAX_BATCH {
@@ -641,15 +714,44 @@ fn bad_row(what: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, what.into())
 }
 
-fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
+/// Deletes up to [`PRUNE_BATCH`] games that left play before `before`, with
+/// their seats and moves, in one transaction.
+fn prune_batch(conn: &mut Connection, before: i64) -> rusqlite::Result<u64> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let ids: Vec<String> = tx
+        .prepare_cached(
+            "SELECT id FROM games
+             WHERE status IN ('finished', 'expired') AND finished_at_ms < ?1 LIMIT ?2",
+        )?
+        .query_map(params![before, PRUNE_BATCH as i64], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in &ids {
+        tx.prepare_cached("DELETE FROM moves WHERE game_id = ?1")?
+            .execute([id])?;
+        tx.prepare_cached("DELETE FROM seats WHERE game_id = ?1")?
+            .execute([id])?;
+        tx.prepare_cached("DELETE FROM games WHERE id = ?1")?
+            .execute([id])?;
+    }
+    tx.commit()?;
+    Ok(ids.len() as u64)
+}
+
+/// The games `filter` (a `WHERE …` clause with its order and limit) picks,
+/// with their seats, moves and ends.
+fn read_games(
+    conn: &Connection,
+    filter: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> rusqlite::Result<Vec<StoredGame>> {
     let mut games = Vec::new();
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
             clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms, labels,
-            draw_offers, created_at_ms, ply
-         FROM games WHERE status = 'in_progress' ORDER BY rowid",
-    )?;
-    let rows = stmt.query_map([], |r| {
+            draw_offers, created_at_ms, ply, status, winners, scores, reason, finished_at_ms
+         FROM games {filter}"
+    ))?;
+    let rows = stmt.query_map(params, |r| {
         let id: String = r.get(0)?;
         let setup = match r.get::<_, Option<String>>(4)? {
             None => None,
@@ -692,7 +794,32 @@ fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
             created_at_ms: r.get(13)?,
         };
         let ply: i64 = r.get(14)?;
-        Ok((game, draw_offers, ply))
+        let status: String = r.get(15)?;
+        let end = match status.as_str() {
+            "in_progress" => None,
+            "finished" | "expired" => {
+                let winners: Option<String> = r.get(16)?;
+                let scores: Option<String> = r.get(17)?;
+                Some(EndRow {
+                    game_id: id.clone(),
+                    status: if status == "finished" {
+                        "finished"
+                    } else {
+                        "expired"
+                    },
+                    winners: seats_of_text(winners.as_deref().unwrap_or(""))
+                        .map_err(|e| bad_row(format!("game `{id}`: winners: {e}")))?,
+                    scores: scores_of_text(scores.as_deref().unwrap_or(""))
+                        .map_err(|e| bad_row(format!("game `{id}`: scores: {e}")))?,
+                    reason: r.get::<_, Option<String>>(18)?.unwrap_or_default(),
+                    ply: u32::try_from(ply)
+                        .map_err(|_| bad_row(format!("game `{id}`: ply {ply}")))?,
+                    at_ms: r.get::<_, Option<i64>>(19)?.unwrap_or(0),
+                })
+            }
+            other => return Err(bad_row(format!("game `{id}`: status `{other}`"))),
+        };
+        Ok((game, draw_offers, ply, end))
     })?;
     for row in rows {
         games.push(row?);
@@ -705,7 +832,7 @@ fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
         "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms
          FROM moves WHERE game_id = ?1 ORDER BY ply",
     )?;
-    for (mut game, draw_offers, ply) in games {
+    for (mut game, draw_offers, ply, end) in games {
         let id = game.id.clone();
         game.seats = seats_stmt
             .query_map([&id], |r| {
@@ -760,6 +887,7 @@ fn read_unfinished(conn: &Connection) -> rusqlite::Result<Vec<StoredGame>> {
             game,
             moves,
             draw_offers,
+            end,
         });
     }
     Ok(out)
