@@ -187,6 +187,7 @@ async fn observe(client: &mut Client, id: &str) -> (pb::Game, String, Vec<String
             game_id: id.to_string(),
             seat: 0,
             token: String::new(),
+            ..Default::default()
         })
         .await
         .expect("legal moves")
@@ -698,6 +699,7 @@ fn other_calls_with_any_fields_answer_precisely_and_change_nothing() {
                                 game_id: id.clone(),
                                 seat: case.seat,
                                 token: String::new(),
+                                ..Default::default()
                             })
                             .await;
                         // A seat no game can have is refused before the

@@ -85,6 +85,7 @@ async fn a_person_creates_shows_lists_plays_and_is_refused() {
             game_id: id.clone(),
             seat: 0,
             token: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -79,6 +79,7 @@ async fn first_legal(client: &mut Client, id: &str) -> pb::Move {
             game_id: id.to_string(),
             seat: 0,
             token: String::new(),
+            ..Default::default()
         })
         .await
         .expect("legal moves")

@@ -53,6 +53,7 @@ async fn complete_game_ends_in_a_connection_win_seen_by_a_watcher() {
                     game_id: table.id.clone(),
                     seat: 0,
                     token: String::new(),
+                    ..Default::default()
                 })
                 .await
                 .unwrap()
@@ -114,7 +115,16 @@ async fn complete_game_ends_in_a_connection_win_seen_by_a_watcher() {
     let game = get(&mut client, &table.id).await;
     assert_eq!(game.to_move, NO_SEAT);
     let state = punct_state(&game);
-    assert_eq!(state.board.as_ref().unwrap().spaces.len(), 211);
+    // Only the occupied spaces are listed: every piece's three (the
+    // scripted game stacks none).
+    let board = state.board.as_ref().unwrap();
+    assert_eq!(board.spaces.len(), 3 * board.pieces.len());
+    assert!(
+        board
+            .spaces
+            .iter()
+            .all(|s| s.height >= 1 && !s.dots.is_empty())
+    );
     let e1 = state
         .board
         .as_ref()
@@ -128,15 +138,10 @@ async fn complete_game_ends_in_a_connection_win_seen_by_a_watcher() {
         (1, 1, ppb::Colour::White as i32)
     );
     assert!(e1.dots[0].punct);
-    let i9 = state
-        .board
-        .as_ref()
-        .unwrap()
-        .spaces
-        .iter()
-        .find(|s| s.space == "I9")
-        .unwrap();
-    assert!(i9.centre && i9.dots.is_empty());
+    assert!(
+        !board.spaces.iter().any(|s| s.space == "I9"),
+        "the empty centre is not listed"
+    );
     assert_eq!(state.board.as_ref().unwrap().pieces.len(), 11);
     let white_supply = &state.board.as_ref().unwrap().supplies[0];
     assert_eq!(white_supply.total, 18 - 6);
@@ -412,5 +417,94 @@ async fn referee_actions_end_games_with_their_reasons() {
         .unwrap()
         .into_inner();
     assert_eq!(finished.games.len(), 3);
+    server.stop().await.unwrap();
+}
+
+async fn legal(
+    client: &mut Client,
+    id: &str,
+    view: pb::MovesView,
+) -> Result<pb::ListLegalMovesResponse, tonic::Status> {
+    client
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: id.to_string(),
+            view: view as i32,
+            ..Default::default()
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// The notation view lists the same moves as the full one, in the same
+/// order, at every ply of random games; the list of a ply follows the game
+/// (a move, a resignation) although it is computed once per ply.
+#[tokio::test]
+async fn the_notation_view_lists_the_full_views_moves_at_every_ply() {
+    use rand::{RngExt, SeedableRng};
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(16);
+    for _ in 0..3 {
+        let table = create(&mut client, ppb::Variant::Standard).await;
+        for ply in 0..40u32 {
+            let full = legal(&mut client, &table.id, pb::MovesView::Full)
+                .await
+                .unwrap();
+            let compact = legal(&mut client, &table.id, pb::MovesView::Notation)
+                .await
+                .unwrap();
+            let unspecified = legal(&mut client, &table.id, pb::MovesView::Unspecified)
+                .await
+                .unwrap();
+            assert_eq!(unspecified, full, "unspecified is the full view");
+            assert_eq!((compact.ply, compact.to_move), (full.ply, full.to_move));
+            assert!(compact.moves.is_empty() && full.notations.is_empty());
+            let full_notations: Vec<&str> = full
+                .moves
+                .iter()
+                .map(|m| punct_of(m).notation.as_str())
+                .collect();
+            assert_eq!(compact.notations, full_notations, "ply {ply}");
+            assert_eq!(full.ply, ply);
+            if compact.notations.is_empty() {
+                break;
+            }
+            let pick = &compact.notations[rng.random_range(0..compact.notations.len())];
+            let r = submit(&mut client, &table, ply, notation(pick))
+                .await
+                .unwrap();
+            if r.outcome.is_some() {
+                break;
+            }
+        }
+        let before = legal(&mut client, &table.id, pb::MovesView::Notation)
+            .await
+            .unwrap();
+        if !before.notations.is_empty() {
+            client
+                .resign(pb::ResignRequest {
+                    game_id: table.id.clone(),
+                    token: table.token_at(before.ply).to_string(),
+                })
+                .await
+                .unwrap();
+        }
+        let after = legal(&mut client, &table.id, pb::MovesView::Notation)
+            .await
+            .unwrap();
+        assert!(after.notations.is_empty(), "a finished game has no moves");
+        assert_eq!(after.to_move, NO_SEAT);
+    }
+    let table = create(&mut client, ppb::Variant::Standard).await;
+    let bad = client
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: table.id.clone(),
+            view: 7,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+    assert_eq!(bad.message(), "view: 7 is not a MovesView");
     server.stop().await.unwrap();
 }

@@ -58,6 +58,7 @@ async fn legal_texts(client: &mut Client, id: &str) -> Vec<String> {
             game_id: id.to_string(),
             seat: 0,
             token: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -440,16 +440,14 @@ pub async fn legal_moves(client: &mut Client, game_id: &str) -> Result<LegalMove
         game_id: game_id.to_string(),
         seat: NO_SEAT,
         token: String::new(),
+        // Notation is all a bot needs: a fraction of the full answer.
+        view: pb::MovesView::Notation as i32,
     };
     let legal = client.list_legal_moves(request).await?.into_inner();
     Ok(LegalMoves {
         ply: legal.ply,
         to_move: seat_index(legal.to_move),
-        notations: legal
-            .moves
-            .iter()
-            .map(|m| notation_of(m).to_string())
-            .collect(),
+        notations: legal.notations,
     })
 }
 

@@ -136,11 +136,27 @@ impl RefereeService for RefereeApi {
         let session = self.store.find(&req.game_id).await?;
         let seat = convert::seat(req.seat, session.seat_names().len(), "seat")?;
         let viewer = session.viewer_for(&req.token)?;
+        let view =
+            pb::MovesView::try_from(req.view).map_err(|_| SessionError::InvalidArgument {
+                field: "view",
+                description: format!("{} is not a MovesView", req.view),
+            })?;
         let (ply, to_move, moves) = session.legal_moves(seat, viewer);
+        let (moves, notations) = match view {
+            pb::MovesView::Notation => (
+                Vec::new(),
+                moves.iter().map(|m| m.detail.notation.clone()).collect(),
+            ),
+            pb::MovesView::Unspecified | pb::MovesView::Full => (
+                moves.iter().map(|m| move_pb(&m.detail)).collect(),
+                Vec::new(),
+            ),
+        };
         Ok(Response::new(pb::ListLegalMovesResponse {
             ply,
             to_move: seat_pb(to_move),
-            moves: moves.iter().map(|m| move_pb(&m.detail)).collect(),
+            moves,
+            notations,
         }))
     }
 

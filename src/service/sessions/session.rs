@@ -156,6 +156,9 @@ struct State {
     /// deadline, so no deadline may end the game until it is applied or
     /// refused.
     pending: bool,
+    /// The legal moves of the current ply, once someone asked for them:
+    /// every caller of the ply shares one list.
+    legal: Option<(u32, Arc<[MoveReport]>)>,
     /// The watchers' broadcast ring: allocated by the first watcher,
     /// dropped again at the first event nobody watches (an unwatched game
     /// holds none).
@@ -309,6 +312,7 @@ impl Session {
                 finished_at: verdict.map(|_| now),
                 clock,
                 pending: false,
+                legal: None,
                 events: None,
             }),
             watch_buffer: limits.watch_buffer.max(1),
@@ -640,21 +644,47 @@ impl Session {
         &self,
         seat: Option<Seat>,
         viewer: Viewer,
-    ) -> (u32, Option<Seat>, Vec<MoveReport>) {
-        let game = self.lock_settled().game.clone_box();
-        // Generation runs outside the lock: it is the slow part.
-        let to_move = game.to_move();
-        let mut moves = match (to_move, seat) {
-            (None, _) => Vec::new(),
-            (Some(m), Some(s)) if m != s => Vec::new(),
-            _ => game.legal_moves(),
-        };
-        if self.private {
-            for m in &mut moves {
-                m.detail = game.redact(&m.detail, viewer);
+    ) -> (u32, Option<Seat>, Arc<[MoveReport]>) {
+        let (ply, to_move, all) = self.all_legal_moves();
+        let moves = match (to_move, seat) {
+            (Some(m), Some(s)) if m != s => Arc::from(Vec::new()),
+            _ if self.private => {
+                // Each viewer sees the moves as it may (only games that hide
+                // information pay for a copy).
+                let st = self.lock();
+                all.iter()
+                    .map(|m| MoveReport {
+                        detail: st.game.redact(&m.detail, viewer),
+                        ..m.clone()
+                    })
+                    .collect()
             }
+            _ => all,
+        };
+        (ply, to_move, moves)
+    }
+
+    /// Every legal move of the current ply, computed once per ply.
+    fn all_legal_moves(&self) -> (u32, Option<Seat>, Arc<[MoveReport]>) {
+        let game = {
+            let st = self.lock_settled();
+            let ply = st.game.ply();
+            let to_move = st.game.to_move();
+            match &st.legal {
+                _ if to_move.is_none() => return (ply, None, Arc::from(Vec::new())),
+                Some((at, moves)) if *at == ply => return (ply, to_move, moves.clone()),
+                _ => st.game.clone_box(),
+            }
+        };
+        // Generation runs outside the lock: it is the slow part. Two callers
+        // racing on a new ply both compute it; the list is the same.
+        let moves: Arc<[MoveReport]> = game.legal_moves().into();
+        let ply = game.ply();
+        let mut st = self.lock();
+        if st.game.ply() == ply && st.game.verdict().is_none() {
+            st.legal = Some((ply, moves.clone()));
         }
-        (game.ply(), to_move, moves)
+        (ply, game.to_move(), moves)
     }
 
     /// Plays `mv` for the seat `token` proves, if that seat is to move and the

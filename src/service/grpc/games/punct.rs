@@ -232,32 +232,37 @@ pub fn outcome_detail_pb(o: &Outcome) -> pb::OutcomeDetail {
     }
 }
 
-/// The board: every space with its stack, the pieces, both supplies.
+/// One space with its stack, bottom first.
+pub fn space_pb(pos: &Position, s: Space) -> pb::SpaceStack {
+    let mut dots: Vec<pb::Dot> = pos
+        .stack(s)
+        .into_iter()
+        .map(|d| pb::Dot {
+            colour: colour_pb(d.piece.colour()),
+            piece_id: d.piece.index() as u32,
+            code: d.piece.code().name().to_string(),
+            level: u32::from(d.level),
+            punct: d.is_punct,
+        })
+        .collect();
+    dots.reverse(); // stack() is top-down; the wire is bottom first.
+    pb::SpaceStack {
+        space: s.to_string(),
+        centre: s.is_centre(),
+        height: u32::from(pos.height(s)),
+        dots,
+        top: pos
+            .top_colour(s)
+            .map_or(pb::Colour::Unspecified as i32, colour_pb),
+    }
+}
+
+/// The board: the occupied spaces with their stacks (an empty space is
+/// left out: the 211 spaces are the rules'), the pieces, both supplies.
 pub fn board_pb(pos: &Position) -> pb::Board {
     let spaces = Space::all()
-        .map(|s| {
-            let mut dots: Vec<pb::Dot> = pos
-                .stack(s)
-                .into_iter()
-                .map(|d| pb::Dot {
-                    colour: colour_pb(d.piece.colour()),
-                    piece_id: d.piece.index() as u32,
-                    code: d.piece.code().name().to_string(),
-                    level: u32::from(d.level),
-                    punct: d.is_punct,
-                })
-                .collect();
-            dots.reverse(); // stack() is top-down; the wire is bottom first.
-            pb::SpaceStack {
-                space: s.to_string(),
-                centre: s.is_centre(),
-                height: u32::from(pos.height(s)),
-                dots,
-                top: pos
-                    .top_colour(s)
-                    .map_or(pb::Colour::Unspecified as i32, colour_pb),
-            }
-        })
+        .filter(|&s| pos.height(s) > 0)
+        .map(|s| space_pb(pos, s))
         .collect();
     let pieces = pos
         .pieces_on_board()
@@ -322,4 +327,45 @@ pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
 /// The PÜNCT state on the wire, if `snapshot` is one.
 pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
     snapshot.get::<PunctSnapshot>().map(state_pb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::punct::{Game, RuleOptions};
+
+    /// The board lists exactly the occupied spaces, each as the full
+    /// listing of every space showed it; the ones left out are empty.
+    #[test]
+    fn the_board_lists_the_occupied_spaces_and_nothing_else() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20 {
+            let mut game = Game::new(RuleOptions::default());
+            for _ in 0..60 {
+                let pos = *game.position();
+                let board = board_pb(&pos);
+                let mut listed = board.spaces.iter();
+                for s in Space::all() {
+                    let full = space_pb(&pos, s);
+                    if pos.height(s) == 0 {
+                        assert!(full.dots.is_empty() && full.height == 0);
+                    } else {
+                        assert_eq!(listed.next(), Some(&full), "{s}");
+                    }
+                }
+                assert_eq!(listed.next(), None);
+                let moves = game.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let mv = moves[(seed % moves.len() as u64) as usize];
+                if game.play(mv).is_err() || game.outcome().is_some() {
+                    break;
+                }
+            }
+        }
+    }
 }
