@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use prost::Message as _;
 
-const PROTOS: [&str; 2] = [
+const PROTOS: [&str; 3] = [
     "proto/referee/v1/referee.proto",
     "proto/punct/v1/punct.proto",
+    "proto/punto/v1/punto.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -215,7 +215,9 @@ fn evaluation(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, movegen, play, games, perft, evaluation, dots);
+criterion_group!(
+    benches, movegen, play, games, perft, evaluation, dots, punto
+);
 criterion_main!(benches);
 
 mod dots_positions {
@@ -350,6 +352,135 @@ fn dots(c: &mut Criterion) {
             b.iter(|| {
                 game.legal_moves_into(&mut buf);
                 black_box(buf.len())
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Punto positions for the `punto` group: seeded random play through the
+/// engine's `Match` (RULES.md of shared/punto).
+mod punto_positions {
+    use punct_referee::games::punto::{Match, RuleOptions};
+
+    /// A small deterministic generator (the engine has no RNG of its own).
+    pub struct Pick(pub u64);
+
+    impl Pick {
+        pub fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) % n as u64) as usize
+        }
+    }
+
+    /// The seed of match `n`.
+    pub fn seed(n: u64) -> [u8; 32] {
+        std::array::from_fn(|i| (n as u8).wrapping_mul(31).wrapping_add(i as u8))
+    }
+
+    /// One random legal placement; false once the match is over.
+    pub fn step(m: &mut Match, pick: &mut Pick) -> bool {
+        let cells = m.legal_cells();
+        let Some(&cell) = cells.as_slice().get(pick.below(cells.len().max(1))) else {
+            return false;
+        };
+        m.play(cell).is_ok()
+    }
+
+    /// A whole random match: the placements it took.
+    pub fn full_match(options: RuleOptions, n: u64) -> u32 {
+        let mut m = Match::new(options, &seed(n));
+        let mut pick = Pick(n);
+        while step(&mut m, &mut pick) {}
+        m.ply()
+    }
+
+    /// A match `plies` placements into round 1 (fewer if the round ended).
+    pub fn mid_round(options: RuleOptions, n: u64, plies: u32) -> Match {
+        let mut m = Match::new(options, &seed(n));
+        let mut pick = Pick(n);
+        while m.ply() < plies && m.round().number() == 1 && step(&mut m, &mut pick) {}
+        m
+    }
+}
+
+fn punto(c: &mut Criterion) {
+    use punct_referee::games::punto::{Match, RuleOptions};
+    let configurations = [
+        (
+            "2-players",
+            RuleOptions::new(2, false, 2, 0, &[]).expect("options"),
+        ),
+        (
+            "3-players",
+            RuleOptions::new(3, false, 2, 0, &[]).expect("options"),
+        ),
+        (
+            "4-players",
+            RuleOptions::new(4, false, 2, 0, &[]).expect("options"),
+        ),
+        (
+            "teams",
+            RuleOptions::new(4, true, 2, 0, &[]).expect("options"),
+        ),
+    ];
+    let mut group = c.benchmark_group("punto");
+    // One move mid-round: list the legal cells, play one (the row check is
+    // part of the placement); the clone of the position is not timed.
+    for (name, options) in configurations {
+        let positions: Vec<Match> = (1..=16)
+            .map(|n| punto_positions::mid_round(options, n, 14))
+            .collect();
+        let cells: usize = positions.iter().map(|m| m.legal_cells().len()).sum();
+        eprintln!(
+            "punto {name}: {:.1} legal cells on average 14 plies into round 1 (16 seeds)",
+            cells as f64 / positions.len() as f64
+        );
+        let mut next = 0;
+        group.bench_function(format!("move/{name}"), |b| {
+            b.iter_batched(
+                || {
+                    next = (next + 1) % positions.len();
+                    positions[next].clone()
+                },
+                // The match is given back, so its drop is not timed either.
+                |mut m| {
+                    let cells = m.legal_cells();
+                    let cell = cells.as_slice()[cells.len() / 2];
+                    let ok = black_box(m.play(cell).is_ok());
+                    (m, ok)
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    // The whole deal of round 1: the key and every deck (and, with 3
+    // players, the neutral deal), as a new match does it.
+    for (name, options) in configurations {
+        let seed = punto_positions::seed(7);
+        group.bench_function(format!("deal/{name}"), |b| {
+            b.iter(|| black_box(Match::new(options, black_box(&seed))))
+        });
+    }
+    // Random full matches (to 2 round wins), from the deal to the end.
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(1));
+    for (name, options) in configurations {
+        let plies: u32 = (1..=16)
+            .map(|n| punto_positions::full_match(options, n))
+            .sum();
+        eprintln!(
+            "punto {name}: {:.1} placements per random match (16 seeds)",
+            f64::from(plies) / 16.0
+        );
+        let mut n = 0;
+        group.bench_function(format!("match/{name}"), |b| {
+            b.iter(|| {
+                n += 1;
+                black_box(punto_positions::full_match(options, n))
             })
         });
     }

@@ -23,7 +23,7 @@ CARGO_FUZZ_VERSION=0.13.2
 ROOT="$PWD/target/cargo-fuzz"
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-    TARGETS=(notation record request moves)
+    TARGETS=(notation record request moves punto)
 fi
 
 if ! "$ROOT/bin/cargo-fuzz" --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then

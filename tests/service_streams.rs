@@ -287,6 +287,9 @@ async fn a_watcher_that_never_reads_neither_stalls_the_game_nor_buffers_forever(
             Some(pb::watch_game_response::Item::Presence(_)) => {
                 panic!("no player streams here, so no presence flips")
             }
+            Some(pb::watch_game_response::Item::RoundOver(_)) => {
+                panic!("a PÜNCT game has no rounds")
+            }
             None => panic!("empty item"),
         }
     }

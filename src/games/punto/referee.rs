@@ -55,6 +55,10 @@ pub struct PuntoMoveInfo {
     pub next: Option<Revealed>,
     /// The match's end, if it ended the match on the board.
     pub outcome: Option<MatchOutcome>,
+    /// When it ended a round and the match goes on: the next round's decks
+    /// as dealt (contents, never the order: §11), seat order. Empty
+    /// otherwise.
+    pub deal: Vec<DeckView>,
 }
 
 impl PuntoMoveInfo {
@@ -67,7 +71,7 @@ impl PuntoMoveInfo {
         }
     }
 
-    fn of_placed(placed: Placed) -> PuntoMoveInfo {
+    fn of_placed(placed: Placed, deal: Vec<DeckView>) -> PuntoMoveInfo {
         PuntoMoveInfo {
             seat: placed.placement.seat,
             round: placed.round,
@@ -78,6 +82,7 @@ impl PuntoMoveInfo {
             round_result: placed.round_result,
             next: placed.next,
             outcome: placed.outcome,
+            deal,
         }
     }
 
@@ -307,23 +312,8 @@ impl PuntoGame {
         revealed: bool,
         ending: Option<&'static str>,
     ) -> PuntoSnapshot {
-        let configuration = engine.configuration();
         let round = engine.round();
-        let neutral = engine.neutral_dealt();
-        let decks = Seat::all(configuration.seats())
-            .map(|seat| {
-                let deck = round.deck(seat);
-                DeckView {
-                    seat,
-                    size: deck.size(),
-                    contents: deck.contents(),
-                    neutral: configuration
-                        .neutral()
-                        .map(|_| neutral.get(seat.index()).copied().unwrap_or_default()),
-                    order: revealed.then(|| deck.remaining().to_vec()),
-                }
-            })
-            .collect();
+        let decks = deck_views(engine, revealed);
         PuntoSnapshot {
             options: *engine.options(),
             commitment: self.setup.commitment(),
@@ -362,6 +352,28 @@ impl PuntoGame {
         }
         Some(engine)
     }
+}
+
+/// Every seat's deck in the round in play as everybody sees it (§11); the
+/// order only when `revealed` (the match is over).
+fn deck_views(engine: &Match, revealed: bool) -> Vec<DeckView> {
+    let configuration = engine.configuration();
+    let round = engine.round();
+    let neutral = engine.neutral_dealt();
+    Seat::all(configuration.seats())
+        .map(|seat| {
+            let deck = round.deck(seat);
+            DeckView {
+                seat,
+                size: deck.size(),
+                contents: deck.contents(),
+                neutral: configuration
+                    .neutral()
+                    .map(|_| neutral.get(seat.index()).copied().unwrap_or_default()),
+                order: revealed.then(|| deck.remaining().to_vec()),
+            }
+        })
+        .collect()
 }
 
 /// A refusal as the [`Game`] contract gives it: malformed text is
@@ -419,7 +431,13 @@ impl Game for PuntoGame {
     fn play(&mut self, input: &MoveInput) -> Result<MoveReport, MoveError> {
         let cell = self.cell_of(input)?;
         let placed = self.engine.play(cell).map_err(refused)?;
-        let info = PuntoMoveInfo::of_placed(placed);
+        // A new round was dealt (§9.3): its decks' contents are public.
+        let deal = if placed.round_result.is_some() && !self.engine.is_over() {
+            deck_views(&self.engine, false)
+        } else {
+            Vec::new()
+        };
+        let info = PuntoMoveInfo::of_placed(placed, deal);
         let detail = info.to_detail();
         self.played.push(detail.clone());
         Ok(MoveReport {
@@ -455,6 +473,7 @@ impl Game for PuntoGame {
                     round_result: None,
                     next: None,
                     outcome: None,
+                    deal: Vec::new(),
                 };
                 MoveReport {
                     seat,

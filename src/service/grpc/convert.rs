@@ -1,5 +1,6 @@
 //! `referee.v1` messages to and from the session layer's neutral types; each
-//! per-game oneof member is handed to its game's module ([`super::games::punct`]).
+//! per-game oneof member is handed to its game's module ([`super::games::punct`],
+//! [`super::games::punto`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, UNIX_EPOCH};
@@ -7,6 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::games::punct::{
     self, HISTORY_FIELDS, HISTORY_RULE_FIELDS, MOVE_FIELDS, MoveFields, RuleFields,
 };
+use super::games::punto;
 use super::pb::referee::v1 as pb;
 use crate::games::{
     self, GameRules, MoveDetail, MoveInput, Seat, SeatSet, Snapshot, Verdict, Viewer,
@@ -117,13 +119,19 @@ pub fn game_rules(
         Some(Some(pb::game_rules::Game::Punct(o))) => {
             Ok(GameRules::new(punct::rule_options(o, fields)?))
         }
+        Some(Some(pb::game_rules::Game::Punto(o))) => Ok(GameRules::new(punto::rule_options(
+            o,
+            punto::rule_fields(fields.whole),
+        )?)),
         Some(None) => Err(bad(fields.whole, "name the game: set rules.punct")),
     }
 }
 
 /// Rules to the wire: each game's conversion reads its own options back.
 pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
-    let game = punct::rules_pb(rules).map(pb::game_rules::Game::Punct);
+    let game = punct::rules_pb(rules)
+        .map(pb::game_rules::Game::Punct)
+        .or_else(|| punto::rules_pb(rules).map(pb::game_rules::Game::Punto));
     pb::GameRules { game }
 }
 
@@ -131,6 +139,10 @@ pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
 pub fn move_input(m: Option<&pb::Move>, fields: &MoveFields) -> Result<MoveInput, SessionError> {
     match m.and_then(|m| m.game.as_ref()) {
         Some(pb::r#move::Game::Punct(p)) => Ok(MoveInput::new(punct::move_input(p, fields)?)),
+        Some(pb::r#move::Game::Punto(p)) => Ok(MoveInput::new(punto::move_input(
+            p,
+            punto::move_fields(fields.whole),
+        )?)),
         None => Err(bad("move", "a move is required (set move.punct)")),
     }
 }
@@ -174,7 +186,9 @@ pub fn validate_move_request(
 /// A move to the wire: structured and canonical notation (each game's
 /// conversion reads its own move back).
 pub fn move_pb(detail: &MoveDetail) -> pb::Move {
-    let game = punct::detail_pb(detail).map(pb::r#move::Game::Punct);
+    let game = punct::detail_pb(detail)
+        .map(pb::r#move::Game::Punct)
+        .or_else(|| punto::detail_pb(detail).map(pb::r#move::Game::Punto));
     pb::Move { game }
 }
 
@@ -185,7 +199,9 @@ pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
         draw: v.is_draw(),
         scores: v.scores.clone(),
         reason: v.reason.to_string(),
-        detail: punct::verdict_detail_pb(v).map(pb::outcome::Detail::Punct),
+        detail: punct::verdict_detail_pb(v)
+            .map(pb::outcome::Detail::Punct)
+            .or_else(|| punto::verdict_detail_pb(v).map(pb::outcome::Detail::Punto)),
     }
 }
 
@@ -271,7 +287,9 @@ pub fn presence_pb(p: &[SeatPresence]) -> pb::Presence {
 /// A game's state to the wire (each game's conversion reads its own state
 /// back).
 pub fn state_pb(s: &Snapshot) -> pb::GameState {
-    let game = punct::snapshot_pb(s).map(pb::game_state::Game::Punct);
+    let game = punct::snapshot_pb(s)
+        .map(pb::game_state::Game::Punct)
+        .or_else(|| punto::snapshot_pb(s).map(pb::game_state::Game::Punto));
     pb::GameState { game }
 }
 
@@ -329,6 +347,20 @@ pub fn summary_pb(v: &GameView) -> pb::GameSummary {
         seats: seat_list_pb(v.seats),
         setup: v.setup.as_ref().map(setup_pb),
     }
+}
+
+/// The round-over notice that follows a move event, if the move ended a
+/// round of a game played in rounds (Punto): its result and the next deal.
+pub fn round_over_pb(e: &Event) -> Option<pb::RoundOver> {
+    let EventKind::MoveApplied { report } = &e.kind else {
+        return None;
+    };
+    let game = punto::round_over_pb(&report.detail).map(pb::round_over::Game::Punto)?;
+    Some(pb::RoundOver {
+        sequence: e.sequence,
+        ply: e.ply,
+        game: Some(game),
+    })
 }
 
 /// An event to the wire, with the presence at the time it is sent.

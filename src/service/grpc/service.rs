@@ -220,6 +220,9 @@ impl RefereeService for RefereeApi {
                     _ = tx.closed() => break,
                     next = watch.next() => next,
                 };
+                // A move that ended a round (Punto) is followed by its
+                // round-over notice (docs/API.md, "Rounds").
+                let mut round_over = None;
                 let message = match next {
                     Ok(Some(WatchItem::Snapshot {
                         view,
@@ -230,14 +233,22 @@ impl RefereeService for RefereeApi {
                         resync,
                         sequence,
                     },
-                    Ok(Some(WatchItem::Event(event))) => pb::WatchGameResponse {
-                        item: Some(pb::watch_game_response::Item::Event(event_pb(
-                            &event,
-                            &watch.presence(),
-                        ))),
-                        resync: false,
-                        sequence: event.sequence,
-                    },
+                    Ok(Some(WatchItem::Event(event))) => {
+                        round_over =
+                            convert::round_over_pb(&event).map(|r| pb::WatchGameResponse {
+                                item: Some(pb::watch_game_response::Item::RoundOver(r)),
+                                resync: false,
+                                sequence: event.sequence,
+                            });
+                        pb::WatchGameResponse {
+                            item: Some(pb::watch_game_response::Item::Event(event_pb(
+                                &event,
+                                &watch.presence(),
+                            ))),
+                            resync: false,
+                            sequence: event.sequence,
+                        }
+                    }
                     Ok(Some(WatchItem::Presence(presence))) => pb::WatchGameResponse {
                         item: Some(pb::watch_game_response::Item::Presence(
                             convert::presence_pb(&presence),
@@ -252,13 +263,22 @@ impl RefereeService for RefereeApi {
                         break;
                     }
                 };
-                tokio::select! {
-                    biased;
-                    _ = shutdown.cancelled() => {
-                        let _ = tx.try_send(Err(shutting_down()));
+                let mut gone = false;
+                for message in std::iter::once(message).chain(round_over) {
+                    tokio::select! {
+                        biased;
+                        _ = shutdown.cancelled() => {
+                            let _ = tx.try_send(Err(shutting_down()));
+                            gone = true;
+                        }
+                        sent = tx.send(Ok(Box::new(message))) => gone = sent.is_err(),
+                    }
+                    if gone {
                         break;
                     }
-                    sent = tx.send(Ok(Box::new(message))) => if sent.is_err() { break },
+                }
+                if gone {
+                    break;
                 }
             }
         });

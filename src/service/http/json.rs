@@ -88,6 +88,21 @@ pub struct SupplyCount {
     pub count: u32,
 }
 
+/// A seat's deck, in games played with decks (Punto): what everybody may
+/// see of it (never its order before the end).
+#[derive(Debug, Clone, Serialize)]
+pub struct Deck {
+    /// Whose.
+    pub seat: &'static str,
+    /// Cards in it.
+    pub size: u32,
+    /// Which cards, canonical order (`R1 R1 R4 …`).
+    pub cards: String,
+    /// Punto with 3 players: the neutral cards the seat held when the round
+    /// was dealt.
+    pub neutral: String,
+}
+
 /// The clocks of a timed game at the moment the answer was made.
 #[derive(Debug, Clone, Serialize)]
 pub struct Clocks {
@@ -116,6 +131,12 @@ pub struct GameDetail {
     pub moves: Vec<PlayedMove>,
     /// Both seats' supplies, white first (empty for a game without).
     pub supplies: Vec<Supply>,
+    /// Every seat's deck, seat order (empty for a game without decks).
+    pub decks: Vec<Deck>,
+    /// The finished rounds, one line each (empty for a game without
+    /// rounds), e.g. `round 1: ROW, seat 2 wins, removes O8, seat 3 begins
+    /// next`.
+    pub rounds: Vec<String>,
     /// The clocks, absent for an untimed game.
     pub clock: Option<Clocks>,
     /// The seats agreeing to a standing draw offer.
@@ -176,13 +197,22 @@ pub fn summary(v: &GameView) -> GameSummary {
     }
 }
 
-/// The supplies of a game state, through the API layer's conversion of the
-/// game's own state message.
-fn supplies(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Vec<Supply> {
+/// What a game state shows beside the board (supplies; decks and rounds),
+/// through the API layer's conversion of the game's own state message.
+type Extras = (Vec<Supply>, Vec<Deck>, Vec<String>);
+
+fn extras(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Extras {
     let Some(state) = snapshot.map(convert::state_pb) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new(), Vec::new());
     };
-    match state.game {
+    let text = |cards: &[crate::service::grpc::pb::punto::v1::Card]| {
+        cards
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let supplies = match state.game {
         Some(pb::game_state::Game::Punct(p)) => p
             .board
             .map(|b| b.supplies)
@@ -202,8 +232,26 @@ fn supplies(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Vec<
                     .collect(),
             })
             .collect(),
+        Some(pb::game_state::Game::Punto(p)) => {
+            let decks = p
+                .decks
+                .iter()
+                .map(|d| Deck {
+                    seat: seats
+                        .get((d.seat as usize).wrapping_sub(1))
+                        .copied()
+                        .unwrap_or("?"),
+                    size: d.size,
+                    cards: text(&d.contents),
+                    neutral: text(&d.neutral),
+                })
+                .collect();
+            let rounds = p.results.into_iter().map(|r| r.summary).collect();
+            return (Vec::new(), decks, rounds);
+        }
         None => Vec::new(),
-    }
+    };
+    (supplies, Vec::new(), Vec::new())
 }
 
 fn clocks(
@@ -244,10 +292,13 @@ pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
             EventKind::GameOver { .. } => None,
         })
         .collect();
+    let (supplies, decks, rounds) = extras(v.seats, v.snapshot.as_ref());
     GameDetail {
         summary: summary(v),
         moves,
-        supplies: supplies(v.seats, v.snapshot.as_ref()),
+        supplies,
+        decks,
+        rounds,
         clock: clocks(v.seats, &v.time_control, &v.clock),
         draw_offers: names(v.seats, v.draw_offers),
         presence: v

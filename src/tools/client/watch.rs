@@ -41,6 +41,8 @@ pub async fn run(c: &mut Connection, game_id: &str) -> Result<(), String> {
             }
             Some(pb::watch_game_response::Item::Snapshot(_)) => follower.start(),
             Some(pb::watch_game_response::Item::Presence(p)) => follower.presence(&p),
+            // A PÜNCT game has no rounds.
+            Some(pb::watch_game_response::Item::RoundOver(_)) => {}
             Some(pb::watch_game_response::Item::Event(event)) => match follower.event(event)? {
                 Followed::GameOver => return Ok(()),
                 Followed::Playing => {}

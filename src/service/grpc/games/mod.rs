@@ -3,3 +3,4 @@
 //! [`crate::games`].
 
 pub mod punct;
+pub mod punto;

@@ -178,6 +178,7 @@ function update(game) {
   $('ply-max').textContent = String(game.ply);
   renderMoves(game);
   renderSupplies(game);
+  renderRounds(game);
   renderClocks();
   if (state.following) {
     // A finished game at the same ply gets its final picture (the win shown).
@@ -208,8 +209,38 @@ function markCurrentMove() {
   }
 }
 
+// Games played with decks (Punto) show each seat's deck instead: its size
+// and which cards it holds (never their order, which is secret).
+function renderDecks(game) {
+  const table = $('supplies');
+  $('supplies-heading').textContent = 'Decks';
+  const neutral = game.decks.some((d) => d.neutral);
+  const head = el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Seat'),
+    el('th', { scope: 'col' }, 'Cards'), el('th', { scope: 'col' }, 'Contents'),
+    ...(neutral ? [el('th', { scope: 'col' }, 'Neutral dealt')] : [])));
+  const body = el('tbody', {}, ...game.decks.map((d) => el('tr', {},
+    el('th', { scope: 'row' }, seatName(d.seat)),
+    el('td', {}, String(d.size)),
+    el('td', { class: 'cards' }, d.cards),
+    ...(neutral ? [el('td', { class: 'cards' }, d.neutral)] : []))));
+  table.replaceChildren(head, body);
+}
+
+// The finished rounds of a game played in rounds, one line each.
+function renderRounds(game) {
+  const rounds = game.rounds || [];
+  $('rounds-heading').hidden = rounds.length === 0;
+  $('rounds').hidden = rounds.length === 0;
+  $('rounds').replaceChildren(...rounds.map((r) => el('li', {}, r)));
+}
+
 function renderSupplies(game) {
   const table = $('supplies');
+  if (game.decks && game.decks.length) {
+    renderDecks(game);
+    return;
+  }
+  $('supplies-heading').textContent = 'Supplies';
   if (!game.supplies.length) {
     table.replaceChildren(el('tbody', {}, el('tr', {}, el('td', {}, 'none'))));
     return;
@@ -270,7 +301,9 @@ function renderSlider() {
 }
 
 function boardDescription(game, ply) {
-  if (ply === 0) return 'The empty board before the first move.';
+  if (ply === 0) return game.decks && game.decks.length
+    ? 'The empty table before the first card.'
+    : 'The empty board before the first move.';
   const m = game.moves[ply - 1];
   let text = `The board after ply ${ply}: ${seatName(m.seat)} played ${m.notation} (${m.kind}).`;
   if (ply === game.ply && game.outcome) text += ` ${statusText(game)}.`;

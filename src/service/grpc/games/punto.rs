@@ -1,0 +1,419 @@
+//! Punto conversions between `punto.v1` messages and the engine's types.
+//! Input is checked here for syntax (the notation `X,Y`, both forms of a
+//! move agreeing, the rule options of RULES.md §3.1, §9 and §10.2), so the
+//! session layer only ever sees well-formed moves; the rules of §5.3 are the
+//! engine's.
+//!
+//! Nothing converted here carries a deck's order before the match is over
+//! (RULES.md §11): the engine's payloads never hold it, and every viewer is
+//! shown the same.
+
+use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoSnapshot};
+use crate::games::punto::{
+    Card, Cell, Colour, Configuration, DeadlockCause, MatchEnd, MatchOutcome, OptionsError,
+    Revealed, RoundKind, RoundResult, Row, RuleOptions, Side, Table, Team, TieBreak, notation,
+    render,
+};
+use crate::games::{GameRules, MoveDetail, Seat, Snapshot, Verdict, hex};
+use crate::service::grpc::pb::punto::v1 as pb;
+use crate::service::sessions::SessionError;
+
+fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
+    SessionError::InvalidArgument {
+        field,
+        description: description.into(),
+    }
+}
+
+/// Field paths of a Punto move, for error details.
+pub struct MoveFields {
+    /// `….punto.cell`
+    pub cell: &'static str,
+    /// `….punto.notation`
+    pub notation: &'static str,
+    /// The move itself.
+    pub whole: &'static str,
+}
+
+/// Fields of `SubmitMoveRequest.move` / `ValidateMoveRequest.move`.
+pub const MOVE_FIELDS: MoveFields = MoveFields {
+    cell: "move.punto.cell",
+    notation: "move.punto.notation",
+    whole: "move.punto",
+};
+
+/// Fields of `ValidateMoveRequest.moves.moves[]`.
+pub const HISTORY_FIELDS: MoveFields = MoveFields {
+    cell: "moves.moves.punto.cell",
+    notation: "moves.moves.punto.notation",
+    whole: "moves.moves.punto",
+};
+
+/// The Punto move fields of the request part whose PÜNCT move fields are
+/// rooted at `whole` (`move.punct` or `moves.moves.punct`).
+pub fn move_fields(whole: &str) -> &'static MoveFields {
+    if whole.starts_with("moves.") {
+        &HISTORY_FIELDS
+    } else {
+        &MOVE_FIELDS
+    }
+}
+
+/// A move as input: the cell, given structured or as notation (both must
+/// then agree). Malformed notation is refused here (INVALID_ARGUMENT, as
+/// every game's syntax is); the rules of RULES.md §5.3 are the engine's.
+pub fn move_input(m: &pb::Move, f: &MoveFields) -> Result<PuntoMoveInput, SessionError> {
+    let structured = m.cell.as_ref().map(|c| Cell::new(c.x, c.y));
+    let notated = if m.notation.trim().is_empty() {
+        None
+    } else {
+        Some(
+            notation::parse_cell(&m.notation)
+                .map_err(|e| bad(f.notation, format!("{e} (MALFORMED)")))?,
+        )
+    };
+    match (structured, notated) {
+        (Some(a), Some(b)) if a != b => Err(bad(
+            f.whole,
+            format!("cell {a} and notation {b} name different cells: give one, or the same"),
+        )),
+        (Some(cell), _) | (None, Some(cell)) => Ok(PuntoMoveInput::Cell(cell)),
+        (None, None) => Err(bad(f.whole, "give the move as cell {x, y} or notation X,Y")),
+    }
+}
+
+/// Field paths of Punto's rule options, for error details.
+pub struct RuleFields {
+    /// `….punto.players`
+    pub players: &'static str,
+    /// `….punto.team`
+    pub team: &'static str,
+    /// `….punto.rounds_to_win`
+    pub rounds_to_win: &'static str,
+    /// `….punto.max_rounds`
+    pub max_rounds: &'static str,
+    /// `….punto.entropy`
+    pub entropy: &'static str,
+}
+
+/// Fields of `CreateGameRequest.rules.punto`.
+pub const RULE_FIELDS: RuleFields = RuleFields {
+    players: "rules.punto.players",
+    team: "rules.punto.team",
+    rounds_to_win: "rules.punto.rounds_to_win",
+    max_rounds: "rules.punto.max_rounds",
+    entropy: "rules.punto.entropy",
+};
+
+/// Fields of `ValidateMoveRequest.moves.rules.punto`.
+pub const HISTORY_RULE_FIELDS: RuleFields = RuleFields {
+    players: "moves.rules.punto.players",
+    team: "moves.rules.punto.team",
+    rounds_to_win: "moves.rules.punto.rounds_to_win",
+    max_rounds: "moves.rules.punto.max_rounds",
+    entropy: "moves.rules.punto.entropy",
+};
+
+/// The Punto rule fields of the request part whose rules are at `whole`
+/// (`rules` or `moves.rules`).
+pub fn rule_fields(whole: &str) -> &'static RuleFields {
+    if whole.starts_with("moves.") {
+        &HISTORY_RULE_FIELDS
+    } else {
+        &RULE_FIELDS
+    }
+}
+
+impl RuleFields {
+    /// The path of the option `e` refuses.
+    fn of(&self, e: &OptionsError) -> &'static str {
+        match e {
+            OptionsError::Players(_) => self.players,
+            OptionsError::TeamNeedsFour(_) => self.team,
+            OptionsError::RoundsToWin(_) => self.rounds_to_win,
+            OptionsError::MaxRounds(_) => self.max_rounds,
+            OptionsError::Entropy(_) => self.entropy,
+        }
+    }
+}
+
+/// Rule options from the wire, defaults filled in (0 players: 2; no
+/// `rounds_to_win`: 2); a refused option names its field and reason.
+pub fn rule_options(o: &pb::RuleOptions, f: &RuleFields) -> Result<RuleOptions, SessionError> {
+    let players = if o.players == 0 { 2 } else { o.players };
+    RuleOptions::new(
+        players,
+        o.team,
+        o.rounds_to_win
+            .unwrap_or(RuleOptions::DEFAULT_ROUNDS_TO_WIN),
+        o.max_rounds,
+        &o.entropy,
+    )
+    .map_err(|e| bad(f.of(&e), format!("{e} ({})", e.reason())))
+}
+
+/// Rule options to the wire, every field explicit.
+pub fn rule_options_pb(o: &RuleOptions) -> pb::RuleOptions {
+    pb::RuleOptions {
+        players: o.players() as u32,
+        team: o.team(),
+        rounds_to_win: Some(o.rounds_to_win()),
+        max_rounds: o.max_rounds(),
+        entropy: o.entropy().to_vec(),
+    }
+}
+
+/// A colour on the wire.
+pub fn colour_pb(c: Colour) -> i32 {
+    (match c {
+        Colour::Red => pb::Colour::Red,
+        Colour::Orange => pb::Colour::Orange,
+        Colour::Blue => pb::Colour::Blue,
+        Colour::Green => pb::Colour::Green,
+    }) as i32
+}
+
+/// A card on the wire.
+pub fn card_pb(c: Card) -> pb::Card {
+    pb::Card {
+        colour: colour_pb(c.colour()),
+        value: u32::from(c.value()),
+        text: c.to_string(),
+    }
+}
+
+fn cards_pb(cards: impl IntoIterator<Item = Card>) -> Vec<pb::Card> {
+    cards.into_iter().map(card_pb).collect()
+}
+
+/// A cell on the wire.
+pub fn cell_pb(c: Cell) -> pb::Cell {
+    pb::Cell { x: c.x, y: c.y }
+}
+
+/// A side on the wire: a seat, or a team with its two seats (RULES.md §3.1:
+/// team 1 is seats 1 and 3, team 2 seats 2 and 4).
+pub fn side_pb(side: Side) -> pb::Side {
+    let (seat, team, seats) = match side {
+        Side::Seat(s) => (s.number(), 0, vec![s.number()]),
+        Side::Team(Team::One) => (0, 1, vec![1, 3]),
+        Side::Team(Team::Two) => (0, 2, vec![2, 4]),
+    };
+    pb::Side {
+        seat,
+        team,
+        seats,
+        name: side.to_string(),
+    }
+}
+
+fn seat_pb(seat: Option<Seat>) -> u32 {
+    seat.map_or(0, Seat::number)
+}
+
+fn row_pb(row: &Row) -> pb::Row {
+    pb::Row {
+        colour: colour_pb(row.colour),
+        cells: row.cells().map(cell_pb).collect(),
+        total: row.total,
+    }
+}
+
+/// A finished round on the wire (RULES.md §8.4).
+pub fn round_result_pb(r: &RoundResult) -> pb::RoundResult {
+    pb::RoundResult {
+        round: r.round,
+        kind: (match r.kind {
+            RoundKind::Row => pb::RoundKind::Row,
+            RoundKind::Deadlock => pb::RoundKind::Deadlock,
+        }) as i32,
+        winner: r.winner.map(side_pb),
+        removed: r.removed.map(card_pb),
+        rows: r.rows.iter().map(row_pb).collect(),
+        placed_by: seat_pb(r.placed_by),
+        deadlock: r.deadlock.as_ref().map(|d| pb::Deadlock {
+            stuck: d.stuck.number(),
+            revealed: d.revealed.map(card_pb),
+            cause: (match d.cause {
+                DeadlockCause::DeckEmpty => pb::DeadlockCause::DeckEmpty,
+                DeadlockCause::NoPlacement => pb::DeadlockCause::NoPlacement,
+            }) as i32,
+            sides: d
+                .sides
+                .iter()
+                .map(|s| pb::SideRows {
+                    side: Some(side_pb(s.side)),
+                    count: s.count,
+                    totals: s.totals.clone(),
+                })
+                .collect(),
+            decided_by: (match d.decided_by {
+                None => pb::TieBreak::Unspecified,
+                Some(TieBreak::Count) => pb::TieBreak::Count,
+                Some(TieBreak::Total) => pb::TieBreak::Total,
+            }) as i32,
+        }),
+        next_first: seat_pb(r.next_first),
+        summary: render::summary(r),
+    }
+}
+
+fn revealed_pb(r: &Revealed) -> pb::Revealed {
+    pb::Revealed {
+        round: r.round,
+        seat: r.seat.number(),
+        card: Some(card_pb(r.card)),
+    }
+}
+
+/// A deck on the wire: size and contents; the order only once over.
+pub fn deck_pb(d: &DeckView) -> pb::Deck {
+    pb::Deck {
+        seat: d.seat.number(),
+        size: d.size as u32,
+        contents: cards_pb(d.contents.iter()),
+        neutral: d
+            .neutral
+            .as_ref()
+            .map(|n| cards_pb(n.iter()))
+            .unwrap_or_default(),
+        order: d
+            .order
+            .as_deref()
+            .map(|o| cards_pb(o.iter().copied()))
+            .unwrap_or_default(),
+    }
+}
+
+/// A table on the wire: every stack, bottom card first.
+pub fn table_pb(t: &Table) -> pb::Table {
+    pb::Table {
+        stacks: t
+            .occupied()
+            .map(|(cell, stack)| pb::Stack {
+                cell: Some(cell_pb(cell)),
+                cards: cards_pb(stack.cards().iter().copied()),
+            })
+            .collect(),
+        bounds: t.bounds().map(|b| pb::Box {
+            min_x: b.min_x,
+            max_x: b.max_x,
+            min_y: b.min_y,
+            max_y: b.max_y,
+        }),
+    }
+}
+
+/// A played or listed move on the wire.
+pub fn move_pb(info: &PuntoMoveInfo) -> pb::Move {
+    pb::Move {
+        cell: Some(cell_pb(info.cell)),
+        notation: info.cell.to_string(),
+        seat: info.seat.number(),
+        round: info.round,
+        card: Some(card_pb(info.card)),
+        covered: info.covered.map(card_pb),
+        kind: (if info.covered.is_some() {
+            pb::MoveKind::Cover
+        } else {
+            pb::MoveKind::Place
+        }) as i32,
+        played: info.played,
+        round_result: info.round_result.as_ref().map(round_result_pb),
+        next: info.next.as_ref().map(revealed_pb),
+        deal: info.deal.iter().map(deck_pb).collect(),
+    }
+}
+
+/// Punto's details of a board end.
+pub fn outcome_detail_pb(o: &MatchOutcome) -> pb::OutcomeDetail {
+    pb::OutcomeDetail {
+        winner: o.winner.map(side_pb),
+        reason: (match o.reason {
+            MatchEnd::RoundsWon => pb::MatchEnd::RoundsWon,
+            MatchEnd::RoundLimit => pb::MatchEnd::RoundLimit,
+        }) as i32,
+        round_wins: o.wins.clone(),
+    }
+}
+
+fn sides_pb(configuration: Configuration, wins: &[u32]) -> Vec<pb::SideState> {
+    (0..configuration.sides())
+        .map(|side| pb::SideState {
+            side: Some(side_pb(configuration.side(side))),
+            colours: configuration
+                .colours(side)
+                .iter()
+                .map(|&c| colour_pb(c))
+                .collect(),
+            round_wins: wins.get(side).copied().unwrap_or(0),
+        })
+        .collect()
+}
+
+/// The Punto state of a match.
+pub fn state_pb(s: &PuntoSnapshot) -> pb::GameState {
+    let configuration = s.options.configuration();
+    pb::GameState {
+        rules: Some(rule_options_pb(&s.options)),
+        commitment: hex(&s.commitment),
+        seed: s.seed.map(|seed| hex(&seed)).unwrap_or_default(),
+        ply: s.ply,
+        round: s.round,
+        first_seat: s.first.number(),
+        table: Some(table_pb(&s.table)),
+        mover: seat_pb(s.mover),
+        revealed: s.revealed.map(card_pb),
+        decks: s.decks.iter().map(deck_pb).collect(),
+        results: s.results.iter().map(round_result_pb).collect(),
+        last_table: s.last_table.as_ref().map(table_pb),
+        sides: sides_pb(configuration, &s.wins),
+        removed: cards_pb(s.removed.iter().copied()),
+        row_length: u32::from(configuration.row_length()),
+        neutral: configuration
+            .neutral()
+            .map_or(pb::Colour::Unspecified as i32, colour_pb),
+        board_outcome: s.outcome.as_ref().map(outcome_detail_pb),
+        ending: s.ending.unwrap_or_default().to_string(),
+        picture: render::ascii(s),
+    }
+}
+
+/// Punto's options of `rules`, if the rules are Punto's.
+pub fn rules_pb(rules: &GameRules) -> Option<pb::RuleOptions> {
+    rules.get::<RuleOptions>().map(rule_options_pb)
+}
+
+/// A Punto move on the wire, if `detail` is one.
+pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
+    detail.get::<PuntoMoveInfo>().map(move_pb)
+}
+
+/// Punto's details of a verdict, if it has them (a board end).
+pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
+    verdict.get::<MatchOutcome>().map(outcome_detail_pb)
+}
+
+/// The Punto state on the wire, if `snapshot` is one.
+pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
+    snapshot.get::<PuntoSnapshot>().map(state_pb)
+}
+
+/// The round a played move ended, with the next round's deal, if `detail`
+/// is a Punto move that ended one.
+pub fn round_over_pb(detail: &MoveDetail) -> Option<pb::RoundOver> {
+    let info = detail.get::<PuntoMoveInfo>()?;
+    let result = info.round_result.as_ref()?;
+    // The next round's first card, if a round was dealt.
+    let next = info
+        .next
+        .as_ref()
+        .filter(|n| n.round > result.round)
+        .map(revealed_pb);
+    Some(pb::RoundOver {
+        result: Some(round_result_pb(result)),
+        next_round: next.as_ref().map_or(0, |n| n.round),
+        next,
+        deal: info.deal.iter().map(deck_pb).collect(),
+    })
+}
