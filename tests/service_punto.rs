@@ -222,6 +222,7 @@ async fn play_out(c: &mut Client, id: &str, tokens: &[String], seed: u64) -> Pla
                 game_id: id.to_string(),
                 seat: 0,
                 token: token.clone(),
+                ..Default::default()
             })
             .await
             .expect("legal moves")
