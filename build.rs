@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use prost::Message as _;
 
-const PROTOS: [&str; 2] = [
+const PROTOS: &[&str] = &[
     "proto/referee/v1/referee.proto",
     "proto/punct/v1/punct.proto",
+    "proto/dots/v1/dots.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

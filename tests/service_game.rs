@@ -11,6 +11,7 @@ use punct_referee::service::grpc::pb::referee::v1 as pb;
 fn punct_outcome(o: &pb::Outcome) -> &ppb::OutcomeDetail {
     match o.detail.as_ref().expect("detail") {
         pb::outcome::Detail::Punct(d) => d,
+        other => panic!("not a PÜNCT outcome: {other:?}"),
     }
 }
 
@@ -22,6 +23,7 @@ fn punct_state(g: &pb::Game) -> &ppb::GameState {
         .expect("state")
     {
         pb::game_state::Game::Punct(s) => s,
+        other => panic!("not a PÜNCT state: {other:?}"),
     }
 }
 

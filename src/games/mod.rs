@@ -631,10 +631,14 @@ pub trait Game: Send + Sync + fmt::Debug {
 pub type Importer = fn(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError>;
 
 /// Every game the service serves: its record name and its importer. A game
-/// joins once its protobuf conversion does (`service/grpc/games/`): the
-/// Dots and Punto engines are here, their service step is not yet, so their
-/// records are not importable into a session (it could not be shown).
-pub const GAMES: &[(&str, Importer)] = &[("punct", punct::referee::import)];
+/// joins once its protobuf conversion does (`service/grpc/games/`): PÜNCT
+/// and Dots are served; the Punto engine is here, its service step is not
+/// yet, so its records are not importable into a session (it could not be
+/// shown).
+pub const GAMES: &[(&str, Importer)] = &[
+    ("punct", punct::referee::import),
+    ("dots", dots::referee::import),
+];
 
 /// The games a server knows: [`GAMES`], plus any a caller adds (the tests'
 /// own games).

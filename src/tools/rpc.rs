@@ -385,6 +385,7 @@ pub fn notation_move(notation: &str) -> pb::Move {
 pub fn notation_of(m: &pb::Move) -> &str {
     match &m.game {
         Some(pb::r#move::Game::Punct(p)) => &p.notation,
+        Some(pb::r#move::Game::Dots(d)) => &d.notation,
         None => "",
     }
 }

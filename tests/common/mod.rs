@@ -156,6 +156,7 @@ pub fn shift(from: &str, to: &str, rotation: u32) -> pb::Move {
 pub fn punct_of(m: &pb::Move) -> &ppb::Move {
     match m.game.as_ref().expect("a game member") {
         pb::r#move::Game::Punct(p) => p,
+        other => panic!("not a PÜNCT move: {other:?}"),
     }
 }
 

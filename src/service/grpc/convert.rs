@@ -1,9 +1,11 @@
 //! `referee.v1` messages to and from the session layer's neutral types; each
-//! per-game oneof member is handed to its game's module ([`super::games::punct`]).
+//! per-game oneof member is handed to its game's module ([`super::games::punct`],
+//! [`super::games::dots`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, UNIX_EPOCH};
 
+use super::games::dots;
 use super::games::punct::{
     self, HISTORY_FIELDS, HISTORY_RULE_FIELDS, MOVE_FIELDS, MoveFields, RuleFields,
 };
@@ -117,13 +119,21 @@ pub fn game_rules(
         Some(Some(pb::game_rules::Game::Punct(o))) => {
             Ok(GameRules::new(punct::rule_options(o, fields)?))
         }
-        Some(None) => Err(bad(fields.whole, "name the game: set rules.punct")),
+        Some(Some(pb::game_rules::Game::Dots(o))) => Ok(GameRules::new(dots::rule_options(
+            o,
+            dots::rule_fields(fields.whole),
+        )?)),
+        Some(None) => Err(bad(
+            fields.whole,
+            "name the game: set rules.punct or rules.dots",
+        )),
     }
 }
 
 /// Rules to the wire: each game's conversion reads its own options back.
 pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
     let game = punct::rules_pb(rules).map(pb::game_rules::Game::Punct);
+    let game = game.or_else(|| dots::rules_pb(rules).map(pb::game_rules::Game::Dots));
     pb::GameRules { game }
 }
 
@@ -131,7 +141,14 @@ pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
 pub fn move_input(m: Option<&pb::Move>, fields: &MoveFields) -> Result<MoveInput, SessionError> {
     match m.and_then(|m| m.game.as_ref()) {
         Some(pb::r#move::Game::Punct(p)) => Ok(MoveInput::new(punct::move_input(p, fields)?)),
-        None => Err(bad("move", "a move is required (set move.punct)")),
+        Some(pb::r#move::Game::Dots(d)) => Ok(MoveInput::new(dots::move_input(
+            d,
+            dots::move_fields(fields.whole),
+        )?)),
+        None => Err(bad(
+            "move",
+            "a move is required (set move.punct or move.dots)",
+        )),
     }
 }
 
@@ -175,6 +192,7 @@ pub fn validate_move_request(
 /// conversion reads its own move back).
 pub fn move_pb(detail: &MoveDetail) -> pb::Move {
     let game = punct::detail_pb(detail).map(pb::r#move::Game::Punct);
+    let game = game.or_else(|| dots::detail_pb(detail).map(pb::r#move::Game::Dots));
     pb::Move { game }
 }
 
@@ -185,7 +203,9 @@ pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
         draw: v.is_draw(),
         scores: v.scores.clone(),
         reason: v.reason.to_string(),
-        detail: punct::verdict_detail_pb(v).map(pb::outcome::Detail::Punct),
+        detail: punct::verdict_detail_pb(v)
+            .map(pb::outcome::Detail::Punct)
+            .or_else(|| dots::verdict_detail_pb(v).map(pb::outcome::Detail::Dots)),
     }
 }
 
@@ -272,6 +292,7 @@ pub fn presence_pb(p: &[SeatPresence]) -> pb::Presence {
 /// back).
 pub fn state_pb(s: &Snapshot) -> pb::GameState {
     let game = punct::snapshot_pb(s).map(pb::game_state::Game::Punct);
+    let game = game.or_else(|| dots::snapshot_pb(s).map(pb::game_state::Game::Dots));
     pb::GameState { game }
 }
 

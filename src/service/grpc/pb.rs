@@ -18,6 +18,15 @@ pub mod punct {
     }
 }
 
+/// Package `dots.v1`: Dots (Kropki) messages.
+pub mod dots {
+    /// Version 1.
+    pub mod v1 {
+        #![allow(missing_docs, clippy::all)]
+        tonic::include_proto!("dots.v1");
+    }
+}
+
 /// The encoded descriptor set of every `.proto` file, for server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/referee_descriptor.bin"));

@@ -1,6 +1,6 @@
 //! The JSON shapes of the spectator API (`/api/games…`), built from the
 //! session layer's neutral [`GameView`] and event log. Game-specific parts
-//! (the supplies) go through the API layer's per-game conversion
+//! (the supplies, running scores) go through the API layer's per-game conversion
 //! ([`crate::service::grpc::convert::state_pb`]), so nothing here knows a game's rules.
 //! Tokens are never part of these shapes.
 
@@ -116,6 +116,9 @@ pub struct GameDetail {
     pub moves: Vec<PlayedMove>,
     /// Both seats' supplies, white first (empty for a game without).
     pub supplies: Vec<Supply>,
+    /// Each seat's score now, in seat order, for a game that keeps a score
+    /// while it is played (Dots: the enemy dots each holds); empty otherwise.
+    pub scores: Vec<i64>,
     /// The clocks, absent for an untimed game.
     pub clock: Option<Clocks>,
     /// The seats agreeing to a standing draw offer.
@@ -202,7 +205,21 @@ fn supplies(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Vec<
                     .collect(),
             })
             .collect(),
+        // Dots has no supplies: every dot comes from an endless pot.
+        Some(pb::game_state::Game::Dots(_)) => Vec::new(),
         None => Vec::new(),
+    }
+}
+
+/// The running scores of a game state, through the API layer's conversion
+/// of the game's own state message.
+fn scores(snapshot: Option<&Snapshot>) -> Vec<i64> {
+    let Some(state) = snapshot.map(convert::state_pb) else {
+        return Vec::new();
+    };
+    match state.game {
+        Some(pb::game_state::Game::Dots(d)) => d.scores.into_iter().map(i64::from).collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -248,6 +265,7 @@ pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
         summary: summary(v),
         moves,
         supplies: supplies(v.seats, v.snapshot.as_ref()),
+        scores: scores(v.snapshot.as_ref()),
         clock: clocks(v.seats, &v.time_control, &v.clock),
         draw_offers: names(v.seats, v.draw_offers),
         presence: v

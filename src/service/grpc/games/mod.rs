@@ -2,4 +2,5 @@
 //! members of the contract to and from the neutral types of
 //! [`crate::games`].
 
+pub mod dots;
 pub mod punct;
