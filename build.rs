@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use prost::Message as _;
 
-const PROTOS: [&str; 3] = [
+const PROTOS: &[&str] = &[
     "proto/referee/v1/referee.proto",
     "proto/punct/v1/punct.proto",
+    "proto/dots/v1/dots.proto",
     "proto/punto/v1/punto.proto",
 ];
 

@@ -132,3 +132,84 @@ fn a_broken_record_file_is_refused_with_its_line() {
         "{err}"
     );
 }
+
+#[test]
+fn dots_legal_perft_and_show_go_through_the_game_trait() {
+    let field = [
+        "--game", "dots", "--width", "4", "--height", "4", "--start", "empty",
+    ];
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra[..1].to_vec();
+        args.extend_from_slice(&field);
+        args.extend_from_slice(&extra[1..]);
+        run(&args)
+    };
+    // 16 cells and ground, sorted by notation; after two dots, 14 and ground.
+    let (code, out, _) = with(&["legal", "--moves", "1,1; 2,2"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 15);
+    assert_eq!((lines[0], lines[14]), ("1,2", "ground"));
+    // Ground ends a sequence: 16 × 16 at depth 2, 16 × 15 × 15 at depth 3.
+    let (code, out, _) = with(&["perft", "--depth", "3"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "depth 1: 17\ndepth 2: 256\ndepth 3: 3600\n");
+    // RULES.md §11.A and Blue grounds: 1–0, and the record says so.
+    let example = "3,2;3,3;2,3;1,1;4,3;1,2;3,4;ground";
+    let (code, out, err) = run(&[
+        "show", "--game", "dots", "--width", "5", "--height", "5", "--start", "empty", "--moves",
+        example,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(" 3 .RbR.\n"), "{out}");
+    assert!(
+        out.contains("game over: red wins by GROUND, scores 1-0\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("game: dots\n") && out.contains("end: ground\n"),
+        "{out}"
+    );
+    let (_, svg, _) = with(&["show", "--svg", "--moves", "2,2"]);
+    assert!(svg.starts_with("<svg ") && svg.contains("ply 1"), "{svg}");
+    // The record read back: the game is over, so no legal moves.
+    let dir = std::env::temp_dir().join(format!("punct-cli-dots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let record = dir.join("a.txt");
+    std::fs::write(&record, out.split_once("\n\n").unwrap().1).unwrap();
+    let (code, legal, err) = run(&["legal", "--record", record.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(legal, "game over: red wins by GROUND, scores 1-0\n");
+    let _ = std::fs::remove_dir_all(&dir);
+    // Refusals: a move on a dot, a seeded start without its seed, a field
+    // too small.
+    let (code, _, err) = with(&["legal", "--moves", "1,1;1,1"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("move 2 `1,1`") && err.contains("already has"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["legal", "--game", "dots", "--start", "quadruple-cross"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--game-seed"), "{err}");
+    let seed = "00".repeat(32);
+    let (code, out, _) = run(&[
+        "perft",
+        "--game",
+        "dots",
+        "--width",
+        "8",
+        "--height",
+        "8",
+        "--start",
+        "quadruple-cross",
+        "--game-seed",
+        &seed,
+        "--depth",
+        "1",
+    ]);
+    assert_eq!((code, out.as_str()), (0, "depth 1: 49\n"));
+    let (code, _, err) = run(&["legal", "--game", "dots", "--width", "3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("4..=64"), "{err}");
+}

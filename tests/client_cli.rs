@@ -338,7 +338,7 @@ async fn watch_prints_the_board_as_moves_arrive_until_the_game_ends() {
             concurrency: 1,
             seed: 3,
             records: None,
-            rules: ppb::RuleOptions::default(),
+            rules: ppb::RuleOptions::default().into(),
             move_timeout: Duration::from_secs(10),
             name: "watch".into(),
             time_control: None,
@@ -428,6 +428,88 @@ async fn tournament_command_runs_an_external_bot_and_writes_records() {
     assert_eq!(
         files,
         ["0001-greedy-vs-first.txt", "0002-first-vs-greedy.txt"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+/// RULES.md §11.A on 5 × 5: Red's seventh move captures Blue's 3,3.
+const DOTS_EXAMPLE_A: [&str; 7] = ["3,2", "3,3", "2,3", "1,1", "4,3", "1,2", "3,4"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_plays_dots_and_a_watcher_follows_it_to_the_end() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("dots");
+    let tokens = dir.join("tokens.json");
+    let new = run(
+        &server,
+        &tokens,
+        &[
+            "new", "--game", "dots", "--width", "5", "--height", "5", "--start", "empty",
+        ],
+    )
+    .await;
+    assert_eq!(new.code, 0, "{}", new.err);
+    let id = new.out.lines().next().unwrap().to_string();
+    assert!(new.out.contains(" 1 .....\n"), "{}", new.out);
+    assert!(new.out.contains("Red to move"), "{}", new.out);
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap()).unwrap();
+    assert_eq!(kept["games"][&id]["red"].as_str().unwrap().len(), 32);
+    assert_eq!(kept["games"][&id]["blue"].as_str().unwrap().len(), 32);
+
+    let moves = run(&server, &tokens, &["moves"]).await;
+    assert_eq!(moves.code, 0, "{}", moves.err);
+    assert_eq!(moves.out.lines().count(), 26);
+    assert_eq!(moves.out.lines().last(), Some("ground"));
+
+    let url = format!("http://{}", server.addr);
+    let watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args(["client", "--server", &url, "watch", &id])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for (ply, mv) in DOTS_EXAMPLE_A.iter().enumerate() {
+        let play = run(&server, &tokens, &["play", mv]).await;
+        assert_eq!(play.code, 0, "{}", play.err);
+        let seat = if ply % 2 == 0 { "Red" } else { "Blue" };
+        assert!(
+            play.out
+                .starts_with(&format!("{seat} played {mv} (ply {})\n", ply + 1)),
+            "{}",
+            play.out
+        );
+    }
+    // Seats are the game's: `white` is no seat of Dots; Red is not to move.
+    let white = run(&server, &tokens, &["play", "5,5", "--seat", "white"]).await;
+    assert_eq!(white.code, 1);
+    assert!(white.err.contains("no seat `white`"), "{}", white.err);
+    let red = run(&server, &tokens, &["play", "5,5", "--seat", "red"]).await;
+    assert!(red.err.contains("[NOT_YOUR_TURN]"), "{}", red.err);
+    let held = run(&server, &tokens, &["play", "3,3"]).await;
+    assert!(held.err.contains("[OCCUPIED]"), "{}", held.err);
+    let show = run(&server, &tokens, &["show", &id]).await;
+    assert!(show.out.contains(" 3 .RbR.\n"), "{}", show.out);
+    let ground = run(&server, &tokens, &["play", "ground"]).await;
+    assert_eq!(ground.code, 0, "{}", ground.err);
+    assert!(
+        ground.out.ends_with("game over: Red wins by GROUND, 1-0\n"),
+        "{}",
+        ground.out
+    );
+    let watched = tokio::time::timeout(Duration::from_secs(20), watcher.wait_with_output())
+        .await
+        .expect("watch ends with the game")
+        .unwrap();
+    assert!(watched.status.success());
+    let out = String::from_utf8_lossy(&watched.stdout);
+    assert!(out.contains("ply 7: Red played 3,4\n"), "{out}");
+    assert!(out.contains(" 3 .RbR.\n"), "{out}");
+    assert!(
+        out.trim_end()
+            .ends_with("game over: Red wins by GROUND, 1-0"),
+        "{out}"
     );
     let _ = std::fs::remove_dir_all(&dir);
     server.stop().await.unwrap();

@@ -98,3 +98,45 @@ fn bad_flags_are_refused_before_anything_starts() {
         );
     }
 }
+
+#[test]
+fn a_short_dots_load_run_replays_its_pool_without_errors() {
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            "--spawn",
+            "--games",
+            "2",
+            "--seconds",
+            "1",
+            "--warmup",
+            "0.1",
+            "--channels",
+            "1",
+            "--pool",
+            "4",
+            "--json",
+            "-",
+            "--game",
+            "dots",
+            "--width",
+            "8",
+            "--height",
+            "8",
+            "--start",
+            "quadruple-cross",
+        ])
+        .args(["--", "--storage", "memory"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let run = &report["runs"][0];
+    assert_eq!(run["errors"].as_u64(), Some(0), "{run}");
+    assert!(run["moves"].as_u64().unwrap() > 0, "{run}");
+    // Random games on 8 × 8 last at most the 48 free cells and a ground.
+    let plies = report["pool_average_plies"].as_f64().unwrap();
+    assert!(plies > 0.0 && plies <= 49.0, "{report}");
+}

@@ -661,3 +661,65 @@ async fn finished_games_are_served_after_a_restart_and_after_leaving_memory() {
     server.stop().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_dots_game_shows_its_seats_moves_scores_and_field() {
+    use punct_referee::service::grpc::pb::dots::v1 as dpb;
+    let (server, http) = start().await;
+    let mut client = server.client().await;
+    let r = client
+        .create_game(pb::CreateGameRequest {
+            rules: Some(pb::GameRules {
+                game: Some(pb::game_rules::Game::Dots(dpb::RuleOptions {
+                    width: 5,
+                    height: 5,
+                    start: dpb::Start::Empty as i32,
+                    max_moves: 0,
+                })),
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let table = table_of(r.game.unwrap(), &r.seats);
+    // RULES.md §11.A: Red's seventh move captures Blue's 3,3.
+    for (ply, mv) in ["3,2", "3,3", "2,3", "1,1", "4,3", "1,2", "3,4"]
+        .iter()
+        .enumerate()
+    {
+        let dots = pb::Move {
+            game: Some(pb::r#move::Game::Dots(dpb::Move {
+                notation: mv.to_string(),
+                ..Default::default()
+            })),
+        };
+        submit(&mut client, &table, ply as u32, dots).await.unwrap();
+    }
+    let game = get(http, &format!("/api/games/{}", table.id)).await.json();
+    assert_eq!(game["game"], "dots");
+    assert_eq!(game["variant"], "empty");
+    assert_eq!(game["seats"], serde_json::json!(["red", "blue"]));
+    assert_eq!(game["to_move"], "blue");
+    assert_eq!(game["scores"], serde_json::json!([1, 0]));
+    assert_eq!(game["supplies"], serde_json::json!([]));
+    assert_eq!(
+        game["moves"][6],
+        serde_json::json!({"ply": 7, "seat": "red", "notation": "3,4", "kind": "place"})
+    );
+    let list = get(http, "/api/games").await.json();
+    assert_eq!(list["games"][0]["game"], "dots");
+    for ply in [0u32, 7] {
+        let answer = get(http, &format!("/games/{}.svg?ply={ply}", table.id)).await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        assert_eq!(answer.body, render(&mut client, &table.id, Some(ply)).await);
+        assert!(
+            answer
+                .body
+                .contains(&format!(r#"aria-label="Dots field 5x5, ply {ply}""#)),
+            "{}",
+            answer.body
+        );
+    }
+    server.stop().await.unwrap();
+}

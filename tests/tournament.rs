@@ -23,7 +23,8 @@ fn config(bots: &[&str], games: u32, seed: u64, records: Option<std::path::PathB
         rules: ppb::RuleOptions {
             max_plies: Some(300),
             ..Default::default()
-        },
+        }
+        .into(),
         move_timeout: Duration::from_secs(10),
         name: "test".into(),
         time_control: None,
@@ -246,5 +247,70 @@ async fn a_python_bot_speaking_the_line_protocol_plays_whole_games() {
     }
     let py = report.standings.iter().find(|s| s.name == "py").unwrap();
     assert_eq!(py.games, 2);
+    server.stop().await.unwrap();
+}
+
+/// Dots on 9 × 9: the rules of `start`, the tournament's own seeds for a
+/// seeded start.
+fn dots_config(bots: &[&str], games: u32, seed: u64, start: &str) -> Config {
+    use clap::Parser as _;
+    #[derive(clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        choice: punct_referee::tools::games::GameChoice,
+    }
+    let flags = Flags::parse_from([
+        "x", "--game", "dots", "--width", "9", "--height", "9", "--start", start,
+    ]);
+    Config {
+        rules: flags.choice.rules(Default::default()).unwrap(),
+        ..config(bots, games, seed, None)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dots_greedy_beats_random_and_the_records_replay() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let mut greedy = 0.0;
+    for (seed, start) in [(1, "empty"), (2, "cross"), (3, "quadruple-cross")] {
+        let report = tournament::run(
+            server.client().await,
+            dots_config(&["greedy", "random"], 4, seed, start),
+            |_, _| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.games.len(), 4);
+        for game in &report.games {
+            assert!(game.forfeit.is_none(), "{game:?}");
+            assert!(game.record.starts_with("game: dots\n"), "{}", game.record);
+            assert!(game.record.contains("x-red: "), "{}", game.record);
+            assert!(
+                ["FULL", "GROUND"].contains(&game.reason.as_str()),
+                "{game:?}"
+            );
+            let imported = client
+                .import_game(pb::ImportGameRequest {
+                    record: game.record.clone(),
+                    labels: Default::default(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .game
+                .unwrap();
+            let original = get(&mut client, &game.game_id).await;
+            assert_eq!(imported.state, original.state);
+            assert_eq!(imported.outcome, original.outcome);
+        }
+        greedy += report
+            .standings
+            .iter()
+            .find(|s| s.name == "greedy")
+            .unwrap()
+            .score;
+    }
+    assert_eq!(greedy, 12.0, "greedy against random over 12 Dots games");
     server.stop().await.unwrap();
 }

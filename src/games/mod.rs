@@ -631,11 +631,10 @@ pub trait Game: Send + Sync + fmt::Debug {
 pub type Importer = fn(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError>;
 
 /// Every game the service serves: its record name and its importer. A game
-/// joins once its protobuf conversion does (`service/grpc/games/`): the
-/// Dots engine is here, its service step is not yet, so its records are
-/// not importable into a session (it could not be shown).
+/// joins once its protobuf conversion does (`service/grpc/games/`).
 pub const GAMES: &[(&str, Importer)] = &[
     ("punct", punct::referee::import),
+    ("dots", dots::referee::import),
     ("punto", punto::referee::import),
 ];
 

@@ -1,11 +1,16 @@
 //! Engine commands of the `punct-referee` binary: `perft`, `legal` and `show`,
-//! so anyone can compare this engine with another implementation.
+//! so anyone can compare this engine with another implementation. PÜNCT
+//! keeps its own fast paths (its perft, its record and picture); any other
+//! game (`--game dots`) goes through the game-agnostic [`crate::games::Game`]
+//! trait and its row of [`crate::tools::games::TOOL_GAMES`].
 
 use std::fmt::Write as _;
 
 use clap::{Args, ValueEnum};
 
 use crate::games::punct::{EndOnSupply, Game, GameRecord, RuleOptions, Variant};
+use crate::games::{Catalog, Game as AnyGame, Viewer};
+use crate::tools::games::{GameArg, GameChoice, ToolRules, verdict_text};
 
 /// The variant as a command-line value.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -25,26 +30,43 @@ pub enum EndOnSupplyArg {
     BothExhausted,
 }
 
-/// The game to start from: variant, rule options and moves played.
+/// PÜNCT's options of `variant` with `max_plies`, the others at their
+/// defaults.
+pub fn punct_options(variant: VariantArg, max_plies: u32) -> RuleOptions {
+    RuleOptions {
+        variant: match variant {
+            VariantArg::Basic => Variant::Basic,
+            VariantArg::Standard => Variant::Standard,
+        },
+        max_plies,
+        ..RuleOptions::default()
+    }
+}
+
+/// The game to start from: the game, its rule options and moves played.
 #[derive(Debug, Clone, Args)]
 pub struct GameArgs {
-    /// Basic or standard game.
+    /// The game and the options of games other than PÜNCT.
+    #[command(flatten)]
+    pub choice: GameChoice,
+    /// PÜNCT: basic or standard game.
     #[arg(long, value_enum, default_value = "standard")]
     pub variant: VariantArg,
-    /// When the supply phase ends the game (RULES.md §6).
+    /// PÜNCT: when the supply phase ends the game (RULES.md §6).
     #[arg(long, value_enum, default_value = "first-exhausted")]
     pub end_on_supply: EndOnSupplyArg,
-    /// Turns after which the game is drawn; 0 = no limit.
+    /// PÜNCT: turns after which the game is drawn; 0 = no limit.
     #[arg(long, default_value_t = 1000)]
     pub max_plies: u32,
-    /// Occurrences of a position that draw the game; 0 = off.
+    /// PÜNCT: occurrences of a position that draw the game; 0 = off.
     #[arg(long, default_value_t = 3)]
     pub repetition_limit: u32,
     /// Moves to play first, in notation, separated by `;` (or new lines).
     #[arg(long, default_value = "")]
     pub moves: String,
-    /// Start from a game record file (RULES.md §7) instead: its header sets
-    /// the variant and options; --moves are played after its moves.
+    /// Start from a game record file (the game's RULES.md) instead: its
+    /// header sets the game and its options; --moves are played after its
+    /// moves.
     #[arg(long, value_name = "FILE")]
     pub record: Option<std::path::PathBuf>,
 }
@@ -89,13 +111,88 @@ impl GameArgs {
         }
         Ok(game)
     }
+
+    /// Whether the game is PÜNCT (its own engine paths).
+    fn is_punct(&self) -> bool {
+        self.choice.game == GameArg::Punct && self.record_game().is_none_or(|g| g == "punct")
+    }
+
+    /// The `game:` of the record file, if one is given and names a game.
+    fn record_game(&self) -> Option<String> {
+        let text = std::fs::read_to_string(self.record.as_ref()?).ok()?;
+        let value = text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| l.split_once(':').filter(|(k, _)| k.trim() == "game"))?
+            .1;
+        Some(value.trim().to_ascii_lowercase())
+    }
+
+    /// Any game, through the game-agnostic trait: from the record, or from
+    /// the start of the chosen rules, then --moves.
+    pub fn any_game(&self) -> Result<Box<dyn AnyGame>, String> {
+        let rules: ToolRules = self.choice.rules(self.options())?;
+        let mut game = match &self.record {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                Catalog::default()
+                    .import(&text, rules.setup())
+                    .map_err(|e| format!("{}: {e}", path.display()))?
+                    .game
+            }
+            None => rules.start()?,
+        };
+        let tool = crate::tools::games::tool_game(game.rules().game_name())
+            .ok_or_else(|| format!("the tools do not play {}", game.rules().game_name()))?;
+        for (i, text) in split_moves(&self.moves).enumerate() {
+            let input = (tool.notation)(text)
+                .ok_or_else(|| format!("move {} `{text}`: not a {} move", i + 1, tool.name))?;
+            game.play(&input)
+                .map_err(|e| format!("move {} `{text}`: {e}", i + 1))?;
+        }
+        Ok(game)
+    }
+}
+
+/// The moves of `--moves`: separated by `;` or new lines.
+fn split_moves(text: &str) -> impl Iterator<Item = &str> {
+    text.split([';', '\n'])
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+/// Counts the legal move sequences of each length up to `depth` from
+/// `game`, through the game-agnostic trait (a copy per move tried).
+fn any_perft(game: &dyn AnyGame, depth: u32) -> Vec<u64> {
+    fn walk(game: &dyn AnyGame, level: usize, counts: &mut [u64]) {
+        for report in game.legal_moves() {
+            counts[level] += 1;
+            if level + 1 < counts.len() {
+                let mut next = game.clone_box();
+                if next.play(&report.detail.to_input()).is_ok() {
+                    walk(&*next, level + 1, counts);
+                }
+            }
+        }
+    }
+    let mut counts = vec![0u64; depth as usize];
+    if depth > 0 {
+        walk(game, 0, &mut counts);
+    }
+    counts
 }
 
 /// `perft`: one line per depth, `depth D: COUNT`.
 pub fn perft(args: &GameArgs, depth: u32) -> Result<String, String> {
-    let game = args.game()?;
+    let counts = if args.is_punct() {
+        args.game()?.perft(depth)
+    } else {
+        any_perft(&*args.any_game()?, depth)
+    };
     let mut out = String::new();
-    for (d, n) in game.perft(depth).iter().enumerate() {
+    for (d, n) in counts.iter().enumerate() {
         let _ = writeln!(out, "depth {}: {n}", d + 1);
     }
     Ok(out)
@@ -104,6 +201,20 @@ pub fn perft(args: &GameArgs, depth: u32) -> Result<String, String> {
 /// `legal`: the legal moves in canonical notation, sorted, one a line; or the
 /// outcome when the game is over.
 pub fn legal(args: &GameArgs) -> Result<String, String> {
+    if !args.is_punct() {
+        let game = args.any_game()?;
+        if let Some(verdict) = game.verdict() {
+            return Ok(format!(
+                "game over: {}\n",
+                verdict_text(game.seat_names(), &verdict)
+            ));
+        }
+        let mut out = String::new();
+        for report in game.legal_moves() {
+            let _ = writeln!(out, "{}", report.detail.notation);
+        }
+        return Ok(out);
+    }
     let game = args.game()?;
     if let Some(outcome) = game.outcome() {
         return Ok(format!("game over: {outcome}\n"));
@@ -124,6 +235,9 @@ pub fn legal(args: &GameArgs) -> Result<String, String> {
 /// `show`: the board after the moves, and the game record; or, with `svg`,
 /// only an SVG picture of the board (last move and winning chain highlighted).
 pub fn show(args: &GameArgs, svg: bool) -> Result<String, String> {
+    if !args.is_punct() {
+        return show_any(&*args.any_game()?, svg);
+    }
     let game = args.game()?;
     if svg {
         return Ok(crate::games::punct::svg::game_svg(&game));
@@ -134,5 +248,27 @@ pub fn show(args: &GameArgs, svg: bool) -> Result<String, String> {
     }
     let record: GameRecord = game.record();
     let _ = write!(out, "\n{record}");
+    Ok(out)
+}
+
+/// `show` of any game: its picture, its verdict, its record (with the seed
+/// once over); or its SVG.
+fn show_any(game: &dyn AnyGame, svg: bool) -> Result<String, String> {
+    let snapshot = game.snapshot(Viewer::Spectator);
+    if svg {
+        let verdict = game.verdict();
+        return Ok(snapshot.svg(game.last_move().as_ref(), verdict.as_ref()));
+    }
+    let tool = crate::tools::games::tool_game(game.rules().game_name())
+        .ok_or_else(|| format!("the tools do not play {}", game.rules().game_name()))?;
+    let mut out = (tool.picture)(&snapshot);
+    if let Some(verdict) = game.verdict() {
+        let _ = writeln!(
+            out,
+            "game over: {}",
+            verdict_text(game.seat_names(), &verdict)
+        );
+    }
+    let _ = write!(out, "\n{}", game.record(&[], Viewer::Spectator));
     Ok(out)
 }

@@ -208,8 +208,9 @@ pub type WireSeat = u32;
 /// "No seat" on the wire: in a request, the player to move.
 pub const NO_SEAT: WireSeat = 0;
 
-/// The seats' names, in seat order (PÜNCT: White moves first). The tools
-/// play PÜNCT; a game's own names are in `Game.seats`.
+/// PÜNCT's seats' names, in seat order (White moves first): the names of
+/// the functions below; a game's own names are in `Game.seats`
+/// ([`seat_names_of`]) and in [`crate::tools::games::ToolGame::seats`].
 const SEAT_NAMES: [&str; 2] = ["white", "black"];
 
 /// The position in seat order (0 = the first seat) of a seat on the wire;
@@ -344,6 +345,21 @@ pub fn create_request(
     }
 }
 
+/// A CreateGame request for any game under `rules` (with its supplied
+/// seed, if any).
+pub fn create_request_for(
+    rules: &crate::tools::games::ToolRules,
+    labels: HashMap<String, String>,
+    time_control: Option<pb::TimeControl>,
+) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        rules: Some(rules.wire()),
+        labels,
+        time_control,
+        seed: rules.seed_hex(),
+    }
+}
+
 /// CreateGame; the new game with its tokens.
 pub async fn create_game(
     client: &mut Client,
@@ -385,13 +401,14 @@ pub fn notation_move(notation: &str) -> pb::Move {
 pub fn notation_of(m: &pb::Move) -> &str {
     match &m.game {
         Some(pb::r#move::Game::Punct(p)) => &p.notation,
+        Some(pb::r#move::Game::Dots(d)) => &d.notation,
         Some(pb::r#move::Game::Punto(p)) => &p.notation,
         None => "",
     }
 }
 
-/// SubmitMove of `notation` for the seat holding `token`, answering
-/// `expected_ply`; a `request_id` makes a retry safe.
+/// SubmitMove of the PÜNCT move `notation` for the seat holding `token`,
+/// answering `expected_ply`; a `request_id` makes a retry safe.
 pub async fn submit_notation(
     client: &mut Client,
     game_id: &str,
@@ -400,14 +417,48 @@ pub async fn submit_notation(
     expected_ply: u32,
     request_id: Option<&str>,
 ) -> Result<pb::SubmitMoveResponse, Status> {
+    let mv = notation_move(notation);
+    submit_move(client, game_id, token, mv, expected_ply, request_id).await
+}
+
+/// SubmitMove of `mv` (any game's move: see
+/// [`crate::tools::games::ToolGame::wire_move`]) for the seat holding
+/// `token`, answering `expected_ply`.
+pub async fn submit_move(
+    client: &mut Client,
+    game_id: &str,
+    token: &str,
+    mv: pb::Move,
+    expected_ply: u32,
+    request_id: Option<&str>,
+) -> Result<pb::SubmitMoveResponse, Status> {
     let request = pb::SubmitMoveRequest {
         game_id: game_id.to_string(),
         token: token.to_string(),
-        r#move: Some(notation_move(notation)),
+        r#move: Some(mv),
         expected_ply,
         request_id: request_id.unwrap_or_default().to_string(),
     };
     Ok(client.submit_move(request).await?.into_inner())
+}
+
+/// The seats' names of a game the server sent (`Game.seats`), in seat
+/// order; PÜNCT's when it sent none.
+pub fn seat_names_of(game: &pb::Game) -> Vec<String> {
+    if game.seats.is_empty() {
+        return SEAT_NAMES.iter().map(|s| s.to_string()).collect();
+    }
+    game.seats.iter().map(|s| s.name.clone()).collect()
+}
+
+/// The text picture of a state the server sent (any game's).
+pub fn picture_of(state: &pb::GameState) -> &str {
+    match &state.game {
+        Some(pb::game_state::Game::Punct(p)) => &p.picture,
+        Some(pb::game_state::Game::Dots(d)) => &d.picture,
+        Some(pb::game_state::Game::Punto(p)) => &p.picture,
+        None => "",
+    }
 }
 
 /// GetGame: the game's snapshot now.

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Cell, Colour, Field, Game, Point};
+use super::{Cell, Colour, Field, Game, Outcome, Point};
 
 /// The §8.3 character of a cell.
 pub fn cell_char(cell: Cell) -> char {
@@ -41,7 +41,13 @@ impl Field {
 /// column), row numbers on the left, and a line with the scores and who is
 /// to move (or the result).
 pub fn ascii(game: &Game) -> String {
-    let field = game.field();
+    let to_move = (!game.is_over()).then(|| game.to_move());
+    picture(game.field(), to_move, game.outcome().as_ref())
+}
+
+/// [`ascii`] of a field seen from outside a [`Game`] (a snapshot): `to_move`
+/// and `outcome` make the last line (the outcome wins when both are given).
+pub fn picture(field: &Field, to_move: Option<Colour>, outcome: Option<&Outcome>) -> String {
     let w = u16::from(field.width());
     let mut out = String::new();
     let tens: String = (1..=w)
@@ -58,10 +64,11 @@ pub fn ascii(game: &Game) -> String {
     for (y, line) in field.text().lines().enumerate() {
         let _ = writeln!(out, "{:>2} {line}", y + 1);
     }
-    let [red, blue] = game.scores();
-    let state = match game.outcome() {
-        Some(o) => format!("{} ({})", o.result_text(), o.reason.record_name()),
-        None => format!("{} to move", game.to_move()),
+    let [red, blue] = field.scores();
+    let state = match (outcome, to_move) {
+        (Some(o), _) => format!("{} ({})", o.result_text(), o.reason.record_name()),
+        (None, Some(c)) => format!("{c} to move"),
+        (None, None) => "over".to_string(),
     };
     let _ = writeln!(out, "Red {red} - Blue {blue}, {state}");
     out

@@ -1,10 +1,11 @@
 //! `referee.v1` messages to and from the session layer's neutral types; each
 //! per-game oneof member is handed to its game's module ([`super::games::punct`],
-//! [`super::games::punto`]).
+//! [`super::games::dots`], [`super::games::punto`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, UNIX_EPOCH};
 
+use super::games::dots;
 use super::games::punct::{
     self, HISTORY_FIELDS, HISTORY_RULE_FIELDS, MOVE_FIELDS, MoveFields, RuleFields,
 };
@@ -119,11 +120,18 @@ pub fn game_rules(
         Some(Some(pb::game_rules::Game::Punct(o))) => {
             Ok(GameRules::new(punct::rule_options(o, fields)?))
         }
+        Some(Some(pb::game_rules::Game::Dots(o))) => Ok(GameRules::new(dots::rule_options(
+            o,
+            dots::rule_fields(fields.whole),
+        )?)),
         Some(Some(pb::game_rules::Game::Punto(o))) => Ok(GameRules::new(punto::rule_options(
             o,
             punto::rule_fields(fields.whole),
         )?)),
-        Some(None) => Err(bad(fields.whole, "name the game: set rules.punct")),
+        Some(None) => Err(bad(
+            fields.whole,
+            "name the game: set rules.punct, rules.dots or rules.punto",
+        )),
     }
 }
 
@@ -131,6 +139,7 @@ pub fn game_rules(
 pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
     let game = punct::rules_pb(rules)
         .map(pb::game_rules::Game::Punct)
+        .or_else(|| dots::rules_pb(rules).map(pb::game_rules::Game::Dots))
         .or_else(|| punto::rules_pb(rules).map(pb::game_rules::Game::Punto));
     pb::GameRules { game }
 }
@@ -139,11 +148,18 @@ pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
 pub fn move_input(m: Option<&pb::Move>, fields: &MoveFields) -> Result<MoveInput, SessionError> {
     match m.and_then(|m| m.game.as_ref()) {
         Some(pb::r#move::Game::Punct(p)) => Ok(MoveInput::new(punct::move_input(p, fields)?)),
+        Some(pb::r#move::Game::Dots(d)) => Ok(MoveInput::new(dots::move_input(
+            d,
+            dots::move_fields(fields.whole),
+        )?)),
         Some(pb::r#move::Game::Punto(p)) => Ok(MoveInput::new(punto::move_input(
             p,
             punto::move_fields(fields.whole),
         )?)),
-        None => Err(bad("move", "a move is required (set move.punct)")),
+        None => Err(bad(
+            "move",
+            "a move is required (set move.punct, move.dots or move.punto)",
+        )),
     }
 }
 
@@ -188,6 +204,7 @@ pub fn validate_move_request(
 pub fn move_pb(detail: &MoveDetail) -> pb::Move {
     let game = punct::detail_pb(detail)
         .map(pb::r#move::Game::Punct)
+        .or_else(|| dots::detail_pb(detail).map(pb::r#move::Game::Dots))
         .or_else(|| punto::detail_pb(detail).map(pb::r#move::Game::Punto));
     pb::Move { game }
 }
@@ -201,6 +218,7 @@ pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
         reason: v.reason.to_string(),
         detail: punct::verdict_detail_pb(v)
             .map(pb::outcome::Detail::Punct)
+            .or_else(|| dots::verdict_detail_pb(v).map(pb::outcome::Detail::Dots))
             .or_else(|| punto::verdict_detail_pb(v).map(pb::outcome::Detail::Punto)),
     }
 }
@@ -289,6 +307,7 @@ pub fn presence_pb(p: &[SeatPresence]) -> pb::Presence {
 pub fn state_pb(s: &Snapshot) -> pb::GameState {
     let game = punct::snapshot_pb(s)
         .map(pb::game_state::Game::Punct)
+        .or_else(|| dots::snapshot_pb(s).map(pb::game_state::Game::Dots))
         .or_else(|| punto::snapshot_pb(s).map(pb::game_state::Game::Punto));
     pb::GameState { game }
 }

@@ -18,6 +18,15 @@ pub mod punct {
     }
 }
 
+/// Package `dots.v1`: Dots (Kropki) messages.
+pub mod dots {
+    /// Version 1.
+    pub mod v1 {
+        #![allow(missing_docs, clippy::all)]
+        tonic::include_proto!("dots.v1");
+    }
+}
+
 /// Package `punto.v1`: Punto messages.
 pub mod punto {
     /// Version 1.

@@ -1,6 +1,6 @@
 //! The JSON shapes of the spectator API (`/api/games…`), built from the
 //! session layer's neutral [`GameView`] and event log. Game-specific parts
-//! (the supplies) go through the API layer's per-game conversion
+//! (the supplies, running scores) go through the API layer's per-game conversion
 //! ([`crate::service::grpc::convert::state_pb`]), so nothing here knows a game's rules.
 //! Tokens are never part of these shapes.
 
@@ -137,6 +137,9 @@ pub struct GameDetail {
     /// rounds), e.g. `round 1: ROW, seat 2 wins, removes O8, seat 3 begins
     /// next`.
     pub rounds: Vec<String>,
+    /// Each seat's score now, in seat order, for a game that keeps a score
+    /// while it is played (Dots: the enemy dots each holds); empty otherwise.
+    pub scores: Vec<i64>,
     /// The clocks, absent for an untimed game.
     pub clock: Option<Clocks>,
     /// The seats agreeing to a standing draw offer.
@@ -249,9 +252,23 @@ fn extras(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Extras
             let rounds = p.results.into_iter().map(|r| r.summary).collect();
             return (Vec::new(), decks, rounds);
         }
+        // Dots has no supplies: every dot comes from an endless pot.
+        Some(pb::game_state::Game::Dots(_)) => Vec::new(),
         None => Vec::new(),
     };
     (supplies, Vec::new(), Vec::new())
+}
+
+/// The running scores of a game state, through the API layer's conversion
+/// of the game's own state message.
+fn scores(snapshot: Option<&Snapshot>) -> Vec<i64> {
+    let Some(state) = snapshot.map(convert::state_pb) else {
+        return Vec::new();
+    };
+    match state.game {
+        Some(pb::game_state::Game::Dots(d)) => d.scores.into_iter().map(i64::from).collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn clocks(
@@ -299,6 +316,7 @@ pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
         supplies,
         decks,
         rounds,
+        scores: scores(v.snapshot.as_ref()),
         clock: clocks(v.seats, &v.time_control, &v.clock),
         draw_offers: names(v.seats, v.draw_offers),
         presence: v

@@ -6,8 +6,11 @@
 //! * [`random`]: uniform over the legal moves, seeded.
 //! * [`greedy`]: PÜNCT connection distance with one-ply lookahead
 //!   ([`crate::games::punct::eval`]).
+//! * [`dots_greedy`]: Dots' largest capture, else the opponent's blocked,
+//!   else a cell next to its own dots.
 //! * [`external`]: a program speaking the line protocol of docs/BOTS.md.
 
+pub mod dots_greedy;
 pub mod external;
 pub mod greedy;
 pub mod random;
@@ -16,7 +19,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::games::punct::Variant;
+use crate::tools::games::ToolRules;
 
 /// One turn, as the referee tells it to the bot to move.
 #[derive(Debug, Clone, Copy)]
@@ -25,7 +28,8 @@ pub struct Turn<'a> {
     pub game_id: &'a str,
     /// Turns played so far (the ply the answer answers).
     pub ply: u32,
-    /// The bot's seat: `white` or `black`.
+    /// The bot's seat, by the game's name for it (PÜNCT: `white` or
+    /// `black`; Dots: `red` or `blue`).
     pub seat: &'a str,
     /// The moves played so far, canonical notation, in order.
     pub history: &'a [String],
@@ -112,7 +116,9 @@ impl Player {
 pub enum BotKind {
     /// [`random::RandomBot`].
     Random,
-    /// [`greedy::GreedyBot`].
+    /// The game's greedy bot ([`greedy::GreedyBot`] for PÜNCT,
+    /// [`dots_greedy::DotsGreedyBot`] for Dots: see
+    /// [`crate::tools::games::ToolGame::greedy`]).
     Greedy,
     /// A program run with `sh -c`, speaking the line protocol.
     External(String),
@@ -128,11 +134,14 @@ pub struct BotSpec {
 }
 
 impl BotSpec {
-    /// A fresh player for one game. `seed` makes built-in choices repeatable.
-    pub fn player(&self, seed: u64, variant: Variant, timeout: Duration) -> Player {
+    /// A fresh player for one game of `rules`. `seed` makes built-in
+    /// choices repeatable.
+    pub fn player(&self, seed: u64, rules: &ToolRules, timeout: Duration) -> Player {
         match &self.kind {
             BotKind::Random => Player::Builtin(Box::new(random::RandomBot::new(seed))),
-            BotKind::Greedy => Player::Builtin(Box::new(greedy::GreedyBot::new(seed, variant))),
+            BotKind::Greedy => {
+                Player::Builtin((rules.game().greedy)(seed, &rules.rules, rules.setup()))
+            }
             BotKind::External(command) => Player::External(Box::new(external::ExternalBot::new(
                 command.clone(),
                 timeout,

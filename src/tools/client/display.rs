@@ -6,12 +6,19 @@ use std::fmt::Write as _;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::rpc;
 
-/// A seat's name for people (`White`, `Black`); `nobody` for no seat.
+/// A PÜNCT seat's name for people (`White`, `Black`); `nobody` for no seat.
 pub fn seat_title(seat: Option<usize>) -> String {
+    let names: Vec<String> = rpc::seat_names().iter().map(|s| s.to_string()).collect();
+    seat_title_in(&names, seat)
+}
+
+/// The name of `seat` among a game's `names`, for people (`Red`); `nobody`
+/// for no seat.
+pub fn seat_title_in(names: &[String], seat: Option<usize>) -> String {
     let Some(seat) = seat else {
         return "nobody".into();
     };
-    let name = rpc::seat_name(seat);
+    let name = names.get(seat).map_or("another seat", String::as_str);
     let mut letters = name.chars();
     match letters.next() {
         Some(first) => first.to_uppercase().chain(letters).collect(),
@@ -19,38 +26,58 @@ pub fn seat_title(seat: Option<usize>) -> String {
     }
 }
 
-/// `White wins by CONNECTION`, `draw by MOVE_LIMIT`.
+/// `White wins by CONNECTION`, `draw by MOVE_LIMIT` (PÜNCT's seats).
 pub fn outcome_text(outcome: &pb::Outcome) -> String {
-    match rpc::winner(outcome) {
+    let names: Vec<String> = rpc::seat_names().iter().map(|s| s.to_string()).collect();
+    outcome_text_in(&names, outcome)
+}
+
+/// [`outcome_text`] with a game's seat `names`; the scores, where the game
+/// keeps them (`Red wins by GROUND, 3-1`).
+pub fn outcome_text_in(names: &[String], outcome: &pb::Outcome) -> String {
+    let mut text = match rpc::winner(outcome) {
         None => format!("draw by {}", outcome.reason),
-        winner => format!("{} wins by {}", seat_title(winner), outcome.reason),
+        winner => format!(
+            "{} wins by {}",
+            seat_title_in(names, winner),
+            outcome.reason
+        ),
+    };
+    if !outcome.scores.is_empty() {
+        let scores: Vec<String> = outcome.scores.iter().map(i64::to_string).collect();
+        let _ = write!(text, ", {}", scores.join("-"));
     }
+    text
 }
 
 /// The status line after a move or of a snapshot: the outcome once the game
-/// is finished, else who moves.
-pub fn status_line(status: i32, outcome: Option<&pb::Outcome>, to_move: rpc::WireSeat) -> String {
+/// is finished, else who moves; `names` are the game's seats.
+pub fn status_line(
+    names: &[String],
+    status: i32,
+    outcome: Option<&pb::Outcome>,
+    to_move: rpc::WireSeat,
+) -> String {
     match outcome {
         Some(o) if status == pb::GameStatus::Finished as i32 => {
-            format!("game over: {}", outcome_text(o))
+            format!("game over: {}", outcome_text_in(names, o))
         }
-        _ => format!("{} to move", seat_title(rpc::seat_index(to_move))),
+        _ => format!("{} to move", seat_title_in(names, rpc::seat_index(to_move))),
     }
 }
 
 /// The board picture and a status line of a snapshot.
 pub fn describe_game(game: &pb::Game) -> String {
     let mut out = String::new();
-    if let Some(pb::game_state::Game::Punct(state)) =
-        game.state.as_ref().and_then(|s| s.game.as_ref())
-    {
-        out.push_str(&state.picture);
+    if let Some(state) = &game.state {
+        out.push_str(rpc::picture_of(state));
     }
     let _ = writeln!(out, "game {} at ply {}", game.game_id, game.ply);
+    let names = rpc::seat_names_of(game);
     let _ = writeln!(
         out,
         "{}",
-        status_line(game.status, game.outcome.as_ref(), game.to_move)
+        status_line(&names, game.status, game.outcome.as_ref(), game.to_move)
     );
     out
 }

@@ -28,6 +28,7 @@ use clap::{Args, Subcommand};
 
 pub use self::tokens::{GameTokens, TokenFile, default_token_path};
 use crate::tools::engine::VariantArg;
+use crate::tools::games::{GameChoice, TOOL_GAMES};
 use crate::tools::rpc::{self, ServerAddress};
 
 /// Where the referee runs when no `--server` is given.
@@ -53,7 +54,10 @@ pub struct ClientArgs {
 pub enum ClientCommand {
     /// Create a game; print its id and board, and keep its seat tokens.
     New {
-        /// Basic or standard game.
+        /// The game (`--game dots` with its options; PÜNCT by default).
+        #[command(flatten)]
+        choice: GameChoice,
+        /// PÜNCT: basic or standard game.
         #[arg(long, value_enum, default_value = "standard")]
         variant: VariantArg,
         /// Labels, `key=value`, repeatable.
@@ -71,7 +75,8 @@ pub enum ClientCommand {
         /// this token file).
         game: Option<String>,
     },
-    /// Play a move (notation, e.g. `SE@E5:F5,G5`) for the seat to move.
+    /// Play a move (notation, e.g. `SE@E5:F5,G5`; Dots: `19,16` or
+    /// `ground`) for the seat to move.
     #[command(allow_missing_positional = true)]
     Play {
         /// The game's id (default: the last game created or imported with
@@ -79,10 +84,10 @@ pub enum ClientCommand {
         game: Option<String>,
         /// The move in notation.
         notation: String,
-        /// Play as this seat (default: the seat to move, whose token must be
-        /// in the token file).
+        /// Play as this seat, by its name in the game (default: the seat to
+        /// move, whose token must be in the token file).
         #[arg(long, value_parser = seat_parser())]
-        seat: Option<usize>,
+        seat: Option<String>,
     },
     /// Print the board after each move as it is played, until the game ends.
     Watch {
@@ -111,10 +116,11 @@ fn parse_label(s: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("`{s}` is not key=value"))
 }
 
-/// `--seat`: a seat's name (`white`, `black`), read as its position.
-fn seat_parser() -> impl clap::builder::TypedValueParser<Value = usize> {
-    PossibleValuesParser::new(rpc::seat_names())
-        .map(|name| rpc::seat_by_name(&name).unwrap_or_default())
+/// `--seat`: a seat's name in any game the tools play (`white`, `black`,
+/// `red`, `blue`), checked against the game's own seats when it is played.
+fn seat_parser() -> impl clap::builder::TypedValueParser<Value = String> {
+    let names: Vec<&'static str> = TOOL_GAMES.iter().flat_map(|g| g.seats).copied().collect();
+    PossibleValuesParser::new(names).map(|name| name.to_ascii_lowercase())
 }
 
 /// What every subcommand works with: a connected client, the address it
@@ -157,7 +163,11 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
     let mut connection = Connection::open(&args).await?;
     let c = &mut connection;
     match args.command {
-        ClientCommand::New { variant, labels } => new::run(c, variant, labels).await,
+        ClientCommand::New {
+            choice,
+            variant,
+            labels,
+        } => new::run(c, &choice, variant, labels).await,
         ClientCommand::Show { game } => show::run(c, &game).await,
         ClientCommand::Moves { game } => moves::run(c, game).await,
         ClientCommand::Play {

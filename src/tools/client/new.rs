@@ -4,19 +4,21 @@
 use super::display::describe_game;
 use super::{Connection, refused, tokens};
 use crate::tools::engine::VariantArg;
+use crate::tools::games::{GameArg, GameChoice};
 use crate::tools::rpc;
 
-/// Creates a game of `variant` with `labels`.
+/// Creates a game of `choice` (PÜNCT: of `variant`) with `labels`.
 pub async fn run(
     c: &mut Connection,
+    choice: &GameChoice,
     variant: VariantArg,
     labels: Vec<(String, String)>,
 ) -> Result<(), String> {
-    let request = rpc::create_request(
-        rpc::rule_options(variant),
-        labels.into_iter().collect(),
-        None,
-    );
+    let labels = labels.into_iter().collect();
+    let request = match choice.game {
+        GameArg::Punct => rpc::create_request(rpc::rule_options(variant), labels, None),
+        _ => rpc::create_request_for(&choice.rules(Default::default())?, labels, None),
+    };
     let created = rpc::create_game(&mut c.client, request)
         .await
         .map_err(refused)?;

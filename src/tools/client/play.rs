@@ -2,47 +2,64 @@
 //! one asked for), with that seat's kept token, in the game named or else
 //! the last one kept in the token file.
 
-use super::display::{seat_title, status_line};
+use super::display::{seat_title_in, status_line};
 use super::tokens::TokenFile;
 use super::{Connection, refused};
 use crate::service::grpc::pb::referee::v1 as pb;
+use crate::tools::games::game_of_wire;
 use crate::tools::rpc;
 
-/// Plays `notation` in `game` (default: the last game kept) as `seat`
-/// (default: the seat to move).
+/// Plays `notation` in `game` (default: the last game kept) as the seat
+/// called `seat` (default: the seat to move).
 pub async fn run(
     c: &mut Connection,
     game: Option<String>,
     notation: &str,
-    seat: Option<usize>,
+    seat: Option<String>,
 ) -> Result<(), String> {
     let file = TokenFile::load(&c.token_path)?;
     let game = file.game_or_last(game, &c.token_path)?;
     let current = rpc::get_game(&mut c.client, &game).await.map_err(refused)?;
-    let seat = match seat.or(rpc::seat_index(current.to_move)) {
+    let names = rpc::seat_names_of(&current);
+    let asked = match seat {
+        None => None,
+        Some(name) => Some(
+            names
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(&name))
+                .ok_or_else(|| {
+                    format!(
+                        "game {game} has no seat `{name}` (its seats: {})",
+                        names.join(", ")
+                    )
+                })?,
+        ),
+    };
+    let seat = match asked.or(rpc::seat_index(current.to_move)) {
         Some(seat) => seat,
         None => return Err(format!("game {game} is over")),
     };
     let token = file
         .games
         .get(&game)
-        .and_then(|kept| kept.token(seat))
+        .and_then(|kept| kept.token_of(&names[seat]))
         .ok_or_else(|| {
             format!(
                 "no {} token for game {game} in {}",
-                seat_title(Some(seat)),
+                seat_title_in(&names, Some(seat)),
                 c.token_path.display()
             )
         })?;
-    let reply = rpc::submit_notation(&mut c.client, &game, token, notation, current.ply, None)
+    let mv = (game_of_wire(current.rules.as_ref()).wire_move)(notation);
+    let reply = rpc::submit_move(&mut c.client, &game, token, mv, current.ply, None)
         .await
         .map_err(refused)?;
-    print_reply(&reply);
+    print_reply(&names, &reply);
     Ok(())
 }
 
 /// `White played SE@E5:F5,G5 (ply 1)`, then the status line.
-fn print_reply(reply: &pb::SubmitMoveResponse) {
+fn print_reply(names: &[String], reply: &pb::SubmitMoveResponse) {
     let played = reply
         .r#move
         .as_ref()
@@ -50,11 +67,11 @@ fn print_reply(reply: &pb::SubmitMoveResponse) {
         .unwrap_or_default();
     println!(
         "{} played {played} (ply {})",
-        seat_title(rpc::seat_index(reply.seat)),
+        seat_title_in(names, rpc::seat_index(reply.seat)),
         reply.ply
     );
     println!(
         "{}",
-        status_line(reply.status, reply.outcome.as_ref(), reply.to_move)
+        status_line(names, reply.status, reply.outcome.as_ref(), reply.to_move)
     );
 }

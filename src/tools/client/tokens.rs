@@ -33,20 +33,31 @@ pub struct GameTokens {
 }
 
 impl GameTokens {
-    /// The entry of a game on `server` with `tokens`.
+    /// The entry of a PÜNCT game on `server` with `tokens`.
     pub fn new(server: &ServerAddress, tokens: &SeatTokens) -> GameTokens {
+        let names: Vec<String> = rpc::seat_names().iter().map(|s| s.to_string()).collect();
+        GameTokens::named(server, tokens, &names)
+    }
+
+    /// The entry of a game on `server` whose seats are called `names`.
+    pub fn named(server: &ServerAddress, tokens: &SeatTokens, names: &[String]) -> GameTokens {
         GameTokens {
             server: server.url().to_string(),
             seats: tokens
                 .iter()
-                .map(|(seat, token)| (rpc::seat_name(seat).to_string(), token.to_string()))
+                .filter_map(|(seat, token)| Some((names.get(seat)?.clone(), token.to_string())))
                 .collect(),
         }
     }
 
-    /// The token of the seat at `seat`, if kept.
+    /// The token of the seat at `seat` of a PÜNCT game, if kept.
     pub fn token(&self, seat: usize) -> Option<&str> {
-        self.seats.get(rpc::seat_name(seat)).map(String::as_str)
+        self.token_of(rpc::seat_name(seat))
+    }
+
+    /// The token of the seat called `name`, if kept.
+    pub fn token_of(&self, name: &str) -> Option<&str> {
+        self.seats.get(name).map(String::as_str)
     }
 }
 
@@ -62,8 +73,11 @@ pub fn default_token_path() -> Option<PathBuf> {
 /// Adds a new game's tokens to the file at `path`, as the last game.
 pub fn keep(path: &Path, server: &ServerAddress, game: &NewGame) -> Result<(), String> {
     let mut file = TokenFile::load(path)?;
-    file.games
-        .insert(game.id().to_string(), GameTokens::new(server, &game.tokens));
+    let names = rpc::seat_names_of(&game.game);
+    file.games.insert(
+        game.id().to_string(),
+        GameTokens::named(server, &game.tokens, &names),
+    );
     file.last = Some(game.id().to_string());
     file.save(path)
 }

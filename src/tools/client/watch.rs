@@ -2,15 +2,23 @@
 //! engine copy so each board drawn is exactly the position after that move;
 //! moves before the current ply are replayed silently. A resync snapshot
 //! (this watcher fell behind) is caught up from the exported record.
+//! PÜNCT follows with its own engine; any other game through the
+//! game-agnostic trait and its row of [`crate::tools::games::TOOL_GAMES`]
+//! (a seeded game whose seed is still secret cannot be followed locally:
+//! its boards are then the server's, read after each move).
 
 use std::io::Write as _;
 
 use tokio_stream::StreamExt as _;
 
-use super::display::{outcome_text, seat_title};
+use super::display::{outcome_text, outcome_text_in, seat_title, seat_title_in};
 use super::{Connection, refused};
 use crate::games::punct::{Game, GameRecord, RuleOptions, render};
+use crate::games::{Game as AnyGame, Setup, Viewer};
+use crate::service::grpc::convert;
+use crate::service::grpc::games::punct::RULE_FIELDS;
 use crate::service::grpc::pb::referee::v1 as pb;
+use crate::tools::games::game_of_wire;
 use crate::tools::rpc;
 
 /// Prints the board after each move of `game_id` until the game ends.
@@ -18,6 +26,12 @@ pub async fn run(c: &mut Connection, game_id: &str) -> Result<(), String> {
     let now = rpc::get_game(&mut c.client, game_id)
         .await
         .map_err(refused)?;
+    if !matches!(
+        now.rules.as_ref().and_then(|r| r.game.as_ref()),
+        None | Some(pb::game_rules::Game::Punct(_))
+    ) {
+        return watch_any(c, game_id, &now).await;
+    }
     let options = server_record(&mut c.client, game_id).await?.options;
     let mut follower = Follower::new(options, now.ply);
     let request = pb::WatchGameRequest {
@@ -167,4 +181,121 @@ impl Follower {
             .write_all(render::ascii(self.local.position()).as_bytes());
         let _ = self.out.flush();
     }
+}
+
+/// The local copy of a watched game of any game but PÜNCT, if it can be
+/// followed (its setup is known).
+fn local_game(now: &pb::Game) -> Result<Option<Box<dyn AnyGame>>, String> {
+    let rules = convert::game_rules(now.rules.as_ref(), &RULE_FIELDS).map_err(|e| e.to_string())?;
+    if !rules.rules().seeded() {
+        return Ok(Some(rules.rules().start(None)));
+    }
+    let revealed = now
+        .setup
+        .as_ref()
+        .and_then(|s| crate::games::parse_seed(&s.seed));
+    Ok(revealed.map(|seed| {
+        rules.rules().start(Some(Setup {
+            seed,
+            supplied: true,
+        }))
+    }))
+}
+
+/// [`run`] for any game but PÜNCT.
+async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<(), String> {
+    let tool = game_of_wire(now.rules.as_ref());
+    let names = rpc::seat_names_of(now);
+    let mut local = local_game(now)?;
+    let began_at = now.ply;
+    let request = pb::WatchGameRequest {
+        game_id: game_id.to_string(),
+        from_ply: Some(0),
+        token: String::new(),
+    };
+    let mut stream = c
+        .client
+        .watch_game(request)
+        .await
+        .map_err(refused)?
+        .into_inner();
+    let mut out = std::io::stdout();
+    while let Some(item) = stream.next().await {
+        let item = item.map_err(refused)?;
+        match item.item {
+            Some(pb::watch_game_response::Item::Snapshot(snap)) => {
+                if item.resync {
+                    // Fell behind: start the local copy again from the game.
+                    local = None;
+                    let _ = writeln!(out, "(resynchronised at ply {})", snap.ply);
+                } else if began_at == 0
+                    && let Some(state) = &snap.state
+                {
+                    let _ = out.write_all(rpc::picture_of(state).as_bytes());
+                }
+            }
+            Some(pb::watch_game_response::Item::Event(event)) => match event.kind {
+                Some(pb::game_event::Kind::MoveApplied(applied)) => {
+                    let text = applied
+                        .r#move
+                        .as_ref()
+                        .map(rpc::notation_of)
+                        .unwrap_or_default()
+                        .to_string();
+                    if let Some(game) = local.as_mut() {
+                        let input = (tool.notation)(&text)
+                            .ok_or_else(|| format!("following `{text}`: not a move"))?;
+                        game.play(&input)
+                            .map_err(|e| format!("following `{text}`: {e}"))?;
+                    }
+                    if event.ply >= began_at {
+                        let seat = seat_title_in(&names, rpc::seat_index(applied.seat));
+                        let _ = writeln!(out, "\nply {}: {seat} played {text}", event.ply);
+                        let picture = match local.as_ref() {
+                            Some(game) => (tool.picture)(&game.snapshot(Viewer::Spectator)),
+                            None => {
+                                let game = rpc::get_game(&mut c.client, game_id)
+                                    .await
+                                    .map_err(refused)?;
+                                game.state
+                                    .as_ref()
+                                    .map(|s| rpc::picture_of(s).to_string())
+                                    .unwrap_or_default()
+                            }
+                        };
+                        let _ = out.write_all(picture.as_bytes());
+                    }
+                }
+                Some(pb::game_event::Kind::GameOver(over)) => {
+                    let outcome = over.outcome.unwrap_or_default();
+                    let _ = writeln!(out, "game over: {}", outcome_text_in(&names, &outcome));
+                    let _ = out.flush();
+                    return Ok(());
+                }
+                None => {}
+            },
+            Some(pb::watch_game_response::Item::Presence(p)) => {
+                let seats: Vec<String> = rpc::seats_connected(&p)
+                    .iter()
+                    .enumerate()
+                    .map(|(seat, &here)| {
+                        let state = if here { "connected" } else { "away" };
+                        let name = names.get(seat).map_or("a seat", String::as_str);
+                        format!("{name} {state}")
+                    })
+                    .collect();
+                let _ = writeln!(out, "(players: {})", seats.join(", "));
+            }
+            Some(pb::watch_game_response::Item::RoundOver(round)) => {
+                if let Some(pb::round_over::Game::Punto(p)) = &round.game
+                    && let Some(result) = &p.result
+                {
+                    let _ = writeln!(out, "{}", result.summary);
+                }
+            }
+            None => {}
+        }
+        let _ = out.flush();
+    }
+    Err("the server ended the stream before the game ended".into())
 }

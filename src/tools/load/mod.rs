@@ -60,10 +60,11 @@ use std::path::PathBuf;
 use clap::Args;
 use tonic::transport::Channel;
 
-pub use self::pool::{random_games, random_games_with};
+pub use self::pool::{random_games, random_games_of, random_games_with};
 pub use self::procfs::rss_kib;
 pub use self::report::{IdleReport, Latency, LoadReport, RunReport};
 use self::spawn::SpawnedServer;
+use crate::tools::games::GameChoice;
 use crate::tools::rpc::ServerAddress;
 
 /// Games a spawned server may hold unless its arguments say otherwise: the
@@ -99,6 +100,11 @@ pub struct LoadArgs {
     /// Seed of the random games.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The game played (`--game dots` with its options; PÜNCT under the
+    /// default rules by default). A seeded game without --game-seed gets
+    /// one from --seed, so the pool's games replay on the server.
+    #[command(flatten)]
+    pub choice: GameChoice,
     /// Also write the results as JSON to this file (`-`: to standard
     /// output, instead of the table).
     #[arg(long, value_name = "FILE")]

@@ -12,15 +12,50 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 use super::LoadArgs;
-use super::pool::random_games;
+use super::pool::{random_games, random_games_of};
 use super::procfs::{self, CpuTicks};
 use super::report::{self, LoadReport, RunReport};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
 use crate::service::grpc::pb::referee::v1 as pb;
+use crate::tools::games::{GameArg, ToolGame, ToolRules};
 use crate::tools::rpc::{self, ServerAddress};
 
 /// The moves every task replays: one list of notations per game.
 type Pool = Arc<Vec<Arc<[String]>>>;
+
+/// The game every task plays: how it is created, and its row.
+#[derive(Clone)]
+struct Played {
+    create: pb::CreateGameRequest,
+    game: &'static ToolGame,
+}
+
+/// The pool and the game of `--game`: PÜNCT's pool from its own engine and
+/// `CreateGame` with no rules, as before; any other game through the trait.
+fn pool_and_game(args: &LoadArgs) -> Result<(Pool, Played), String> {
+    if args.choice.game == GameArg::Punct {
+        let rules = ToolRules::from(crate::service::grpc::pb::punct::v1::RuleOptions::default());
+        let played = Played {
+            create: pb::CreateGameRequest::default(),
+            game: rules.game(),
+        };
+        return Ok((Arc::new(random_games(args.pool, args.seed)), played));
+    }
+    let rules = args
+        .choice
+        .rules(Default::default())?
+        .with_seed_if_needed(|| {
+            let mut seed = [0u8; 32];
+            seed[..8].copy_from_slice(&args.seed.to_be_bytes());
+            seed
+        });
+    let pool = random_games_of(&rules, args.pool, args.seed)?;
+    let played = Played {
+        create: rpc::create_request_for(&rules, Default::default(), None),
+        game: rules.game(),
+    };
+    Ok((Arc::new(pool), played))
+}
 
 /// Runs every concurrency of `--games` against `address`, printing the
 /// table as it goes; fails if any call failed.
@@ -30,7 +65,7 @@ pub async fn load(
     address: &ServerAddress,
     server_pid: Option<u32>,
 ) -> Result<(), String> {
-    let pool: Pool = Arc::new(random_games(args.pool, args.seed));
+    let (pool, played) = pool_and_game(args)?;
     let average = pool.iter().map(|g| g.len()).sum::<usize>() as f64 / pool.len() as f64;
     let mut report = LoadReport {
         target: if args.spawn {
@@ -51,7 +86,7 @@ pub async fn load(
         report::print_header(&report);
     }
     for &games in &args.games {
-        let run = one_run(args, channels, &pool, games, server_pid).await;
+        let run = one_run(args, channels, &pool, &played, games, server_pid).await;
         if table {
             report::print_row(&run);
         }
@@ -83,6 +118,7 @@ async fn one_run(
     args: &LoadArgs,
     channels: &[Channel],
     pool: &Pool,
+    played: &Played,
     games: usize,
     server_pid: Option<u32>,
 ) -> RunReport {
@@ -93,7 +129,15 @@ async fn one_run(
     .await;
     let moves = measure(args, server_pid, games, |i, window, errors| {
         let client = rpc::Client::new(channels[i % channels.len()].clone());
-        tokio::spawn(play_games(client, pool.clone(), i, games, window, errors))
+        tokio::spawn(play_games(
+            client,
+            pool.clone(),
+            played.clone(),
+            i,
+            games,
+            window,
+            errors,
+        ))
     })
     .await;
     run_report(games, baseline, moves)
@@ -194,6 +238,7 @@ async fn check_health(
 async fn play_games(
     mut client: rpc::Client,
     pool: Pool,
+    played: Played,
     task: usize,
     tasks: usize,
     window: Window,
@@ -204,7 +249,7 @@ async fn play_games(
     'games: while Instant::now() < window.end {
         let moves = pool[next % pool.len()].clone();
         next = next.wrapping_add(tasks);
-        let created = match rpc::create_game(&mut client, pb::CreateGameRequest::default()).await {
+        let created = match rpc::create_game(&mut client, played.create.clone()).await {
             Ok(created) => created,
             Err(s) => {
                 // The server refuses games (a limit, or it is gone): stop
@@ -226,8 +271,8 @@ async fn play_games(
             }
             // The seats move in turn, the first seat first.
             let token = &tokens[ply % tokens.len()];
-            let answer =
-                rpc::submit_notation(&mut client, id, token, notation, ply as u32, None).await;
+            let mv = (played.game.wire_move)(notation);
+            let answer = rpc::submit_move(&mut client, id, token, mv, ply as u32, None).await;
             let done = Instant::now();
             match answer {
                 Ok(r) => {

@@ -9,12 +9,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::{Client, Config, Format, Report};
-use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::{self, ServerOptions};
 use crate::tools::bots::BotSpec;
 use crate::tools::engine::VariantArg;
-use crate::tools::rpc::{self, ServerAddress};
+use crate::tools::games::GameChoice;
+use crate::tools::rpc::ServerAddress;
 
 /// Flags of `punct-referee tournament`.
 #[derive(Debug, Clone, Args)]
@@ -42,10 +42,13 @@ pub struct TournamentArgs {
     /// started inside this process).
     #[arg(long, env = "PUNCT_SERVER")]
     pub server: Option<String>,
-    /// Basic or standard game.
+    /// The game (`--game dots` with its options; PÜNCT by default).
+    #[command(flatten)]
+    pub choice: GameChoice,
+    /// PÜNCT: basic or standard game.
     #[arg(long, value_enum, default_value = "standard")]
     pub variant: VariantArg,
-    /// Turns after which a game is drawn (MOVE_LIMIT).
+    /// PÜNCT: turns after which a game is drawn (MOVE_LIMIT).
     #[arg(long, default_value_t = 300)]
     pub max_plies: u32,
     /// Seconds an external bot may think per move before it forfeits.
@@ -101,7 +104,7 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
         ),
         None => None,
     };
-    let config = config_of(&args);
+    let config = config_of(&args)?;
     let total = super::schedule(config.bots.len(), config.format, config.games_per_pairing).len();
     // The embedded referee, if no server was named; stopped when we are done.
     let (address, embedded) = match named {
@@ -123,22 +126,20 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
 }
 
 /// The tournament the flags describe.
-fn config_of(args: &TournamentArgs) -> Config {
-    Config {
+fn config_of(args: &TournamentArgs) -> Result<Config, String> {
+    let punct = crate::tools::engine::punct_options(args.variant, args.max_plies);
+    Ok(Config {
         bots: args.bots.clone(),
         format: args.format,
         games_per_pairing: args.games,
         concurrency: args.concurrency,
         seed: args.seed,
         records: Some(args.records.clone()),
-        rules: ppb::RuleOptions {
-            max_plies: Some(args.max_plies),
-            ..rpc::rule_options(args.variant)
-        },
+        rules: args.choice.rules(punct)?,
         move_timeout: Duration::from_secs(args.move_timeout_secs),
         name: args.name.clone(),
         time_control: args.time_control.clone().map(|t| t.0),
-    }
+    })
 }
 
 /// A referee run inside this process on a loopback port.

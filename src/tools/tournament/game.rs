@@ -6,10 +6,9 @@
 use std::path::PathBuf;
 
 use super::{Client, Config, GameResult, Pairing, TournamentError};
-use crate::games::punct::Variant;
-use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::bots::{Answer, Player, Turn};
+use crate::tools::games::{ToolGame, ToolRules};
 use crate::tools::rpc::{self, NewGame, SeatTokens};
 
 /// Plays one game to its end and exports its record.
@@ -18,45 +17,61 @@ pub async fn play_game(
     config: &Config,
     pairing: Pairing,
 ) -> Result<GameResult, TournamentError> {
-    let created = create(&mut client, config, pairing).await?;
+    let rules = game_rules(config, pairing);
+    let created = create(&mut client, config, &rules, pairing).await?;
     let mut table = Table {
         client,
         game_id: created.id().to_string(),
         tokens: created.tokens,
-        players: seat_players(config, pairing),
+        players: seat_players(config, &rules, pairing),
         history: Vec::new(),
+        game: rules.game(),
     };
     let forfeit = table.play(config, pairing).await?;
     finish(table, config, pairing, forfeit).await
 }
 
+/// The rules of game `pairing`: the tournament's, with a seed of the
+/// game's own when they are seeded and none was given (from the
+/// tournament's seed and the game's number).
+fn game_rules(config: &Config, pairing: Pairing) -> ToolRules {
+    config.rules.with_seed_if_needed(|| {
+        use sha2::Digest as _;
+        let mut hash = sha2::Sha256::new();
+        hash.update(b"tournament/setup/v1");
+        hash.update(config.seed.to_be_bytes());
+        hash.update(pairing.number.to_be_bytes());
+        hash.finalize().into()
+    })
+}
+
 /// Creates the game on the referee, labelled with the tournament, the round
-/// and the bots.
+/// and the bots (by the game's names of their seats).
 async fn create(
     client: &mut Client,
     config: &Config,
+    rules: &ToolRules,
     pairing: Pairing,
 ) -> Result<NewGame, TournamentError> {
-    let labels = [
+    let seats = rules.game().seats;
+    let mut labels: std::collections::HashMap<String, String> = [
         ("tournament", config.name.clone()),
         ("round", pairing.number.to_string()),
-        ("white", config.bots[pairing.white].name.clone()),
-        ("black", config.bots[pairing.black].name.clone()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    let request = rpc::create_request(config.rules, labels, config.time_control);
+    for (seat, &bot) in pairing.seats().iter().enumerate() {
+        let name = seats.get(seat).copied().unwrap_or("seat");
+        labels.insert(name.to_string(), config.bots[bot].name.clone());
+    }
+    let request = rpc::create_request_for(rules, labels, config.time_control);
     Ok(rpc::create_game(client, request).await?)
 }
 
 /// A fresh player per seat, in seat order. Each side's choices depend only
 /// on the seed, the game and the seat.
-fn seat_players(config: &Config, pairing: Pairing) -> Vec<Player> {
-    let variant = match ppb::Variant::try_from(config.rules.variant) {
-        Ok(ppb::Variant::Basic) => Variant::Basic,
-        _ => Variant::Standard,
-    };
+fn seat_players(config: &Config, rules: &ToolRules, pairing: Pairing) -> Vec<Player> {
     pairing
         .seats()
         .iter()
@@ -66,7 +81,7 @@ fn seat_players(config: &Config, pairing: Pairing) -> Vec<Player> {
                 .seed
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                 .wrapping_add(u64::from(pairing.number) * 2 + seat as u64);
-            config.bots[bot].player(seed, variant, config.move_timeout)
+            config.bots[bot].player(seed, rules, config.move_timeout)
         })
         .collect()
 }
@@ -79,6 +94,8 @@ struct Table {
     tokens: SeatTokens,
     players: Vec<Player>,
     history: Vec<String>,
+    /// What the tools know of the game played.
+    game: &'static ToolGame,
 }
 
 /// The turn the referee waits for.
@@ -115,7 +132,7 @@ impl Table {
             let turn = Turn {
                 game_id: &self.game_id,
                 ply: pending.ply,
-                seat: rpc::seat_name(seat),
+                seat: seat_name(self.game, seat),
                 history: &self.history,
                 legal: &pending.legal,
                 clock_ms: pending.clock_ms,
@@ -133,7 +150,7 @@ impl Table {
                 Err(e) => e.to_string(),
             };
             let bot = &config.bots[pairing.seats()[seat]].name;
-            let forfeit = format!("{bot} ({}): {why}", rpc::seat_name(seat));
+            let forfeit = format!("{bot} ({}): {why}", seat_name(self.game, seat));
             return self.forfeit(seat, forfeit).await;
         }
         Ok(None)
@@ -172,7 +189,8 @@ impl Table {
         ply: u32,
     ) -> Result<Submitted, TournamentError> {
         let token = self.tokens.get(seat).unwrap_or_default();
-        match rpc::submit_notation(&mut self.client, &self.game_id, token, text, ply, None).await {
+        let mv = (self.game.wire_move)(text);
+        match rpc::submit_move(&mut self.client, &self.game_id, token, mv, ply, None).await {
             Ok(reply) => Ok(Submitted::Played(
                 reply
                     .r#move
@@ -224,7 +242,7 @@ async fn finish(
 ) -> Result<GameResult, TournamentError> {
     let game = rpc::get_game(&mut table.client, &table.game_id).await?;
     let outcome = game.outcome.unwrap_or_default();
-    let line = result_line(&outcome);
+    let line = result_line(table.game, &outcome);
     for player in table.players {
         player.finish(&line).await;
     }
@@ -251,10 +269,16 @@ fn first_seat_points(outcome: &pb::Outcome) -> f64 {
     }
 }
 
-/// The result as the bots are told it: `white CONNECTION`, `draw MOVE_LIMIT`.
-fn result_line(outcome: &pb::Outcome) -> String {
+/// The name of `seat` in `game`.
+fn seat_name(game: &ToolGame, seat: usize) -> &'static str {
+    game.seats.get(seat).copied().unwrap_or("another seat")
+}
+
+/// The result as the bots are told it: `white CONNECTION`, `draw MOVE_LIMIT`
+/// (Dots: `red GROUND`).
+fn result_line(game: &ToolGame, outcome: &pb::Outcome) -> String {
     match rpc::winner(outcome) {
-        Some(seat) => format!("{} {}", rpc::seat_name(seat), outcome.reason),
+        Some(seat) => format!("{} {}", seat_name(game, seat), outcome.reason),
         None => format!("draw {}", outcome.reason),
     }
 }

@@ -23,9 +23,9 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 pub use self::game::play_game;
-use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::bots::BotSpec;
+use crate::tools::games::ToolRules;
 
 /// A referee client.
 pub type Client = crate::tools::rpc::Client;
@@ -55,8 +55,11 @@ pub struct Config {
     pub seed: u64,
     /// Where to write one record per game; `None` writes none.
     pub records: Option<PathBuf>,
-    /// The game and its rule options.
-    pub rules: ppb::RuleOptions,
+    /// The game and its rule options (PÜNCT's wire options convert with
+    /// `.into()`). A seeded game without a seed gets one per game, drawn
+    /// from [`Config::seed`] and the game's number, so the built-in bots can
+    /// follow its setup and a tournament replays exactly.
+    pub rules: ToolRules,
     /// Longest think of an external bot per move.
     pub move_timeout: Duration,
     /// The clock of every game (docs/CLOCKS.md); `None`: no clock.

@@ -2,5 +2,6 @@
 //! members of the contract to and from the neutral types of
 //! [`crate::games`].
 
+pub mod dots;
 pub mod punct;
 pub mod punto;

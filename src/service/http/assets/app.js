@@ -53,6 +53,25 @@ function statusText(g) {
   return `${seatName(g.to_move)} to move`;
 }
 
+// The scores of a game that keeps them while it is played (Dots), e.g.
+// "Red 3 – Blue 1"; empty for a game without.
+function scoresText(g) {
+  if (!g.scores || !g.scores.length) return '';
+  return g.seats.map((seat, i) => `${seatName(seat)} ${g.scores[i]}`).join(' – ');
+}
+
+// What the board looks like before the first move, per game (PÜNCT starts
+// empty; Dots usually with start dots).
+const START_DESCRIPTION = {
+  punct: 'The empty board before the first move.',
+  dots: 'The field before the first move, with any start dots.',
+  punto: 'The empty table before the first card.',
+};
+
+function gameText(g) {
+  return g.game === 'punct' ? g.variant : `${g.game} (${g.variant})`;
+}
+
 function labelText(labels) {
   return Object.entries(labels).map(([k, v]) => `${k}:${v}`).join(', ');
 }
@@ -80,7 +99,7 @@ async function refreshList() {
 function renderList(games) {
   const rows = games.map((g) => el('tr', { dataset: { gameId: g.id } },
     el('td', {}, el('a', { href: `#game=${encodeURIComponent(g.id)}` }, el('code', {}, g.id))),
-    el('td', {}, g.variant),
+    el('td', {}, gameText(g)),
     el('td', {}, labelText(g.labels)),
     el('td', {}, String(g.ply)),
     el('td', {}, g.status === 'finished' ? statusText(g) : `in progress, ${statusText(g).toLowerCase()}`),
@@ -169,7 +188,9 @@ function update(game) {
   const previousStatus = state.game ? state.game.status : null;
   state.game = game;
   state.received = performance.now();
+  const scores = scoresText(game);
   $('game-status').textContent = `${statusText(game)} · ply ${game.ply}`
+    + (scores ? ` · ${scores}` : '')
     + (game.draw_offers && game.draw_offers.length
       ? ` · ${game.draw_offers.map(seatName).join(' and ')} ${game.draw_offers.length > 1 ? 'agree to' : 'offers'} a draw`
       : '');
@@ -237,10 +258,16 @@ function renderRounds(game) {
 function renderSupplies(game) {
   const table = $('supplies');
   if (game.decks && game.decks.length) {
+    table.hidden = false;
+    $('supplies-heading').hidden = false;
     renderDecks(game);
     return;
   }
   $('supplies-heading').textContent = 'Supplies';
+  // A game without supplies (Dots) shows no supplies section at all.
+  const none = !game.supplies.length && game.game !== 'punct';
+  table.hidden = none;
+  $('supplies-heading').hidden = none;
   if (!game.supplies.length) {
     table.replaceChildren(el('tbody', {}, el('tr', {}, el('td', {}, 'none'))));
     return;
@@ -301,9 +328,7 @@ function renderSlider() {
 }
 
 function boardDescription(game, ply) {
-  if (ply === 0) return game.decks && game.decks.length
-    ? 'The empty table before the first card.'
-    : 'The empty board before the first move.';
+  if (ply === 0) return START_DESCRIPTION[game.game] || 'The position before the first move.';
   const m = game.moves[ply - 1];
   let text = `The board after ply ${ply}: ${seatName(m.seat)} played ${m.notation} (${m.kind}).`;
   if (ply === game.ply && game.outcome) text += ` ${statusText(game)}.`;

@@ -1,0 +1,371 @@
+//! The games the tools play, one row of [`TOOL_GAMES`] each: what a tool
+//! needs of a game beyond the game-agnostic [`Game`] trait and the wire.
+//! A row names the game, its seats, how a move in notation becomes an
+//! engine input ([`ToolGame::notation`]) and a wire move
+//! ([`ToolGame::wire_move`]), how its state is drawn in text
+//! ([`ToolGame::picture`]) and its built-in greedy bot
+//! ([`ToolGame::greedy`]). Everything else the tools do (perft, legal moves,
+//! records, SVG, the random bot, tournaments, the load pool) goes through
+//! the [`Game`] trait or the referee, so a new game is one row here, a
+//! `--game` value ([`GameArg`]) and the flags of its options ([`GameChoice`]);
+//! docs/BOTS.md ("Adding a game to the tools") lists the steps.
+//!
+//! [`ToolRules`] is a game and its options as the tools carry them: the
+//! engine's [`GameRules`] (for the local engine and the bots), the seed of
+//! a seeded game the tool supplies (so a bot can follow the setup), and the
+//! wire form for `CreateGame`, made by the service's own conversion.
+
+use clap::{Args, ValueEnum};
+
+use crate::games::dots::referee::DotsSnapshot;
+use crate::games::dots::{self, Start};
+use crate::games::punct::referee::PunctSnapshot;
+use crate::games::{self, Game, GameRules, MoveInput, Setup, Snapshot, Verdict};
+use crate::service::grpc::convert;
+use crate::service::grpc::pb::dots::v1 as dpb;
+use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::tools::bots::{Bot, dots_greedy, greedy};
+
+/// What the tools know of one game (see the module comment).
+#[derive(Debug)]
+pub struct ToolGame {
+    /// The game's name: its record `game:` header and its `--game` value.
+    pub name: &'static str,
+    /// Its seats' names, in seat order.
+    pub seats: &'static [&'static str],
+    /// A move in notation as the engine's input (`None`: not notation).
+    pub notation: fn(&str) -> Option<MoveInput>,
+    /// A move in notation as the wire carries it (the game's member of
+    /// `referee.v1.Move`); the referee reads and judges it.
+    pub wire_move: fn(&str) -> pb::Move,
+    /// The text picture of a state of this game.
+    pub picture: fn(&Snapshot) -> String,
+    /// The built-in greedy bot for these rules (`seed` breaks its ties;
+    /// `setup` is the game's seed when the rules are seeded).
+    pub greedy: fn(seed: u64, rules: &GameRules, setup: Option<Setup>) -> Box<dyn Bot>,
+}
+
+/// Every game the tools play.
+pub const TOOL_GAMES: &[ToolGame] = &[PUNCT, DOTS];
+
+/// PÜNCT's row.
+const PUNCT: ToolGame = ToolGame {
+    name: "punct",
+    seats: &["white", "black"],
+    notation: punct_notation,
+    wire_move: |text| pb::Move {
+        game: Some(pb::r#move::Game::Punct(ppb::Move {
+            notation: text.to_string(),
+            ..Default::default()
+        })),
+    },
+    picture: |snapshot| {
+        snapshot
+            .get::<PunctSnapshot>()
+            .map(|s| games::punct::render::ascii(&s.position))
+            .unwrap_or_default()
+    },
+    greedy: |seed, rules, _| {
+        let variant = rules
+            .get::<games::punct::RuleOptions>()
+            .map_or_else(Default::default, |o| o.variant);
+        Box::new(greedy::GreedyBot::new(seed, variant))
+    },
+};
+
+/// Dots' row.
+const DOTS: ToolGame = ToolGame {
+    name: "dots",
+    seats: dots::referee::SEAT_NAMES,
+    notation: dots::referee::notation_input,
+    wire_move: |text| pb::Move {
+        game: Some(pb::r#move::Game::Dots(dpb::Move {
+            notation: text.to_string(),
+            ..Default::default()
+        })),
+    },
+    picture: |snapshot| {
+        snapshot
+            .get::<DotsSnapshot>()
+            .map(|s| dots::render::picture(&s.field, s.to_move, s.outcome.as_ref()))
+            .unwrap_or_default()
+    },
+    greedy: |seed, rules, setup| {
+        let options = rules
+            .get::<dots::RuleOptions>()
+            .copied()
+            .unwrap_or_default();
+        Box::new(dots_greedy::DotsGreedyBot::new(seed, options, setup))
+    },
+};
+
+fn punct_notation(text: &str) -> Option<MoveInput> {
+    let notated = text.parse::<games::punct::NotatedMove>().ok()?;
+    Some(MoveInput::new(games::PunctMoveInput {
+        structured: None,
+        notation: Some(notated),
+    }))
+}
+
+/// The row of the game called `name`.
+pub fn tool_game(name: &str) -> Option<&'static ToolGame> {
+    TOOL_GAMES
+        .iter()
+        .find(|g| g.name.eq_ignore_ascii_case(name))
+}
+
+/// The row of the game of wire `rules` (PÜNCT when none is named, as the
+/// server reads it).
+pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static ToolGame {
+    match rules.and_then(|r| r.game.as_ref()) {
+        Some(pb::game_rules::Game::Dots(_)) => &DOTS,
+        _ => &PUNCT,
+    }
+}
+
+/// The `--game` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum GameArg {
+    /// PÜNCT.
+    #[default]
+    Punct,
+    /// Dots (Kropki).
+    Dots,
+}
+
+/// Dots' start position as a command-line value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StartArg {
+    /// No start dots.
+    Empty,
+    /// One cross in the middle.
+    Cross,
+    /// A cross and a swapped cross.
+    DoubleCross,
+    /// Four crosses drawn from the seed (`--game-seed`).
+    QuadrupleCross,
+}
+
+impl StartArg {
+    fn start(self) -> Start {
+        match self {
+            StartArg::Empty => Start::Empty,
+            StartArg::Cross => Start::Cross,
+            StartArg::DoubleCross => Start::DoubleCross,
+            StartArg::QuadrupleCross => Start::QuadrupleCross,
+        }
+    }
+}
+
+/// `--game` and the options of the games other than PÜNCT (whose flags
+/// each command keeps as before), shared by every tool.
+#[derive(Debug, Clone, Args)]
+pub struct GameChoice {
+    /// Which game.
+    #[arg(long, value_enum, default_value = "punct")]
+    pub game: GameArg,
+    /// Dots: the number of columns (4..=64).
+    #[arg(long, default_value_t = 39)]
+    pub width: u8,
+    /// Dots: the number of rows (4..=64).
+    #[arg(long, default_value_t = 32)]
+    pub height: u8,
+    /// Dots: the start position.
+    #[arg(long, value_enum, default_value = "cross")]
+    pub start: StartArg,
+    /// Dots: moves after which the game ends; 0 = no limit.
+    #[arg(long, default_value_t = 0)]
+    pub max_moves: u32,
+    /// The seed of a seeded game (Dots' quadruple-cross), 64 hex digits;
+    /// without one a tool that creates games lets the server draw it (or
+    /// draws one itself where it must follow the setup).
+    #[arg(long, value_name = "HEX")]
+    pub game_seed: Option<String>,
+}
+
+impl GameChoice {
+    /// The rules chosen; `punct` are PÜNCT's options from the command's own
+    /// flags.
+    pub fn rules(&self, punct: games::punct::RuleOptions) -> Result<ToolRules, String> {
+        let rules = match self.game {
+            GameArg::Punct => GameRules::new(punct),
+            GameArg::Dots => GameRules::new(
+                dots::RuleOptions::new(self.width, self.height, self.start.start(), self.max_moves)
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
+        let seed =
+            match &self.game_seed {
+                None => None,
+                Some(text) => Some(games::parse_seed(text).ok_or_else(|| {
+                    format!("--game-seed: `{text}` is not 64 hex digits (32 bytes)")
+                })?),
+            };
+        if seed.is_some() && !rules.rules().seeded() {
+            return Err(format!(
+                "--game-seed: {} with these options has no random setup",
+                rules.game_name()
+            ));
+        }
+        Ok(ToolRules { rules, seed })
+    }
+}
+
+/// A game and its options as the tools carry them (see the module comment).
+#[derive(Debug, Clone)]
+pub struct ToolRules {
+    /// The engine's rules.
+    pub rules: GameRules,
+    /// The seed the tool supplies, for seeded rules.
+    pub seed: Option<[u8; 32]>,
+}
+
+impl ToolRules {
+    /// The game's row.
+    pub fn game(&self) -> &'static ToolGame {
+        tool_game(self.rules.game_name()).unwrap_or(&PUNCT)
+    }
+
+    /// The rules on the wire (the service's own conversion).
+    pub fn wire(&self) -> pb::GameRules {
+        convert::game_rules_pb(&self.rules)
+    }
+
+    /// The seed as `CreateGameRequest.seed` (empty: none).
+    pub fn seed_hex(&self) -> String {
+        self.seed.map(|s| games::hex(&s)).unwrap_or_default()
+    }
+
+    /// The setup a local engine starts from: the supplied seed, for seeded
+    /// rules.
+    pub fn setup(&self) -> Option<Setup> {
+        self.seed.map(|seed| Setup {
+            seed,
+            supplied: true,
+        })
+    }
+
+    /// Whether the rules are drawn from a seed.
+    pub fn seeded(&self) -> bool {
+        self.rules.rules().seeded()
+    }
+
+    /// The same rules with `seed` when they are seeded and none is
+    /// supplied yet (a tool that must follow the setup draws its own).
+    pub fn with_seed_if_needed(&self, seed: impl FnOnce() -> [u8; 32]) -> ToolRules {
+        let mut rules = self.clone();
+        if rules.seeded() && rules.seed.is_none() {
+            rules.seed = Some(seed());
+        }
+        rules
+    }
+
+    /// A new local game of these rules.
+    pub fn start(&self) -> Result<Box<dyn Game>, String> {
+        if self.seeded() && self.seed.is_none() {
+            return Err(format!(
+                "{} with start `{}` is set up from a seed: give --game-seed",
+                self.rules.game_name(),
+                self.rules.variant_name()
+            ));
+        }
+        Ok(self.rules.rules().start(self.setup()))
+    }
+}
+
+impl From<ppb::RuleOptions> for ToolRules {
+    /// PÜNCT under wire options (an unknown enum value reads as the
+    /// default, as the server would refuse it anyway).
+    fn from(options: ppb::RuleOptions) -> ToolRules {
+        let wire = pb::GameRules {
+            game: Some(pb::game_rules::Game::Punct(options)),
+        };
+        let rules = convert::game_rules(
+            Some(&wire),
+            &crate::service::grpc::games::punct::RULE_FIELDS,
+        )
+        .unwrap_or_default();
+        ToolRules { rules, seed: None }
+    }
+}
+
+/// A finished game's verdict in words, with the seats' names: `red wins by
+/// GROUND, scores 3-1`, `draw by MOVE_LIMIT`.
+pub fn verdict_text(names: &[&str], verdict: &Verdict) -> String {
+    let who = match verdict.winner() {
+        Some(seat) => format!(
+            "{} wins",
+            names.get(seat.index()).copied().unwrap_or("a seat")
+        ),
+        None if verdict.winners.is_empty() => "draw".to_string(),
+        None => "a team wins".to_string(),
+    };
+    let mut text = format!("{who} by {}", verdict.reason);
+    if !verdict.scores.is_empty() {
+        let scores: Vec<String> = verdict.scores.iter().map(i64::to_string).collect();
+        text.push_str(&format!(", scores {}", scores.join("-")));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_reads_its_own_notation_and_names_its_seats() {
+        let dots = tool_game("DOTS").unwrap();
+        assert_eq!(dots.seats, ["red", "blue"]);
+        assert!((dots.notation)("3,4").is_some());
+        assert!((dots.notation)("SE@E1:E2,E3").is_none());
+        let punct = tool_game("punct").unwrap();
+        assert!((punct.notation)("SE@E1:E2,E3").is_some());
+        assert!(matches!(
+            (dots.wire_move)("ground").game,
+            Some(pb::r#move::Game::Dots(_))
+        ));
+        assert!(tool_game("chess").is_none());
+    }
+
+    #[test]
+    fn dots_options_and_seeds_are_checked() {
+        let choice = |start, seed: Option<&str>| GameChoice {
+            game: GameArg::Dots,
+            width: 8,
+            height: 8,
+            start,
+            max_moves: 0,
+            game_seed: seed.map(String::from),
+        };
+        let rules = choice(StartArg::Empty, None)
+            .rules(Default::default())
+            .unwrap();
+        assert_eq!(rules.game().name, "dots");
+        assert!(rules.start().is_ok());
+        let seed = "ab".repeat(32);
+        assert!(
+            choice(StartArg::Empty, Some(&seed))
+                .rules(Default::default())
+                .unwrap_err()
+                .contains("no random setup")
+        );
+        let four = choice(StartArg::QuadrupleCross, None)
+            .rules(Default::default())
+            .unwrap();
+        assert!(four.start().unwrap_err().contains("--game-seed"));
+        let seeded = four.with_seed_if_needed(|| [7; 32]);
+        assert_eq!(seeded.seed_hex(), "07".repeat(32));
+        assert_eq!(seeded.start().unwrap().ply(), 0);
+        let small = GameChoice {
+            width: 3,
+            ..choice(StartArg::Empty, None)
+        };
+        assert!(
+            small
+                .rules(Default::default())
+                .unwrap_err()
+                .contains("4..=64")
+        );
+    }
+}
