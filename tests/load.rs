@@ -186,20 +186,36 @@ fn the_read_phases_measure_get_game_and_both_legal_move_views() {
     let want: Vec<(String, u64)> = [0, 10]
         .into_iter()
         .flat_map(|ply| {
-            ["GetGame", "ListLegalMoves notation", "ListLegalMoves full"]
-                .map(|n| (n.to_string(), ply))
+            [
+                "GetGame",
+                "ListLegalMoves text",
+                "ListLegalMoves notation",
+                "ListLegalMoves full",
+            ]
+            .map(|n| (n.to_string(), ply))
         })
         .collect();
     assert_eq!(names, want);
     for r in reads {
         assert_eq!(r["errors"], 0, "{r}");
-        assert!(r["calls"].as_u64().unwrap() > 0, "{r}");
-        assert!(r["ratio"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["answer_bytes"].as_u64().unwrap() > 0, "{r}");
+        // A full answer of the opening (170 KB) can outlast a short window
+        // on a loaded machine in a debug build; the others cannot.
+        if r["read"] != "ListLegalMoves full" {
+            assert!(r["calls"].as_u64().unwrap() > 0, "{r}");
+            assert!(r["ratio"].as_f64().unwrap() > 0.0, "{r}");
+        }
     }
-    // The notation view is well under half the full one.
+    // The text and notation views are well under half the full one, the
+    // text the smallest.
     let bytes = |i: usize| reads[i]["answer_bytes"].as_u64().unwrap();
-    assert!(bytes(1) * 2 < bytes(2), "{} vs {}", bytes(1), bytes(2));
-    assert!(bytes(4) * 2 < bytes(5), "{} vs {}", bytes(4), bytes(5));
+    for start in [0, 4] {
+        let (text, notation, full) = (bytes(start + 1), bytes(start + 2), bytes(start + 3));
+        assert!(
+            text < notation && notation * 2 < full,
+            "{text} {notation} {full}"
+        );
+    }
     // An empty board's snapshot lists no spaces: smaller than mid-game's.
-    assert!(bytes(0) < bytes(3), "{} vs {}", bytes(0), bytes(3));
+    assert!(bytes(0) < bytes(4), "{} vs {}", bytes(0), bytes(4));
 }

@@ -467,6 +467,13 @@ async fn the_notation_view_lists_the_full_views_moves_at_every_ply() {
                 .map(|m| punct_of(m).notation.as_str())
                 .collect();
             assert_eq!(compact.notations, full_notations, "ply {ply}");
+            let text = legal(&mut client, &table.id, pb::MovesView::Text)
+                .await
+                .unwrap();
+            assert!(text.moves.is_empty() && text.notations.is_empty());
+            assert_eq!((text.ply, text.to_move), (full.ply, full.to_move));
+            let lines: String = full_notations.iter().map(|n| format!("{n}\n")).collect();
+            assert_eq!(text.notation_text, lines.as_bytes(), "ply {ply}");
             assert_eq!(full.ply, ply);
             if compact.notations.is_empty() {
                 break;
@@ -495,6 +502,10 @@ async fn the_notation_view_lists_the_full_views_moves_at_every_ply() {
             .await
             .unwrap();
         assert!(after.notations.is_empty(), "a finished game has no moves");
+        let after = legal(&mut client, &table.id, pb::MovesView::Text)
+            .await
+            .unwrap();
+        assert!(after.notation_text.is_empty());
         assert_eq!(after.to_move, NO_SEAT);
     }
     let table = create(&mut client, ppb::Variant::Standard).await;

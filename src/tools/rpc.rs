@@ -492,14 +492,16 @@ pub async fn legal_moves(client: &mut Client, game_id: &str) -> Result<LegalMove
         game_id: game_id.to_string(),
         seat: NO_SEAT,
         token: String::new(),
-        // Notation is all a bot needs: a fraction of the full answer.
-        view: pb::MovesView::Notation as i32,
+        // Notation is all a bot needs: one text, the cheapest answer.
+        view: pb::MovesView::Text as i32,
     };
     let legal = client.list_legal_moves(request).await?.into_inner();
+    let text = std::str::from_utf8(&legal.notation_text)
+        .map_err(|_| Status::internal("the legal moves' text is not UTF-8"))?;
     Ok(LegalMoves {
         ply: legal.ply,
         to_move: seat_index(legal.to_move),
-        notations: legal.notations,
+        notations: text.lines().map(str::to_string).collect(),
     })
 }
 

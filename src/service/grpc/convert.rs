@@ -15,7 +15,7 @@ use crate::games::{
     self, GameRules, MoveDetail, MoveInput, Seat, SeatSet, Snapshot, Verdict, Viewer,
 };
 use crate::service::sessions::{
-    ClockMode, ClockReading, Event, EventKind, GameView, History, ListQuery, SeatPresence,
+    ClockMode, ClockReading, Event, EventKind, GameView, History, ListQuery, SeatPresence, Session,
     SessionError, SetupView, TimeControl,
 };
 
@@ -329,6 +329,19 @@ pub fn labels(labels: &HashMap<String, String>) -> BTreeMap<String, String> {
 
 /// A full snapshot to the wire.
 pub fn game_pb(v: &GameView) -> pb::Game {
+    game_pb_with(v, v.snapshot.as_ref().map(state_pb))
+}
+
+/// [`game_pb`] with the state converted once per state of `session` and
+/// shared by every caller ([`Session::shared_state`]).
+pub fn shared_game_pb(session: &Session, v: &GameView) -> pb::Game {
+    let state = session
+        .shared_state(v, state_pb)
+        .map(|s| pb::GameState::clone(&s));
+    game_pb_with(v, state)
+}
+
+fn game_pb_with(v: &GameView, state: Option<pb::GameState>) -> pb::Game {
     pb::Game {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
@@ -338,7 +351,7 @@ pub fn game_pb(v: &GameView) -> pb::Game {
         outcome: v.verdict.as_ref().map(outcome_pb),
         draw_offers: seats_pb(v.draw_offers),
         rules: Some(game_rules_pb(&v.rules)),
-        state: v.snapshot.as_ref().map(state_pb),
+        state,
         last_move: v.last_move.as_ref().map(move_pb),
         created_unix_ms: unix_ms(v),
         time_control: Some(time_control_pb(&v.time_control)),

@@ -109,7 +109,7 @@ impl RefereeService for RefereeApi {
         let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;
         Ok(Response::new(pb::GetGameResponse {
-            game: Some(game_pb(&session.view_as(viewer))),
+            game: Some(convert::shared_game_pb(&session, &session.view_as(viewer))),
         }))
     }
 
@@ -141,13 +141,22 @@ impl RefereeService for RefereeApi {
                 field: "view",
                 description: format!("{} is not a MovesView", req.view),
             })?;
+        if view == pb::MovesView::Text {
+            let (ply, to_move, notation_text) = session.legal_text(seat, viewer);
+            return Ok(Response::new(pb::ListLegalMovesResponse {
+                ply,
+                to_move: seat_pb(to_move),
+                notation_text,
+                ..Default::default()
+            }));
+        }
         let (ply, to_move, moves) = session.legal_moves(seat, viewer);
         let (moves, notations) = match view {
             pb::MovesView::Notation => (
                 Vec::new(),
                 moves.iter().map(|m| m.detail.notation.clone()).collect(),
             ),
-            pb::MovesView::Unspecified | pb::MovesView::Full => (
+            _ => (
                 moves.iter().map(|m| move_pb(&m.detail)).collect(),
                 Vec::new(),
             ),
@@ -157,6 +166,7 @@ impl RefereeService for RefereeApi {
             to_move: seat_pb(to_move),
             moves,
             notations,
+            notation_text: Default::default(),
         }))
     }
 
@@ -229,7 +239,9 @@ impl RefereeService for RefereeApi {
                         sequence,
                         resync,
                     })) => pb::WatchGameResponse {
-                        item: Some(pb::watch_game_response::Item::Snapshot(game_pb(&view))),
+                        item: Some(pb::watch_game_response::Item::Snapshot(
+                            convert::shared_game_pb(&session, &view),
+                        )),
                         resync,
                         sequence,
                     },

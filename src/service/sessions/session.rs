@@ -1,9 +1,12 @@
 //! One refereed game: its seats, its rules engine, its numbered event log and
 //! its watchers' broadcast channel.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+
+use bytes::Bytes;
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::{Notify, broadcast};
@@ -134,6 +137,24 @@ pub(super) struct Fingerprint {
 /// A stored answer to a request id.
 pub(super) type Receipts = HashMap<String, (Fingerprint, MoveReceipt)>;
 
+/// The legal moves of one ply, shared by every caller of it, and their
+/// notations as one text once someone asked for it.
+#[derive(Debug, Default)]
+struct LegalList {
+    moves: Arc<[MoveReport]>,
+    text: OnceLock<Bytes>,
+}
+
+/// Each move's notation followed by a line feed.
+fn joined(moves: &[MoveReport]) -> Bytes {
+    let mut text = String::with_capacity(moves.iter().map(|m| m.detail.notation.len() + 1).sum());
+    for m in moves {
+        text.push_str(&m.detail.notation);
+        text.push('\n');
+    }
+    Bytes::from(text)
+}
+
 /// A move decided on a copy of the game, waiting to be stored.
 struct PendingMove {
     game: Box<dyn Game>,
@@ -158,7 +179,7 @@ struct State {
     pending: bool,
     /// The legal moves of the current ply, once someone asked for them:
     /// every caller of the ply shares one list.
-    legal: Option<(u32, Arc<[MoveReport]>)>,
+    legal: Option<(u32, Arc<LegalList>)>,
     /// The watchers' broadcast ring: allocated by the first watcher,
     /// dropped again at the first event nobody watches (an unwatched game
     /// holds none).
@@ -235,7 +256,13 @@ pub struct Session {
     writing: tokio::sync::Mutex<()>,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
+    /// The API layer's form of one state (see [`Session::shared_state`]).
+    shared: Mutex<Option<(SharedKey, Arc<dyn Any + Send + Sync>)>>,
 }
+
+/// Which state a shared form is of: the ply, whether the game was over,
+/// and the viewer (a spectator for a game that hides nothing).
+type SharedKey = (u32, bool, Viewer);
 
 impl Session {
     pub(super) fn new(init: SessionInit<'_>, limits: &Limits) -> Session {
@@ -325,7 +352,39 @@ impl Session {
             storage,
             writing: tokio::sync::Mutex::new(()),
             archived,
+            shared: Mutex::new(None),
         }
+    }
+
+    /// The state `view` shows in the API layer's form, made by `make` once
+    /// and shared by every later caller of the same state (ply, over or not,
+    /// viewer), until another state is asked for: how GetGame and WatchGame
+    /// snapshots of a ply share one conversion. `None` for a view without
+    /// state.
+    pub fn shared_state<T: Any + Send + Sync>(
+        &self,
+        view: &GameView,
+        make: impl FnOnce(&Snapshot) -> T,
+    ) -> Option<Arc<T>> {
+        let snapshot = view.snapshot.as_ref()?;
+        let viewer = if self.private {
+            view.viewer
+        } else {
+            Viewer::Spectator
+        };
+        let key = (view.ply, view.verdict.is_some(), viewer);
+        {
+            let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((at, value)) = shared.as_ref()
+                && *at == key
+                && let Ok(value) = value.clone().downcast::<T>()
+            {
+                return Some(value);
+            }
+        }
+        let value = Arc::new(make(snapshot));
+        *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, value.clone()));
+        Some(value)
     }
 
     /// Whether this is a finished game read back from storage on demand.
@@ -648,43 +707,61 @@ impl Session {
         let (ply, to_move, all) = self.all_legal_moves();
         let moves = match (to_move, seat) {
             (Some(m), Some(s)) if m != s => Arc::from(Vec::new()),
-            _ if self.private => {
-                // Each viewer sees the moves as it may (only games that hide
-                // information pay for a copy).
-                let st = self.lock();
-                all.iter()
-                    .map(|m| MoveReport {
-                        detail: st.game.redact(&m.detail, viewer),
-                        ..m.clone()
-                    })
-                    .collect()
-            }
-            _ => all,
+            _ if self.private => self.redacted(&all.moves, viewer).into(),
+            _ => all.moves.clone(),
         };
         (ply, to_move, moves)
     }
 
+    /// [`Session::legal_moves`] as one text: each move's notation followed
+    /// by a line feed. Made once per ply and shared (a game with private
+    /// information makes it per call, from the viewer's moves).
+    pub fn legal_text(&self, seat: Option<Seat>, viewer: Viewer) -> (u32, Option<Seat>, Bytes) {
+        let (ply, to_move, all) = self.all_legal_moves();
+        let text = match (to_move, seat) {
+            (Some(m), Some(s)) if m != s => Bytes::new(),
+            _ if self.private => joined(&self.redacted(&all.moves, viewer)),
+            _ => all.text.get_or_init(|| joined(&all.moves)).clone(),
+        };
+        (ply, to_move, text)
+    }
+
+    /// `moves` as `viewer` may see them.
+    fn redacted(&self, moves: &[MoveReport], viewer: Viewer) -> Vec<MoveReport> {
+        let st = self.lock();
+        moves
+            .iter()
+            .map(|m| MoveReport {
+                detail: st.game.redact(&m.detail, viewer),
+                ..m.clone()
+            })
+            .collect()
+    }
+
     /// Every legal move of the current ply, computed once per ply.
-    fn all_legal_moves(&self) -> (u32, Option<Seat>, Arc<[MoveReport]>) {
+    fn all_legal_moves(&self) -> (u32, Option<Seat>, Arc<LegalList>) {
         let game = {
             let st = self.lock_settled();
             let ply = st.game.ply();
             let to_move = st.game.to_move();
             match &st.legal {
-                _ if to_move.is_none() => return (ply, None, Arc::from(Vec::new())),
-                Some((at, moves)) if *at == ply => return (ply, to_move, moves.clone()),
+                _ if to_move.is_none() => return (ply, None, Arc::new(LegalList::default())),
+                Some((at, list)) if *at == ply => return (ply, to_move, list.clone()),
                 _ => st.game.clone_box(),
             }
         };
         // Generation runs outside the lock: it is the slow part. Two callers
         // racing on a new ply both compute it; the list is the same.
-        let moves: Arc<[MoveReport]> = game.legal_moves().into();
+        let list = Arc::new(LegalList {
+            moves: game.legal_moves().into(),
+            text: OnceLock::new(),
+        });
         let ply = game.ply();
         let mut st = self.lock();
         if st.game.ply() == ply && st.game.verdict().is_none() {
-            st.legal = Some((ply, moves.clone()));
+            st.legal = Some((ply, list.clone()));
         }
-        (ply, game.to_move(), moves)
+        (ply, game.to_move(), list)
     }
 
     /// Plays `mv` for the seat `token` proves, if that seat is to move and the

@@ -348,6 +348,36 @@ async fn labels_are_checked_and_filter_listings() {
     assert_eq!(st.list(&q(None, labels)).await.unwrap().0.len(), 1);
 }
 
+#[tokio::test]
+async fn a_states_shared_form_is_made_once_per_state() {
+    let st = store();
+    let (s, w, b) = new_game(&st).await;
+    let tokens = [w.clone(), b.clone()];
+    let made = std::sync::atomic::AtomicUsize::new(0);
+    let make = |snap: &crate::games::Snapshot| {
+        made.fetch_add(1, Ordering::SeqCst);
+        snap.svg(None, None)
+    };
+    let first = s.shared_state(&s.view(true), make).unwrap();
+    let again = s.shared_state(&s.view_as(Viewer::Spectator), make).unwrap();
+    assert!(Arc::ptr_eq(&first, &again), "shared, not made again");
+    // A seat of a game that hides nothing sees the spectator's state.
+    let seat = s.viewer_for(&w).unwrap();
+    let seats = s.shared_state(&s.view_as(seat), make).unwrap();
+    assert!(Arc::ptr_eq(&first, &seats));
+    assert_eq!(made.load(Ordering::SeqCst), 1);
+    // A move makes another state; so does the end at the same ply.
+    play_one(&s, &tokens).await;
+    let moved = s.shared_state(&s.view(true), make).unwrap();
+    assert_ne!(*moved, *first);
+    s.resign(&b).await.unwrap();
+    let over = s.shared_state(&s.view(true), make).unwrap();
+    assert!(!Arc::ptr_eq(&moved, &over));
+    assert_eq!(made.load(Ordering::SeqCst), 3);
+    // No state in a listing view: nothing to share.
+    assert!(s.shared_state(&s.view(false), make).is_none());
+}
+
 #[test]
 fn game_ids_sort_in_the_order_they_were_made() {
     let ids: Vec<GameId> = (0..10_000).map(|_| GameId::random()).collect();

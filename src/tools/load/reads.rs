@@ -1,6 +1,6 @@
 //! The read phases of `--reads`: after the moves phase of a concurrency,
 //! the same number of tasks read games instead of playing them — `GetGame`
-//! and `ListLegalMoves` (notation view, then full view), each at the start
+//! and `ListLegalMoves` (text, notation and full views), each at the start
 //! of a game and in the middle of one (`--read-ply`, 40 by default) — and
 //! each phase is reported as a ratio to the same run's baseline. The games
 //! read are set up beforehand from the pool (a few per point, shared by
@@ -29,18 +29,26 @@ pub enum Read {
     GetGame,
     /// `ListLegalMoves` with `MOVES_VIEW_NOTATION`.
     LegalNotation,
+    /// `ListLegalMoves` with `MOVES_VIEW_TEXT`.
+    LegalText,
     /// `ListLegalMoves` with `MOVES_VIEW_FULL`.
     LegalFull,
 }
 
 impl Read {
     /// Every read, in the order they run.
-    pub const ALL: [Read; 3] = [Read::GetGame, Read::LegalNotation, Read::LegalFull];
+    pub const ALL: [Read; 4] = [
+        Read::GetGame,
+        Read::LegalText,
+        Read::LegalNotation,
+        Read::LegalFull,
+    ];
 
     /// The phase's name in the report.
     pub fn name(self) -> &'static str {
         match self {
             Read::GetGame => "GetGame",
+            Read::LegalText => "ListLegalMoves text",
             Read::LegalNotation => "ListLegalMoves notation",
             Read::LegalFull => "ListLegalMoves full",
         }
@@ -176,13 +184,13 @@ pub async fn read_games(
                     let ply = r.game.as_ref().map_or(u32::MAX, |g| g.ply);
                     (ply, r.encoded_len())
                 }),
-            Read::LegalNotation | Read::LegalFull => client
+            Read::LegalText | Read::LegalNotation | Read::LegalFull => client
                 .list_legal_moves(pb::ListLegalMovesRequest {
                     game_id: id,
-                    view: if read == Read::LegalFull {
-                        pb::MovesView::Full
-                    } else {
-                        pb::MovesView::Notation
+                    view: match read {
+                        Read::LegalText => pb::MovesView::Text,
+                        Read::LegalNotation => pb::MovesView::Notation,
+                        _ => pb::MovesView::Full,
                     } as i32,
                     ..Default::default()
                 })
