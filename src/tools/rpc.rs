@@ -461,11 +461,21 @@ pub fn picture_of(state: &pb::GameState) -> &str {
     }
 }
 
-/// GetGame: the game's snapshot now.
+/// GetGame: the game's snapshot now, as a spectator sees it.
 pub async fn get_game(client: &mut Client, game_id: &str) -> Result<pb::Game, Status> {
+    get_game_as(client, game_id, "").await
+}
+
+/// GetGame as the seat holding `token` sees it (empty: a spectator): what
+/// a bot of a game with private information may know.
+pub async fn get_game_as(
+    client: &mut Client,
+    game_id: &str,
+    token: &str,
+) -> Result<pb::Game, Status> {
     let request = pb::GetGameRequest {
         game_id: game_id.to_string(),
-        token: String::new(),
+        token: token.to_string(),
     };
     Ok(client
         .get_game(request)
