@@ -407,6 +407,27 @@ pub fn notation_of(m: &pb::Move) -> &str {
     }
 }
 
+/// A played move as a person reads it: its notation, and in Punto the
+/// card placed (`R7 on 1,0`).
+pub fn played_text(m: &pb::Move) -> String {
+    match &m.game {
+        Some(pb::r#move::Game::Punto(p)) => match &p.card {
+            Some(card) => format!("{} on {}", card.text, p.notation),
+            None => p.notation.clone(),
+        },
+        _ => notation_of(m).to_string(),
+    }
+}
+
+/// The summary line of the round a played move ended (Punto: `round 1:
+/// ROW, seat 2 wins, removes O8, seat 3 begins next`), if it ended one.
+pub fn round_ended_by(m: &pb::Move) -> Option<&str> {
+    match &m.game {
+        Some(pb::r#move::Game::Punto(p)) => p.round_result.as_ref().map(|r| r.summary.as_str()),
+        _ => None,
+    }
+}
+
 /// SubmitMove of the PÜNCT move `notation` for the seat holding `token`,
 /// answering `expected_ply`; a `request_id` makes a retry safe.
 pub async fn submit_notation(
