@@ -713,3 +713,120 @@ async fn four_seats_of_a_punto_team_match_each_play_with_their_own_token() {
     let _ = std::fs::remove_dir_all(&dir);
     server.stop().await.unwrap();
 }
+
+/// `tournament … --game punto FLAGS` on `server`, records into `records`.
+async fn punto_tournament(
+    server: &TestServer,
+    records: &Path,
+    bots: &[&str],
+    flags: &[&str],
+) -> (bool, String, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .arg("tournament")
+        .args(bots)
+        .args(["--game", "punto"])
+        .args(flags)
+        .args(["-c", "2", "--server"])
+        .arg(format!("http://{}", server.addr))
+        .arg("--records")
+        .arg(records)
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournament_command_seats_punto_tables_of_three_and_four() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("punto-tournament");
+    // Three seats: one table of the three bots, the seating rotated.
+    let three = dir.join("three");
+    let bots = ["greedy", "r1=random", "r2=random"];
+    let (ok, out, err) =
+        punto_tournament(&server, &three, &bots, &["--players", "3", "-n", "3"]).await;
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[1], "   1  greedy      3     3     0     0     3.0   100.0  +417 ± 0",
+        "{out}"
+    );
+    assert!(
+        out.contains("greedy          -        3/3        3/3\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(&format!("3 games; records in {}\n", three.display())),
+        "{out}"
+    );
+    assert!(!out.contains("forfeited"), "{out}");
+    assert_eq!(
+        files_in(&three),
+        [
+            "0001-greedy-vs-r1-vs-r2.txt",
+            "0002-r1-vs-r2-vs-greedy.txt",
+            "0003-r2-vs-greedy-vs-r1.txt"
+        ]
+    );
+    let record = std::fs::read_to_string(three.join("0002-r1-vs-r2-vs-greedy.txt")).unwrap();
+    assert!(
+        record.contains("\nblue: greedy\norange: r2\nred: r1\n"),
+        "{record}"
+    );
+    // Four seats in two teams: greedy's team is greedy and r2.
+    let four = dir.join("four");
+    let bots = ["greedy", "r1=random", "r2=random", "r3=random"];
+    let (ok, out, err) = punto_tournament(
+        &server,
+        &four,
+        &bots,
+        &["--players", "4", "--team", "-n", "4", "--seed", "2"],
+    )
+    .await;
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    // Both of the winning team score half of each game's point.
+    assert!(
+        lines[1].contains("  4     4     0     0     2.0    50.0  "),
+        "{out}"
+    );
+    assert!(
+        lines[2].contains("  4     4     0     0     2.0    50.0  "),
+        "{out}"
+    );
+    assert!(
+        lines[3].contains("  4     0     0     4     0.0     0.0  "),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(&format!("4 games; records in {}\n", four.display())),
+        "{out}"
+    );
+    assert_eq!(files_in(&four).len(), 4);
+    assert!(files_in(&four)[1].starts_with("0002-r1-vs-r2-vs-r3-vs-greedy"));
+    // Fewer bots than seats: refused before anything is played.
+    let (ok, _, err) = punto_tournament(
+        &server,
+        &dir.join("none"),
+        &["greedy", "random"],
+        &["--players", "4"],
+    )
+    .await;
+    assert!(!ok);
+    assert!(err.contains("has 4 seats: enter at least 4 bots"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
