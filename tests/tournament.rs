@@ -438,3 +438,34 @@ async fn a_punto_table_needs_as_many_bots_as_seats() {
     );
     server.stop().await.unwrap();
 }
+
+/// An external bot that plays the first legal cell only if it was told its
+/// card (a `card R7` line), and resigns otherwise.
+const CARD_READER: &str = "carded=cmd:c=; m=; while read -r w rest; do case $w in \
+    legal) set -- $rest; m=$1;; card) c=$rest;; \
+    go) if [ -n \"$c\" ]; then echo \"$m\"; c=; else echo resign; fi;; \
+    result) exit 0;; esac; done";
+
+/// External bots of a Punto table hear their card before each `go`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_punto_bot_is_told_its_card_every_turn() {
+    let server = TestServer::start().await;
+    let report = tournament::run(
+        server.client().await,
+        punto_config(
+            &[CARD_READER, "greedy", "random"],
+            3,
+            1,
+            &["--players", "3"],
+        ),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.games.len(), 3);
+    for game in &report.games {
+        assert!(game.forfeit.is_none(), "{game:?}");
+        assert_eq!(game.reason, "ROUNDS_WON", "{game:?}");
+    }
+    server.stop().await.unwrap();
+}

@@ -482,6 +482,14 @@ pub fn picture_of(state: &pb::GameState) -> &str {
     }
 }
 
+/// The card the mover is to place, in a Punto state (`R7`).
+pub fn revealed_card(state: &pb::GameState) -> Option<&str> {
+    match &state.game {
+        Some(pb::game_state::Game::Punto(p)) => p.revealed.as_ref().map(|c| c.text.as_str()),
+        _ => None,
+    }
+}
+
 /// GetGame: the game's snapshot now, as a spectator sees it.
 pub async fn get_game(client: &mut Client, game_id: &str) -> Result<pb::Game, Status> {
     get_game_as(client, game_id, "").await
