@@ -141,6 +141,69 @@ fn a_short_dots_load_run_replays_its_pool_without_errors() {
     assert!(plies > 0.0 && plies <= 49.0, "{report}");
 }
 
+#[test]
+fn the_read_phases_measure_get_game_and_both_legal_move_views() {
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            "--spawn",
+            "--games",
+            "2",
+            "--seconds",
+            "0.5",
+            "--warmup",
+            "0.1",
+            "--channels",
+            "1",
+            "--pool",
+            "8",
+            "--reads",
+            "--read-ply",
+            "10",
+            "--json",
+            "-",
+        ])
+        .args(["--", "--storage", "memory"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let reads = report["runs"][0]["reads"].as_array().unwrap();
+    let names: Vec<(String, u64)> = reads
+        .iter()
+        .map(|r| {
+            (
+                r["read"].as_str().unwrap().to_string(),
+                r["ply"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = [0, 10]
+        .into_iter()
+        .flat_map(|ply| {
+            ["GetGame", "ListLegalMoves notation", "ListLegalMoves full"]
+                .map(|n| (n.to_string(), ply))
+        })
+        .collect();
+    assert_eq!(names, want);
+    for r in reads {
+        assert_eq!(r["errors"], 0, "{r}");
+        assert!(r["calls"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["ratio"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    // The notation view is well under half the full one.
+    let bytes = |i: usize| reads[i]["answer_bytes"].as_u64().unwrap();
+    assert!(bytes(1) * 2 < bytes(2), "{} vs {}", bytes(1), bytes(2));
+    assert!(bytes(4) * 2 < bytes(5), "{} vs {}", bytes(4), bytes(5));
+    // An empty board's snapshot lists no spaces: smaller than mid-game's.
+    assert!(bytes(0) < bytes(3), "{} vs {}", bytes(0), bytes(3));
+}
+
 /// Punto with 3 players: the pool is dealt from the seed the tool gives
 /// `CreateGame` (from `--seed`), so the server deals the same cards and
 /// every pool match replays to its end, rounds and their changing first

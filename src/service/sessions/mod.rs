@@ -47,13 +47,27 @@ use session::{Fingerprint, Receipts, SessionInit};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};
 
-/// A game's id: 32 lower-case hex digits, random.
+/// A game's id: 32 lower-case hex digits. The first 16 are a stamp that
+/// grows with each id a process makes (the creation time in Unix
+/// milliseconds, shifted left 16 bits, plus a counter within the
+/// millisecond), the last 16 are random: ids sort in creation order, so
+/// listings sorted by creation time and then id keep the order games were
+/// created in even within one millisecond, and ids of different processes
+/// (replicas) do not collide.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct GameId(String);
 
 impl GameId {
     fn random() -> GameId {
-        GameId(Token::random().to_string())
+        static LAST: AtomicU64 = AtomicU64::new(0);
+        let now = u64::try_from(storage::unix_ms(std::time::SystemTime::now())).unwrap_or(0) << 16;
+        let previous = LAST
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
+                Some(now.max(last.wrapping_add(1)))
+            })
+            .unwrap_or(0);
+        let stamp = now.max(previous.wrapping_add(1));
+        GameId(format!("{stamp:016x}{:016x}", rand::random::<u64>()))
     }
 
     /// The id as text.

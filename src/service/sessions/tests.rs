@@ -348,6 +348,19 @@ async fn labels_are_checked_and_filter_listings() {
     assert_eq!(st.list(&q(None, labels)).await.unwrap().0.len(), 1);
 }
 
+#[test]
+fn game_ids_sort_in_the_order_they_were_made() {
+    let ids: Vec<GameId> = (0..10_000).map(|_| GameId::random()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert!(ids.iter().all(|id| Token::parse(id.as_str()).is_some()));
+    let unix_ms = |id: &GameId| u64::from_str_radix(&id.as_str()[..12], 16).unwrap();
+    let now = crate::service::storage::unix_ms(std::time::SystemTime::now()) as u64;
+    assert!(
+        now.abs_diff(unix_ms(&ids[0])) < 60_000,
+        "the stamp is the time"
+    );
+}
+
 #[tokio::test]
 async fn listing_pages_cover_every_game_once() {
     let st = store();

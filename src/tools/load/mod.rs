@@ -7,7 +7,10 @@
 //! 1. **baseline**: every task calls `grpc.health.v1.Health/Check` in a loop —
 //!    a no-op RPC, the cost of the transport alone;
 //! 2. **moves**: every task plays one game after another (`CreateGame`, then
-//!    `SubmitMove` for each seat in turn, a new game when one ends).
+//!    `SubmitMove` for each seat in turn, a new game when one ends);
+//! 3. with `--reads`, **reads**: every task reads games instead (`GetGame`,
+//!    `ListLegalMoves` in the notation and the full view, at ply 0 and at
+//!    `--read-ply`), one phase each (`reads`).
 //!
 //! Each phase warms up (`--warmup`), then measures (`--seconds`): calls per
 //! second, the latency of each call (HdrHistogram: p50, p99, p99.9) and the
@@ -51,6 +54,7 @@ mod idle;
 mod moves;
 mod pool;
 mod procfs;
+mod reads;
 mod report;
 mod spawn;
 mod tally;
@@ -62,6 +66,7 @@ use tonic::transport::Channel;
 
 pub use self::pool::{random_games, random_games_of, random_games_with};
 pub use self::procfs::rss_kib;
+pub use self::reads::ReadReport;
 pub use self::report::{IdleReport, Latency, LoadReport, RunReport};
 use self::spawn::SpawnedServer;
 use crate::tools::games::GameChoice;
@@ -106,6 +111,14 @@ pub struct LoadArgs {
     /// server (every Punto match of the pool is dealt from that seed).
     #[command(flatten)]
     pub choice: GameChoice,
+    /// After each concurrency's moves phase, read phases: `GetGame`, and
+    /// `ListLegalMoves` in the notation and the full view, of games at ply 0
+    /// and at `--read-ply`, each reported as a ratio to the baseline.
+    #[arg(long)]
+    pub reads: bool,
+    /// The ply of the mid-game reads of `--reads` (0: only the start).
+    #[arg(long, default_value_t = 40)]
+    pub read_ply: u32,
     /// Also write the results as JSON to this file (`-`: to standard
     /// output, instead of the table).
     #[arg(long, value_name = "FILE")]

@@ -14,6 +14,7 @@ use tonic_health::pb::health_client::HealthClient;
 use super::LoadArgs;
 use super::pool::{random_games, random_games_of};
 use super::procfs::{self, CpuTicks};
+use super::reads::{self, Point, Read, ReadReport};
 use super::report::{self, LoadReport, RunReport};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
 use crate::service::grpc::pb::referee::v1 as pb;
@@ -81,12 +82,24 @@ pub async fn load(
         pool_average_plies: average,
         runs: Vec::new(),
     };
+    let points = if args.reads {
+        reads::points(
+            args,
+            &channels[0],
+            &pool,
+            &played.create,
+            played.game.wire_move,
+        )
+        .await?
+    } else {
+        Vec::new()
+    };
     let table = report::prints_table(args);
     if table {
         report::print_header(&report);
     }
     for &games in &args.games {
-        let run = one_run(args, channels, &pool, &played, games, server_pid).await;
+        let run = one_run(args, channels, &pool, &played, games, server_pid, &points).await;
         if table {
             report::print_row(&run);
         }
@@ -96,7 +109,7 @@ pub async fn load(
     let errors: u64 = report
         .runs
         .iter()
-        .map(|r| r.errors + r.baseline_errors)
+        .map(|r| r.errors + r.baseline_errors + r.reads.iter().map(|x| x.errors).sum::<u64>())
         .sum();
     if errors > 0 {
         return Err(format!("{errors} calls failed"));
@@ -121,6 +134,7 @@ async fn one_run(
     played: &Played,
     games: usize,
     server_pid: Option<u32>,
+    points: &[Point],
 ) -> RunReport {
     let baseline = measure(args, server_pid, games, |i, window, errors| {
         let client = HealthClient::new(channels[i % channels.len()].clone());
@@ -140,7 +154,62 @@ async fn one_run(
         ))
     })
     .await;
-    run_report(games, baseline, moves)
+    let mut run = run_report(games, &baseline, moves);
+    for point in points {
+        for read in Read::ALL {
+            let size = Arc::new(std::sync::OnceLock::new());
+            let measured = measure(args, server_pid, games, |i, window, errors| {
+                let client = rpc::Client::new(channels[i % channels.len()].clone());
+                tokio::spawn(reads::read_games(
+                    client,
+                    read,
+                    point.clone(),
+                    i,
+                    window,
+                    errors,
+                    size.clone(),
+                ))
+            })
+            .await;
+            run.reads
+                .push(read_report(read, point.ply, &baseline, measured, &size));
+        }
+    }
+    run
+}
+
+/// The figures of one read phase, against the run's baseline.
+fn read_report(
+    read: Read,
+    ply: u32,
+    baseline: &Measured,
+    measured: Measured,
+    size: &std::sync::OnceLock<usize>,
+) -> ReadReport {
+    let per_sec = measured.phase.calls as f64 / measured.seconds;
+    let baseline_per_sec = baseline.phase.calls as f64 / baseline.seconds;
+    ReadReport {
+        read: read.name(),
+        ply,
+        calls: measured.phase.calls,
+        per_sec,
+        latency_us: measured.phase.latency(),
+        answer_bytes: size.get().copied().unwrap_or(0),
+        errors: measured.errors,
+        first_errors: measured.first_errors,
+        ratio: if baseline_per_sec > 0.0 {
+            per_sec / baseline_per_sec
+        } else {
+            0.0
+        },
+        server_cpu_us_per_call: procfs::per_call(measured.cpu.0, measured.phase.calls),
+        cpu_ratio: procfs::cpu_ratio(
+            baseline.cpu,
+            baseline.phase.calls,
+            measured.cpu,
+            measured.phase.calls,
+        ),
+    }
 }
 
 /// Runs `tasks` tasks made by `spawn` through one window after the warm-up,
@@ -170,7 +239,7 @@ async fn measure(
 }
 
 /// The figures of one concurrency from its two phases.
-fn run_report(games: usize, baseline: Measured, moves: Measured) -> RunReport {
+fn run_report(games: usize, baseline: &Measured, moves: Measured) -> RunReport {
     let moves_per_sec = moves.phase.calls as f64 / moves.seconds;
     let baseline_per_sec = baseline.phase.calls as f64 / baseline.seconds;
     let (b, m) = (&baseline.phase, &moves.phase);
@@ -187,7 +256,7 @@ fn run_report(games: usize, baseline: Measured, moves: Measured) -> RunReport {
         baseline_per_sec,
         baseline_latency_us: b.latency(),
         baseline_errors: baseline.errors,
-        baseline_first_errors: baseline.first_errors,
+        baseline_first_errors: baseline.first_errors.clone(),
         ratio: if baseline_per_sec > 0.0 {
             moves_per_sec / baseline_per_sec
         } else {
@@ -198,6 +267,7 @@ fn run_report(games: usize, baseline: Measured, moves: Measured) -> RunReport {
         client_cpu_us_per_move: procfs::per_call(moves.cpu.1, m.calls),
         client_cpu_us_per_baseline_call: procfs::per_call(baseline.cpu.1, b.calls),
         cpu_ratio: procfs::cpu_ratio(baseline.cpu, b.calls, moves.cpu, m.calls),
+        reads: Vec::new(),
     }
 }
 

@@ -52,6 +52,8 @@ pub struct RunReport {
     /// would show. Steadier than `ratio` on a shared machine, where other
     /// work takes a different share of the CPU in each phase.
     pub cpu_ratio: Option<f64>,
+    /// The read phases of `--reads`, in the order they ran.
+    pub reads: Vec<super::reads::ReadReport>,
 }
 
 /// Latency percentiles, in microseconds.
@@ -168,6 +170,24 @@ pub fn print_row(run: &RunReport) {
     );
     for e in run.baseline_first_errors.iter().chain(&run.first_errors) {
         println!("       error: {e}");
+    }
+    for r in &run.reads {
+        println!(
+            "{:>6}   read {:<27} ply {:>3}: {:>9.0}/s  p50 {:>8.1} µs  p99 {:>8.1} µs  {:>7} B  ratio {:>6.3}  cpu ratio {:>6}  errors {}",
+            "",
+            r.read,
+            r.ply,
+            r.per_sec,
+            r.latency_us.p50,
+            r.latency_us.p99,
+            r.answer_bytes,
+            r.ratio,
+            r.cpu_ratio.map_or("-".to_string(), |c| format!("{c:.3}")),
+            r.errors,
+        );
+        for e in &r.first_errors {
+            println!("       error: {e}");
+        }
     }
 }
 
