@@ -87,7 +87,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(punct_referee::tools::client::cells_last(
+        std::env::args_os().collect(),
+    ));
     let result = match &cli.command {
         None => return serve(&cli.serve),
         Some(Command::Serve(args)) => return serve(args),

@@ -213,3 +213,109 @@ fn dots_legal_perft_and_show_go_through_the_game_trait() {
     assert_eq!(code, 2);
     assert!(err.contains("4..=64"), "{err}");
 }
+
+/// A Punto match of `options` from the all-zero seed, each seat always
+/// taking the first legal cell, played to its end: its record (with the
+/// seed, as the match is over).
+fn punto_first_cell_record(options: punct_referee::games::punto::RuleOptions) -> String {
+    use punct_referee::games::{Rules as _, Setup, Viewer};
+    let mut game = options.start(Some(Setup {
+        seed: [0; 32],
+        supplied: true,
+    }));
+    while game.verdict().is_none() {
+        let first = game.legal_moves().remove(0);
+        game.play(&first.detail.to_input()).unwrap();
+    }
+    game.record(&[], Viewer::Spectator)
+}
+
+#[test]
+fn punto_legal_perft_show_and_svg_go_through_the_game_trait() {
+    let seed = "00".repeat(32);
+    let three = ["--game", "punto", "--players", "3", "--game-seed", &seed];
+    let with = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra[..1].to_vec();
+        args.extend_from_slice(&three);
+        args.extend_from_slice(&extra[1..]);
+        run(&args)
+    };
+    // RULES.md §5.3: the first card goes on 0,0; then the cells around.
+    assert_eq!(with(&["legal"]), (0, "0,0\n".to_string(), String::new()));
+    let (code, out, _) = with(&["legal", "--moves", "0,0;1,0"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "-1,-1\n-1,0\n-1,1\n0,-1\n0,1\n1,-1\n1,1\n2,-1\n2,0\n2,1\n"
+    );
+    let (code, out, _) = with(&["perft", "--depth", "3"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "depth 1: 1\ndepth 2: 8\ndepth 3: 88\n")
+    );
+    // The table, whose turn with which card, the decks, the record without
+    // the seed (the match goes on).
+    let (code, out, err) = with(&["show", "--moves", "0,0;1,0;0,1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("  1   B4  ..\n  0   R5  O4\n"), "{out}");
+    assert!(
+        out.contains("round 1, ply 3: seat 1 (red) to place G7\n"),
+        "{out}"
+    );
+    assert!(out.contains("seat 2 (orange): 23 cards: "), "{out}");
+    assert!(
+        out.contains("game: punto\nplayers: 3\nteam: no\n") && out.contains("commitment: "),
+        "{out}"
+    );
+    assert!(!out.contains("seed:"), "{out}");
+    let (code, svg, _) = with(&["show", "--svg", "--moves", "0,0;1,0"]);
+    assert_eq!(code, 0);
+    assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>"), "{svg}");
+    // A finished match read back from its record: over, with its seed.
+    let dir = std::env::temp_dir().join(format!("punct-cli-punto-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let record = dir.join("match.txt");
+    let options = punct_referee::games::punto::RuleOptions::new(4, true, 2, 0, &[]).unwrap();
+    std::fs::write(&record, punto_first_cell_record(options)).unwrap();
+    let path = record.to_str().unwrap();
+    let (code, legal, err) = run(&["legal", "--record", path]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        legal,
+        "game over: orange-green-1 and orange-green-2 win by ROUNDS_WON, scores 0-2-0-2\n"
+    );
+    let (code, out, err) = run(&["show", "--record", path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("round 1: DEADLOCK, team 2 wins, removes O5, seat 3 begins next\n"),
+        "{out}"
+    );
+    assert!(out.contains("round 18, ply 1253: over\n"), "{out}");
+    assert!(out.contains(&format!("\nseed: {seed}\n")), "{out}");
+    let (code, svg, _) = run(&["show", "--svg", "--record", path]);
+    assert_eq!(code, 0);
+    assert!(svg.starts_with("<svg "), "{svg}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // Refusals: no seed, bad options, a bad move with its number.
+    let (code, _, err) = run(&["legal", "--game", "punto"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("give --game-seed"), "{err}");
+    let (code, _, err) = run(&["legal", "--game", "punto", "--players", "5"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--players: Punto is for 2, 3 or 4 players, not 5"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["legal", "--game", "punto", "--players", "3", "--team"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--team: the team variant is for 4 players"),
+        "{err}"
+    );
+    let (code, _, err) = with(&["legal", "--moves", "0,0;5,5"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("move 2 `5,5`: an empty cell must touch a card"),
+        "{err}"
+    );
+}

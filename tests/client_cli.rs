@@ -514,3 +514,319 @@ async fn a_person_plays_dots_and_a_watcher_follows_it_to_the_end() {
     let _ = std::fs::remove_dir_all(&dir);
     server.stop().await.unwrap();
 }
+
+/// The first legal cell of the game the token file kept last (`client
+/// moves`), or `None` once the game is over.
+async fn first_cell(server: &TestServer, tokens: &Path) -> Option<String> {
+    let moves = run(server, tokens, &["moves"]).await;
+    assert_eq!(moves.code, 0, "{}", moves.err);
+    moves.out.lines().next().map(str::to_string)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_people_play_punto_to_its_end_and_a_watcher_sees_the_round_over() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("punto3");
+    let tokens = dir.join("tokens.json");
+    let seed = "00".repeat(32);
+    let new = run(
+        &server,
+        &tokens,
+        &[
+            "new",
+            "--game",
+            "punto",
+            "--players",
+            "3",
+            "--rounds-to-win",
+            "1",
+            "--max-rounds",
+            "1",
+            "--game-seed",
+            &seed,
+        ],
+    )
+    .await;
+    assert_eq!(new.code, 0, "{}", new.err);
+    let id = new.out.lines().next().unwrap().to_string();
+    assert!(new.out.contains("(empty table)\n"), "{}", new.out);
+    assert!(
+        new.out
+            .contains("round 1, ply 0: seat 1 (red) to place R5\n"),
+        "{}",
+        new.out
+    );
+    assert!(new.out.ends_with("Red to move\n"), "{}", new.out);
+    // One token per seat, by the seats' names.
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap()).unwrap();
+    for seat in ["red", "orange", "blue"] {
+        assert_eq!(
+            kept["games"][&id][seat].as_str().unwrap().len(),
+            32,
+            "{seat}"
+        );
+    }
+    assert_eq!(first_cell(&server, &tokens).await.as_deref(), Some("0,0"));
+
+    let url = format!("http://{}", server.addr);
+    let watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args(["client", "--server", &url, "watch", &id])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let first = run(&server, &tokens, &["play", "0,0"]).await;
+    assert_eq!(first.code, 0, "{}", first.err);
+    assert_eq!(first.out, "Red played R5 on 0,0 (ply 1)\nOrange to move\n");
+    // A seat out of turn, a seat of another game, a cell no card can reach.
+    let blue = run(&server, &tokens, &["play", "--seat", "blue", "1,0"]).await;
+    assert!(blue.err.contains("[NOT_YOUR_TURN]"), "{}", blue.err);
+    let white = run(&server, &tokens, &["play", "1,0", "--seat", "white"]).await;
+    assert!(white.err.contains("no seat `white`"), "{}", white.err);
+    let far = run(&server, &tokens, &["play", "-3,0"]).await;
+    assert!(far.err.contains("[NOT_ADJACENT]"), "{}", far.err);
+    // Negative cells are read as cells, not flags; every seat in turn.
+    let second = run(&server, &tokens, &["play", "-1,-1"]).await;
+    assert_eq!(second.code, 0, "{}", second.err);
+    assert_eq!(
+        second.out,
+        "Orange played O4 on -1,-1 (ply 2)\nBlue to move\n"
+    );
+    let mut last = second.out;
+    while let Some(cell) = first_cell(&server, &tokens).await {
+        let play = run(&server, &tokens, &["play", &cell]).await;
+        assert_eq!(play.code, 0, "{}", play.err);
+        last = play.out;
+    }
+    // Every seat's first cell, from the all-zero seed: a deadlock when the
+    // decks run out, drawn, and the round limit ends the match.
+    assert!(
+        last.starts_with("Blue played B3 on -3,-4 (ply 72)\n"),
+        "{last}"
+    );
+    assert!(
+        last.ends_with(
+            "round 1: DEADLOCK, drawn, removes nothing, seat - begins next\n\
+             game over: draw by ROUND_LIMIT, 0-0-0\n"
+        ),
+        "{last}"
+    );
+    let watched = tokio::time::timeout(Duration::from_secs(20), watcher.wait_with_output())
+        .await
+        .expect("watch ends with the match")
+        .unwrap();
+    assert!(watched.status.success());
+    let out = String::from_utf8_lossy(&watched.stdout);
+    assert!(out.contains("ply 1: Red played R5 on 0,0\n"), "{out}");
+    assert!(out.contains("ply 72: Blue played B3 on -3,-4\n"), "{out}");
+    assert_eq!(out.matches(" played ").count(), 72, "{out}");
+    assert!(
+        out.trim_end().ends_with(
+            "round 1: DEADLOCK, drawn, removes nothing, seat - begins next\n\
+             game over: draw by ROUND_LIMIT, 0-0-0"
+        ),
+        "{out}"
+    );
+    // The record is the match's, with its seed now that it is over.
+    let export = run(&server, &tokens, &["export", &id]).await;
+    assert!(
+        export.out.contains(&format!("\nseed: {seed}\n")),
+        "{}",
+        export.out
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_seats_of_a_punto_team_match_each_play_with_their_own_token() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("punto4");
+    let tokens = dir.join("tokens.json");
+    let new = run(
+        &server,
+        &tokens,
+        &["new", "--game", "punto", "--players", "4", "--team"],
+    )
+    .await;
+    assert_eq!(new.code, 0, "{}", new.err);
+    let id = new.out.lines().next().unwrap().to_string();
+    assert!(new.out.ends_with("Red-blue-1 to move\n"), "{}", new.out);
+    let seats = [
+        "red-blue-1",
+        "orange-green-1",
+        "red-blue-2",
+        "orange-green-2",
+    ];
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap()).unwrap();
+    for seat in seats {
+        assert_eq!(
+            file["games"][&id][seat].as_str().unwrap().len(),
+            32,
+            "{seat}"
+        );
+    }
+    // Each seat plays with its own token: without orange-green-1's token
+    // its turn cannot be played.
+    let titles = [
+        "Red-blue-1",
+        "Orange-green-1",
+        "Red-blue-2",
+        "Orange-green-2",
+    ];
+    for (ply, cell) in ["0,0", "1,0", "-1,0", "0,1"].iter().enumerate() {
+        let play = run(&server, &tokens, &["play", cell]).await;
+        assert_eq!(play.code, 0, "{}", play.err);
+        assert!(
+            play.out.starts_with(titles[ply])
+                && play
+                    .out
+                    .contains(&format!(" on {cell} (ply {})\n", ply + 1))
+                && play
+                    .out
+                    .ends_with(&format!("{} to move\n", titles[(ply + 1) % 4])),
+            "{}",
+            play.out
+        );
+    }
+    file["games"][&id]
+        .as_object_mut()
+        .unwrap()
+        .remove("red-blue-1");
+    std::fs::write(&tokens, serde_json::to_string(&file).unwrap()).unwrap();
+    let refused = run(&server, &tokens, &["play", "1,1"]).await;
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.err.contains("no Red-blue-1 token for game"),
+        "{}",
+        refused.err
+    );
+    let show = run(&server, &tokens, &["show", &id]).await;
+    assert!(
+        show.out
+            .contains("round 1, ply 4: seat 1 (red-blue-1) to place "),
+        "{}",
+        show.out
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+/// `tournament … --game punto FLAGS` on `server`, records into `records`.
+async fn punto_tournament(
+    server: &TestServer,
+    records: &Path,
+    bots: &[&str],
+    flags: &[&str],
+) -> (bool, String, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .arg("tournament")
+        .args(bots)
+        .args(["--game", "punto"])
+        .args(flags)
+        .args(["-c", "2", "--server"])
+        .arg(format!("http://{}", server.addr))
+        .arg("--records")
+        .arg(records)
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournament_command_seats_punto_tables_of_three_and_four() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("punto-tournament");
+    // Three seats: one table of the three bots, the seating rotated.
+    let three = dir.join("three");
+    let bots = ["greedy", "r1=random", "r2=random"];
+    let (ok, out, err) =
+        punto_tournament(&server, &three, &bots, &["--players", "3", "-n", "3"]).await;
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[1], "   1  greedy      3     3     0     0     3.0   100.0  +417 ± 0",
+        "{out}"
+    );
+    assert!(
+        out.contains("greedy          -        3/3        3/3\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(&format!("3 games; records in {}\n", three.display())),
+        "{out}"
+    );
+    assert!(!out.contains("forfeited"), "{out}");
+    assert_eq!(
+        files_in(&three),
+        [
+            "0001-greedy-vs-r1-vs-r2.txt",
+            "0002-r1-vs-r2-vs-greedy.txt",
+            "0003-r2-vs-greedy-vs-r1.txt"
+        ]
+    );
+    let record = std::fs::read_to_string(three.join("0002-r1-vs-r2-vs-greedy.txt")).unwrap();
+    assert!(
+        record.contains("\nblue: greedy\norange: r2\nred: r1\n"),
+        "{record}"
+    );
+    // Four seats in two teams: greedy's team is greedy and r2.
+    let four = dir.join("four");
+    let bots = ["greedy", "r1=random", "r2=random", "r3=random"];
+    let (ok, out, err) = punto_tournament(
+        &server,
+        &four,
+        &bots,
+        &["--players", "4", "--team", "-n", "4", "--seed", "2"],
+    )
+    .await;
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    // Both of the winning team score half of each game's point.
+    assert!(
+        lines[1].contains("  4     4     0     0     2.0    50.0  "),
+        "{out}"
+    );
+    assert!(
+        lines[2].contains("  4     4     0     0     2.0    50.0  "),
+        "{out}"
+    );
+    assert!(
+        lines[3].contains("  4     0     0     4     0.0     0.0  "),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(&format!("4 games; records in {}\n", four.display())),
+        "{out}"
+    );
+    assert_eq!(files_in(&four).len(), 4);
+    assert!(files_in(&four)[1].starts_with("0002-r1-vs-r2-vs-r3-vs-greedy"));
+    // Fewer bots than seats: refused before anything is played.
+    let (ok, _, err) = punto_tournament(
+        &server,
+        &dir.join("none"),
+        &["greedy", "random"],
+        &["--players", "4"],
+    )
+    .await;
+    assert!(!ok);
+    assert!(err.contains("has 4 seats: enter at least 4 bots"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}

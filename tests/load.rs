@@ -219,3 +219,50 @@ fn the_read_phases_measure_get_game_and_both_legal_move_views() {
     // An empty board's snapshot lists no spaces: smaller than mid-game's.
     assert!(bytes(0) < bytes(4), "{} vs {}", bytes(0), bytes(4));
 }
+
+/// Punto with 3 players: the pool is dealt from the seed the tool gives
+/// `CreateGame` (from `--seed`), so the server deals the same cards and
+/// every pool match replays to its end, rounds and their changing first
+/// seats included (the tool follows the mover the referee names).
+#[test]
+fn a_short_punto_load_run_replays_whole_three_seat_matches() {
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            "--spawn",
+            "--games",
+            "2",
+            "--seconds",
+            "2",
+            "--warmup",
+            "0.1",
+            "--channels",
+            "1",
+            "--pool",
+            "4",
+            "--json",
+            "-",
+            "--game",
+            "punto",
+            "--players",
+            "3",
+        ])
+        .args(["--", "--storage", "memory"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let run = &report["runs"][0];
+    assert_eq!(run["errors"].as_u64(), Some(0), "{run}");
+    assert!(run["moves"].as_u64().unwrap() > 0, "{run}");
+    assert!(run["games_finished"].as_u64().unwrap() >= 1, "{run}");
+    // Four random 3-player matches to 2 round wins from seed 1: several
+    // rounds of at most 72 placements each.
+    assert_eq!(
+        report["pool_average_plies"].as_f64(),
+        Some(175.5),
+        "{report}"
+    );
+}

@@ -314,3 +314,158 @@ async fn dots_greedy_beats_random_and_the_records_replay() {
     assert_eq!(greedy, 12.0, "greedy against random over 12 Dots games");
     server.stop().await.unwrap();
 }
+
+/// Punto with `flags` (`--players 3`, `--team` …), the tournament's own
+/// seeds for every match.
+fn punto_config(bots: &[&str], games: u32, seed: u64, flags: &[&str]) -> Config {
+    use clap::Parser as _;
+    #[derive(clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        choice: punct_referee::tools::games::GameChoice,
+    }
+    let mut args = vec!["x", "--game", "punto"];
+    args.extend_from_slice(flags);
+    let flags = Flags::parse_from(args);
+    Config {
+        rules: flags.choice.rules(Default::default()).unwrap(),
+        ..config(bots, games, seed, None)
+    }
+}
+
+/// The figures stated in docs/BOTS.md: over seeds 1..=3, greedy wins every
+/// Punto match against random bots at every table size: 18/18 with 2
+/// players (6 a seed, 3 in each seat), 9/9 with 3 (3 a seed, once in each
+/// seat), 12/12 with 4 (4 a seed, once in each seat); in the team variant
+/// its team (greedy with the random bot facing it across the table) wins
+/// all 12. Every record replays through ImportGame with its seed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn punto_greedy_beats_random_at_tables_of_two_three_and_four() {
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let tables: [(&[&str], u32, &[&str]); 4] = [
+        (&["greedy", "random"], 6, &[]),
+        (
+            &["greedy", "r1=random", "r2=random"],
+            3,
+            &["--players", "3"],
+        ),
+        (
+            &["greedy", "r1=random", "r2=random", "r3=random"],
+            4,
+            &["--players", "4"],
+        ),
+        (
+            &["greedy", "r1=random", "r2=random", "r3=random"],
+            4,
+            &["--players", "4", "--team"],
+        ),
+    ];
+    let mut figures = Vec::new();
+    for (bots, games, flags) in tables {
+        let (mut wins, mut played) = (0, 0);
+        for seed in 1..=3 {
+            let report = tournament::run(
+                server.client().await,
+                punto_config(bots, games, seed, flags),
+                |_, _| {},
+            )
+            .await
+            .unwrap();
+            assert_eq!(report.games.len(), games as usize);
+            for game in &report.games {
+                assert!(game.forfeit.is_none(), "{game:?}");
+                assert_eq!(game.points.len(), bots.len(), "{game:?}");
+                assert!(game.record.starts_with("game: punto\n"), "{}", game.record);
+                assert!(game.record.contains("\nseed: "), "{}", game.record);
+                let imported = client
+                    .import_game(pb::ImportGameRequest {
+                        record: game.record.clone(),
+                        labels: Default::default(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .game
+                    .unwrap();
+                let original = get(&mut client, &game.game_id).await;
+                assert_eq!(imported.outcome, original.outcome);
+                assert_eq!(imported.ply, game.plies);
+            }
+            // Each bot sat in each seat equally often.
+            for bot in 0..bots.len() {
+                for seat in 0..bots.len() {
+                    let times = report
+                        .games
+                        .iter()
+                        .filter(|g| g.pairing.seats()[seat] == bot)
+                        .count();
+                    assert_eq!(times as u32, games / bots.len() as u32);
+                }
+            }
+            let greedy = report
+                .standings
+                .iter()
+                .find(|s| s.name == "greedy")
+                .unwrap();
+            wins += greedy.wins;
+            played += greedy.games;
+        }
+        figures.push((wins, played));
+    }
+    assert_eq!(
+        figures,
+        [(18, 18), (9, 9), (12, 12), (12, 12)],
+        "the figures in docs/BOTS.md changed"
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_punto_table_needs_as_many_bots_as_seats() {
+    let server = TestServer::start().await;
+    let refused = tournament::run(
+        server.client().await,
+        punto_config(&["greedy", "random"], 2, 1, &["--players", "3"]),
+        |_, _| {},
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        refused.starts_with("a table of punto (3-players) has 3 seats: enter at least 3 bots"),
+        "{refused}"
+    );
+    server.stop().await.unwrap();
+}
+
+/// An external bot that plays the first legal cell only if it was told its
+/// card (a `card R7` line), and resigns otherwise.
+const CARD_READER: &str = "carded=cmd:c=; m=; while read -r w rest; do case $w in \
+    legal) set -- $rest; m=$1;; card) c=$rest;; \
+    go) if [ -n \"$c\" ]; then echo \"$m\"; c=; else echo resign; fi;; \
+    result) exit 0;; esac; done";
+
+/// External bots of a Punto table hear their card before each `go`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_punto_bot_is_told_its_card_every_turn() {
+    let server = TestServer::start().await;
+    let report = tournament::run(
+        server.client().await,
+        punto_config(
+            &[CARD_READER, "greedy", "random"],
+            3,
+            1,
+            &["--players", "3"],
+        ),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.games.len(), 3);
+    for game in &report.games {
+        assert!(game.forfeit.is_none(), "{game:?}");
+        assert_eq!(game.reason, "ROUNDS_WON", "{game:?}");
+    }
+    server.stop().await.unwrap();
+}

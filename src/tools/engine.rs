@@ -61,8 +61,9 @@ pub struct GameArgs {
     /// PÜNCT: occurrences of a position that draw the game; 0 = off.
     #[arg(long, default_value_t = 3)]
     pub repetition_limit: u32,
-    /// Moves to play first, in notation, separated by `;` (or new lines).
-    #[arg(long, default_value = "")]
+    /// Moves to play first, in notation, separated by `;` (or new lines);
+    /// the value may start with `-` (a Punto cell: `--moves -1,0`).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub moves: String,
     /// Start from a game record file (the game's RULES.md) instead: its
     /// header sets the game and its options; --moves are played after its

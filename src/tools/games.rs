@@ -20,19 +20,23 @@ use clap::{Args, ValueEnum};
 use crate::games::dots::referee::DotsSnapshot;
 use crate::games::dots::{self, Start};
 use crate::games::punct::referee::PunctSnapshot;
-use crate::games::{self, Game, GameRules, MoveInput, Setup, Snapshot, Verdict};
+use crate::games::punto::referee::PuntoSnapshot;
+use crate::games::{self, Game, GameRules, MoveInput, Setup, Snapshot, Verdict, punto};
 use crate::service::grpc::convert;
 use crate::service::grpc::pb::dots::v1 as dpb;
 use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::punto::v1 as tpb;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::bots::{Bot, dots_greedy, greedy};
+use crate::tools::bots::{Bot, dots_greedy, greedy, punto_greedy};
 
 /// What the tools know of one game (see the module comment).
 #[derive(Debug)]
 pub struct ToolGame {
     /// The game's name: its record `game:` header and its `--game` value.
     pub name: &'static str,
-    /// Its seats' names, in seat order.
+    /// Its seats' names, in seat order. A game whose seats depend on its
+    /// options (Punto) lists every name any of its tables uses; a table's
+    /// own are [`ToolRules::seat_names`].
     pub seats: &'static [&'static str],
     /// A move in notation as the engine's input (`None`: not notation).
     pub notation: fn(&str) -> Option<MoveInput>,
@@ -44,10 +48,15 @@ pub struct ToolGame {
     /// The built-in greedy bot for these rules (`seed` breaks its ties;
     /// `setup` is the game's seed when the rules are seeded).
     pub greedy: fn(seed: u64, rules: &GameRules, setup: Option<Setup>) -> Box<dyn Bot>,
+    /// Whether its bots need the state as their own seat sees it (its
+    /// `GetGame` with the seat's token, in [`crate::tools::bots::Turn`]):
+    /// the moves' notation does not tell everything (Punto: which card
+    /// the mover holds).
+    pub bots_read_state: bool,
 }
 
 /// Every game the tools play.
-pub const TOOL_GAMES: &[ToolGame] = &[PUNCT, DOTS];
+pub const TOOL_GAMES: &[ToolGame] = &[PUNCT, DOTS, PUNTO];
 
 /// PÜNCT's row.
 const PUNCT: ToolGame = ToolGame {
@@ -72,6 +81,7 @@ const PUNCT: ToolGame = ToolGame {
             .map_or_else(Default::default, |o| o.variant);
         Box::new(greedy::GreedyBot::new(seed, variant))
     },
+    bots_read_state: false,
 };
 
 /// Dots' row.
@@ -98,6 +108,44 @@ const DOTS: ToolGame = ToolGame {
             .unwrap_or_default();
         Box::new(dots_greedy::DotsGreedyBot::new(seed, options, setup))
     },
+    bots_read_state: false,
+};
+
+/// Every seat name of Punto's tables (2, 3, 4 players, teams).
+const PUNTO_SEATS: &[&str] = &[
+    "red-blue",
+    "orange-green",
+    "red",
+    "orange",
+    "blue",
+    "green",
+    "red-blue-1",
+    "orange-green-1",
+    "red-blue-2",
+    "orange-green-2",
+];
+
+/// Punto's row. Its greedy bot never sees the seed, even when the tool
+/// supplied it: it plays from its seat's view of the table (the decks'
+/// order is secret to every seat, RULES.md §11).
+const PUNTO: ToolGame = ToolGame {
+    name: "punto",
+    seats: PUNTO_SEATS,
+    notation: punto::referee::notation,
+    wire_move: |text| pb::Move {
+        game: Some(pb::r#move::Game::Punto(tpb::Move {
+            notation: text.to_string(),
+            ..Default::default()
+        })),
+    },
+    picture: |snapshot| {
+        snapshot
+            .get::<PuntoSnapshot>()
+            .map(punto::render::ascii)
+            .unwrap_or_default()
+    },
+    greedy: |seed, _, _| Box::new(punto_greedy::PuntoGreedyBot::new(seed)),
+    bots_read_state: true,
 };
 
 fn punct_notation(text: &str) -> Option<MoveInput> {
@@ -120,6 +168,7 @@ pub fn tool_game(name: &str) -> Option<&'static ToolGame> {
 pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static ToolGame {
     match rules.and_then(|r| r.game.as_ref()) {
         Some(pb::game_rules::Game::Dots(_)) => &DOTS,
+        Some(pb::game_rules::Game::Punto(_)) => &PUNTO,
         _ => &PUNCT,
     }
 }
@@ -132,6 +181,8 @@ pub enum GameArg {
     Punct,
     /// Dots (Kropki).
     Dots,
+    /// Punto, for 2 to 4 players or two teams.
+    Punto,
 }
 
 /// Dots' start position as a command-line value.
@@ -177,9 +228,22 @@ pub struct GameChoice {
     /// Dots: moves after which the game ends; 0 = no limit.
     #[arg(long, default_value_t = 0)]
     pub max_moves: u32,
-    /// The seed of a seeded game (Dots' quadruple-cross), 64 hex digits;
-    /// without one a tool that creates games lets the server draw it (or
-    /// draws one itself where it must follow the setup).
+    /// Punto: 2, 3 or 4 players.
+    #[arg(long, default_value_t = 2)]
+    pub players: u32,
+    /// Punto: the team variant (4 players, seats 1+3 against 2+4).
+    #[arg(long)]
+    pub team: bool,
+    /// Punto: round wins that win the match (1..=9).
+    #[arg(long, default_value_t = 2)]
+    pub rounds_to_win: u32,
+    /// Punto: rounds after which the match ends; 0 = no limit.
+    #[arg(long, default_value_t = 0)]
+    pub max_rounds: u32,
+    /// The seed of a seeded game (Dots' quadruple-cross, every Punto
+    /// match), 64 hex digits; without one a tool that creates games lets
+    /// the server draw it (or draws one itself where it must follow the
+    /// setup).
     #[arg(long, value_name = "HEX")]
     pub game_seed: Option<String>,
 }
@@ -193,6 +257,16 @@ impl GameChoice {
             GameArg::Dots => GameRules::new(
                 dots::RuleOptions::new(self.width, self.height, self.start.start(), self.max_moves)
                     .map_err(|e| e.to_string())?,
+            ),
+            GameArg::Punto => GameRules::new(
+                punto::RuleOptions::new(
+                    self.players,
+                    self.team,
+                    self.rounds_to_win,
+                    self.max_rounds,
+                    &[],
+                )
+                .map_err(|e| format!("--{}: {e}", e.field().replace('_', "-")))?,
             ),
         };
         let seed =
@@ -246,6 +320,16 @@ impl ToolRules {
         })
     }
 
+    /// The seats' names of a table of these rules, in seat order.
+    pub fn seat_names(&self) -> &'static [&'static str] {
+        let setup = self.setup().unwrap_or(Setup {
+            seed: [0; 32],
+            supplied: true,
+        });
+        let setup = self.seeded().then_some(setup);
+        self.rules.rules().start(setup).seat_names()
+    }
+
     /// Whether the rules are drawn from a seed.
     pub fn seeded(&self) -> bool {
         self.rules.rules().seeded()
@@ -265,7 +349,7 @@ impl ToolRules {
     pub fn start(&self) -> Result<Box<dyn Game>, String> {
         if self.seeded() && self.seed.is_none() {
             return Err(format!(
-                "{} with start `{}` is set up from a seed: give --game-seed",
+                "{} ({}) is set up from a seed: give --game-seed HEX (64 hex digits)",
                 self.rules.game_name(),
                 self.rules.variant_name()
             ));
@@ -299,7 +383,14 @@ pub fn verdict_text(names: &[&str], verdict: &Verdict) -> String {
             names.get(seat.index()).copied().unwrap_or("a seat")
         ),
         None if verdict.winners.is_empty() => "draw".to_string(),
-        None => "a team wins".to_string(),
+        None => {
+            let team: Vec<&str> = verdict
+                .winners
+                .iter()
+                .map(|seat| names.get(seat.index()).copied().unwrap_or("a seat"))
+                .collect();
+            format!("{} win", team.join(" and "))
+        }
     };
     let mut text = format!("{who} by {}", verdict.reason);
     if !verdict.scores.is_empty() {
@@ -326,6 +417,66 @@ mod tests {
             Some(pb::r#move::Game::Dots(_))
         ));
         assert!(tool_game("chess").is_none());
+        let punto = tool_game("punto").unwrap();
+        assert!((punto.notation)("-1,2").is_some());
+        assert!(punto.bots_read_state && !dots.bots_read_state);
+        assert!(matches!(
+            (punto.wire_move)("0,0").game,
+            Some(pb::r#move::Game::Punto(_))
+        ));
+    }
+
+    #[test]
+    fn punto_options_seats_and_seeds_are_checked() {
+        let choice = |players, team, seed: Option<&str>| GameChoice {
+            game: GameArg::Punto,
+            width: 39,
+            height: 32,
+            start: StartArg::Cross,
+            max_moves: 0,
+            players,
+            team,
+            rounds_to_win: 3,
+            max_rounds: 5,
+            game_seed: seed.map(String::from),
+        };
+        let three = choice(3, false, None).rules(Default::default()).unwrap();
+        assert_eq!(three.game().name, "punto");
+        assert_eq!(three.seat_names(), ["red", "orange", "blue"]);
+        assert!(three.start().unwrap_err().contains("--game-seed"));
+        let options = three.rules.get::<punto::RuleOptions>().unwrap();
+        assert_eq!((options.rounds_to_win(), options.max_rounds()), (3, 5));
+        let seed = "0f".repeat(32);
+        let teams = choice(4, true, Some(&seed))
+            .rules(Default::default())
+            .unwrap();
+        assert_eq!(teams.seat_names().len(), 4);
+        assert_eq!(teams.start().unwrap().to_move().map(|s| s.index()), Some(0));
+        assert_eq!(
+            teams.wire().game,
+            Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
+                players: 4,
+                team: true,
+                rounds_to_win: Some(3),
+                max_rounds: 5,
+                entropy: Vec::new(),
+            }))
+        );
+        let refused = choice(3, true, None).rules(Default::default()).unwrap_err();
+        assert!(refused.starts_with("--team: "), "{refused}");
+        let refused = choice(5, false, None)
+            .rules(Default::default())
+            .unwrap_err();
+        assert!(refused.starts_with("--players: "), "{refused}");
+        let long = GameChoice {
+            rounds_to_win: 10,
+            ..choice(2, false, None)
+        };
+        assert!(
+            long.rules(Default::default())
+                .unwrap_err()
+                .starts_with("--rounds-to-win: ")
+        );
     }
 
     #[test]
@@ -336,6 +487,10 @@ mod tests {
             height: 8,
             start,
             max_moves: 0,
+            players: 2,
+            team: false,
+            rounds_to_win: 2,
+            max_rounds: 0,
             game_seed: seed.map(String::from),
         };
         let rules = choice(StartArg::Empty, None)

@@ -407,6 +407,27 @@ pub fn notation_of(m: &pb::Move) -> &str {
     }
 }
 
+/// A played move as a person reads it: its notation, and in Punto the
+/// card placed (`R7 on 1,0`).
+pub fn played_text(m: &pb::Move) -> String {
+    match &m.game {
+        Some(pb::r#move::Game::Punto(p)) => match &p.card {
+            Some(card) => format!("{} on {}", card.text, p.notation),
+            None => p.notation.clone(),
+        },
+        _ => notation_of(m).to_string(),
+    }
+}
+
+/// The summary line of the round a played move ended (Punto: `round 1:
+/// ROW, seat 2 wins, removes O8, seat 3 begins next`), if it ended one.
+pub fn round_ended_by(m: &pb::Move) -> Option<&str> {
+    match &m.game {
+        Some(pb::r#move::Game::Punto(p)) => p.round_result.as_ref().map(|r| r.summary.as_str()),
+        _ => None,
+    }
+}
+
 /// SubmitMove of the PÜNCT move `notation` for the seat holding `token`,
 /// answering `expected_ply`; a `request_id` makes a retry safe.
 pub async fn submit_notation(
@@ -461,11 +482,29 @@ pub fn picture_of(state: &pb::GameState) -> &str {
     }
 }
 
-/// GetGame: the game's snapshot now.
+/// The card the mover is to place, in a Punto state (`R7`).
+pub fn revealed_card(state: &pb::GameState) -> Option<&str> {
+    match &state.game {
+        Some(pb::game_state::Game::Punto(p)) => p.revealed.as_ref().map(|c| c.text.as_str()),
+        _ => None,
+    }
+}
+
+/// GetGame: the game's snapshot now, as a spectator sees it.
 pub async fn get_game(client: &mut Client, game_id: &str) -> Result<pb::Game, Status> {
+    get_game_as(client, game_id, "").await
+}
+
+/// GetGame as the seat holding `token` sees it (empty: a spectator): what
+/// a bot of a game with private information may know.
+pub async fn get_game_as(
+    client: &mut Client,
+    game_id: &str,
+    token: &str,
+) -> Result<pb::Game, Status> {
     let request = pb::GetGameRequest {
         game_id: game_id.to_string(),
-        token: String::new(),
+        token: token.to_string(),
     };
     Ok(client
         .get_game(request)

@@ -173,6 +173,7 @@ mod tests {
             history,
             legal: &[],
             clock_ms: None,
+            state: None,
         }
     }
 

@@ -6,9 +6,11 @@
 //! referee → bot   game <game_id> <seat>          once, first
 //! referee → bot   position <ply> <move>…         each turn: the moves so far
 //! referee → bot   legal <move>…                  each turn: the legal moves
+//! referee → bot   card <card>                    each turn, Punto: the card to place
+//! referee → bot   clock <ms>                     each turn, with a clock
 //! referee → bot   go                             each turn: answer now
 //! bot → referee   <move> | resign                one line
-//! referee → bot   result <white|black|draw> <REASON>   once, last; then EOF
+//! referee → bot   result <winner[,winner…]|draw> <REASON>   once, last; then EOF
 //! ```
 
 use std::process::Stdio;
@@ -89,6 +91,9 @@ impl ExternalBot {
         for m in turn.legal {
             message.push(' ');
             message.push_str(m);
+        }
+        if let Some(card) = turn.state.and_then(crate::tools::rpc::revealed_card) {
+            message.push_str(&format!("\ncard {card}"));
         }
         if let Some(ms) = turn.clock_ms {
             message.push_str(&format!("\nclock {ms}"));

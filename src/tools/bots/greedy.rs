@@ -100,6 +100,7 @@ mod tests {
             seat: "white",
             history: &[],
             legal: &legal,
+            state: None,
         };
         let Answer::Move(first) = bot.choose(&turn).unwrap() else {
             panic!("greedy resigned");
@@ -157,6 +158,7 @@ mod tests {
             history: &[],
             legal: &[],
             clock_ms: Some(10),
+            state: None,
         };
         let Answer::Move(text) = bot.choose(&turn).unwrap() else {
             panic!("resigned");

@@ -8,17 +8,21 @@
 //!   ([`crate::games::punct::eval`]).
 //! * [`dots_greedy`]: Dots' largest capture, else the opponent's blocked,
 //!   else a cell next to its own dots.
+//! * [`punto_greedy`]: Punto's row if it can, else the next seat's row
+//!   blocked, else its own longest line extended; from its seat's view.
 //! * [`external`]: a program speaking the line protocol of docs/BOTS.md.
 
 pub mod dots_greedy;
 pub mod external;
 pub mod greedy;
+pub mod punto_greedy;
 pub mod random;
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::games::ToolRules;
 
 /// One turn, as the referee tells it to the bot to move.
@@ -38,6 +42,11 @@ pub struct Turn<'a> {
     /// The mover's time left in milliseconds, in a game with a clock
     /// (docs/CLOCKS.md); `None` without one.
     pub clock_ms: Option<u64>,
+    /// The game's state as the bot's own seat sees it (its `GetGame` with
+    /// its seat token), for a game whose bots need more than the moves'
+    /// notation ([`crate::tools::games::ToolGame::bots_read_state`]:
+    /// Punto's revealed card); `None` for the others.
+    pub state: Option<&'a pb::GameState>,
 }
 
 /// What a bot answers to a turn.
@@ -117,7 +126,8 @@ pub enum BotKind {
     /// [`random::RandomBot`].
     Random,
     /// The game's greedy bot ([`greedy::GreedyBot`] for PÜNCT,
-    /// [`dots_greedy::DotsGreedyBot`] for Dots: see
+    /// [`dots_greedy::DotsGreedyBot`] for Dots,
+    /// [`punto_greedy::PuntoGreedyBot`] for Punto: see
     /// [`crate::tools::games::ToolGame::greedy`]).
     Greedy,
     /// A program run with `sh -c`, speaking the line protocol.

@@ -44,6 +44,7 @@ mod tests {
             seat: "white",
             history: &[],
             legal: &legal,
+            state: None,
         };
         let picks = |seed| {
             let mut bot = RandomBot::new(seed);

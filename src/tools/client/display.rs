@@ -33,15 +33,20 @@ pub fn outcome_text(outcome: &pb::Outcome) -> String {
 }
 
 /// [`outcome_text`] with a game's seat `names`; the scores, where the game
-/// keeps them (`Red wins by GROUND, 3-1`).
+/// keeps them (`Red wins by GROUND, 3-1`); several winners together (a
+/// team, the seats left after a resignation) by name: `Red-blue-1 and
+/// Red-blue-2 win by ROUNDS_WON, 2-0-2-0`.
 pub fn outcome_text_in(names: &[String], outcome: &pb::Outcome) -> String {
-    let mut text = match rpc::winner(outcome) {
-        None => format!("draw by {}", outcome.reason),
-        winner => format!(
-            "{} wins by {}",
-            seat_title_in(names, winner),
-            outcome.reason
-        ),
+    let winners: Vec<String> = outcome
+        .winners
+        .iter()
+        .map(|&w| seat_title_in(names, rpc::seat_index(w)))
+        .collect();
+    let mut text = match winners.as_slice() {
+        _ if outcome.draw => format!("draw by {}", outcome.reason),
+        [] => format!("draw by {}", outcome.reason),
+        [one] => format!("{one} wins by {}", outcome.reason),
+        several => format!("{} win by {}", several.join(" and "), outcome.reason),
     };
     if !outcome.scores.is_empty() {
         let scores: Vec<String> = outcome.scores.iter().map(i64::to_string).collect();

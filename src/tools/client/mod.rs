@@ -54,7 +54,8 @@ pub struct ClientArgs {
 pub enum ClientCommand {
     /// Create a game; print its id and board, and keep its seat tokens.
     New {
-        /// The game (`--game dots` with its options; PÜNCT by default).
+        /// The game (`--game dots` or `--game punto` with its options;
+        /// PÜNCT by default).
         #[command(flatten)]
         choice: GameChoice,
         /// PÜNCT: basic or standard game.
@@ -76,13 +77,14 @@ pub enum ClientCommand {
         game: Option<String>,
     },
     /// Play a move (notation, e.g. `SE@E5:F5,G5`; Dots: `19,16` or
-    /// `ground`) for the seat to move.
+    /// `ground`; Punto: the cell `-1,0`) for the seat to move.
     #[command(allow_missing_positional = true)]
     Play {
         /// The game's id (default: the last game created or imported with
         /// this token file).
         game: Option<String>,
-        /// The move in notation.
+        /// The move in notation (a Punto cell may start with `-`: `-1,0`;
+        /// see [`cells_last`]).
         notation: String,
         /// Play as this seat, by its name in the game (default: the seat to
         /// move, whose token must be in the token file).
@@ -121,6 +123,40 @@ fn parse_label(s: &str) -> Result<(String, String), String> {
 fn seat_parser() -> impl clap::builder::TypedValueParser<Value = String> {
     let names: Vec<&'static str> = TOOL_GAMES.iter().flat_map(|g| g.seats).copied().collect();
     PossibleValuesParser::new(names).map(|name| name.to_ascii_lowercase())
+}
+
+/// The command line with each Punto cell that starts with `-` (`-1,0`,
+/// `-2,-3`) given to `client play` moved after a `--` at its end, so that
+/// it is read as the move and not as a flag, wherever it was written
+/// (`play -1,0 --seat red` is `play --seat red -- -1,0`). A command line
+/// that already has a `--`, or is not `client … play`, is left as it is.
+pub fn cells_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let is = |a: &std::ffi::OsString, word: &str| a.to_str() == Some(word);
+    let Some(client) = args.iter().position(|a| is(a, "client")) else {
+        return args;
+    };
+    let Some(play) = args[client..].iter().position(|a| is(a, "play")) else {
+        return args;
+    };
+    let play = client + play;
+    if args.iter().any(|a| is(a, "--")) {
+        return args;
+    }
+    let negative_cell = |a: &std::ffi::OsString| {
+        a.to_str()
+            .and_then(|t| t.strip_prefix('-'))
+            .is_some_and(|t| crate::games::punto::notation::parse_cell(t).is_ok())
+    };
+    let (cells, mut out): (Vec<_>, Vec<_>) = args
+        .into_iter()
+        .enumerate()
+        .partition(|(i, a)| *i > play && negative_cell(a));
+    if cells.is_empty() {
+        return out.into_iter().map(|(_, a)| a).collect();
+    }
+    out.push((usize::MAX, "--".into()));
+    out.extend(cells);
+    out.into_iter().map(|(_, a)| a).collect()
 }
 
 /// What every subcommand works with: a connected client, the address it
@@ -178,5 +214,36 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
         ClientCommand::Watch { game } => watch::run(c, &game).await,
         ClientCommand::Export { game, output } => export::run(c, &game, output).await,
         ClientCommand::Import { file } => import::run(c, &file).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cells_last;
+
+    fn line(words: &[&str]) -> Vec<std::ffi::OsString> {
+        words.iter().map(|w| w.into()).collect()
+    }
+
+    #[test]
+    fn negative_cells_of_play_are_moved_after_a_double_dash() {
+        let moved = |words: &[&str]| cells_last(line(words));
+        assert_eq!(
+            moved(&["p", "client", "play", "-1,0", "--seat", "red"]),
+            line(&["p", "client", "play", "--seat", "red", "--", "-1,0"])
+        );
+        assert_eq!(
+            moved(&["p", "client", "--tokens", "t", "play", "g", "-2,-3"]),
+            line(&["p", "client", "--tokens", "t", "play", "g", "--", "-2,-3"])
+        );
+        for kept in [
+            &["p", "client", "play", "1,0", "--seat", "red"][..],
+            &["p", "client", "play", "--", "-1,0"],
+            &["p", "client", "moves", "-1,0"],
+            &["p", "legal", "--moves", "-1,0"],
+            &["p", "client", "play", "-x,0"],
+        ] {
+            assert_eq!(moved(kept), line(kept));
+        }
     }
 }

@@ -58,18 +58,22 @@ pub async fn run(
     Ok(())
 }
 
-/// `White played SE@E5:F5,G5 (ply 1)`, then the status line.
+/// `White played SE@E5:F5,G5 (ply 1)` (Punto: `Red played R7 on 1,0`, and
+/// the round's summary when the move ended one), then the status line.
 fn print_reply(names: &[String], reply: &pb::SubmitMoveResponse) {
     let played = reply
         .r#move
         .as_ref()
-        .map(rpc::notation_of)
+        .map(rpc::played_text)
         .unwrap_or_default();
     println!(
         "{} played {played} (ply {})",
         seat_title_in(names, rpc::seat_index(reply.seat)),
         reply.ply
     );
+    if let Some(summary) = reply.r#move.as_ref().and_then(rpc::round_ended_by) {
+        println!("{summary}");
+    }
     println!(
         "{}",
         status_line(names, reply.status, reply.outcome.as_ref(), reply.to_move)

@@ -250,7 +250,12 @@ async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<
                     }
                     if event.ply >= began_at {
                         let seat = seat_title_in(&names, rpc::seat_index(applied.seat));
-                        let _ = writeln!(out, "\nply {}: {seat} played {text}", event.ply);
+                        let played = applied
+                            .r#move
+                            .as_ref()
+                            .map(rpc::played_text)
+                            .unwrap_or_default();
+                        let _ = writeln!(out, "\nply {}: {seat} played {played}", event.ply);
                         let picture = match local.as_ref() {
                             Some(game) => (tool.picture)(&game.snapshot(Viewer::Spectator)),
                             None => {

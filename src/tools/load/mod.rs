@@ -105,9 +105,10 @@ pub struct LoadArgs {
     /// Seed of the random games.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// The game played (`--game dots` with its options; PÜNCT under the
-    /// default rules by default). A seeded game without --game-seed gets
-    /// one from --seed, so the pool's games replay on the server.
+    /// The game played (`--game dots` or `--game punto` with its options;
+    /// PÜNCT under the default rules by default). A seeded game without
+    /// --game-seed gets one from --seed, so the pool's games replay on the
+    /// server (every Punto match of the pool is dealt from that seed).
     #[command(flatten)]
     pub choice: GameChoice,
     /// After each concurrency's moves phase, read phases: `GetGame`, and

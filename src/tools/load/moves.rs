@@ -334,13 +334,15 @@ async fn play_games(
             return tally;
         };
         tally.games_started += 1;
+        // The first seat moves first; then whoever the referee names (a
+        // game played in rounds picks each round's first seat itself).
+        let mut mover = 0;
         for (ply, notation) in moves.iter().enumerate() {
             let started = Instant::now();
             if started >= window.end {
                 break 'games;
             }
-            // The seats move in turn, the first seat first.
-            let token = &tokens[ply % tokens.len()];
+            let token = &tokens[mover % tokens.len()];
             let mv = (played.game.wire_move)(notation);
             let answer = rpc::submit_move(&mut client, id, token, mv, ply as u32, None).await;
             let done = Instant::now();
@@ -360,6 +362,7 @@ async fn play_games(
                     if window.counts(started, done) {
                         tally.latencies.push(nanos(done - started));
                     }
+                    mover = rpc::seat_index(r.to_move).unwrap_or(0);
                 }
                 Err(s) => {
                     errors.note(|| {

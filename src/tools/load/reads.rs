@@ -127,17 +127,21 @@ pub async fn points(
             .tokens
             .every_seat()
             .ok_or("CreateGame for the reads: no seat tokens")?;
+        // The seat the referee names moves next (a game played in rounds
+        // picks each round's first seat itself).
+        let mut mover = 0;
         for (i, notation) in moves[..ply].iter().enumerate() {
-            rpc::submit_move(
+            let answer = rpc::submit_move(
                 &mut client,
                 game.id(),
-                &tokens[i % tokens.len()],
+                &tokens[mover % tokens.len()],
                 wire_move(notation),
                 i as u32,
                 None,
             )
             .await
             .map_err(|s| format!("SubmitMove for the reads: {}", s.message()))?;
+            mover = rpc::seat_index(answer.to_move).unwrap_or(0);
         }
         mid.push(game.id().to_string());
     }

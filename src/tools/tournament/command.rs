@@ -26,7 +26,9 @@ pub struct TournamentArgs {
     /// Round robin, or a gauntlet of the first bot against the others.
     #[arg(long, value_enum, default_value = "round-robin")]
     pub format: Format,
-    /// Games per pairing (colours alternate).
+    /// Games per pairing (colours alternate; at tables of 3 or 4 seats the
+    /// seating rotates: give a multiple of the seats for each bot to sit
+    /// in each seat equally often).
     #[arg(long, short = 'n', default_value_t = 2)]
     pub games: u32,
     /// Games played at once.
@@ -42,7 +44,8 @@ pub struct TournamentArgs {
     /// started inside this process).
     #[arg(long, env = "PUNCT_SERVER")]
     pub server: Option<String>,
-    /// The game (`--game dots` with its options; PÜNCT by default).
+    /// The game (`--game dots` or `--game punto` with its options; PÜNCT
+    /// by default).
     #[command(flatten)]
     pub choice: GameChoice,
     /// PÜNCT: basic or standard game.
@@ -105,7 +108,7 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
         None => None,
     };
     let config = config_of(&args)?;
-    let total = super::schedule(config.bots.len(), config.format, config.games_per_pairing).len();
+    let total = config.schedule().len();
     // The embedded referee, if no server was named; stopped when we are done.
     let (address, embedded) = match named {
         Some(address) => (address, None),
@@ -189,17 +192,28 @@ async fn play_with_progress(
     );
     let progress = bar.clone();
     let report = super::run(client, config, move |game, names| {
-        progress.set_message(format!(
-            "#{} {} {} {}",
-            game.pairing.number,
-            names[game.pairing.white],
-            match game.white_points {
-                1.0 => "1-0",
-                0.0 => "0-1",
-                _ => "½-½",
-            },
-            names[game.pairing.black]
-        ));
+        let message = match game.pairing.seats()[..] {
+            [white, black] => format!(
+                "#{} {} {} {}",
+                game.pairing.number,
+                names[white],
+                match game.white_points {
+                    1.0 => "1-0",
+                    0.0 => "0-1",
+                    _ => "½-½",
+                },
+                names[black]
+            ),
+            ref seats => {
+                let each: Vec<String> = seats
+                    .iter()
+                    .zip(&game.points)
+                    .map(|(&bot, points)| format!("{} {points:.2}", names[bot]))
+                    .collect();
+                format!("#{} {}", game.pairing.number, each.join(", "))
+            }
+        };
+        progress.set_message(message);
         progress.inc(1);
     })
     .await;

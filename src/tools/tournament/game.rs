@@ -1,7 +1,7 @@
 //! One tournament game, in steps of one job each: create it on the referee
-//! (`create`), seat the two bots (`seat_players`), play turns until the
-//! game ends or a bot forfeits (`Table::play`), then read the result, tell
-//! the bots, and keep the record (`finish`).
+//! (`create`), seat the bots (`seat_players`, one per seat), play turns
+//! until the game ends or a bot forfeits (`Table::play`), then read the
+//! result, tell the bots, and keep the record (`finish`).
 
 use std::path::PathBuf;
 
@@ -26,6 +26,7 @@ pub async fn play_game(
         players: seat_players(config, &rules, pairing),
         history: Vec::new(),
         game: rules.game(),
+        seats: rules.seat_names(),
     };
     let forfeit = table.play(config, pairing).await?;
     finish(table, config, pairing, forfeit).await
@@ -53,7 +54,7 @@ async fn create(
     rules: &ToolRules,
     pairing: Pairing,
 ) -> Result<NewGame, TournamentError> {
-    let seats = rules.game().seats;
+    let seats = rules.seat_names();
     let mut labels: std::collections::HashMap<String, String> = [
         ("tournament", config.name.clone()),
         ("round", pairing.number.to_string()),
@@ -72,15 +73,16 @@ async fn create(
 /// A fresh player per seat, in seat order. Each side's choices depend only
 /// on the seed, the game and the seat.
 fn seat_players(config: &Config, rules: &ToolRules, pairing: Pairing) -> Vec<Player> {
-    pairing
-        .seats()
+    let seats = pairing.seats();
+    let n = seats.len() as u64;
+    seats
         .iter()
         .enumerate()
         .map(|(seat, &bot)| {
             let seed = config
                 .seed
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                .wrapping_add(u64::from(pairing.number) * 2 + seat as u64);
+                .wrapping_add(u64::from(pairing.number) * n + seat as u64);
             config.bots[bot].player(seed, rules, config.move_timeout)
         })
         .collect()
@@ -96,6 +98,8 @@ struct Table {
     history: Vec<String>,
     /// What the tools know of the game played.
     game: &'static ToolGame,
+    /// Its seats' names, seat order.
+    seats: &'static [&'static str],
 }
 
 /// The turn the referee waits for.
@@ -129,13 +133,23 @@ impl Table {
     ) -> Result<Option<String>, TournamentError> {
         while let Some(pending) = self.next_turn(config.time_control.is_some()).await? {
             let seat = pending.seat;
+            // A game whose bots need their seat's view: read with its token.
+            let view = if self.game.bots_read_state {
+                let token = self.tokens.get(seat).unwrap_or_default();
+                rpc::get_game_as(&mut self.client, &self.game_id, token)
+                    .await?
+                    .state
+            } else {
+                None
+            };
             let turn = Turn {
                 game_id: &self.game_id,
                 ply: pending.ply,
-                seat: seat_name(self.game, seat),
+                seat: seat_name(self.seats, seat),
                 history: &self.history,
                 legal: &pending.legal,
                 clock_ms: pending.clock_ms,
+                state: view.as_ref(),
             };
             let why = match self.players[seat].choose(&turn).await {
                 Ok(Answer::Move(text)) => match self.submit(seat, &text, pending.ply).await? {
@@ -150,7 +164,7 @@ impl Table {
                 Err(e) => e.to_string(),
             };
             let bot = &config.bots[pairing.seats()[seat]].name;
-            let forfeit = format!("{bot} ({}): {why}", seat_name(self.game, seat));
+            let forfeit = format!("{bot} ({}): {why}", seat_name(self.seats, seat));
             return self.forfeit(seat, forfeit).await;
         }
         Ok(None)
@@ -242,16 +256,18 @@ async fn finish(
 ) -> Result<GameResult, TournamentError> {
     let game = rpc::get_game(&mut table.client, &table.game_id).await?;
     let outcome = game.outcome.unwrap_or_default();
-    let line = result_line(table.game, &outcome);
+    let line = result_line(table.seats, &outcome);
     for player in table.players {
         player.finish(&line).await;
     }
     let record = rpc::export_record(&mut table.client, &table.game_id).await?;
     let record_path = write_record(config, pairing, &record)?;
+    let points = seat_points(table.seats.len(), &outcome);
     Ok(GameResult {
         pairing,
         game_id: table.game_id,
-        white_points: first_seat_points(&outcome),
+        white_points: points.first().copied().unwrap_or(0.0),
+        points,
         reason: outcome.reason,
         plies: game.ply,
         forfeit,
@@ -260,31 +276,57 @@ async fn finish(
     })
 }
 
-/// The first seat's points: 1 for a win, ½ for a draw, 0 for a loss.
-fn first_seat_points(outcome: &pb::Outcome) -> f64 {
-    match rpc::winner(outcome) {
-        Some(0) => 1.0,
-        Some(_) => 0.0,
-        None => 0.5,
-    }
+/// Every seat's points: the game's one point shared by its winners (1 to a
+/// single winner, ½ to each of two), or by all `seats` when nobody won (½
+/// each in a two-seat draw).
+fn seat_points(seats: usize, outcome: &pb::Outcome) -> Vec<f64> {
+    let winners: Vec<usize> = if outcome.draw {
+        Vec::new()
+    } else {
+        outcome
+            .winners
+            .iter()
+            .filter_map(|&w| rpc::seat_index(w))
+            .filter(|&w| w < seats)
+            .collect()
+    };
+    (0..seats)
+        .map(|seat| {
+            if winners.is_empty() {
+                1.0 / seats as f64
+            } else if winners.contains(&seat) {
+                1.0 / winners.len() as f64
+            } else {
+                0.0
+            }
+        })
+        .collect()
 }
 
-/// The name of `seat` in `game`.
-fn seat_name(game: &ToolGame, seat: usize) -> &'static str {
-    game.seats.get(seat).copied().unwrap_or("another seat")
+/// The name of `seat` among `seats`.
+fn seat_name(seats: &[&'static str], seat: usize) -> &'static str {
+    seats.get(seat).copied().unwrap_or("another seat")
 }
 
 /// The result as the bots are told it: `white CONNECTION`, `draw MOVE_LIMIT`
-/// (Dots: `red GROUND`).
-fn result_line(game: &ToolGame, outcome: &pb::Outcome) -> String {
-    match rpc::winner(outcome) {
-        Some(seat) => format!("{} {}", seat_name(game, seat), outcome.reason),
-        None => format!("draw {}", outcome.reason),
+/// (Dots: `red GROUND`); several winners (a team, the seats left after a
+/// resignation) joined by commas: `red-blue-1,red-blue-2 ROUNDS_WON`.
+fn result_line(seats: &[&'static str], outcome: &pb::Outcome) -> String {
+    let winners: Vec<&str> = outcome
+        .winners
+        .iter()
+        .filter_map(|&w| rpc::seat_index(w))
+        .map(|w| seat_name(seats, w))
+        .collect();
+    if outcome.draw || winners.is_empty() {
+        format!("draw {}", outcome.reason)
+    } else {
+        format!("{} {}", winners.join(","), outcome.reason)
     }
 }
 
 /// Writes the record to the records folder, if there is one:
-/// `0001-WHITE-vs-BLACK.txt`.
+/// `0001-WHITE-vs-BLACK.txt` (one name per seat).
 fn write_record(
     config: &Config,
     pairing: Pairing,
@@ -293,12 +335,12 @@ fn write_record(
     let Some(dir) = &config.records else {
         return Ok(None);
     };
-    let path = dir.join(format!(
-        "{:04}-{}-vs-{}.txt",
-        pairing.number,
-        file_safe(&config.bots[pairing.white].name),
-        file_safe(&config.bots[pairing.black].name)
-    ));
+    let names: Vec<String> = pairing
+        .seats()
+        .iter()
+        .map(|&bot| file_safe(&config.bots[bot].name))
+        .collect();
+    let path = dir.join(format!("{:04}-{}.txt", pairing.number, names.join("-vs-")));
     std::fs::write(&path, record)?;
     Ok(Some(path))
 }

@@ -47,7 +47,8 @@ pub struct Config {
     /// Round robin or gauntlet.
     pub format: Format,
     /// Games per pairing (colours alternate, the first bot of a pairing
-    /// starting as White).
+    /// starting as White; at tables of more seats the seating rotates:
+    /// [`schedule_for`]).
     pub games_per_pairing: u32,
     /// Games played at once.
     pub concurrency: usize,
@@ -68,42 +69,103 @@ pub struct Config {
     pub name: String,
 }
 
-/// One scheduled game.
+impl Config {
+    /// The seats of a table of the tournament's game (2 to 4).
+    pub fn seats(&self) -> usize {
+        self.rules.seat_names().len()
+    }
+
+    /// The games to play, in order.
+    pub fn schedule(&self) -> Vec<Pairing> {
+        schedule_for(
+            self.bots.len(),
+            self.format,
+            self.games_per_pairing,
+            self.seats(),
+        )
+    }
+}
+
+/// One scheduled game: its number and who sits where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pairing {
     /// The game's number, from 1.
     pub number: u32,
-    /// Index of the White bot in [`Config::bots`].
+    /// Index of the first seat's bot (PÜNCT's White) in [`Config::bots`].
     pub white: usize,
-    /// Index of the Black bot.
+    /// Index of the second seat's bot (PÜNCT's Black).
     pub black: usize,
+    /// The bots of the third and fourth seats, at tables of 3 or 4 seats
+    /// (Punto); `None` beyond the table's size.
+    pub more: [Option<usize>; 2],
 }
 
 impl Pairing {
-    /// The bots' indexes in seat order (White first).
-    pub fn seats(&self) -> [usize; 2] {
-        [self.white, self.black]
+    /// The pairing of game `number` with the bots `seats`, in seat order
+    /// (2 to 4 of them).
+    pub fn of(number: u32, seats: &[usize]) -> Pairing {
+        Pairing {
+            number,
+            white: seats.first().copied().unwrap_or(0),
+            black: seats.get(1).copied().unwrap_or(0),
+            more: [seats.get(2).copied(), seats.get(3).copied()],
+        }
+    }
+
+    /// The bots' indexes in seat order (the first seat first).
+    pub fn seats(&self) -> Vec<usize> {
+        let mut seats = vec![self.white, self.black];
+        seats.extend(self.more.iter().flatten());
+        seats
     }
 }
 
-/// The schedule of `config`: pairings in order, colours alternating within
-/// each pairing.
+/// The schedule of two-seat games: pairings in order, colours alternating
+/// within each pairing ([`schedule_for`] with 2 seats).
 pub fn schedule(bots: usize, format: Format, games_per_pairing: u32) -> Vec<Pairing> {
-    let pairs: Vec<(usize, usize)> = match format {
-        Format::RoundRobin => (0..bots)
-            .flat_map(|a| (a + 1..bots).map(move |b| (a, b)))
+    schedule_for(bots, format, games_per_pairing, 2)
+}
+
+/// The schedule of games at tables of `seats` seats (2 to 4): every group
+/// of `seats` different bots (round robin), or the first bot with every
+/// group of `seats − 1` others (gauntlet), in order; each group plays
+/// `games_per_pairing` games, its seating rotated by one seat from one game
+/// to the next, so that over a multiple of `seats` games each bot of the
+/// group sits in each seat equally often. With two seats this is the usual
+/// alternation of colours. Empty with fewer bots than seats.
+pub fn schedule_for(
+    bots: usize,
+    format: Format,
+    games_per_pairing: u32,
+    seats: usize,
+) -> Vec<Pairing> {
+    let seats = seats.clamp(2, crate::games::MAX_SEATS);
+    let groups: Vec<Vec<usize>> = match format {
+        Format::RoundRobin => combinations(&(0..bots).collect::<Vec<_>>(), seats),
+        Format::Gauntlet => combinations(&(1..bots).collect::<Vec<_>>(), seats - 1)
+            .into_iter()
+            .map(|others| std::iter::once(0).chain(others).collect())
             .collect(),
-        Format::Gauntlet => (1..bots).map(|b| (0, b)).collect(),
     };
     let mut out = Vec::new();
-    for (a, b) in pairs {
-        for k in 0..games_per_pairing {
-            let (white, black) = if k % 2 == 0 { (a, b) } else { (b, a) };
-            out.push(Pairing {
-                number: out.len() as u32 + 1,
-                white,
-                black,
-            });
+    for group in groups {
+        for k in 0..games_per_pairing as usize {
+            let seated: Vec<usize> = (0..seats).map(|i| group[(i + k) % seats]).collect();
+            out.push(Pairing::of(out.len() as u32 + 1, &seated));
+        }
+    }
+    out
+}
+
+/// Every choice of `k` items of `items`, in lexicographic order.
+fn combinations(items: &[usize], k: usize) -> Vec<Vec<usize>> {
+    if k == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for (i, &first) in items.iter().enumerate() {
+        for rest in combinations(&items[i + 1..], k - 1) {
+            out.push(std::iter::once(first).chain(rest).collect());
         }
     }
     out
@@ -116,8 +178,12 @@ pub struct GameResult {
     pub pairing: Pairing,
     /// The server's id of the game.
     pub game_id: String,
-    /// White's points: 1, 0.5 or 0.
+    /// The first seat's points (PÜNCT's White): 1, 0.5 or 0 in a
+    /// two-seat game.
     pub white_points: f64,
+    /// Every seat's points, seat order: the game's one point shared by its
+    /// winners, or by every seat when nobody won (docs/BOTS.md).
+    pub points: Vec<f64>,
     /// The end reason (e.g. CONNECTION, RESIGNATION).
     pub reason: String,
     /// Turns played.
@@ -143,7 +209,8 @@ pub struct Standing {
     pub draws: u32,
     /// Losses.
     pub losses: u32,
-    /// Points (a win 1, a draw ½).
+    /// Points (a win 1, a draw ½; at larger tables the share of each
+    /// game's point, docs/BOTS.md).
     pub score: f64,
     /// Elo against the field, with its 95% half-width.
     pub elo: Option<stats::EloEstimate>,
@@ -193,7 +260,15 @@ pub async fn run(
             "a tournament needs two bots".into(),
         ));
     }
-    let games = schedule(config.bots.len(), config.format, config.games_per_pairing);
+    let seats = config.seats();
+    if config.bots.len() < seats {
+        return Err(TournamentError::Config(format!(
+            "a table of {} ({}) has {seats} seats: enter at least {seats} bots (the same bot twice under two names, e.g. `random r2=random`)",
+            config.rules.rules.game_name(),
+            config.rules.rules.variant_name()
+        )));
+    }
+    let games = config.schedule();
     if games.is_empty() {
         return Err(TournamentError::Config("no games to play".into()));
     }
@@ -230,33 +305,59 @@ pub async fn run(
     Ok(report(&names, results))
 }
 
-/// Standings and the crosstable from the results.
+/// Standings and the crosstable from the results. A bot's score is the sum
+/// of its seats' points; it won a game where it was among the winners, drew
+/// one nobody won (every seat's points equal), lost the others. The
+/// crosstable and Elo count each game as a match between every two of its
+/// seats: 1 to the one with more points, ½ each when equal. With two seats
+/// that is the game itself.
 pub fn report(names: &[String], mut games: Vec<GameResult>) -> Report {
     games.sort_by_key(|g| g.pairing.number);
     let n = names.len();
     let mut cross = vec![vec![0.0; n]; n];
     let mut meetings = vec![vec![0u32; n]; n];
     let mut points: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut pairwise: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut outcomes = vec![(0u32, 0u32, 0u32); n];
     for g in &games {
-        let (w, b) = (g.pairing.white, g.pairing.black);
-        cross[w][b] += g.white_points;
-        cross[b][w] += 1.0 - g.white_points;
-        meetings[w][b] += 1;
-        meetings[b][w] += 1;
-        points[w].push(g.white_points);
-        points[b].push(1.0 - g.white_points);
+        let seats = g.pairing.seats();
+        let drawn = g.points.windows(2).all(|w| w[0] == w[1]);
+        for (i, &bot) in seats.iter().enumerate() {
+            let own = g.points.get(i).copied().unwrap_or(0.0);
+            points[bot].push(own);
+            let tally = &mut outcomes[bot];
+            match (drawn, own > 0.0) {
+                (true, _) => tally.1 += 1,
+                (false, true) => tally.0 += 1,
+                (false, false) => tally.2 += 1,
+            }
+            for (j, &other) in seats.iter().enumerate() {
+                if i == j {
+                    continue;
+                }
+                let theirs = g.points.get(j).copied().unwrap_or(0.0);
+                let p = match own.total_cmp(&theirs) {
+                    std::cmp::Ordering::Greater => 1.0,
+                    std::cmp::Ordering::Equal => 0.5,
+                    std::cmp::Ordering::Less => 0.0,
+                };
+                cross[bot][other] += p;
+                meetings[bot][other] += 1;
+                pairwise[bot].push(p);
+            }
+        }
     }
     let mut standings: Vec<Standing> = names
         .iter()
-        .zip(&points)
-        .map(|(name, pts)| Standing {
+        .enumerate()
+        .map(|(bot, name)| Standing {
             name: name.clone(),
-            games: pts.len() as u32,
-            wins: pts.iter().filter(|&&p| p == 1.0).count() as u32,
-            draws: pts.iter().filter(|&&p| p == 0.5).count() as u32,
-            losses: pts.iter().filter(|&&p| p == 0.0).count() as u32,
-            score: pts.iter().sum(),
-            elo: stats::elo_estimate(pts),
+            games: points[bot].len() as u32,
+            wins: outcomes[bot].0,
+            draws: outcomes[bot].1,
+            losses: outcomes[bot].2,
+            score: points[bot].iter().sum(),
+            elo: stats::elo_estimate(&pairwise[bot]),
         })
         .collect();
     standings.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -344,13 +445,10 @@ mod tests {
 
     fn result(number: u32, white: usize, black: usize, white_points: f64) -> GameResult {
         GameResult {
-            pairing: Pairing {
-                number,
-                white,
-                black,
-            },
+            pairing: Pairing::of(number, &[white, black]),
             game_id: format!("g{number}"),
             white_points,
+            points: vec![white_points, 1.0 - white_points],
             reason: "CONNECTION".into(),
             plies: 10,
             forfeit: None,
@@ -383,5 +481,72 @@ mod tests {
         let text = r.to_string();
         assert!(text.contains("2.5/3"), "{text}");
         assert!(text.lines().nth(1).unwrap().contains("a"), "{text}");
+    }
+
+    #[test]
+    fn larger_tables_rotate_every_bot_through_every_seat() {
+        // 4 bots at tables of 3: the 4 groups of 3, 3 games each.
+        let games = schedule_for(4, Format::RoundRobin, 3, 3);
+        assert_eq!(games.len(), 12);
+        let seatings: Vec<Vec<usize>> = games[..3].iter().map(Pairing::seats).collect();
+        assert_eq!(seatings, [[0, 1, 2], [1, 2, 0], [2, 0, 1]]);
+        let mut seat_counts = [[0; 3]; 4];
+        for g in &games {
+            for (seat, bot) in g.seats().into_iter().enumerate() {
+                seat_counts[bot][seat] += 1;
+            }
+        }
+        assert_eq!(seat_counts, [[3; 3]; 4], "each bot 3 times in each seat");
+        // A gauntlet at tables of 4: the first bot with each 3 of 4 others.
+        let gauntlet = schedule_for(5, Format::Gauntlet, 4, 4);
+        assert_eq!(gauntlet.len(), 16);
+        assert!(gauntlet.iter().all(|g| g.seats().contains(&0)));
+        assert_eq!(gauntlet[1].seats(), [1, 2, 3, 0]);
+        // Two seats: exactly the usual schedule; too few bots: none.
+        assert_eq!(
+            schedule_for(3, Format::RoundRobin, 2, 2),
+            schedule(3, Format::RoundRobin, 2)
+        );
+        assert!(schedule_for(2, Format::RoundRobin, 2, 3).is_empty());
+    }
+
+    #[test]
+    fn larger_tables_share_each_games_point() {
+        let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let game = |number, seats: &[usize], points: Vec<f64>| GameResult {
+            pairing: Pairing::of(number, seats),
+            game_id: format!("g{number}"),
+            white_points: points[0],
+            points,
+            reason: "ROUNDS_WON".into(),
+            plies: 30,
+            forfeit: None,
+            record: String::new(),
+            record_path: None,
+        };
+        let third = 1.0 / 3.0;
+        let r = report(
+            &names,
+            vec![
+                // a wins; then b and c win together (a resigned); a draw.
+                game(1, &[0, 1, 2], vec![1.0, 0.0, 0.0]),
+                game(2, &[1, 2, 0], vec![0.5, 0.5, 0.0]),
+                game(3, &[2, 0, 1], vec![third, third, third]),
+            ],
+        );
+        let line = |name: &str| r.standings.iter().find(|s| s.name == name).unwrap();
+        let a = line("a");
+        assert_eq!((a.games, a.wins, a.draws, a.losses), (3, 1, 1, 1));
+        assert!((a.score - (1.0 + third)).abs() < 1e-12);
+        let b = line("b");
+        assert_eq!((b.wins, b.draws, b.losses), (1, 1, 1));
+        assert!((b.score - (0.5 + third)).abs() < 1e-12);
+        assert_eq!(r.standings[0].name, "a");
+        // Pairwise: a beat b and c in game 1, lost to both in game 2, drew
+        // both in game 3; b and c drew games 1, 2 and 3 between them.
+        assert_eq!((r.cross[0][1], r.meetings[0][1]), (1.5, 3));
+        assert_eq!((r.cross[1][2], r.cross[2][1]), (1.5, 1.5));
+        let total: f64 = r.standings.iter().map(|s| s.score).sum();
+        assert!((total - 3.0).abs() < 1e-12);
     }
 }
