@@ -685,7 +685,9 @@ mod tests {
         let short =
             "game: dots\nwidth: 8\nheight: 8\nstart: quadruple-cross\nseed: 646f7473\n\n1,1\n";
         assert!(Record::parse(short).unwrap().replay(None).is_ok());
-        let e = import(short, None).err().expect("a 4-byte seed is refused");
+        let Err(e) = import(short, None) else {
+            panic!("a 4-byte seed imported");
+        };
         assert_eq!((e.reason, e.line), (Some("SEED_LENGTH"), None));
         assert!(e.message.contains("4 bytes"), "{}", e.message);
         // 32 bytes import, and the game keeps them as its setup.
