@@ -4,7 +4,7 @@
 # flag, and cargo-fuzz still builds with libFuzzer's coverage instrumentation
 # (`--cfg fuzzing`, sancov passes), debug assertions and overflow checks.
 #
-#   scripts/fuzz.sh                 every target, FUZZ_SECONDS (default 25) each
+#   scripts/fuzz.sh                 every target, FUZZ_SECONDS (default 20) each
 #   FUZZ_SECONDS=600 scripts/fuzz.sh request moves
 #   FUZZ_TOOLCHAIN=stable scripts/fuzz.sh    force a rustup toolchain (default:
 #                                   the machine's default one, stable on CI)
@@ -17,13 +17,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SECONDS_EACH="${FUZZ_SECONDS:-25}"
+SECONDS_EACH="${FUZZ_SECONDS:-20}"
 CARGO=(cargo ${FUZZ_TOOLCHAIN:+"+$FUZZ_TOOLCHAIN"})
 CARGO_FUZZ_VERSION=0.13.2
 ROOT="$PWD/target/cargo-fuzz"
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-    TARGETS=(notation record request moves punto)
+    TARGETS=(notation record request moves punto dots dots_moves)
 fi
 
 if ! "$ROOT/bin/cargo-fuzz" --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then

@@ -48,7 +48,7 @@ fi
 echo "== cargo test (release: the property tests play thousands of games)"
 cargo test --release --locked --all-targets
 
-echo "== fuzz targets, ${FUZZ_SECONDS:-25}s each (cargo-fuzz on stable; docs/FUZZING.md)"
+echo "== fuzz targets, ${FUZZ_SECONDS:-20}s each (cargo-fuzz on stable; docs/FUZZING.md)"
 scripts/fuzz.sh
 
 echo "== grpcurl walk-through of README.md (release binary)"

@@ -8,12 +8,16 @@
 // Steps: open the page, see a new game appear in the list, open it, watch
 // moves played over gRPC arrive live, replay an earlier ply with the keyboard
 // on the slider (the board must then be that ply's picture), screenshots
-// (games.png: the list, spectator.png: the game view).
+// (games.png: the list, spectator.png: the game view). Then a Dots game
+// played live to its end (RULES.md §11.A's capture in the running scores,
+// then `ground`; dots.png) and a finished 3-player Punto match imported
+// from its record (the decks and the rounds; punto.png).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const BIN = process.env.REFEREE_BIN;
@@ -25,6 +29,11 @@ assert.ok(BIN && HTTP && ARTIFACTS && process.env.PUNCT_SERVER, 'run me from scr
 // second; the margin is for a loaded CI machine).
 const LIVE_MS = 2000;
 const MOVES = ['SE@E1:E2,E3', 'SE@M5:M6,M7', 'SE@E4:E5,E6'];
+// RULES.md §11.A on 5 × 5: Red's seventh move captures Blue's 3,3 (1–0).
+const DOTS_MOVES = ['3,2', '3,3', '2,3', '1,1', '4,3', '1,2', '3,4'];
+// The complete 3-player record of shared/punto/RULES.md §14, with its seed
+// (the Punto fuzz target's seed corpus holds it).
+const PUNTO_RECORD = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fuzz', 'corpus', 'punto', 'seed-record-3-players');
 
 function client(...args) {
   return execFileSync(BIN, ['client', ...args], { encoding: 'utf8' });
@@ -120,6 +129,58 @@ try {
   const shot = join(ARTIFACTS, 'spectator.png');
   await page.screenshot({ path: shot, fullPage: true });
   console.log(`   saved ${shot}`);
+
+  step('a Dots game, live to its end: the capture in the scores, then ground');
+  const dots = /[0-9a-f]{32}/.exec(client('new', '--game', 'dots', '--width', '5', '--height', '5',
+    '--start', 'empty', '--label', 'suite=web'))[0];
+  await page.goto(`${HTTP}/#game=${dots}`);
+  await page.waitForFunction(() => document.getElementById('connection').textContent === 'Live', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('board').dataset.shownPly === '0', null, { timeout: 5000 });
+  assert.equal(await page.locator('#game-status').textContent(), 'Red to move · ply 0 · Red 0 – Blue 0');
+  assert.equal(await page.locator('#board').getAttribute('alt'), 'The field before the first move, with any start dots.');
+  assert.equal(await page.locator('#supplies').isHidden(), true, 'Dots has no supplies');
+  for (const [i, move] of DOTS_MOVES.entries()) {
+    const ply = i + 1;
+    client('play', dots, move);
+    await page.waitForFunction((p) => document.querySelectorAll('#moves li').length === p
+      && document.getElementById('board').dataset.shownPly === String(p), ply, { timeout: LIVE_MS });
+    assert.equal(await page.locator(`#moves li:nth-child(${ply}) button`).textContent(), move);
+  }
+  assert.equal(await page.locator('#game-status').textContent(), 'Blue to move · ply 7 · Red 1 – Blue 0');
+  // The picture shows the capture: one captured dot (Blue's 3,3) inside one
+  // enclosure, and the scores.
+  const dotsSvg = await page.evaluate(async () => (await fetch(document.getElementById('board').src)).text());
+  assert.equal(dotsSvg.match(/<circle class="captured"/g)?.length, 1, dotsSvg);
+  assert.equal(dotsSvg.match(/<polygon /g)?.length, 1, dotsSvg);
+  assert.match(dotsSvg, /Red 1 – Blue 0/);
+  client('play', dots, 'ground');
+  await page.waitForFunction(() => document.getElementById('board').dataset.shownPly === '8', null, { timeout: LIVE_MS });
+  await page.waitForFunction(() => document.getElementById('game-status').textContent.startsWith('Red wins'), null, { timeout: LIVE_MS });
+  const dotsStatus = await page.locator('#game-status').textContent();
+  assert.equal(dotsStatus, 'Red wins (ground) · ply 8 · Red 1 – Blue 0');
+  assert.equal(await page.locator('#moves li:nth-child(8) button').textContent(), 'ground');
+  await page.screenshot({ path: join(ARTIFACTS, 'dots.png'), fullPage: true });
+  console.log(`   ${dotsStatus}; saved ${join(ARTIFACTS, 'dots.png')}`);
+
+  step('a finished 3-player Punto match, imported: decks and rounds');
+  const punto = /[0-9a-f]{32}/.exec(client('import', PUNTO_RECORD))[0];
+  await page.goto(`${HTTP}/#game=${punto}`);
+  await page.waitForFunction(() => document.getElementById('board').dataset.shownPly === '53', null, { timeout: 5000 });
+  const puntoStatus = await page.locator('#game-status').textContent();
+  assert.equal(puntoStatus, 'Orange wins (rounds won) · ply 53');
+  assert.equal(await page.locator('#supplies-heading').textContent(), 'Decks');
+  const decks = await page.locator('#supplies tbody tr').evaluateAll((rows) => rows.map((r) =>
+    [...r.children].slice(0, 2).map((c) => c.textContent)));
+  assert.deepEqual(decks, [['Red', '15'], ['Orange', '15'], ['Blue', '15']]);
+  assert.equal(await page.locator('#rounds').isVisible(), true);
+  assert.deepEqual(await page.locator('#rounds li').allTextContents(), [
+    'round 1: ROW, seat 2 wins, removes O8, seat 3 begins next',
+    'round 2: ROW, seat 1 wins, removes R9, seat 2 begins next',
+    'round 3: ROW, seat 2 wins, removes O7, seat - begins next',
+  ]);
+  assert.equal(await page.locator('#moves li').count(), 53);
+  await page.screenshot({ path: join(ARTIFACTS, 'punto.png'), fullPage: true });
+  console.log(`   ${puntoStatus}; saved ${join(ARTIFACTS, 'punto.png')}`);
 
   assert.deepEqual(problems, [], 'the page logged errors');
   console.log('spectator page: all checks passed');

@@ -1,9 +1,13 @@
 // A thin Node client of the punct-referee gRPC service.
 //
 // The service's .proto files are loaded at run time from the repository's
-// proto/ with @grpc/proto-loader (referee/v1/referee.proto imports
-// punct/v1/punct.proto; both resolve through the include path), so nothing
-// generated is committed. A refused call becomes a RefereeError whose
+// proto/ with @grpc/proto-loader (referee/v1/referee.proto imports each
+// game's package, punct/v1, dots/v1 and punto/v1; they resolve through the
+// include path), so nothing generated is committed. Every game goes through
+// the same calls: a game is one member of every `oneof game` of referee.v1,
+// named like its proto package (`punct`, `dots`, `punto`), and the helpers
+// here (gameRules, gameMove, gameName, stateOf, outcomeDetail, notation)
+// pick or build that member, so nothing assumes two seats or one game. A refused call becomes a RefereeError whose
 // google.rpc details (ErrorInfo, BadRequest, ...) are decoded from the
 // `grpc-status-details-bin` trailer with protobufjs, using the google.rpc
 // protos of the maintained `google-proto-files` package.
@@ -96,14 +100,64 @@ export class RefereeError extends Error {
   }
 }
 
-/** The notation text of a move message. */
-export const notation = (move) => move?.punct?.notation;
+/** The games, by their member name in every `oneof game` of referee.v1. */
+export const GAMES = ['punct', 'dots', 'punto'];
+
+function checkGame(game) {
+  if (!GAMES.includes(game)) throw new Error(`no game ${game} (games: ${GAMES.join(', ')})`);
+  return game;
+}
+
+/** The member of a oneof `game` a message has set: the loader's virtual
+ * `game` field, or (for a plain object) the first game present. */
+function memberOf(message) {
+  if (!message) return undefined;
+  if (typeof message.game === 'string' && GAMES.includes(message.game)) return message.game;
+  return GAMES.find((g) => message[g] !== undefined && message[g] !== null);
+}
+
+/** The GameRules for `options`: undefined is standard PÜNCT, a game's name
+ * ('dots') its default options, an object with one game's member
+ * (`{ dots: { width: 5, height: 5 } }`) is a GameRules as is. */
+export function gameRules(options) {
+  if (options === undefined || options === null) return { punct: {} };
+  if (typeof options === 'string') return { [checkGame(options)]: {} };
+  if (!memberOf(options)) throw new Error(`rules name no game (games: ${GAMES.join(', ')})`);
+  return options;
+}
+
+/** The referee Move for `move`: a notation text of `game` ('SE@E5:F5,G5',
+ * '3,4', 'ground', '-1,0'), or a Move object with one game's member
+ * (`{ dots: { ground: {} } }`) as is. */
+export function gameMove(move, game = 'punct') {
+  if (typeof move === 'string') return { [checkGame(game)]: { notation: move } };
+  if (!memberOf(move)) throw new Error(`the move names no game (games: ${GAMES.join(', ')})`);
+  return move;
+}
+
+/** Which game a Game (or GameSummary) is: 'punct', 'dots' or 'punto'. */
+export const gameName = (game) => memberOf(game.rules) ?? 'punct';
+
+/** The game's own state (a `dots.v1.GameState`, …). */
+export function stateOf(game) {
+  const member = memberOf(game.state);
+  if (!member) throw new Error('the game has no state');
+  return game.state[member];
+}
+
+/** The game's own details of an ending (a `punto.v1.OutcomeDetail`, …), or
+ * undefined. */
+export const outcomeDetail = (outcome) => (outcome?.detail ? outcome[outcome.detail] : undefined);
+
+/** The notation text of a move of any game. */
+export const notation = (move) => move?.[memberOf(move)]?.notation;
 
 /** A seat is a number (1 for the first seat, 2 for the second, …); 0 is "no
  * seat" (nobody to move once the game is over, no winner). */
 export const NO_SEAT = 0;
 
-/** The game's name for seat number `seat` (PÜNCT: 1 "white", 2 "black"),
+/** The game's name for seat number `seat` (PÜNCT: 1 "white", 2 "black";
+ * Dots: "red", "blue"; Punto: the seats' colours),
  * from `Game.seats` (or `GameSummary.seats`); '' for NO_SEAT or a number the
  * game has no seat for. */
 export function seatName(game, seat) {
@@ -126,6 +180,8 @@ export class Table {
     this.seats = reply.seats;
     /** The tokens in seat order: `tokens[0]` is seat 1's. */
     this.tokens = reply.seats.map((s) => s.token);
+    /** Which game it is: 'punct', 'dots' or 'punto'. */
+    this.gameName = gameName(reply.game);
   }
 
   /** The token of a seat, by number (1, 2, …) or by name ('white'). */
@@ -165,10 +221,14 @@ export class RefereeClient {
     return reply.status === 'SERVING';
   }
 
-  /** Creates a PÜNCT game; returns a Table with every seat's token. */
-  async createGame({ variant = 'VARIANT_STANDARD', labels = {} } = {}) {
-    const reply = await this.#call(this.stub, 'CreateGame', { rules: { punct: { variant } }, labels });
-    return new Table(reply);
+  /** Creates a game; returns a Table with every seat's token. Without
+   * `rules` a PÜNCT game of `variant`; with `rules` (anything gameRules
+   * takes: `{ dots: { width: 5, height: 5 } }`, `{ punto: { players: 3 } }`,
+   * 'dots') that game. `seed` (64 hex digits) is the setup's seed for a game
+   * with a random setup (Punto's shuffle, Dots' four crosses). */
+  async createGame({ variant = 'VARIANT_STANDARD', labels = {}, rules, seed = '' } = {}) {
+    const request = { rules: rules === undefined ? { punct: { variant } } : gameRules(rules), labels, seed };
+    return new Table(await this.#call(this.stub, 'CreateGame', request));
   }
 
   /** A snapshot: a spectator's view, or with a seat's `token` that seat's
@@ -178,17 +238,26 @@ export class RefereeClient {
   }
 
   /** The legal moves of the player to move (or of seat number `seat`: empty
-   * unless it is to move), with the ply they answer. */
-  legalMoves(gameId, { seat = NO_SEAT, token = '' } = {}) {
-    return this.#call(this.stub, 'ListLegalMoves', { game_id: gameId, seat, token });
+   * unless it is to move), with the ply they answer. `view:
+   * 'MOVES_VIEW_NOTATION'` sends only each move's notation (in `notations`)
+   * instead of the full moves (in `moves`). */
+  legalMoves(gameId, { seat = NO_SEAT, token = '', view = 'MOVES_VIEW_UNSPECIFIED' } = {}) {
+    return this.#call(this.stub, 'ListLegalMoves', { game_id: gameId, seat, token, view });
   }
 
-  /** Submits a move in notation for the seat of `token`. */
-  play(gameId, token, moveNotation, expectedPly) {
+  /** legalMoves in the notation view: the reply's `notations` are the legal
+   * moves' canonical notations, sorted. */
+  legalNotations(gameId, { seat = NO_SEAT, token = '' } = {}) {
+    return this.legalMoves(gameId, { seat, token, view: 'MOVES_VIEW_NOTATION' });
+  }
+
+  /** Submits a move for the seat of `token`: a notation text of `game`
+   * ('punct', 'dots', 'punto'), or a Move object (see gameMove). */
+  play(gameId, token, move, expectedPly, { game = 'punct' } = {}) {
     return this.#call(this.stub, 'SubmitMove', {
       game_id: gameId,
       token,
-      move: { punct: { notation: moveNotation } },
+      move: gameMove(move, game),
       expected_ply: expectedPly,
     });
   }

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 
 import { NO_SEAT, RefereeClient, RefereeError, notation, seatName, seatNumber } from '../src/client.js';
 import grpc from '@grpc/grpc-js';
+import { refusal, rng } from '../support/suite.js';
 
 let client;
 
@@ -19,18 +20,6 @@ before(() => {
 });
 
 after(() => client.close());
-
-/** A small seeded generator (mulberry32), so the games are repeatable. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function playOut(table, seed, maxPlies = 400) {
   const random = rng(seed);
@@ -45,16 +34,6 @@ async function playOut(table, seed, maxPlies = 400) {
     played.push(notation(reply.move));
   }
   throw new Error('the game did not end');
-}
-
-async function refusal(promise) {
-  try {
-    await promise;
-  } catch (e) {
-    assert.ok(e instanceof RefereeError, String(e));
-    return e;
-  }
-  assert.fail('the call was not refused');
 }
 
 test('health reports the referee serving', async () => {

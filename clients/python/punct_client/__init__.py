@@ -5,6 +5,13 @@ The stubs are generated from the repository's proto/ into ``gen/`` by
 on the import path, wraps the calls people make most, and turns a refused
 call into a :class:`RefereeError` whose google.rpc details (ErrorInfo,
 BadRequest, ...) are decoded with grpcio-status.
+
+Every game the referee serves (PÜNCT, Dots, Punto) goes through the same
+calls: each game is one member of every ``oneof game`` of referee.v1, named
+like its proto package (``punct``, ``dots``, ``punto``), and the helpers here
+(:func:`game_rules`, :func:`game_move`, :func:`game_name`, :func:`state_of`,
+:func:`notation`) pick or build that member, so nothing assumes two seats or
+one game.
 """
 
 from __future__ import annotations
@@ -23,25 +30,101 @@ from google.rpc import error_details_pb2  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 from grpc_status import rpc_status  # noqa: E402
 
+from dots.v1 import dots_pb2  # noqa: E402
 from punct.v1 import punct_pb2  # noqa: E402
+from punto.v1 import punto_pb2  # noqa: E402
 from referee.v1 import referee_pb2, referee_pb2_grpc  # noqa: E402
 
 __all__ = [
     "RefereeClient",
     "RefereeError",
     "Table",
+    "dots_pb2",
     "punct_pb2",
+    "punto_pb2",
     "referee_pb2",
+    "GAMES",
     "NO_SEAT",
     "SERVICE_NAME",
+    "game_move",
+    "game_name",
+    "game_rules",
+    "notation",
+    "outcome_detail",
     "seat_name",
     "seat_number",
+    "state_of",
 ]
 
 SERVICE_NAME = "referee.v1.RefereeService"
 #: A seat is a number (1 for the first seat, 2 for the second, ...); 0 is
 #: "no seat" (nobody to move once a game is over, no winner).
 NO_SEAT = 0
+
+#: The games' generated modules by member name: the name of a game's member in
+#: every ``oneof game`` of referee.v1 is its proto package's first part.
+GAMES = {"punct": punct_pb2, "dots": dots_pb2, "punto": punto_pb2}
+
+
+def _member(message) -> str:
+    """The game a per-game message belongs to, from its proto package
+    (``dots.v1.Move`` -> "dots"); ValueError for anything else."""
+    name = message.DESCRIPTOR.full_name.split(".")[0]
+    if name not in GAMES:
+        raise ValueError(f"{message.DESCRIPTOR.full_name} is not a message of a game")
+    return name
+
+
+def game_rules(options=None) -> referee_pb2.GameRules:
+    """The ``GameRules`` for a game's rule options: a ``GameRules`` as is, a
+    per-game ``RuleOptions`` (``dots_pb2.RuleOptions(width=5, height=5)``) in
+    its member, or a game's name ("dots") for its default options. ``None``
+    is standard PÜNCT."""
+    if options is None:
+        return referee_pb2.GameRules(punct=punct_pb2.RuleOptions())
+    if isinstance(options, referee_pb2.GameRules):
+        return options
+    if isinstance(options, str):
+        if options not in GAMES:
+            raise ValueError(f"no game {options!r} (games: {sorted(GAMES)})")
+        return referee_pb2.GameRules(**{options: GAMES[options].RuleOptions()})
+    return referee_pb2.GameRules(**{_member(options): options})
+
+
+def game_move(move, game: str = "punct") -> referee_pb2.Move:
+    """The referee ``Move`` for ``move``: a ``referee_pb2.Move`` as is, a
+    per-game move message (``dots_pb2.Move(ground=dots_pb2.Ground())``) in its
+    member, or a notation text for ``game`` ("SE@E5:F5,G5", "3,4", "ground",
+    "-1,0")."""
+    if isinstance(move, referee_pb2.Move):
+        return move
+    if isinstance(move, str):
+        if game not in GAMES:
+            raise ValueError(f"no game {game!r} (games: {sorted(GAMES)})")
+        return referee_pb2.Move(**{game: GAMES[game].Move(notation=move)})
+    return referee_pb2.Move(**{_member(move): move})
+
+
+def game_name(game) -> str:
+    """Which game a ``Game`` (or ``GameSummary`` or ``GameRules``) is:
+    "punct", "dots" or "punto"."""
+    rules = game if isinstance(game, referee_pb2.GameRules) else game.rules
+    return rules.WhichOneof("game") or "punct"
+
+
+def state_of(game: referee_pb2.Game):
+    """The game's own state message (``dots_pb2.GameState``, ...)."""
+    member = game.state.WhichOneof("game")
+    if member is None:
+        raise ValueError("the game has no state")
+    return getattr(game.state, member)
+
+
+def outcome_detail(outcome: referee_pb2.Outcome):
+    """The game's own details of an ending (``punto_pb2.OutcomeDetail``, ...),
+    or None (a referee ending of a game without details)."""
+    member = outcome.WhichOneof("detail")
+    return getattr(outcome, member) if member else None
 
 
 @dataclass
@@ -85,7 +168,7 @@ class RefereeError(Exception):
 
 def seat_name(game, seat: int) -> str:
     """The game's name for seat number ``seat`` (PÜNCT: 1 "white", 2
-    "black"), from ``Game.seats`` (or ``GameSummary.seats``); "" for
+    "black"; Dots: "red", "blue"; Punto: the seats' colours), from ``Game.seats`` (or ``GameSummary.seats``); "" for
     :data:`NO_SEAT` or a number the game has no seat for."""
     for s in game.seats:
         if s.number == seat:
@@ -118,6 +201,11 @@ class Table:
         """The tokens in seat order: ``tokens[0]`` is seat 1's."""
         return [s.token for s in self.seats]
 
+    @property
+    def game_name(self) -> str:
+        """Which game it is: "punct", "dots" or "punto"."""
+        return game_name(self.game)
+
     def token(self, seat: int | str) -> str:
         """The token of a seat, by number (1, 2, ...) or by name ("white")."""
         for s in self.seats:
@@ -127,8 +215,9 @@ class Table:
 
 
 def notation(move: referee_pb2.Move) -> str:
-    """The notation text of a PÜNCT move."""
-    return move.punct.notation
+    """The notation text of a move of any game ("" for an empty move)."""
+    member = move.WhichOneof("game")
+    return getattr(move, member).notation if member else ""
 
 
 class RefereeClient:
@@ -164,13 +253,22 @@ class RefereeClient:
         self,
         variant: int = punct_pb2.VARIANT_STANDARD,
         labels: Mapping[str, str] | None = None,
+        *,
+        rules=None,
+        seed: str = "",
     ) -> Table:
-        """Creates a PÜNCT game; returns it with every seat's token."""
+        """Creates a game; returns it with every seat's token. Without
+        ``rules`` a PÜNCT game of ``variant``; with ``rules`` (anything
+        :func:`game_rules` takes: ``dots_pb2.RuleOptions(width=5, height=5)``,
+        ``punto_pb2.RuleOptions(players=3)``, "dots", a ``GameRules``) that
+        game. ``seed`` (64 hex digits) is the setup's seed for a game with a
+        random setup (Punto's shuffle, Dots' four crosses)."""
+        if rules is None:
+            rules = punct_pb2.RuleOptions(variant=variant)
         reply = self._call(
             self._stub.CreateGame,
             referee_pb2.CreateGameRequest(
-                rules=referee_pb2.GameRules(punct=punct_pb2.RuleOptions(variant=variant)),
-                labels=dict(labels or {}),
+                rules=game_rules(rules), labels=dict(labels or {}), seed=seed
             ),
         )
         return Table(reply.game, list(reply.seats))
@@ -183,25 +281,45 @@ class RefereeClient:
         ).game
 
     def legal_moves(
-        self, game_id: str, seat: int = NO_SEAT, token: str = ""
+        self,
+        game_id: str,
+        seat: int = NO_SEAT,
+        token: str = "",
+        view: int = referee_pb2.MOVES_VIEW_UNSPECIFIED,
     ) -> referee_pb2.ListLegalMovesResponse:
         """The legal moves of the player to move (or of seat number ``seat``:
-        empty unless it is to move), with the ply they answer."""
+        empty unless it is to move), with the ply they answer. ``view``
+        ``referee_pb2.MOVES_VIEW_NOTATION`` sends only each move's notation
+        (in ``notations``) instead of the full moves (in ``moves``)."""
         return self._call(
             self._stub.ListLegalMoves,
-            referee_pb2.ListLegalMovesRequest(game_id=game_id, seat=seat, token=token),
+            referee_pb2.ListLegalMovesRequest(
+                game_id=game_id, seat=seat, token=token, view=view
+            ),
+        )
+
+    def legal_notations(
+        self, game_id: str, seat: int = NO_SEAT, token: str = ""
+    ) -> referee_pb2.ListLegalMovesResponse:
+        """:meth:`legal_moves` with ``MOVES_VIEW_NOTATION``: the reply's
+        ``notations`` are the legal moves' canonical notations, sorted."""
+        return self.legal_moves(
+            game_id, seat=seat, token=token, view=referee_pb2.MOVES_VIEW_NOTATION
         )
 
     def play(
-        self, game_id: str, token: str, move_notation: str, expected_ply: int
+        self, game_id: str, token: str, move, expected_ply: int, game: str = "punct"
     ) -> referee_pb2.SubmitMoveResponse:
-        """Submits a move given in notation for the seat of ``token``."""
+        """Submits a move for the seat of ``token``: a notation text of
+        ``game`` ("punct", "dots", "punto"), or a move message (a
+        ``referee_pb2.Move`` or a game's own, e.g. ``dots_pb2.Move``; see
+        :func:`game_move`)."""
         return self._call(
             self._stub.SubmitMove,
             referee_pb2.SubmitMoveRequest(
                 game_id=game_id,
                 token=token,
-                move=referee_pb2.Move(punct=punct_pb2.Move(notation=move_notation)),
+                move=game_move(move, game),
                 expected_ply=expected_ply,
             ),
         )

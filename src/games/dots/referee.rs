@@ -517,11 +517,26 @@ impl GameTrait for DotsGame {
 /// Reads and replays a Dots record (RULES.md §9). `seed` is the server's
 /// own copy of an unfinished game's seed; without it a record that does not
 /// reveal its seed is refused (`SEED_NOT_REVEALED`), and a seed that does not
-/// match the commitment is `SEED_MISMATCH`.
+/// match the commitment is `SEED_MISMATCH`. A seed of another length than the
+/// 32 bytes of a [`Setup`] is refused (`SEED_LENGTH`): the referee could not
+/// keep it, so the game could not be rebuilt from storage (docs/DOTS.md,
+/// "Seed length").
 pub fn import(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> {
     let record = Record::parse(text).map_err(record_error)?;
     let given = seed.and_then(|s| Seed::new(&s.seed).ok());
     let resolved = record.resolve_seed(given).map_err(record_error)?;
+    if let Some(s) = resolved.filter(|s| s.as_array().is_none()) {
+        return Err(RecordError {
+            line: None,
+            reason: Some("SEED_LENGTH"),
+            message: format!(
+                "the record's seed has {} bytes: the referee keeps 32-byte seeds, so a \
+                 record it imports gives its seed as 64 hex digits (RULES.md §3 allows \
+                 1 to 64 bytes; docs/DOTS.md, \"Seed length\")",
+                s.as_bytes().len()
+            ),
+        });
+    }
     let game = Game::new(record.options, resolved)
         .map_err(|e| record_error(super::RecordError::Options(e)))?;
     let mut tracked = Tracked::new(game);
@@ -660,6 +675,26 @@ mod tests {
             Err(MoveError::Malformed { .. })
         ));
         assert_eq!(g.ply(), 0);
+    }
+
+    #[test]
+    fn a_record_seed_the_referee_cannot_keep_is_refused() {
+        // RULES.md §4.4's "dots" seed (4 bytes) replays in the engine, but
+        // a `Setup` holds 32 bytes: the session layer could not rebuild the
+        // game from storage, so the import refuses it.
+        let short =
+            "game: dots\nwidth: 8\nheight: 8\nstart: quadruple-cross\nseed: 646f7473\n\n1,1\n";
+        assert!(Record::parse(short).unwrap().replay(None).is_ok());
+        let Err(e) = import(short, None) else {
+            panic!("a 4-byte seed imported");
+        };
+        assert_eq!((e.reason, e.line), (Some("SEED_LENGTH"), None));
+        assert!(e.message.contains("4 bytes"), "{}", e.message);
+        // 32 bytes import, and the game keeps them as its setup.
+        let seed = "5e".repeat(32);
+        let full = short.replace("646f7473", &seed);
+        let game = import(&full, None).expect("a 32-byte seed imports").game;
+        assert_eq!(game.setup().map(|s| s.seed), Some([0x5e; 32]));
     }
 
     #[test]
