@@ -232,8 +232,11 @@ impl RefereeService for RefereeApi {
                 };
                 // A move that ended a round (Punto) is followed by its
                 // round-over notice (docs/API.md, "Rounds").
-                let mut round_over = None;
-                let message = match next {
+                // Boxed as soon as made: the task's future, which every idle
+                // watcher keeps, holds pointers across its awaits, not
+                // messages.
+                let mut round_over: Option<Box<pb::WatchGameResponse>> = None;
+                let message = Box::new(match next {
                     Ok(Some(WatchItem::Snapshot {
                         view,
                         sequence,
@@ -246,12 +249,13 @@ impl RefereeService for RefereeApi {
                         sequence,
                     },
                     Ok(Some(WatchItem::Event(event))) => {
-                        round_over =
-                            convert::round_over_pb(&event).map(|r| pb::WatchGameResponse {
+                        round_over = convert::round_over_pb(&event).map(|r| {
+                            Box::new(pb::WatchGameResponse {
                                 item: Some(pb::watch_game_response::Item::RoundOver(r)),
                                 resync: false,
                                 sequence: event.sequence,
-                            });
+                            })
+                        });
                         pb::WatchGameResponse {
                             item: Some(pb::watch_game_response::Item::Event(event_pb(
                                 &event,
@@ -274,7 +278,7 @@ impl RefereeService for RefereeApi {
                         let _ = tx.try_send(Err(status(e)));
                         break;
                     }
-                };
+                });
                 let mut gone = false;
                 for message in std::iter::once(message).chain(round_over) {
                     tokio::select! {
@@ -283,7 +287,7 @@ impl RefereeService for RefereeApi {
                             let _ = tx.try_send(Err(shutting_down()));
                             gone = true;
                         }
-                        sent = tx.send(Ok(Box::new(message))) => gone = sent.is_err(),
+                        sent = tx.send(Ok(message)) => gone = sent.is_err(),
                     }
                     if gone {
                         break;
