@@ -200,13 +200,20 @@ pub fn summary(v: &GameView) -> GameSummary {
     }
 }
 
-/// What a game state shows beside the board (supplies; decks and rounds),
-/// through the API layer's conversion of the game's own state message.
-type Extras = (Vec<Supply>, Vec<Deck>, Vec<String>);
+/// What a game state shows beside the board (supplies, decks and rounds,
+/// running scores), read from the API layer's conversion of the game's own
+/// state message (converted once per page).
+#[derive(Default)]
+struct Extras {
+    supplies: Vec<Supply>,
+    decks: Vec<Deck>,
+    rounds: Vec<String>,
+    scores: Vec<i64>,
+}
 
 fn extras(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Extras {
     let Some(state) = snapshot.map(convert::state_pb) else {
-        return (Vec::new(), Vec::new(), Vec::new());
+        return Extras::default();
     };
     let text = |cards: &[crate::service::grpc::pb::punto::v1::Card]| {
         cards
@@ -215,28 +222,31 @@ fn extras(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Extras
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let supplies = match state.game {
-        Some(pb::game_state::Game::Punct(p)) => p
-            .board
-            .map(|b| b.supplies)
-            .unwrap_or_default()
-            .into_iter()
-            .zip(seats)
-            .map(|(s, seat)| Supply {
-                seat,
-                total: s.total,
-                pieces: s
-                    .pieces
-                    .into_iter()
-                    .map(|c| SupplyCount {
-                        code: c.code,
-                        count: c.count,
-                    })
-                    .collect(),
-            })
-            .collect(),
-        Some(pb::game_state::Game::Punto(p)) => {
-            let decks = p
+    match state.game {
+        Some(pb::game_state::Game::Punct(p)) => Extras {
+            supplies: p
+                .board
+                .map(|b| b.supplies)
+                .unwrap_or_default()
+                .into_iter()
+                .zip(seats)
+                .map(|(s, seat)| Supply {
+                    seat,
+                    total: s.total,
+                    pieces: s
+                        .pieces
+                        .into_iter()
+                        .map(|c| SupplyCount {
+                            code: c.code,
+                            count: c.count,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            ..Extras::default()
+        },
+        Some(pb::game_state::Game::Punto(p)) => Extras {
+            decks: p
                 .decks
                 .iter()
                 .map(|d| Deck {
@@ -248,26 +258,17 @@ fn extras(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Extras
                     cards: text(&d.contents),
                     neutral: text(&d.neutral),
                 })
-                .collect();
-            let rounds = p.results.into_iter().map(|r| r.summary).collect();
-            return (Vec::new(), decks, rounds);
-        }
-        // Dots has no supplies: every dot comes from an endless pot.
-        Some(pb::game_state::Game::Dots(_)) => Vec::new(),
-        None => Vec::new(),
-    };
-    (supplies, Vec::new(), Vec::new())
-}
-
-/// The running scores of a game state, through the API layer's conversion
-/// of the game's own state message.
-fn scores(snapshot: Option<&Snapshot>) -> Vec<i64> {
-    let Some(state) = snapshot.map(convert::state_pb) else {
-        return Vec::new();
-    };
-    match state.game {
-        Some(pb::game_state::Game::Dots(d)) => d.scores.into_iter().map(i64::from).collect(),
-        _ => Vec::new(),
+                .collect(),
+            rounds: p.results.into_iter().map(|r| r.summary).collect(),
+            ..Extras::default()
+        },
+        // Dots has no supplies (every dot comes from an endless pot) but a
+        // running score.
+        Some(pb::game_state::Game::Dots(d)) => Extras {
+            scores: d.scores.into_iter().map(i64::from).collect(),
+            ..Extras::default()
+        },
+        None => Extras::default(),
     }
 }
 
@@ -309,14 +310,19 @@ pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
             EventKind::GameOver { .. } => None,
         })
         .collect();
-    let (supplies, decks, rounds) = extras(v.seats, v.snapshot.as_ref());
+    let Extras {
+        supplies,
+        decks,
+        rounds,
+        scores,
+    } = extras(v.seats, v.snapshot.as_ref());
     GameDetail {
         summary: summary(v),
         moves,
         supplies,
         decks,
         rounds,
-        scores: scores(v.snapshot.as_ref()),
+        scores,
         clock: clocks(v.seats, &v.time_control, &v.clock),
         draw_offers: names(v.seats, v.draw_offers),
         presence: v
