@@ -35,7 +35,8 @@ use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
 use self::grpc::RefereeApi;
-use self::grpc::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
+use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
+use self::grpc::pb;
 use self::overload::InFlightLimitLayer;
 use self::sessions::{Limits, SessionStore};
 use self::storage::sqlite::{SqliteOptions, SqliteStorage};

@@ -11,11 +11,12 @@ use tokio_stream::{Stream, StreamExt as _};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
+use super::answer::server::referee_service_server::RefereeService;
+use super::answer::{EncodedGame, GetGameAnswer};
 use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, status_pb};
 use super::error::status;
 use super::games::punct::{MOVE_FIELDS, RULE_FIELDS};
 use super::pb::referee::v1 as pb;
-use super::pb::referee::v1::referee_service_server::RefereeService;
 use crate::games::MoveError;
 use crate::service::sessions::{self, Session, SessionError, SessionStore, WatchItem};
 
@@ -104,12 +105,20 @@ impl RefereeService for RefereeApi {
     async fn get_game(
         &self,
         request: Request<pb::GetGameRequest>,
-    ) -> Result<Response<pb::GetGameResponse>, Status> {
+    ) -> Result<Response<GetGameAnswer>, Status> {
         let req = request.get_ref();
         let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;
-        Ok(Response::new(pb::GetGameResponse {
-            game: Some(convert::shared_game_pb(&session, &session.view_as(viewer))),
+        // Encoded once per state and shared; the clock and presence are
+        // read now (docs/API.md "Compact reads").
+        let (view, game) = session.shared_view(viewer, |view| {
+            EncodedGame::of(convert::shared_game_pb(&session, view))
+        });
+        Ok(Response::new(GetGameAnswer {
+            game: EncodedGame::clone(&game),
+            clock: convert::clock_pb(&view.clock),
+            presence: convert::presence_pb(&view.presence),
+            viewer: convert::viewer_pb(view.viewer),
         }))
     }
 
