@@ -796,3 +796,119 @@ async fn connections_per_client_address_are_bounded() {
     }
     server.stop().await.unwrap();
 }
+
+// -------------------------------------------------------------------- HTTP
+
+/// `GET path` over TLS on the HTTP port; the answer's head and body as
+/// text (an event stream is read until its first event).
+async fn https_get(addr: std::net::SocketAddr, ca: &Authority, path: &str) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio_rustls::rustls;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from(
+            ca.issuer.der().to_vec(),
+        ))
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = connector.connect(name, tcp).await.expect("HTTPS handshake");
+    tls.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut text = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let read = async {
+        loop {
+            let n = tls.read(&mut chunk).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            text.extend_from_slice(&chunk[..n]);
+            let so_far = String::from_utf8_lossy(&text);
+            if so_far.contains("text/event-stream") && so_far.contains("\n\n") {
+                let body = so_far.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+                if body.contains("\n\n") {
+                    break;
+                }
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("an answer");
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+#[tokio::test]
+async fn the_http_port_serves_tls_and_never_shows_a_token_a_key_or_an_unrevealed_seed() {
+    use punct_referee::service::grpc::pb::punto::v1 as tpb;
+    let dir = scratch("http");
+    let ca = Authority::new("http CA");
+    let keys = keyset("http-keys");
+    let mut options = ServerOptions {
+        tls: Some(write_server_cert(&dir, &ca, "server")),
+        keys_file: Some(keys.file.clone()),
+        ..test_options()
+    };
+    options.limits.max_sessions = 10;
+    let server = TestServer::start_with_http(options, None).await;
+    let http = server.http.unwrap();
+    let mut c = tls_client(&server, &ca).await.unwrap();
+    // A seeded game (Punto) with a seed the creator chose: secret until the end.
+    let seed = "5eed".repeat(16);
+    let r = c
+        .create_game(keyed(
+            pb::CreateGameRequest {
+                rules: Some(pb::GameRules {
+                    game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions::default())),
+                }),
+                seed: seed.clone(),
+                ..Default::default()
+            },
+            Some(&keys.create),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let id = r.game.unwrap().game_id;
+    let tokens: Vec<String> = r.seats.iter().map(|s| s.token.clone()).collect();
+    assert_eq!(tokens.len(), 2);
+    let secrets: Vec<&str> = tokens
+        .iter()
+        .map(String::as_str)
+        .chain([
+            seed.as_str(),
+            keys.create.as_str(),
+            keys.read.as_str(),
+            keys.admin.as_str(),
+        ])
+        .collect();
+    for path in [
+        "/".to_string(),
+        "/api/games".to_string(),
+        format!("/api/games/{id}"),
+        format!("/api/games/{id}/events"),
+        format!("/games/{id}.svg"),
+    ] {
+        let answer = https_get(http, &ca, &path).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer}");
+        for secret in &secrets {
+            assert!(!answer.contains(secret), "{path} shows a secret: {answer}");
+        }
+        if path.starts_with("/api/games/") {
+            assert!(answer.contains(&id), "{path} is about the game: {answer}");
+        }
+    }
+    server.stop().await.unwrap();
+}
