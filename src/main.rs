@@ -76,6 +76,9 @@ enum Command {
         /// Seconds to wait for the answer.
         #[arg(long, default_value_t = 3)]
         timeout_secs: u64,
+        /// Connect with TLS, trusting this PEM CA certificate.
+        #[arg(long, env = "PUNCT_REFEREE_HEALTH_TLS_CA", value_name = "PEM")]
+        tls_ca: Option<std::path::PathBuf>,
     },
     /// Talk to a running referee: new, show, moves, play, watch, export, import.
     Client(ClientArgs),
@@ -121,7 +124,15 @@ fn main() -> ExitCode {
             address,
             service,
             timeout_secs,
-        }) => return health(address, service, Duration::from_secs(*timeout_secs)),
+            tls_ca,
+        }) => {
+            return health(
+                address,
+                service,
+                Duration::from_secs(*timeout_secs),
+                tls_ca.as_deref(),
+            );
+        }
         Some(Command::Keys { name, scopes, file }) => new_key(name, scopes, file.as_deref()),
         Some(command) => run_engine_command(command),
     };
@@ -224,7 +235,12 @@ async fn serve_with_telemetry(args: &ServeArgs, exports_traces: bool) -> ExitCod
 
 /// Asks `address` for the health of `service` (`grpc.health.v1.Check`);
 /// success only if it is SERVING. For container health checks.
-fn health(address: &str, service: &str, timeout: Duration) -> ExitCode {
+fn health(
+    address: &str,
+    service: &str,
+    timeout: Duration,
+    tls_ca: Option<&std::path::Path>,
+) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -236,14 +252,17 @@ fn health(address: &str, service: &str, timeout: Duration) -> ExitCode {
         }
     };
     let check = async {
-        let channel = ServerAddress::parse("--address", address)
-            .map_err(|e| e.to_string())?
-            .endpoint()
-            .connect_timeout(timeout)
-            .timeout(timeout)
-            .connect()
-            .await
-            .map_err(|e| format!("cannot connect to {address}: {e}"))?;
+        let tls = tls_ca
+            .map(|ca| punct_referee::tools::rpc::TlsClient::read(ca, None))
+            .transpose()?;
+        let channel =
+            ServerAddress::parse_secure("--address", address, tls.as_ref(), Default::default())?
+                .endpoint()
+                .connect_timeout(timeout)
+                .timeout(timeout)
+                .connect()
+                .await
+                .map_err(|e| format!("cannot connect to {address}: {e}"))?;
         let mut client = HealthClient::new(channel);
         let answer = client
             .check(HealthCheckRequest {

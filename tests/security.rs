@@ -912,3 +912,103 @@ async fn the_http_port_serves_tls_and_never_shows_a_token_a_key_or_an_unrevealed
     }
     server.stop().await.unwrap();
 }
+
+// ---------------------------------------------------------------- the CLI
+
+/// Runs `punct-referee client …` with `args`; its exit code, stdout, stderr.
+async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    command.arg("client").args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(30), command.output())
+        .await
+        .expect("the client ends")
+        .expect("the client runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_cli_client_speaks_tls_and_sends_its_key() {
+    let dir = scratch("cli");
+    let ca = Authority::new("cli CA");
+    let (key, line) = new_key("person", &[Scope::GamesCreate, Scope::Read]);
+    std::fs::write(dir.join("keys"), line).unwrap();
+    let server = TestServer::start_with(ServerOptions {
+        tls: Some(write_server_cert(&dir, &ca, "server")),
+        keys_file: Some(dir.join("keys")),
+        ..test_options()
+    })
+    .await;
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    let ca_file = dir.join("ca.pem").display().to_string();
+    let tokens = dir.join("tokens.json").display().to_string();
+    let address = server.addr.to_string();
+    let base = [
+        "--server", &address, "--tls-ca", &ca_file, "--tokens", &tokens,
+    ];
+    let with_key = [("PUNCT_KEY", key.as_str())];
+
+    // No key: refused, with the reason.
+    let (code, _, err) = cli(&[&base[..], &["new"]].concat(), &[]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("KEY_MISSING"), "{err}");
+    // The key from the environment: the game is made, listed and played.
+    let (code, out, err) = cli(&[&base[..], &["new"]].concat(), &with_key).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !out.contains(&key) && !err.contains(&key),
+        "the key is not printed"
+    );
+    let (code, out, err) = cli(&[&base[..], &["moves"]].concat(), &with_key).await;
+    assert_eq!(code, 0, "{err}");
+    let first = out.lines().next().expect("a legal move").to_string();
+    let (code, _, err) = cli(&[&base[..], &["play", &first]].concat(), &with_key).await;
+    assert_eq!(code, 0, "{err}");
+    // The key as a flag works the same.
+    let (code, out, err) = cli(&[&base[..], &["--key", &key, "moves"]].concat(), &[]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.is_empty());
+    // Without --tls-ca the plaintext client reaches nothing.
+    let (code, _, err) = cli(
+        &["--server", &address, "--tokens", &tokens, "moves"],
+        &with_key,
+    )
+    .await;
+    assert_eq!(code, 1, "{err}");
+    // https:// needs the CA.
+    let (code, _, err) = cli(
+        &[
+            "--server",
+            &format!("https://{address}"),
+            "--tokens",
+            &tokens,
+            "moves",
+        ],
+        &with_key,
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert!(err.contains("--tls-ca"), "{err}");
+    // And https:// with it connects.
+    let (code, _, err) = cli(
+        &[
+            "--server",
+            &format!("https://{address}"),
+            "--tls-ca",
+            &ca_file,
+            "--tokens",
+            &tokens,
+            "moves",
+        ],
+        &with_key,
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    server.stop().await.unwrap();
+}
