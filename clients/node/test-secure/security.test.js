@@ -17,7 +17,7 @@ assert.ok(target, 'PUNCT_SECURE_SERVER (a TLS + keys referee) is not set');
 const rootCerts = readFileSync(process.env.PUNCT_SECURE_CA);
 
 function secure(key) {
-  return new RefereeClient(target, { rootCerts, key });
+  return new RefereeClient(target, { rootCerts, serverName: 'localhost', key });
 }
 
 test('TLS and a creating key make and play a game', async () => {

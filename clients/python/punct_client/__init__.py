@@ -225,8 +225,9 @@ class RefereeClient:
 
     Plaintext unless ``root_certificates`` (the PEM bytes of the CA that
     signed the referee's certificate) is given: then TLS, and for mutual TLS
-    ``certificate_chain`` and ``private_key`` (PEM bytes) are this client's.
-    ``key`` is a platform key, sent as ``authorization: Bearer <key>`` with
+    ``certificate_chain`` and ``private_key`` (PEM bytes) are this client's;
+    ``server_name`` is the name the certificate must carry when it is not the
+    target's host. ``key`` is a platform key, sent as ``authorization: Bearer <key>`` with
     every call (docs/SECURITY.md); it is kept nowhere else."""
 
     def __init__(
@@ -237,6 +238,7 @@ class RefereeClient:
         root_certificates: bytes | None = None,
         certificate_chain: bytes | None = None,
         private_key: bytes | None = None,
+        server_name: str | None = None,
         key: str | None = None,
     ):
         if root_certificates is None:
@@ -249,7 +251,10 @@ class RefereeClient:
                 private_key=private_key,
                 certificate_chain=certificate_chain,
             )
-            self._channel = grpc.secure_channel(target, credentials)
+            options = (
+                [("grpc.ssl_target_name_override", server_name)] if server_name else []
+            )
+            self._channel = grpc.secure_channel(target, credentials, options=options)
         self._metadata = (("authorization", f"Bearer {key}"),) if key else ()
         self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)

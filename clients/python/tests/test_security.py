@@ -21,8 +21,8 @@ def roots() -> bytes:
     return pathlib.Path(os.environ["PUNCT_SECURE_CA"]).read_bytes()
 
 
-def secure(key: str | None = None) -> RefereeClient:
-    return RefereeClient(TARGET, root_certificates=roots(), key=key)
+def secure(key: str | None = None, server_name: str | None = None) -> RefereeClient:
+    return RefereeClient(TARGET, root_certificates=roots(), server_name=server_name, key=key)
 
 
 def test_tls_and_a_creating_key_make_and_play_a_game():
@@ -62,6 +62,15 @@ def test_a_plaintext_client_gets_no_answer_from_a_tls_referee():
     with RefereeClient(TARGET, timeout=3, key=os.environ["PUNCT_KEY_CREATE"]) as plain:
         with pytest.raises(RefereeError) as refused:
             plain.create_game()
+        assert refused.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+def test_a_certificate_name_other_than_the_host_is_checked():
+    with secure(os.environ["PUNCT_KEY_CREATE"], server_name="localhost") as named:
+        assert named.serving()
+    with secure(os.environ["PUNCT_KEY_CREATE"], server_name="not-the-referee") as wrong:
+        with pytest.raises(RefereeError) as refused:
+            wrong.serving()
         assert refused.value.code == grpc.StatusCode.UNAVAILABLE
 
 
