@@ -91,13 +91,21 @@ fn write_server_cert(dir: &Path, ca: &Authority, name: &str) -> TlsFiles {
 }
 
 fn tls_endpoint(server: &TestServer, ca: &Authority, identity: Option<Identity>) -> Endpoint {
+    tls_endpoint_at(server.addr, ca, identity)
+}
+
+fn tls_endpoint_at(
+    addr: std::net::SocketAddr,
+    ca: &Authority,
+    identity: Option<Identity>,
+) -> Endpoint {
     let mut tls = ClientTlsConfig::new()
         .ca_certificate(Certificate::from_pem(ca.pem()))
         .domain_name("localhost");
     if let Some(identity) = identity {
         tls = tls.identity(identity);
     }
-    Endpoint::from_shared(format!("https://{}", server.addr))
+    Endpoint::from_shared(format!("https://{addr}"))
         .unwrap()
         .connect_timeout(Duration::from_secs(5))
         .tls_config(tls)
@@ -1011,4 +1019,105 @@ async fn the_cli_client_speaks_tls_and_sends_its_key() {
     .await;
     assert_eq!(code, 0, "{err}");
     server.stop().await.unwrap();
+}
+
+// ------------------------------------------------------------------ SIGHUP
+
+#[cfg(unix)]
+#[tokio::test]
+async fn sighup_makes_a_running_binary_read_its_certificate_and_keys_again() {
+    let dir = scratch("sighup");
+    let first_ca = Authority::new("first CA");
+    let second_ca = Authority::new("second CA");
+    let files = write_server_cert(&dir, &first_ca, "first");
+    let (old_key, old_line) = new_key("old", &[Scope::GamesCreate]);
+    let keys = dir.join("keys.jsonl");
+    std::fs::write(&keys, format!("{old_line}\n")).unwrap();
+    let addr = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap()
+    };
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args([
+            "--listen",
+            &addr.to_string(),
+            "--no-http",
+            "--storage",
+            "memory",
+        ])
+        .args(["--log", "warn", "--reload-poll-secs", "3600"])
+        .arg("--tls-cert")
+        .arg(&files.cert)
+        .arg("--tls-key")
+        .arg(&files.key)
+        .arg("--keys")
+        .arg(&keys)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap().to_string();
+    let connect = |ca: &Authority| {
+        let endpoint = tls_endpoint_at(addr, ca, None);
+        async move { endpoint.connect().await.map(RefereeServiceClient::new) }
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut old = loop {
+        if let Ok(client) = connect(&first_ca).await {
+            break client;
+        }
+        assert!(Instant::now() < deadline, "the binary did not come up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    create_with(&mut old, &old_key).await;
+
+    // New files on disk; with a poll of an hour only SIGHUP makes them count.
+    write_server_cert(&dir, &second_ca, "second");
+    let (new_key_text, new_line) = new_key("new", &[Scope::GamesCreate]);
+    std::fs::write(&keys, format!("{new_line}\n")).unwrap();
+    assert!(
+        connect(&first_ca).await.is_ok(),
+        "nothing reloaded before SIGHUP"
+    );
+    let sent = std::process::Command::new("kill")
+        .args(["-HUP", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut fresh = loop {
+        if let Ok(client) = connect(&second_ca).await {
+            break client;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "SIGHUP did not reload the certificate"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    create_with(&mut fresh, &new_key_text).await;
+    assert_eq!(
+        outcome(
+            fresh
+                .create_game(keyed(create_request(), Some(&old_key)))
+                .await
+        ),
+        (Code::Unauthenticated, "KEY_UNKNOWN".to_string()),
+        "the removed key no longer works"
+    );
+    // The connection from before keeps working (and still answers for the
+    // old key's removal like any other).
+    assert_eq!(
+        outcome(
+            old.create_game(keyed(create_request(), Some(&new_key_text)))
+                .await
+        ),
+        (Code::Ok, String::new())
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the binary stops on SIGTERM")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
 }

@@ -174,7 +174,7 @@ pub struct ServeArgs {
         default_value_t = 0
     )]
     pub max_watch_streams_per_client: usize,
-    /// Connections open per client address on each port's accept (0 = no limit).
+    /// Connections open per client address, over both ports (0 = no limit).
     #[arg(
         long,
         env = "PUNCT_REFEREE_MAX_CONNECTIONS_PER_CLIENT",

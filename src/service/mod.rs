@@ -293,10 +293,12 @@ fn warn_if_open(grpc: &TcpListener, http: Option<&HttpPort>, security: &Security
     if security.tls.is_none() {
         let ports = [Some(("grpc", grpc)), http.map(|p| ("http", &p.listener))];
         for (port, listener) in ports.into_iter().flatten() {
-            if exposed(listener) {
+            if let Ok(address) = listener.local_addr().map(|a| a.to_string())
+                && exposed(listener)
+            {
                 tracing::warn!(
                     port,
-                    address = ?listener.local_addr().ok(),
+                    %address,
                     "plaintext on a non-loopback address: tokens and keys travel in the clear; \
                      use --tls-cert/--tls-key or a mesh (docs/SECURITY.md)"
                 );
