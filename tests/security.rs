@@ -1121,3 +1121,74 @@ async fn sighup_makes_a_running_binary_read_its_certificate_and_keys_again() {
         .unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+// ------------------------------------------------------------ `keys` command
+
+#[tokio::test]
+async fn the_keys_command_makes_keys_whose_lines_let_them_in() {
+    let dir = scratch("keys-command");
+    let file = dir.join("keys.jsonl");
+    let run = |args: Vec<String>| async move {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+            .arg("keys")
+            .args(args)
+            .output()
+            .await
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let args = |name: &str, scopes: &[&str]| {
+        let mut a = vec!["--name".to_string(), name.to_string()];
+        for s in scopes {
+            a.extend(["--scope".to_string(), s.to_string()]);
+        }
+        a.extend(["--file".to_string(), file.display().to_string()]);
+        a
+    };
+    let (code, lobby, err) = run(args("lobby", &["games:create", "read"])).await;
+    assert_eq!(code, 0, "{err}");
+    let (code, ops, err) = run(args("ops", &["games:admin"])).await;
+    assert_eq!(code, 0, "{err}");
+    let (lobby, ops) = (lobby.trim().to_string(), ops.trim().to_string());
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    assert!(
+        !text.contains(&lobby) && !text.contains(&ops),
+        "only hashes are kept"
+    );
+    // A second key of the same name is refused and the file is left as it was.
+    let (code, _, err) = run(args("ops", &["read"])).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("used twice"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    // A scope that does not exist is refused by name.
+    let (code, _, err) = run(args("x", &["games:play"])).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("games:play"), "{err}");
+
+    let server = TestServer::start_with(ServerOptions {
+        keys_file: Some(file.clone()),
+        ..test_options()
+    })
+    .await;
+    let mut c = server.client().await;
+    let table = create_with(&mut c, &lobby).await;
+    assert_eq!(
+        outcome(
+            c.abort_game(keyed(
+                pb::AbortGameRequest {
+                    game_id: table.id.clone(),
+                    token: table.white.clone(),
+                },
+                Some(&ops),
+            ))
+            .await
+        ),
+        (Code::Ok, String::new())
+    );
+    server.stop().await.unwrap();
+}

@@ -29,12 +29,18 @@ use crate::service::tls::TlsConfig;
 /// Gauge: connections open, by `port` (`grpc`, `http`).
 pub const CONNECTIONS_OPEN: &str = "referee_connections_open";
 /// Counter: connections closed at once because their client address already
-/// had its most open (`reason="per_client"`) or whose TLS handshake failed
-/// (`reason="handshake"`), by `port`.
+/// had its most open (`reason="per_client"`), whose TLS handshake failed
+/// (`reason="handshake"`) or that came while [`MAX_HANDSHAKES`] were under
+/// way (`reason="handshakes_busy"`), by `port`.
 pub const CONNECTIONS_REFUSED: &str = "referee_connections_refused_total";
 
 /// Longest a TLS handshake may take.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most TLS handshakes under way at once on one port; a connection beyond
+/// them is closed at once (a flood of slow handshakes from many addresses
+/// must not grow tasks without bound).
+pub const MAX_HANDSHAKES: usize = 1024;
 
 /// Connections accepted but not yet taken by the server.
 const READY_QUEUE: usize = 64;
@@ -239,6 +245,7 @@ pub fn accept(
     stop: CancellationToken,
 ) -> mpsc::Receiver<Conn> {
     let (tx, rx) = mpsc::channel(READY_QUEUE);
+    let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
     tokio::spawn(async move {
         loop {
             let accepted = tokio::select! {
@@ -279,12 +286,22 @@ pub fn accept(
                     }
                 }
                 Some(tls) => {
+                    let Ok(permit) = handshakes.clone().try_acquire_owned() else {
+                        tracing::debug!(port = how.port, peer = %addr, "connection refused: too many TLS handshakes under way");
+                        metrics::counter!(CONNECTIONS_REFUSED, "port" => how.port, "reason" => "handshakes_busy")
+                            .increment(1);
+                        continue;
+                    };
                     let config = if how.port == "http" {
                         tls.http()
                     } else {
                         tls.grpc()
                     };
-                    tokio::spawn(handshake(tcp, peer, slot, config, how.port, tx.clone()));
+                    let (port, ready) = (how.port, tx.clone());
+                    tokio::spawn(async move {
+                        handshake(tcp, peer, slot, config, port, ready).await;
+                        drop(permit);
+                    });
                 }
             }
         }
