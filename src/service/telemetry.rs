@@ -347,6 +347,7 @@ where
             game_id = tracing::field::Empty,
             seat = tracing::field::Empty,
             ply = tracing::field::Empty,
+            client = tracing::field::Empty,
         );
         let parent = opentelemetry::global::get_text_map_propagator(|p| {
             p.extract(&HeaderExtractor(request.headers()))

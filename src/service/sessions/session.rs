@@ -1479,7 +1479,7 @@ impl Session {
     }
 
     /// Whether the game has ended.
-    pub(super) fn finished(&self) -> bool {
+    pub fn finished(&self) -> bool {
         self.lock().finished_at.is_some()
     }
 
