@@ -11,6 +11,8 @@
 # CMD's. Used by scripts/test.sh; the PostgreSQL tests read the variable
 # (docs/STORAGE.md).
 set -euo pipefail
+# runuser and useradd live in sbin, which a non-login PATH may lack.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 if [ "$#" -eq 0 ]; then
     echo "usage: $0 CMD [ARG…]" >&2
@@ -118,6 +120,6 @@ as_pg "$psql" -h "$sock" -p "$port" -U "$pg_user" -d postgres -q -v ON_ERROR_STO
     -c "CREATE DATABASE referee_test" >/dev/null
 
 export PUNCT_REFEREE_TEST_DATABASE_URL="postgres://$pg_user@127.0.0.1:$port/referee_test"
-echo "== with-postgres: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $NF}') on 127.0.0.1:$port ($PUNCT_REFEREE_TEST_DATABASE_URL)" >&2
+echo "== with-postgres: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port ($PUNCT_REFEREE_TEST_DATABASE_URL)" >&2
 
 "$@"
