@@ -564,7 +564,7 @@ async fn a_version_1_database_is_migrated_without_losing_anything() {
 /// (scripts/with-postgres.sh starts one and sets it). Without it the
 /// PostgreSQL tests say so and pass, unless `PUNCT_REFEREE_REQUIRE_POSTGRES`
 /// is set (scripts/test.sh sets it): then they fail.
-fn test_database_url() -> Option<String> {
+pub(crate) fn test_database_url() -> Option<String> {
     match std::env::var("PUNCT_REFEREE_TEST_DATABASE_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
@@ -583,12 +583,9 @@ fn test_database_url() -> Option<String> {
 }
 
 /// A fresh, empty database on the test server (each test its own, so they
-/// run in parallel), its URL.
-async fn fresh_database(server: &str) -> String {
-    let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls)
-        .await
-        .expect("connect to the test server");
-    tokio::spawn(connection);
+/// run in parallel), its URL. Blocking: made on a thread of its own, so it
+/// may be called from any test, async or not.
+pub(crate) fn fresh_database(server: &str) -> String {
     let name = format!(
         "punct_test_{}",
         crate::service::sessions::Token::random()
@@ -596,10 +593,26 @@ async fn fresh_database(server: &str) -> String {
             .to_ascii_lowercase()
             .replace(|c: char| !c.is_ascii_alphanumeric(), "")
     );
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .expect("create the test database");
+    let url = server.to_string();
+    let statement = format!("CREATE DATABASE {name}");
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("connect to the test server");
+            tokio::spawn(connection);
+            client
+                .batch_execute(&statement)
+                .await
+                .expect("create the test database");
+        });
+    })
+    .join()
+    .unwrap();
     postgres::with_database(server, &name)
 }
 
@@ -623,11 +636,11 @@ async fn postgres_backend_passes_the_suite() {
     let Some(server) = test_database_url() else {
         return;
     };
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server);
     let s = open_pg(&url).await.unwrap();
     suite(&s).await;
     drop(s);
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server);
     let s = open_pg(&url).await.unwrap();
     archive_suite(&s).await;
     drop(s);
@@ -638,7 +651,7 @@ async fn postgres_keeps_games_across_a_reopen_and_groups_concurrent_writes() {
     let Some(server) = test_database_url() else {
         return;
     };
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server);
     let s = open_pg(&url).await.unwrap();
     let commits: Vec<Commit> = (0..400)
         .map(|i| {
@@ -681,7 +694,7 @@ async fn postgres_schema_is_made_once_by_replicas_starting_together_and_a_newer_
     let Some(server) = test_database_url() else {
         return;
     };
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server);
     let opens: Vec<_> = (0..3).map(|_| open_pg(&url)).collect();
     let mut stores = Vec::new();
     for open in opens {

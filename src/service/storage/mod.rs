@@ -366,4 +366,4 @@ pub fn from_unix_ms(ms: i64) -> std::time::SystemTime {
 }
 
 #[cfg(test)]
-mod conformance;
+pub(crate) mod conformance;
