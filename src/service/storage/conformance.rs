@@ -758,3 +758,18 @@ async fn an_unreachable_database_is_a_clear_startup_error() {
     assert!(e.0.contains("is the database reachable?"), "{e}");
     assert!(!e.0.contains("hunter2"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_url_asking_for_tls_is_refused_at_start() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let e = open_pg(&format!("{url}{sep}sslmode=require"))
+        .await
+        .unwrap_err();
+    assert!(e.0.contains("TLS"), "{e}");
+    // The same database without it opens.
+    drop(open_pg(&url).await.unwrap());
+}
