@@ -773,3 +773,47 @@ async fn a_database_url_asking_for_tls_is_refused_at_start() {
     // The same database without it opens.
     drop(open_pg(&url).await.unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_replaces_connections_the_server_closed() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    // Fill the pool: concurrent writes of several games, and reads.
+    let commits: Vec<Commit> = (0..40)
+        .map(|i| {
+            let id = format!("g{i:02}");
+            s.write(Write::Create(game(&id), vec![], None))
+        })
+        .collect();
+    for c in commits {
+        c.await.unwrap();
+    }
+    assert_eq!(s.recover().unwrap().len(), 40);
+    // Every connection of the referee is cut by the server, as a restart of
+    // PostgreSQL or a failover would.
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let cut: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(cut >= 1, "{cut} connections cut");
+    // The next writes and reads, at once, go through on new connections.
+    let commits: Vec<Commit> = (0..40)
+        .map(|i| s.write(Write::Move(mv(&format!("g{i:02}"), 1), None)))
+        .collect();
+    for c in commits {
+        c.await.unwrap();
+    }
+    assert_eq!(s.load("g07").unwrap().unwrap().moves, vec![mv("g07", 1)]);
+}

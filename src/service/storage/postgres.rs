@@ -476,7 +476,11 @@ async fn connect(
         config,
         NoTls,
         ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
+            // An empty query on each connection taken from the pool: one
+            // round trip that finds a connection the server closed (a
+            // restart, a terminated backend) and replaces it, so a write
+            // after the database came back does not fail on a dead socket.
+            recycling_method: RecyclingMethod::Verified,
         },
     );
     let pool = Pool::builder(manager)
