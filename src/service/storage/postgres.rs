@@ -67,7 +67,7 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_1];
 const SCHEMA_1: &str = r#"
 CREATE TABLE games (
     id                 TEXT COLLATE "C" PRIMARY KEY,
-    seq                BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    seq                BIGINT GENERATED ALWAYS AS IDENTITY,
     game               TEXT NOT NULL,
     variant            TEXT NOT NULL,
     options            TEXT NOT NULL,
@@ -113,6 +113,7 @@ CREATE TABLE moves (
     played_at_ms BIGINT NOT NULL,
     PRIMARY KEY (game_id, ply)
 );
+CREATE INDEX moves_by_request ON moves (game_id, request_id) WHERE request_id IS NOT NULL;
 "#;
 
 /// How to reach the database.
