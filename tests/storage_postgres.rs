@@ -2,7 +2,9 @@
 //! games played, the process killed (SIGKILL: no drain, no flush) and
 //! started again on the same database; the game in progress, its request
 //! ids and the finished game are served as before, and play goes on. Also:
-//! an unreachable database stops the start with a clear message.
+//! an unreachable database stops the start with a clear message; several
+//! games played at once survive a SIGKILL at a random moment (every
+//! acknowledged move stored, the move in flight wholly there or absent).
 //!
 //! Needs `PUNCT_REFEREE_TEST_DATABASE_URL` (scripts/with-postgres.sh starts a
 //! throw-away server and sets it); without it the tests say so and pass,
@@ -360,4 +362,137 @@ async fn an_unreachable_database_stops_the_start_with_a_clear_message() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--database-url"), "{stderr}");
+}
+
+/// What one player saw before the kill: acknowledged moves (notation,
+/// request id), and the move in flight, if any.
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    acked: Vec<(String, String)>,
+    in_flight: Option<(u32, String, String)>,
+}
+
+/// Plays random legal moves until the server stops answering or the game
+/// ends.
+async fn play_until_killed(
+    mut client: Client,
+    table: Table,
+    seed: u64,
+    seen: std::sync::Arc<std::sync::Mutex<Seen>>,
+) {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    loop {
+        let Ok(legal) = client
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: table.id.clone(),
+                ..Default::default()
+            })
+            .await
+        else {
+            return;
+        };
+        let legal = legal.into_inner();
+        if legal.moves.is_empty() {
+            return;
+        }
+        let ply = legal.ply;
+        let mv = legal.moves[rng.random_range(0..legal.moves.len())].clone();
+        let note = common::punct_of(&mv).notation.clone();
+        let request_id = format!("{}-{ply}", table.id);
+        seen.lock().unwrap().in_flight = Some((ply, note.clone(), request_id.clone()));
+        match submit(&mut client, &table, ply, &note, &request_id).await {
+            Ok(r) => {
+                let mut s = seen.lock().unwrap();
+                s.acked.push((note, request_id));
+                s.in_flight = None;
+                if r.outcome.is_some() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Moves of a game's record, in order.
+async fn record_moves(client: &mut Client, id: &str) -> Vec<String> {
+    let record = export(client, id).await;
+    let body = record.split_once("\n\n").map_or("", |(_, b)| b);
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Several games played at once, the referee SIGKILLed in the middle: after
+/// the restart every acknowledged move is stored, in order; the move in
+/// flight is wholly there or wholly absent, and its retry says which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acknowledged_moves_survive_sigkill_on_postgres() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    for seed in [11_u64, 12] {
+        let url = fresh_database(&server).await;
+        let referee = Referee::start(&url).await;
+        let mut client = referee.client().await;
+        let mut games = Vec::new();
+        for i in 0..6 {
+            let table = create(&mut client).await;
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+            let player = tokio::spawn(play_until_killed(
+                referee.client().await,
+                Table {
+                    id: table.id.clone(),
+                    white: table.white.clone(),
+                    black: table.black.clone(),
+                },
+                seed * 100 + i,
+                seen.clone(),
+            ));
+            games.push((table, seen, player));
+        }
+        tokio::time::sleep(Duration::from_millis(150 + 100 * (seed % 3))).await;
+        referee.kill();
+        for (_, _, player) in &mut games {
+            common::within(30, player).await.unwrap();
+        }
+
+        let referee = Referee::start(&url).await;
+        let mut client = referee.client().await;
+        let mut total_acked = 0;
+        for (table, seen, _) in &games {
+            let seen = seen.lock().unwrap().clone();
+            total_acked += seen.acked.len();
+            let stored = record_moves(&mut client, &table.id).await;
+            let acked: Vec<String> = seen.acked.iter().map(|(n, _)| n.clone()).collect();
+            assert!(
+                stored.len() >= acked.len() && stored[..acked.len()] == acked[..],
+                "seed {seed}: acknowledged {acked:?}, stored {stored:?}"
+            );
+            let extra = &stored[acked.len()..];
+            match (&seen.in_flight, extra) {
+                (_, []) => {}
+                (Some((_, note, _)), [one]) => assert_eq!(one, note, "seed {seed}"),
+                (other, extra) => panic!("seed {seed}: stored {extra:?} besides ({other:?})"),
+            }
+            let game = common::get(&mut client, &table.id).await;
+            assert_eq!(game.ply as usize, stored.len(), "seed {seed}");
+            if let Some((ply, note, request_id)) = &seen.in_flight
+                && game.status != pb::GameStatus::Finished as i32
+            {
+                let r = submit(&mut client, table, *ply, note, request_id)
+                    .await
+                    .unwrap();
+                assert_eq!(r.replayed, extra.len() == 1, "seed {seed}");
+                assert_eq!(r.ply, ply + 1);
+            }
+        }
+        assert!(
+            total_acked > 0,
+            "seed {seed}: moves were played before the kill"
+        );
+    }
 }
