@@ -7,8 +7,11 @@
 # clients' suites against it (scripts/test-clients.sh), and the spectator page in
 # headless Chromium (scripts/test-web.sh). Run from anywhere; installs nothing
 # outside the repository (grpcurl goes into a venv under target/, cargo-fuzz
-# into target/cargo-fuzz) except Debian's `chromium` package, with apt-get,
-# when /usr/bin/chromium is missing.
+# into target/cargo-fuzz) except Debian's `chromium` and `postgresql`
+# packages, with apt-get, when /usr/bin/chromium or initdb/pg_ctl are
+# missing. The Rust tests run under scripts/with-postgres.sh: a throw-away
+# PostgreSQL server for the PostgreSQL backend's tests, which fail here
+# (PUNCT_REFEREE_REQUIRE_POSTGRES) rather than skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,8 +48,9 @@ if cargo tree -d --locked | grep -E '^(tonic|tonic-prost|hyper|hyper-util|h2|pro
     exit 1
 fi
 
-echo "== cargo test (release: the property tests play thousands of games)"
-cargo test --release --locked --all-targets
+echo "== cargo test (release: the property tests play thousands of games; PostgreSQL for the storage tests)"
+export PUNCT_REFEREE_REQUIRE_POSTGRES=1
+scripts/with-postgres.sh cargo test --release --locked --all-targets
 
 echo "== fuzz targets, ${FUZZ_SECONDS:-20}s each (cargo-fuzz on stable; docs/FUZZING.md)"
 scripts/fuzz.sh

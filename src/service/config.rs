@@ -9,6 +9,7 @@ use clap::Args;
 
 use crate::service::quota::QuotaOptions;
 use crate::service::sessions::Limits;
+use crate::service::storage::postgres::{DEFAULT_POOL_SIZE, PostgresOptions};
 use crate::service::storage::sqlite::{SqliteOptions, SyncMode};
 use crate::service::telemetry::LogFormat;
 use crate::service::tls::TlsFiles;
@@ -107,10 +108,27 @@ pub struct ServeArgs {
     /// Open no HTTP port at all: no `/metrics`, no spectator page (gRPC only).
     #[arg(long, env = "PUNCT_REFEREE_NO_HTTP")]
     pub no_http: bool,
-    /// Where games are kept: `sqlite` (durable, in the data directory) or
-    /// `memory` (lost on restart).
+    /// Where games are kept: `sqlite` (durable, in the data directory),
+    /// `postgres` (durable, in the database of `--database-url`) or `memory`
+    /// (lost on restart).
     #[arg(long, env = "PUNCT_REFEREE_STORAGE", value_enum, default_value_t = StorageKind::Sqlite)]
     pub storage: StorageKind,
+    /// The PostgreSQL database of `--storage postgres`, as a URL
+    /// (`postgres://user:password@host:5432/database`) or libpq key/value
+    /// string. No TLS: the database must be on a trusted network
+    /// (docs/STORAGE.md). The schema is created or migrated at start.
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true,
+        required_if_eq("storage", "postgres")
+    )]
+    pub database_url: Option<String>,
+    /// Most connections to PostgreSQL at once (at least 5: four writers and
+    /// the reads).
+    #[arg(long, env = "PUNCT_REFEREE_DATABASE_POOL_SIZE", default_value_t = DEFAULT_POOL_SIZE)]
+    pub database_pool_size: usize,
     /// Directory of the SQLite database (created if missing).
     #[arg(long, env = "PUNCT_REFEREE_DATA_DIR", default_value = "data")]
     pub data_dir: std::path::PathBuf,
@@ -222,6 +240,8 @@ pub fn parse_retention(text: &str) -> Result<Duration, String> {
 pub enum StorageKind {
     /// An SQLite database in `--data-dir`.
     Sqlite,
+    /// A PostgreSQL database at `--database-url`.
+    Postgres,
     /// Memory only.
     Memory,
 }
@@ -279,6 +299,10 @@ impl ServeArgs {
             reload_poll: Duration::from_secs(self.reload_poll_secs.max(1)),
             storage: match self.storage {
                 StorageKind::Memory => StorageConfig::Memory,
+                StorageKind::Postgres => StorageConfig::Postgres(PostgresOptions {
+                    url: self.database_url.clone().unwrap_or_default(),
+                    pool_size: self.database_pool_size,
+                }),
                 StorageKind::Sqlite => StorageConfig::Sqlite(SqliteOptions {
                     dir: self.data_dir.clone(),
                     sync: self.sync,
@@ -322,7 +346,7 @@ mod tests {
                 assert_eq!(s.sync, SyncMode::Normal);
                 assert_eq!(s.max_bytes, None);
             }
-            StorageConfig::Memory => panic!("durable storage is the default"),
+            other => panic!("SQLite is the default, not {other:?}"),
         }
         assert_eq!(o.max_message_bytes, 4 * 1024 * 1024);
         assert_eq!(o.tls, None, "plaintext by default");
@@ -373,6 +397,39 @@ mod tests {
             Some(Duration::from_secs(2_592_000))
         );
         assert!(Cli::try_parse_from(["x", "--retain-finished", "30"]).is_err());
+    }
+
+    #[test]
+    fn postgres_storage_needs_a_database_url() {
+        let e = Cli::try_parse_from(["x", "--storage", "postgres"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+        assert!(e.to_string().contains("--database-url"), "{e}");
+        let cli = Cli::try_parse_from([
+            "x",
+            "--storage",
+            "postgres",
+            "--database-url",
+            "postgres://referee:secret@db.internal:6432/games",
+            "--database-pool-size",
+            "12",
+        ])
+        .unwrap();
+        match cli.serve.options().storage {
+            StorageConfig::Postgres(o) => {
+                assert_eq!(o.url, "postgres://referee:secret@db.internal:6432/games");
+                assert_eq!(o.pool_size, 12);
+                assert_eq!(o.target(), "db.internal:6432/games");
+                let shown = format!("{o:?}");
+                assert!(!shown.contains("secret"), "{shown}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A URL alone keeps SQLite: the storage is chosen by --storage only.
+        let cli = Cli::try_parse_from(["x", "--database-url", "postgres://h/d"]).unwrap();
+        assert!(matches!(
+            cli.serve.options().storage,
+            StorageConfig::Sqlite(_)
+        ));
     }
 
     #[test]

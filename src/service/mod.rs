@@ -50,6 +50,7 @@ use self::listen::{Accepting, ConnectionLimit};
 use self::overload::InFlightLimitLayer;
 use self::quota::{ClientQuotas, ClientRateLayer, QuotaOptions};
 use self::sessions::{Limits, SessionStore};
+use self::storage::postgres::{PostgresOptions, PostgresStorage};
 use self::storage::sqlite::{SqliteOptions, SqliteStorage};
 use self::storage::{Storage, StorageError, Volatile};
 use self::telemetry::RpcLayer;
@@ -103,6 +104,8 @@ pub enum StorageConfig {
     Memory,
     /// An SQLite database in a data directory (the binary's default).
     Sqlite(SqliteOptions),
+    /// A PostgreSQL database (`--storage postgres`).
+    Postgres(PostgresOptions),
 }
 
 impl StorageConfig {
@@ -111,6 +114,7 @@ impl StorageConfig {
         Ok(match self {
             StorageConfig::Memory => Arc::new(Volatile),
             StorageConfig::Sqlite(options) => Arc::new(SqliteStorage::open(options)?),
+            StorageConfig::Postgres(options) => Arc::new(PostgresStorage::open(options)?),
         })
     }
 }
@@ -336,6 +340,12 @@ fn open_store(options: &ServerOptions) -> Result<Arc<SessionStore>, ServeError> 
             storage = storage.name(),
             dir = %o.dir.display(),
             sync = ?o.sync,
+            recovered,
+            "storage open; unfinished games recovered"
+        ),
+        StorageConfig::Postgres(o) => tracing::info!(
+            storage = storage.name(),
+            database = %o.target(),
             recovered,
             "storage open; unfinished games recovered"
         ),

@@ -1,8 +1,9 @@
 //! The session layer over storage: every change stored before it is applied,
 //! nothing applied when storage fails, and games recovered after a restart
 //! as if nothing happened. Each test runs against every backend that keeps
-//! data (the in-memory rows and SQLite); a restart is a new store over the
-//! same storage (in-memory) or the same directory (SQLite).
+//! data (the in-memory rows, SQLite and, when a test server is given,
+//! PostgreSQL); a restart is a new store over the same storage (in-memory),
+//! the same directory (SQLite) or the same database (PostgreSQL).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,13 +12,17 @@ use std::time::Duration;
 
 use super::*;
 use crate::games::{SeatSet, Viewer};
+use crate::service::storage::conformance;
 use crate::service::storage::memory::MemoryStorage;
+use crate::service::storage::postgres::{PostgresOptions, PostgresStorage};
 use crate::service::storage::sqlite::{SqliteOptions, SqliteStorage, SyncMode};
 
 /// A backend and a way to reopen it, as a restart would.
 enum Backend {
     Memory(Arc<MemoryStorage>),
     Sqlite(PathBuf),
+    /// A fresh database's URL (see `conformance::test_database_url`).
+    Postgres(String),
 }
 
 impl Backend {
@@ -27,10 +32,14 @@ impl Backend {
             std::process::id(),
             Token::random()
         ));
-        vec![
+        let mut all = vec![
             Backend::Memory(Arc::new(MemoryStorage::new())),
             Backend::Sqlite(dir),
-        ]
+        ];
+        if let Some(server) = conformance::test_database_url() {
+            all.push(Backend::Postgres(conformance::fresh_database(&server)));
+        }
+        all
     }
 
     fn open(&self) -> Arc<dyn Storage> {
@@ -41,6 +50,13 @@ impl Backend {
                     dir: dir.clone(),
                     sync: SyncMode::Normal,
                     max_bytes: None,
+                })
+                .unwrap(),
+            ),
+            Backend::Postgres(url) => Arc::new(
+                PostgresStorage::open(&PostgresOptions {
+                    url: url.clone(),
+                    pool_size: 6,
                 })
                 .unwrap(),
             ),

@@ -559,3 +559,261 @@ async fn a_version_1_database_is_migrated_without_losing_anything() {
     drop(conn);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The PostgreSQL server the tests use: `PUNCT_REFEREE_TEST_DATABASE_URL`
+/// (scripts/with-postgres.sh starts one and sets it). Without it the
+/// PostgreSQL tests say so and pass, unless `PUNCT_REFEREE_REQUIRE_POSTGRES`
+/// is set (scripts/test.sh sets it): then they fail.
+pub(crate) fn test_database_url() -> Option<String> {
+    match std::env::var("PUNCT_REFEREE_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("PUNCT_REFEREE_REQUIRE_POSTGRES").is_none(),
+                "PUNCT_REFEREE_REQUIRE_POSTGRES is set but PUNCT_REFEREE_TEST_DATABASE_URL is not: \
+                 run the tests under scripts/with-postgres.sh"
+            );
+            eprintln!(
+                "PUNCT_REFEREE_TEST_DATABASE_URL is not set: PostgreSQL tests not run \
+                 (run them with scripts/with-postgres.sh cargo test)"
+            );
+            None
+        }
+    }
+}
+
+/// A fresh, empty database on the test server (each test its own, so they
+/// run in parallel), its URL. Blocking: made on a thread of its own, so it
+/// may be called from any test, async or not.
+pub(crate) fn fresh_database(server: &str) -> String {
+    let name = format!(
+        "punct_test_{}",
+        crate::service::sessions::Token::random()
+            .to_string()
+            .to_ascii_lowercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "")
+    );
+    let url = server.to_string();
+    let statement = format!("CREATE DATABASE {name}");
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .expect("connect to the test server");
+            tokio::spawn(connection);
+            client
+                .batch_execute(&statement)
+                .await
+                .expect("create the test database");
+        });
+    })
+    .join()
+    .unwrap();
+    postgres::with_database(server, &name)
+}
+
+fn pg_options(url: &str) -> postgres::PostgresOptions {
+    postgres::PostgresOptions {
+        url: url.into(),
+        pool_size: postgres::DEFAULT_POOL_SIZE,
+    }
+}
+
+/// Opens the storage off the async workers (it blocks while it connects).
+async fn open_pg(url: &str) -> Result<postgres::PostgresStorage, StorageError> {
+    let options = pg_options(url);
+    tokio::task::spawn_blocking(move || postgres::PostgresStorage::open(&options))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_backend_passes_the_suite() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    suite(&s).await;
+    drop(s);
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    archive_suite(&s).await;
+    drop(s);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_keeps_games_across_a_reopen_and_groups_concurrent_writes() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    let commits: Vec<Commit> = (0..400)
+        .map(|i| {
+            let id = format!("g{i:03}");
+            s.write(Write::Create(game(&id), vec![mv(&id, 1)], None))
+        })
+        .collect();
+    for c in commits {
+        c.await.unwrap();
+    }
+    let transactions = s.commits();
+    assert!(
+        transactions < 200,
+        "400 queued writes took {transactions} transactions: no group commit"
+    );
+    s.write(Write::Move(mv("g007", 2), None)).await.unwrap();
+    drop(s);
+    // Reopened (the schema is already there): everything is back. (The
+    // games share a creation time; writers of different games commit in
+    // any order, so ties come back in commit order.)
+    let again = open_pg(&url).await.unwrap();
+    let games = again.recover().unwrap();
+    let by_id: BTreeMap<&str, &StoredGame> =
+        games.iter().map(|g| (g.game.id.as_str(), g)).collect();
+    assert_eq!(games.len(), 400);
+    assert_eq!(by_id.len(), 400);
+    assert_eq!(by_id["g007"].moves, vec![mv("g007", 1), mv("g007", 2)]);
+    assert_eq!(by_id["g008"].moves, vec![mv("g008", 1)]);
+    assert_eq!(by_id["g399"].game, game("g399"));
+    // A move written twice (a stale writer's copy) is refused, and the
+    // stored game is unchanged.
+    let twice = again.write(Write::Move(mv("g007", 2), None)).await;
+    let e = twice.unwrap_err();
+    assert!(e.0.contains("not stored in progress at ply 1"), "{e}");
+    assert_eq!(again.load("g007").unwrap().unwrap().moves.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_schema_is_made_once_by_replicas_starting_together_and_a_newer_one_is_refused() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let opens: Vec<_> = (0..3).map(|_| open_pg(&url)).collect();
+    let mut stores = Vec::new();
+    for open in opens {
+        stores.push(open.await.unwrap());
+    }
+    // Each replica sees what another wrote.
+    stores[0]
+        .write(Write::Create(game("a"), vec![mv("a", 1)], None))
+        .await
+        .unwrap();
+    assert_eq!(
+        stores[2].load("a").unwrap().unwrap().moves,
+        vec![mv("a", 1)]
+    );
+    drop(stores);
+
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let version: i64 = client
+        .query_one("SELECT version FROM referee_schema", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(version, postgres::SCHEMA_VERSION);
+    // The columns the lease step uses are there, empty.
+    let row = client
+        .query_one(
+            "SELECT owner, epoch, lease_expires_at IS NULL FROM games WHERE id = 'a'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Option<String>>(0), None);
+    assert_eq!(row.get::<_, i64>(1), 0);
+    assert!(row.get::<_, bool>(2));
+    client
+        .batch_execute("UPDATE referee_schema SET version = 99")
+        .await
+        .unwrap();
+    let e = open_pg(&url).await.unwrap_err();
+    assert!(e.0.contains("schema version 99"), "{e}");
+    assert!(e.0.contains("newer punct-referee"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_database_is_a_clear_startup_error() {
+    // A loopback port nobody listens on (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = open_pg(&format!(
+        "postgres://referee:hunter2@127.0.0.1:{port}/referee"
+    ))
+    .await
+    .unwrap_err();
+    assert!(e.0.contains(&format!("127.0.0.1:{port}/referee")), "{e}");
+    assert!(e.0.contains("is the database reachable?"), "{e}");
+    assert!(!e.0.contains("hunter2"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_url_asking_for_tls_is_refused_at_start() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let e = open_pg(&format!("{url}{sep}sslmode=require"))
+        .await
+        .unwrap_err();
+    assert!(e.0.contains("TLS"), "{e}");
+    // The same database without it opens.
+    drop(open_pg(&url).await.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_replaces_connections_the_server_closed() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    // Fill the pool: concurrent writes of several games, and reads.
+    let commits: Vec<Commit> = (0..40)
+        .map(|i| {
+            let id = format!("g{i:02}");
+            s.write(Write::Create(game(&id), vec![], None))
+        })
+        .collect();
+    for c in commits {
+        c.await.unwrap();
+    }
+    assert_eq!(s.recover().unwrap().len(), 40);
+    // Every connection of the referee is cut by the server, as a restart of
+    // PostgreSQL or a failover would.
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let cut: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(cut >= 1, "{cut} connections cut");
+    // The next writes and reads, at once, go through on new connections.
+    let commits: Vec<Commit> = (0..40)
+        .map(|i| s.write(Write::Move(mv(&format!("g{i:02}"), 1), None)))
+        .collect();
+    for c in commits {
+        c.await.unwrap();
+    }
+    assert_eq!(s.load("g07").unwrap().unwrap().moves, vec![mv("g07", 1)]);
+}

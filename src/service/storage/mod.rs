@@ -12,11 +12,13 @@
 //! Rows are plain data in neutral terms (texts, seats, milliseconds): a
 //! backend knows nothing of PÜNCT, and the session layer nothing of SQL.
 //! Backends: [`sqlite::SqliteStorage`] (the default, an embedded database with
-//! group commit), [`memory::MemoryStorage`] (keeps rows in memory: the
+//! group commit), [`postgres::PostgresStorage`] (a PostgreSQL database,
+//! the store replicas share), [`memory::MemoryStorage`] (keeps rows in memory: the
 //! reference backend of the tests, with fault injection) and
 //! [`Volatile`] (keeps nothing: `--storage memory`).
 
 pub mod memory;
+pub mod postgres;
 pub mod sqlite;
 
 use std::collections::BTreeMap;
@@ -364,4 +366,4 @@ pub fn from_unix_ms(ms: i64) -> std::time::SystemTime {
 }
 
 #[cfg(test)]
-mod conformance;
+pub(crate) mod conformance;

@@ -1,0 +1,498 @@
+//! The real binary on PostgreSQL (`--storage postgres --database-url …`):
+//! games played, the process killed (SIGKILL: no drain, no flush) and
+//! started again on the same database; the game in progress, its request
+//! ids and the finished game are served as before, and play goes on. Also:
+//! an unreachable database stops the start with a clear message; several
+//! games played at once survive a SIGKILL at a random moment (every
+//! acknowledged move stored, the move in flight wholly there or absent).
+//!
+//! Needs `PUNCT_REFEREE_TEST_DATABASE_URL` (scripts/with-postgres.sh starts a
+//! throw-away server and sets it); without it the tests say so and pass,
+//! unless `PUNCT_REFEREE_REQUIRE_POSTGRES` is set (scripts/test.sh): then
+//! they fail.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{CONNECTION_GAME, Client, Table, rules, table_of};
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::service::storage::postgres::with_database;
+
+const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
+
+fn test_database_url() -> Option<String> {
+    match std::env::var("PUNCT_REFEREE_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("PUNCT_REFEREE_REQUIRE_POSTGRES").is_none(),
+                "PUNCT_REFEREE_REQUIRE_POSTGRES is set but PUNCT_REFEREE_TEST_DATABASE_URL is not: \
+                 run the tests under scripts/with-postgres.sh"
+            );
+            eprintln!("PUNCT_REFEREE_TEST_DATABASE_URL is not set: PostgreSQL tests not run");
+            None
+        }
+    }
+}
+
+/// A fresh, empty database on the test server, its URL.
+async fn fresh_database(server: &str) -> String {
+    let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls)
+        .await
+        .expect("connect to the test server");
+    tokio::spawn(connection);
+    let name = format!(
+        "punct_it_{}_{:016x}",
+        std::process::id(),
+        rand::random::<u64>()
+    );
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .expect("create the test database");
+    with_database(server, &name)
+}
+
+/// The binary as a child process on a database.
+struct Referee {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Referee {
+    async fn start(url: &str) -> Referee {
+        let (child, addr) = spawn(url).unwrap_or_else(|log| panic!("start failed:\n{log}"));
+        let referee = Referee { child, addr };
+        for _ in 0..200 {
+            if let Ok(mut c) = Client::connect(format!("http://{}", referee.addr)).await
+                && c.list_games(pb::ListGamesRequest::default()).await.is_ok()
+            {
+                return referee;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the referee never answered");
+    }
+
+    async fn client(&self) -> Client {
+        Client::connect(format!("http://{}", self.addr))
+            .await
+            .unwrap()
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Referee {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the binary with the database given by the environment variable
+/// (so the URL is not on the command line), reads its address from its JSON
+/// log; on failure, the log.
+fn spawn(url: &str) -> Result<(Child, SocketAddr), String> {
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-http",
+            "--log-format",
+            "json",
+            "--log",
+            "info",
+            "--storage",
+            "postgres",
+        ])
+        .env("PUNCT_REFEREE_DATABASE_URL", url)
+        .env_remove("RUST_LOG")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the referee");
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut lines = stderr.lines();
+    let mut log = String::new();
+    let mut addr = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap_or_default();
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("storage open") {
+            break;
+        }
+        if let Some(a) = line
+            .split("\"address\":\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .and_then(|a| a.parse().ok())
+        {
+            addr = Some(a);
+        }
+    }
+    match addr {
+        Some(addr) if log.contains("storage open") => {
+            std::thread::spawn(move || for _ in lines {});
+            Ok((child, addr))
+        }
+        _ => {
+            let _ = child.wait();
+            Err(log)
+        }
+    }
+}
+
+async fn create(client: &mut Client) -> Table {
+    let r = client
+        .create_game(pb::CreateGameRequest {
+            rules: Some(rules(ppb::Variant::Standard)),
+            labels: BTreeMap::from([("suite".to_string(), "postgres".to_string())])
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    table_of(r.game.unwrap(), &r.seats)
+}
+
+async fn submit(
+    client: &mut Client,
+    table: &Table,
+    ply: u32,
+    note: &str,
+    request_id: &str,
+) -> Result<pb::SubmitMoveResponse, tonic::Status> {
+    client
+        .submit_move(pb::SubmitMoveRequest {
+            game_id: table.id.clone(),
+            token: table.token_at(ply).to_string(),
+            r#move: Some(common::notation(note)),
+            expected_ply: ply,
+            request_id: request_id.to_string(),
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+async fn export(client: &mut Client, id: &str) -> String {
+    client
+        .export_game(pb::ExportGameRequest {
+            game_id: id.to_string(),
+            token: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .record
+}
+
+#[tokio::test]
+async fn games_survive_a_restart_of_the_referee_on_postgres() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server).await;
+    let referee = Referee::start(&url).await;
+    let mut client = referee.client().await;
+
+    // One game played to its end, one left in progress after four moves.
+    let won = create(&mut client).await;
+    for (ply, note) in CONNECTION_GAME.iter().enumerate() {
+        submit(&mut client, &won, ply as u32, note, "")
+            .await
+            .unwrap();
+    }
+    let playing = create(&mut client).await;
+    for (ply, note) in CONNECTION_GAME[..4].iter().enumerate() {
+        let r = submit(&mut client, &playing, ply as u32, note, &format!("p-{ply}"))
+            .await
+            .unwrap();
+        assert_eq!(r.ply, ply as u32 + 1);
+    }
+    let won_before = common::get(&mut client, &won.id).await;
+    assert_eq!(won_before.status, pb::GameStatus::Finished as i32);
+    assert_eq!(won_before.outcome.as_ref().unwrap().reason, "CONNECTION");
+    let won_record = export(&mut client, &won.id).await;
+    let playing_record = export(&mut client, &playing.id).await;
+    drop(client);
+    referee.kill();
+
+    let referee = Referee::start(&url).await;
+    let mut client = referee.client().await;
+    // The finished game, as it ended.
+    let won_after = common::get(&mut client, &won.id).await;
+    assert_eq!(won_after.status, pb::GameStatus::Finished as i32);
+    assert_eq!(won_after.ply, 11);
+    assert_eq!(won_after.outcome, won_before.outcome);
+    assert_eq!(export(&mut client, &won.id).await, won_record);
+    let finished = client
+        .list_games(pb::ListGamesRequest {
+            status: pb::GameStatus::Finished as i32,
+            labels: [("suite".to_string(), "postgres".to_string())].into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let ids: Vec<&str> = finished.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids, [won.id.as_str()]);
+
+    // The game in progress, at its ply, with its record.
+    let game = common::get(&mut client, &playing.id).await;
+    assert_eq!(game.status, pb::GameStatus::InProgress as i32);
+    assert_eq!(game.ply, 4);
+    assert_eq!(export(&mut client, &playing.id).await, playing_record);
+    // A retry of the last acknowledged move is answered from the record.
+    let retry = submit(&mut client, &playing, 3, CONNECTION_GAME[3], "p-3")
+        .await
+        .unwrap();
+    assert!(retry.replayed);
+    assert_eq!(retry.ply, 4);
+    // A stale copy of a move already made is refused, and changes nothing.
+    let stale = submit(&mut client, &playing, 3, CONNECTION_GAME[3], "")
+        .await
+        .unwrap_err();
+    assert_eq!(stale.code(), tonic::Code::Aborted, "{stale:?}");
+    assert!(stale.message().contains("game is at ply 4"), "{stale:?}");
+    assert_eq!(common::get(&mut client, &playing.id).await.ply, 4);
+    // The old tokens play on, to the end.
+    for (ply, note) in CONNECTION_GAME.iter().enumerate().skip(4) {
+        submit(&mut client, &playing, ply as u32, note, "")
+            .await
+            .unwrap();
+    }
+    let ended = common::get(&mut client, &playing.id).await;
+    assert_eq!(ended.status, pb::GameStatus::Finished as i32);
+    assert_eq!(ended.outcome.unwrap().reason, "CONNECTION");
+    drop(client);
+    referee.kill();
+
+    // Once more: both games are finished in the store; nothing is recovered
+    // to play, and both are served.
+    let referee = Referee::start(&url).await;
+    let mut client = referee.client().await;
+    for id in [&won.id, &playing.id] {
+        let g = common::get(&mut client, id).await;
+        assert_eq!(g.status, pb::GameStatus::Finished as i32, "{id}");
+        assert_eq!(g.ply, 11, "{id}");
+    }
+    // The rows themselves: both games finished, every move stored once.
+    let (db, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    for id in [&won.id, &playing.id] {
+        let row = db
+            .query_one(
+                "SELECT g.status, g.ply, g.reason, count(m.ply), min(m.ply), max(m.ply)
+                 FROM games g JOIN moves m ON m.game_id = g.id
+                 WHERE g.id = $1 GROUP BY g.id",
+                &[id],
+            )
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, &str>(0), "finished", "{id}");
+        assert_eq!(row.get::<_, i64>(1), 11, "{id}");
+        assert_eq!(row.get::<_, &str>(2), "CONNECTION", "{id}");
+        assert_eq!(
+            (
+                row.get::<_, i64>(3),
+                row.get::<_, i64>(4),
+                row.get::<_, i64>(5)
+            ),
+            (11, 1, 11),
+            "{id}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_database_stops_the_start_with_a_clear_message() {
+    // Runs without a test server: nothing listens on this port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://referee:hunter2@127.0.0.1:{port}/referee");
+    let out = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-http",
+            "--storage",
+            "postgres",
+            "--database-url",
+            &url,
+        ])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{port}/referee")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is the database reachable?"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+
+    // --storage postgres without a URL is a usage error.
+    let out = Command::new(BIN)
+        .args(["serve", "--storage", "postgres"])
+        .env_remove("PUNCT_REFEREE_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--database-url"), "{stderr}");
+}
+
+/// What one player saw before the kill: acknowledged moves (notation,
+/// request id), and the move in flight, if any.
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    acked: Vec<(String, String)>,
+    in_flight: Option<(u32, String, String)>,
+}
+
+/// Plays random legal moves until the server stops answering or the game
+/// ends.
+async fn play_until_killed(
+    mut client: Client,
+    table: Table,
+    seed: u64,
+    seen: std::sync::Arc<std::sync::Mutex<Seen>>,
+) {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    loop {
+        let Ok(legal) = client
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: table.id.clone(),
+                ..Default::default()
+            })
+            .await
+        else {
+            return;
+        };
+        let legal = legal.into_inner();
+        if legal.moves.is_empty() {
+            return;
+        }
+        let ply = legal.ply;
+        let mv = legal.moves[rng.random_range(0..legal.moves.len())].clone();
+        let note = common::punct_of(&mv).notation.clone();
+        let request_id = format!("{}-{ply}", table.id);
+        seen.lock().unwrap().in_flight = Some((ply, note.clone(), request_id.clone()));
+        match submit(&mut client, &table, ply, &note, &request_id).await {
+            Ok(r) => {
+                let mut s = seen.lock().unwrap();
+                s.acked.push((note, request_id));
+                s.in_flight = None;
+                if r.outcome.is_some() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Moves of a game's record, in order.
+async fn record_moves(client: &mut Client, id: &str) -> Vec<String> {
+    let record = export(client, id).await;
+    let body = record.split_once("\n\n").map_or("", |(_, b)| b);
+    body.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Several games played at once, the referee SIGKILLed in the middle: after
+/// the restart every acknowledged move is stored, in order; the move in
+/// flight is wholly there or wholly absent, and its retry says which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acknowledged_moves_survive_sigkill_on_postgres() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    for seed in [11_u64, 12] {
+        let url = fresh_database(&server).await;
+        let referee = Referee::start(&url).await;
+        let mut client = referee.client().await;
+        let mut games = Vec::new();
+        for i in 0..6 {
+            let table = create(&mut client).await;
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Seen::default()));
+            let player = tokio::spawn(play_until_killed(
+                referee.client().await,
+                Table {
+                    id: table.id.clone(),
+                    white: table.white.clone(),
+                    black: table.black.clone(),
+                },
+                seed * 100 + i,
+                seen.clone(),
+            ));
+            games.push((table, seen, player));
+        }
+        tokio::time::sleep(Duration::from_millis(150 + 100 * (seed % 3))).await;
+        referee.kill();
+        for (_, _, player) in &mut games {
+            common::within(30, player).await.unwrap();
+        }
+
+        let referee = Referee::start(&url).await;
+        let mut client = referee.client().await;
+        let mut total_acked = 0;
+        for (table, seen, _) in &games {
+            let seen = seen.lock().unwrap().clone();
+            total_acked += seen.acked.len();
+            let stored = record_moves(&mut client, &table.id).await;
+            let acked: Vec<String> = seen.acked.iter().map(|(n, _)| n.clone()).collect();
+            assert!(
+                stored.len() >= acked.len() && stored[..acked.len()] == acked[..],
+                "seed {seed}: acknowledged {acked:?}, stored {stored:?}"
+            );
+            let extra = &stored[acked.len()..];
+            match (&seen.in_flight, extra) {
+                (_, []) => {}
+                (Some((_, note, _)), [one]) => assert_eq!(one, note, "seed {seed}"),
+                (other, extra) => panic!("seed {seed}: stored {extra:?} besides ({other:?})"),
+            }
+            let game = common::get(&mut client, &table.id).await;
+            assert_eq!(game.ply as usize, stored.len(), "seed {seed}");
+            if let Some((ply, note, request_id)) = &seen.in_flight
+                && game.status != pb::GameStatus::Finished as i32
+            {
+                let r = submit(&mut client, table, *ply, note, request_id)
+                    .await
+                    .unwrap();
+                assert_eq!(r.replayed, extra.len() == 1, "seed {seed}");
+                assert_eq!(r.ply, ply + 1);
+            }
+        }
+        assert!(
+            total_acked > 0,
+            "seed {seed}: moves were played before the kill"
+        );
+    }
+}
