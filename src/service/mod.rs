@@ -21,6 +21,7 @@ pub mod overload;
 pub mod sessions;
 pub mod storage;
 pub mod telemetry;
+pub mod tournaments;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -34,16 +35,20 @@ use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
-use self::grpc::RefereeApi;
+use self::grpc::pb::referee::v1::tournament_service_server::TournamentServiceServer;
 use self::grpc::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
+use self::grpc::{RefereeApi, TournamentApi};
 use self::overload::InFlightLimitLayer;
 use self::sessions::{Limits, SessionStore};
 use self::storage::sqlite::{SqliteOptions, SqliteStorage};
 use self::storage::{Storage, StorageError, Volatile};
 use self::telemetry::RpcLayer;
+use self::tournaments::Tournaments;
 
 /// The full name of the referee service (for health checks).
 pub const SERVICE_NAME: &str = "referee.v1.RefereeService";
+/// The full name of the tournament service (for health checks).
+pub const TOURNAMENT_SERVICE_NAME: &str = "referee.v1.TournamentService";
 
 /// Everything the server needs besides its listener.
 #[derive(Debug, Clone)]
@@ -160,10 +165,20 @@ pub async fn run_with_http(
 ) -> Result<(), ServeError> {
     let store = open_store(&options)?;
     let stop = CancellationToken::new();
+    let tournaments = Tournaments::new(store.clone(), stop.clone());
+    let resumed = tournaments
+        .recover()
+        .map_err(|e| ServeError::Storage(e.to_string()))?;
+    if resumed > 0 {
+        tracing::info!(tournaments = resumed, "stored tournaments read back");
+    }
     let http_task = http.map(|port| spawn_http(port, store.clone(), stop.clone()));
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
+        .await;
+    health
+        .set_service_status(TOURNAMENT_SERVICE_NAME, ServingStatus::Serving)
         .await;
     let sweeper = tokio::spawn(sweep(store.clone(), options.sweep_interval, stop.clone()));
     let pruner = options
@@ -174,7 +189,7 @@ pub async fn run_with_http(
     let result = serve_grpc(
         listener,
         &options,
-        store,
+        (store, tournaments),
         health_service,
         &stop,
         signal,
@@ -266,6 +281,9 @@ fn drain_signal(
         health
             .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
             .await;
+        health
+            .set_service_status(TOURNAMENT_SERVICE_NAME, ServingStatus::NotServing)
+            .await;
         stop.cancel();
         let _ = drain_started_tx.send(());
     };
@@ -278,7 +296,7 @@ fn drain_signal(
 async fn serve_grpc(
     listener: TcpListener,
     options: &ServerOptions,
-    store: Arc<SessionStore>,
+    (store, tournaments): (Arc<SessionStore>, Arc<Tournaments>),
     health_service: tonic_health::pb::health_server::HealthServer<
         impl tonic_health::pb::health_server::Health,
     >,
@@ -300,6 +318,9 @@ async fn serve_grpc(
     let referee = RefereeServiceServer::new(referee)
         .max_decoding_message_size(options.max_message_bytes)
         .max_encoding_message_size(options.max_message_bytes);
+    let tournament = TournamentServiceServer::new(TournamentApi::new(tournaments, stop.clone()))
+        .max_decoding_message_size(options.max_message_bytes)
+        .max_encoding_message_size(options.max_message_bytes);
 
     // Socket options must be set on the incoming stream itself: the builder's
     // tcp_nodelay/tcp_keepalive only apply when tonic binds. Without nodelay,
@@ -319,6 +340,7 @@ async fn serve_grpc(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(referee)
+        .add_service(tournament)
         .serve_with_incoming_shutdown(incoming, signal);
     tokio::pin!(serve);
 

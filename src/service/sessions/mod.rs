@@ -58,7 +58,8 @@ pub use watch::{Watch, WatchItem};
 pub struct GameId(String);
 
 impl GameId {
-    fn random() -> GameId {
+    /// A fresh id, later than every id this process made before.
+    pub fn random() -> GameId {
         static LAST: AtomicU64 = AtomicU64::new(0);
         let now = u64::try_from(storage::unix_ms(std::time::SystemTime::now())).unwrap_or(0) << 16;
         let previous = LAST
