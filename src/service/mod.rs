@@ -189,7 +189,7 @@ pub async fn run_with_http(
     let result = serve_grpc(
         listener,
         &options,
-        (store, tournaments),
+        (store, tournaments.clone()),
         health_service,
         &stop,
         signal,
@@ -197,6 +197,15 @@ pub async fn run_with_http(
     )
     .await;
     stop.cancel();
+    // Runners and their game watchers end at `stop`; once they have, no
+    // task holds the store (a restart in the same process may reopen it).
+    if tokio::time::timeout(options.drain_timeout, tournaments.stopped())
+        .await
+        .is_err()
+    {
+        tracing::warn!("tournament tasks still running after the drain timeout");
+    }
+    drop(tournaments);
     let _ = sweeper.await;
     if let Some(pruner) = pruner {
         let _ = pruner.await;

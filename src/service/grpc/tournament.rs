@@ -446,7 +446,9 @@ impl TournamentService for TournamentApi {
         let (tx, rx) = mpsc::channel::<Result<pb::ConnectEntrantResponse, Status>>(4);
         let tournaments = self.tournaments.clone();
         let shutdown = self.shutdown.clone();
+        let alive = tournaments.track();
         tokio::spawn(async move {
+            let _alive = alive;
             loop {
                 let push = tokio::select! {
                     biased;

@@ -257,6 +257,21 @@ pub struct Tournaments {
     keys: Mutex<HashMap<[u8; 32], (String, usize)>>,
     shutdown: CancellationToken,
     next_stream: AtomicU64,
+    /// Tasks alive (runners, game watchers, entrant streams): the server
+    /// waits for them at shutdown, so that nothing holds the store after.
+    live: Arc<(std::sync::atomic::AtomicUsize, Notify)>,
+}
+
+/// Counts a task as alive until dropped ([`Tournaments::stopped`]).
+#[derive(Debug)]
+pub struct TaskGuard(Arc<(std::sync::atomic::AtomicUsize, Notify)>);
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        if self.0.0.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.1.notify_waiters();
+        }
+    }
 }
 
 /// An entrant's open stream: while it lives, the entrant counts as
@@ -294,7 +309,30 @@ impl Tournaments {
             keys: Mutex::new(HashMap::new()),
             shutdown,
             next_stream: AtomicU64::new(1),
+            live: Arc::new((std::sync::atomic::AtomicUsize::new(0), Notify::new())),
         })
+    }
+
+    /// Counts the calling task as alive until the guard drops.
+    pub fn track(&self) -> TaskGuard {
+        self.live.0.fetch_add(1, Ordering::SeqCst);
+        TaskGuard(self.live.clone())
+    }
+
+    /// Waits until every tracked task has ended (they end at shutdown).
+    pub async fn stopped(&self) {
+        loop {
+            let idle = self.live.1.notified();
+            if self.live.0.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
+
+    /// Cancelled when the server shuts down.
+    pub fn shutdown(&self) -> &CancellationToken {
+        &self.shutdown
     }
 
     /// The session store the games are made in.

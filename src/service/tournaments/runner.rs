@@ -35,7 +35,11 @@ struct Ended {
 
 /// Starts the runner of tournament `id`.
 pub(crate) fn spawn(tournaments: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
-    tokio::spawn(run(tournaments, id, entry));
+    let alive = tournaments.track();
+    tokio::spawn(async move {
+        let _alive = alive;
+        run(tournaments, id, entry).await;
+    });
 }
 
 /// The runner's loop (module docs).
@@ -56,13 +60,7 @@ async fn run(ts: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
             .collect()
     };
     for (number, game_id, seats) in playing {
-        watch_end(
-            ts.sessions.clone(),
-            game_id,
-            number,
-            seats,
-            ended_tx.clone(),
-        );
+        watch_end(&ts, game_id, number, seats, ended_tx.clone());
     }
     loop {
         let retry = match step(&ts, &entry, &ended_tx).await {
@@ -248,13 +246,7 @@ async fn start_game(
     entry.version.fetch_add(1, Ordering::SeqCst);
     log_failure(commit.await);
     tracing::info!(tournament = %entry.lock().doc.id, game = number, game_id = %game_id, "tournament game started");
-    watch_end(
-        ts.sessions.clone(),
-        game_id,
-        number,
-        seats.len(),
-        ended_tx.clone(),
-    );
+    watch_end(ts, game_id, number, seats.len(), ended_tx.clone());
     Ok(())
 }
 
@@ -321,15 +313,21 @@ fn log_failure(result: Result<(), storage::StorageError>) {
 /// Watches game `game_id` (number `number`, `seats` seats) to its end and
 /// reports it.
 fn watch_end(
-    sessions: Arc<SessionStore>,
+    ts: &Tournaments,
     game_id: String,
     number: u32,
     seats: usize,
     ended: mpsc::UnboundedSender<Ended>,
 ) {
+    let (sessions, shutdown, alive) = (ts.sessions.clone(), ts.shutdown.clone(), ts.track());
     tokio::spawn(async move {
-        let state = wait_end(&sessions, game_id, seats).await;
-        let _ = ended.send(Ended { number, state });
+        let _alive = alive;
+        tokio::select! {
+            _ = shutdown.cancelled() => {}
+            state = wait_end(&sessions, game_id, seats) => {
+                let _ = ended.send(Ended { number, state });
+            }
+        }
     });
 }
 

@@ -12,6 +12,7 @@
 //! [`stats`]. Every call goes through [`crate::tools::rpc`].
 
 pub mod command;
+pub mod entrant;
 pub mod game;
 pub mod stats;
 
