@@ -330,7 +330,7 @@ async fn watch_prints_the_board_as_moves_arrive_until_the_game_ends() {
     let tokens = dir.join("tokens.json");
     // A real finished game, from the built-in bots.
     let report = tournament::run(
-        server.client().await,
+        server.channel().await,
         Config {
             bots: vec!["greedy".parse().unwrap(), "random".parse().unwrap()],
             format: Format::RoundRobin,

@@ -59,11 +59,7 @@ fn bot(name: &str, seed: u64) -> EntrantBot {
         "greedy" => "greedy".to_string(),
         other => format!("{other}=random"),
     };
-    EntrantBot {
-        spec: spec.parse().unwrap(),
-        seed,
-        move_timeout: Duration::from_secs(10),
-    }
+    EntrantBot::new(spec.parse().unwrap(), seed, Duration::from_secs(10))
 }
 
 async fn create(
@@ -229,7 +225,7 @@ async fn a_round_robin_over_grpc_finishes_with_standings_equal_to_a_recount() {
             .unwrap()
             .into_inner()
             .record;
-        assert!(record.contains(&format!("tournament: {}", done.tournament_id)));
+        assert!(record.contains(&format!("tournament_id: {}", done.tournament_id)));
         let imported = client
             .import_game(pb::ImportGameRequest {
                 record,

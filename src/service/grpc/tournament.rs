@@ -122,6 +122,7 @@ fn new_tournament(req: pb::CreateTournamentRequest) -> Result<NewTournament, Sta
         open_registration: spec.open_registration,
         table_size: spec.table_size,
         sprt,
+        setup_seed_base: spec.setup_seed_base,
         entrants: req.entrants,
     })
 }
@@ -209,6 +210,7 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
             alpha: s.alpha,
             beta: s.beta,
         }),
+        setup_seed_base: d.setup_seed_base,
     };
     let games = if with_games {
         d.games.iter().map(game_pb).collect()

@@ -49,9 +49,9 @@ pub const MAX_OPENINGS: usize = 1000;
 /// Most games per pairing.
 pub const MAX_GAMES_PER_PAIRING: u32 = 1000;
 /// Labels a tournament may give its games: the rest of a game's sixteen
-/// are the tournament's own (`tournament`, `round`, `game`, and a seat
-/// name per seat).
-pub const MAX_TOURNAMENT_LABELS: usize = crate::service::sessions::MAX_LABELS - 7;
+/// are the tournament's own (`tournament`, `tournament_id`, `round`,
+/// `game`, and a seat name per seat).
+pub const MAX_TOURNAMENT_LABELS: usize = crate::service::sessions::MAX_LABELS - 8;
 
 /// Why a tournament call was refused. A refused call changes nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -156,6 +156,8 @@ pub struct NewTournament {
     pub table_size: u32,
     /// The stop rule.
     pub sprt: Option<sprt::Sprt>,
+    /// The base of each game's seed, for seeded games ([`game_seed`]).
+    pub setup_seed_base: Option<u64>,
     /// Entrants entered at creation.
     pub entrants: Vec<String>,
 }
@@ -811,6 +813,19 @@ fn meeting_of(doc: &Doc, openings: usize) -> Meeting {
         games: doc.games_per_pairing,
         openings,
     }
+}
+
+/// The seed of game `number` from a tournament's `setup_seed_base`:
+/// SHA-256 of `tournament/setup/v1`, the base (8 bytes, big-endian) and
+/// the number (4 bytes, big-endian) — the local runner's derivation, so a
+/// tournament deals the same on either.
+pub fn game_seed(base: u64, number: u32) -> [u8; 32] {
+    use sha2::Digest as _;
+    let mut hash = sha2::Sha256::new();
+    hash.update(b"tournament/setup/v1");
+    hash.update(base.to_be_bytes());
+    hash.update(number.to_be_bytes());
+    hash.finalize().into()
 }
 
 /// A dummy setup, to rebuild seeded rules from their header.

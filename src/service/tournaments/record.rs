@@ -210,6 +210,9 @@ pub struct Doc {
     pub table: usize,
     /// The stop rule.
     pub sprt: Option<Sprt>,
+    /// The base of each game's seed (seeded games).
+    #[serde(default)]
+    pub setup_seed_base: Option<u64>,
     /// Where it is.
     pub status: Status,
     /// The entrants, index order.
@@ -485,7 +488,22 @@ pub fn checked_doc(
             ));
         }
     }
-    if !new.openings.is_empty() && !(new.games_per_pairing as usize).is_multiple_of(table) {
+    if new.setup_seed_base.is_some() {
+        if !new.rules.rules().seeded() || !new.rules.rules().seed_may_be_supplied() {
+            return Err(invalid(
+                "spec.setup_seed_base",
+                format!("{} has no random setup to seed", new.rules.game_name()),
+            ));
+        }
+        if new.openings.iter().any(|o| o.seed.is_some()) {
+            return Err(invalid(
+                "spec.setup_seed_base",
+                "the openings already seed the games: give one or the other",
+            ));
+        }
+    }
+    let with_moves = new.openings.iter().any(|o| !o.moves.is_empty());
+    if with_moves && !(new.games_per_pairing as usize).is_multiple_of(table) {
         return Err(invalid(
             "spec.games_per_pairing",
             format!(
@@ -529,6 +547,7 @@ pub fn checked_doc(
         open_registration: new.open_registration,
         table,
         sprt: new.sprt,
+        setup_seed_base: new.setup_seed_base,
         status: Status::Registering,
         entrants: Vec::new(),
         games: Vec::new(),

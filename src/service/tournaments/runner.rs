@@ -183,7 +183,13 @@ async fn start_game(
         let t = entry.lock();
         let g = &t.doc.games[i];
         let mut labels = t.doc.labels.clone();
-        labels.insert("tournament".into(), t.doc.id.clone());
+        let name = if t.doc.name.is_empty() {
+            &t.doc.id
+        } else {
+            &t.doc.name
+        };
+        labels.insert("tournament".into(), name.clone());
+        labels.insert("tournament_id".into(), t.doc.id.clone());
         labels.insert("round".into(), g.round.to_string());
         labels.insert("game".into(), g.number.to_string());
         let seat_names = t.rules.rules().start(None).seat_names();
@@ -197,7 +203,12 @@ async fn start_game(
             .opening
             .and_then(|o| t.doc.openings.get(o))
             .and_then(|o| o.seed.as_deref())
-            .and_then(crate::games::parse_seed);
+            .and_then(crate::games::parse_seed)
+            .or_else(|| {
+                t.doc
+                    .setup_seed_base
+                    .map(|base| super::game_seed(base, g.number))
+            });
         (t.rules.clone(), t.time_control, labels, opening, seed)
     };
     let created = ts.sessions.create_timed(rules, labels, tc, seed).await;

@@ -15,7 +15,7 @@
 //!   evaluated on a grid of 1 Elo from −[`ELO_GRID`] to +[`ELO_GRID`]; the
 //!   estimate is its median and the interval its 2.5% and 97.5% quantiles.
 //!   A sweep thus gets a finite estimate and an interval that narrows with
-//!   the games (20 wins of 20: about +600, from +420 to +830), never "± 0".
+//!   the games (20 wins of 20: +641, from +322 to +1139), never "± 0".
 
 /// The prior's standard deviation, in Elo: wide enough that a few games
 /// move the estimate, narrow enough that a sweep stays finite.

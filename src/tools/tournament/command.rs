@@ -1,6 +1,7 @@
 //! `punct-referee tournament`: the command-line face of [`super::run`]. With
-//! `--server` it plays on that referee; without, it starts one inside this
-//! process on a loopback port, and the bots still play over RPC.
+//! `--server` it holds the tournament on that referee; without, it starts
+//! one inside this process on a loopback port, and the bots still connect
+//! as entrants and play over RPC.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{Client, Config, Format, Report};
+use super::{Config, Format, Report};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::{self, ServerOptions};
 use crate::tools::bots::BotSpec;
@@ -117,8 +118,8 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
             (address, Some(embedded))
         }
     };
-    let report = match address.connect().await {
-        Ok(client) => play_with_progress(client, config, total).await,
+    let report = match address.channel().await {
+        Ok(channel) => play_with_progress(channel, config, total).await,
         Err(e) => Err(e),
     };
     if let Some(embedded) = embedded {
@@ -181,7 +182,7 @@ impl Embedded {
 
 /// Plays the tournament with a progress bar of `total` games on stderr.
 async fn play_with_progress(
-    client: Client,
+    channel: tonic::transport::Channel,
     config: Config,
     total: usize,
 ) -> Result<Report, String> {
@@ -191,7 +192,7 @@ async fn play_with_progress(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let progress = bar.clone();
-    let report = super::run(client, config, move |game, names| {
+    let report = super::run(channel, config, move |game, names| {
         let message = match game.pairing.seats()[..] {
             [white, black] => format!(
                 "#{} {} {} {}",

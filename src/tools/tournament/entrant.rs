@@ -32,6 +32,25 @@ pub struct EntrantBot {
     pub seed: u64,
     /// Longest think of an external bot per move.
     pub move_timeout: Duration,
+    /// Whether the bot is told its clock (the local runner hides the
+    /// clock it had to give the games when none was asked for).
+    pub tell_clock: bool,
+    /// The base of the games' seeds, when the tournament supplies them
+    /// (`setup_seed_base`): the bot may then follow its game's setup.
+    pub setup_seed_base: Option<u64>,
+}
+
+impl EntrantBot {
+    /// A bot told its clock, without the games' seeds.
+    pub fn new(spec: BotSpec, seed: u64, move_timeout: Duration) -> EntrantBot {
+        EntrantBot {
+            spec,
+            seed,
+            move_timeout,
+            tell_clock: true,
+            setup_seed_base: None,
+        }
+    }
 }
 
 /// What one game of an entrant came to.
@@ -108,17 +127,24 @@ async fn play_seat(
     bot: EntrantBot,
 ) -> Result<SeatReport, Status> {
     let rules = convert::game_rules(a.rules.as_ref(), &RULE_FIELDS)?;
-    let rules = ToolRules { rules, seed: None };
+    let seed = bot
+        .setup_seed_base
+        .filter(|_| rules.rules().seeded())
+        .map(|base| crate::service::tournaments::game_seed(base, a.number));
+    let rules = ToolRules { rules, seed };
     let game = rules.game();
     let seat_names = rules.seat_names();
     let seat_name = seat_names
         .get(a.seat.saturating_sub(1) as usize)
         .copied()
         .unwrap_or("seat");
+    // As the local runner seeds it: the tournament's seed, the game, the
+    // seat.
+    let seats = seat_names.len() as u64;
     let seed = bot
         .seed
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(u64::from(a.number) * 8 + u64::from(a.seat));
+        .wrapping_add(u64::from(a.number) * seats + u64::from(a.seat.saturating_sub(1)));
     let mut player = bot.spec.player(seed, &rules, bot.move_timeout);
     let report = |forfeit| SeatReport {
         number: a.number,
@@ -202,6 +228,7 @@ async fn play_seat(
             let clock_ms = seat
                 .clock
                 .as_ref()
+                .filter(|_| bot.tell_clock)
                 .and_then(|c| rpc::remaining_ms(c, a.seat as usize - 1));
             let turn = Turn {
                 game_id: &a.game_id,
@@ -234,13 +261,11 @@ async fn play_seat(
                         {
                             continue;
                         }
-                        Err(s)
-                            if matches!(
-                                s.code(),
-                                tonic::Code::FailedPrecondition | tonic::Code::InvalidArgument
-                            ) =>
-                        {
+                        Err(s) if s.code() == tonic::Code::FailedPrecondition => {
                             format!("illegal move `{text}`: {}", s.message())
+                        }
+                        Err(s) if s.code() == tonic::Code::InvalidArgument => {
+                            format!("unreadable move `{text}`: {}", s.message())
                         }
                         Err(s) => return Err(s),
                     }
