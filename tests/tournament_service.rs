@@ -801,3 +801,80 @@ async fn bad_tournament_calls_are_refused_precisely_and_change_nothing() {
     let after = get(&mut t, &swiss.tournament_id).await;
     assert_eq!(after.entrants.len(), 2, "refused calls added nobody");
 }
+
+/// A plain HTTP GET: the status and the body.
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).await.unwrap();
+    let status = text[9..12].parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_page_shows_tournaments_with_standings_and_links_to_their_games() {
+    let server = TestServer::start_with_http(common::test_options(), None).await;
+    let http = server.http.unwrap();
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let (created, keys) = create(
+        &mut t,
+        spec(dots_rules(), pb::TournamentFormat::RoundRobin, 2),
+        &["greedy", "r1"],
+    )
+    .await;
+    let (status, body) = http_get(http, "/api/tournaments").await;
+    assert_eq!(status, 200);
+    let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(list["tournaments"][0]["status"], "registering");
+    assert!(
+        list["tournaments"][0].get("games").is_none(),
+        "no schedule in the list"
+    );
+    start(&mut t, &created.tournament_id).await;
+    play_all(&server, &keys, &[bot("greedy", 1), bot("r1", 2)]).await;
+    let (status, body) =
+        http_get(http, &format!("/api/tournaments/{}", created.tournament_id)).await;
+    assert_eq!(status, 200);
+    assert!(!body.contains("key"), "no key nor key hash: {body}");
+    assert!(!body.contains("token"), "no seat token: {body}");
+    let one: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(one["status"], "finished");
+    assert_eq!(
+        (one["games_done"].as_u64(), one["games_total"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let done = get(&mut t, &created.tournament_id).await;
+    for (g, shown) in done.games.iter().zip(one["games"].as_array().unwrap()) {
+        assert_eq!(shown["game_id"], g.game_id.as_str());
+        assert_eq!(shown["status"], "finished");
+    }
+    for (s, shown) in done
+        .standings
+        .iter()
+        .zip(one["standings"].as_array().unwrap())
+    {
+        assert_eq!(shown["name"], s.name.as_str());
+        assert_eq!(shown["points"].as_f64(), Some(s.points));
+        assert_eq!(shown["elo"][0].as_f64(), s.elo);
+    }
+    let (status, _) = http_get(http, "/api/tournaments/nope").await;
+    assert_eq!(status, 404);
+    let (_, page) = http_get(http, "/").await;
+    assert!(page.contains("id=\"tournament-rows\"") && page.contains("id=\"standing-rows\""));
+    let (_, script) = http_get(http, "/app.js").await;
+    assert!(
+        script.contains("#tournament=")
+            && script.contains("#game=${encodeURIComponent(g.game_id)}")
+    );
+}

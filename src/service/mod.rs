@@ -172,7 +172,8 @@ pub async fn run_with_http(
     if resumed > 0 {
         tracing::info!(tournaments = resumed, "stored tournaments read back");
     }
-    let http_task = http.map(|port| spawn_http(port, store.clone(), stop.clone()));
+    let http_task =
+        http.map(|port| spawn_http(port, store.clone(), tournaments.clone(), stop.clone()));
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
@@ -250,10 +251,12 @@ fn open_store(options: &ServerOptions) -> Result<Arc<SessionStore>, ServeError> 
 fn spawn_http(
     port: HttpPort,
     store: Arc<SessionStore>,
+    tournaments: Arc<Tournaments>,
     stop: CancellationToken,
 ) -> tokio::task::JoinHandle<std::io::Result<()>> {
     let router = http::router(http::WebState {
         store,
+        tournaments,
         shutdown: stop.clone(),
         metrics: port.metrics,
     });
