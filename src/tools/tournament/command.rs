@@ -100,6 +100,52 @@ pub fn parse_time_control(text: &str) -> Result<TimeControlArg, String> {
     }))
 }
 
+/// Flags of `punct-referee entrant`: one local bot joins a tournament held
+/// by a referee, as the entrant of a key (docs/TOURNAMENTS.md).
+#[derive(Debug, Clone, Args)]
+pub struct EntrantArgs {
+    /// The bot: `random`, `greedy` or `cmd:PROGRAM ARGS`, optionally `NAME=…`.
+    pub bot: BotSpec,
+    /// The entrant's key (from CreateTournament or AddEntrant).
+    #[arg(long, env = "PUNCT_ENTRANT_KEY", hide_env_values = true)]
+    pub key: String,
+    /// The referee holding the tournament, HOST:PORT or http://HOST:PORT.
+    #[arg(long, env = "PUNCT_SERVER")]
+    pub server: String,
+    /// Seed of a built-in bot's choices.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Seconds an external bot may think per move before it forfeits.
+    #[arg(long, default_value_t = 10)]
+    pub move_timeout_secs: u64,
+}
+
+/// Plays the bot as the key's entrant until the tournament ends, then
+/// prints the final standings (name and points, best first).
+pub async fn run_entrant(args: EntrantArgs) -> Result<(), String> {
+    let address = ServerAddress::parse("--server (or PUNCT_SERVER)", &args.server)
+        .map_err(|e| e.to_string())?;
+    let channel = address.channel().await?;
+    let bot = super::entrant::EntrantBot::new(
+        args.bot.clone(),
+        args.seed,
+        Duration::from_secs(args.move_timeout_secs),
+    );
+    let (ended, reports) = super::entrant::play_entrant(channel, args.key.clone(), bot)
+        .await
+        .map_err(|s| crate::tools::rpc::describe_status(&s))?;
+    for r in reports
+        .iter()
+        .filter_map(|r| r.forfeit.as_ref().map(|f| (r.number, f)))
+    {
+        println!("game {} forfeited by {}", r.0, r.1);
+    }
+    for s in &ended.standings {
+        println!("{:>4}  {:<20}  {:>6.1}", s.rank, s.name, s.points);
+    }
+    Ok(())
+}
+
 /// Runs the tournament, prints the standings and crosstable on stdout.
 pub async fn run(args: TournamentArgs) -> Result<(), String> {
     let named = match &args.server {
