@@ -878,3 +878,109 @@ async fn the_web_page_shows_tournaments_with_standings_and_links_to_their_games(
             && script.contains("#game=${encodeURIComponent(g.game_id)}")
     );
 }
+
+fn dots_move(notation: &str) -> pb::Move {
+    pb::Move {
+        game: Some(pb::r#move::Game::Dots(dpb::Move {
+            notation: notation.into(),
+            ..Default::default()
+        })),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_double_round_robin_plays_every_opening_from_both_sides_twice() {
+    let server = TestServer::start().await;
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let openings = [vec!["1,1", "8,8"], vec!["2,7"]];
+    let mut s = spec(dots_rules(), pb::TournamentFormat::DoubleRoundRobin, 2);
+    s.openings = openings
+        .iter()
+        .map(|moves| pb::Opening {
+            moves: moves.iter().map(|m| dots_move(m)).collect(),
+            seed: String::new(),
+        })
+        .collect();
+    s.labels = HashMap::from([("event".to_string(), "openings".to_string())]);
+    let (created, keys) = create(&mut t, s.clone(), &["greedy", "r1"]).await;
+    let echoed = created.spec.unwrap();
+    assert_eq!(echoed.openings.len(), 2);
+    let started = start(&mut t, &created.tournament_id).await;
+    assert_eq!(started.games.len(), 8, "2 openings x 2 seatings x 2 cycles");
+    play_all(&server, &keys, &[bot("greedy", 1), bot("r1", 2)]).await;
+    let done = get(&mut t, &created.tournament_id).await;
+    assert_eq!(done.status, pb::TournamentStatus::Finished as i32);
+    let mut client = server.client().await;
+    let mut seen: BTreeMap<(u32, Vec<u32>), u32> = BTreeMap::new();
+    for g in &done.games {
+        let opening = g.opening.unwrap();
+        *seen.entry((opening, g.entrants.clone())).or_default() += 1;
+        let record = client
+            .export_game(pb::ExportGameRequest {
+                game_id: g.game_id.clone(),
+                token: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .record;
+        assert!(record.contains("event: openings"), "{record}");
+        let moves: Vec<&str> = record
+            .split_once("\n\n")
+            .unwrap()
+            .1
+            .lines()
+            .take(openings[opening as usize].len())
+            .collect();
+        assert_eq!(moves, openings[opening as usize], "game {}", g.number);
+    }
+    let expected: BTreeMap<(u32, Vec<u32>), u32> = [0, 1]
+        .into_iter()
+        .flat_map(|o| [((o, vec![0, 1]), 2), ((o, vec![1, 0]), 2)])
+        .collect();
+    assert_eq!(seen, expected);
+    // A bad opening and bad labels are refused at creation.
+    let mut bad = s.clone();
+    bad.openings = vec![pb::Opening {
+        moves: vec![dots_move("1,1"), dots_move("1,1")],
+        seed: String::new(),
+    }];
+    let e = t
+        .create_tournament(pb::CreateTournamentRequest {
+            spec: Some(bad),
+            entrants: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert_eq!(
+        e.get_details_bad_request().unwrap().field_violations[0].field,
+        "spec.openings[0].moves[1]"
+    );
+    let mut odd = s.clone();
+    odd.games_per_pairing = 3;
+    let e = t
+        .create_tournament(pb::CreateTournamentRequest {
+            spec: Some(odd),
+            entrants: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.get_details_bad_request().unwrap().field_violations[0].field,
+        "spec.games_per_pairing"
+    );
+    let mut labels = s;
+    labels.labels = HashMap::from([("9bad".to_string(), "x".to_string())]);
+    let e = t
+        .create_tournament(pb::CreateTournamentRequest {
+            spec: Some(labels),
+            entrants: vec![],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.get_details_bad_request().unwrap().field_violations[0].field,
+        "spec.labels"
+    );
+}

@@ -1116,7 +1116,8 @@ fn time_control_of(row: &ClockRow) -> Result<TimeControl, String> {
     Ok(tc)
 }
 
-fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
+/// Checks labels as `CreateGame` does (count, keys, values).
+pub fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
     let bad = |description: String| SessionError::InvalidArgument {
         field: "labels",
         description,

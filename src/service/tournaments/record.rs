@@ -418,10 +418,11 @@ pub fn checked_doc(
     fn invalid(field: &str, description: impl Into<String>) -> TournamentError {
         TournamentError::invalid(field, description)
     }
-    if new.name.len() > 256 || new.name.contains(['\n', '\r']) {
+    if new.name.len() > 256 || new.name.chars().any(char::is_control) || new.name.trim() != new.name
+    {
         return Err(invalid(
             "spec.name",
-            "at most 256 bytes on one line expected",
+            "at most 256 bytes on one line, without surrounding spaces, expected (it labels every game)",
         ));
     }
     new.time_control
@@ -525,6 +526,9 @@ pub fn checked_doc(
             ),
         ));
     }
+    // Every game carries them: refused here, not at each game's creation.
+    crate::service::sessions::check_labels(&new.labels)
+        .map_err(|e| invalid("spec.labels", e.to_string()))?;
     let header = header_of(&new.rules);
     let mut openings = Vec::new();
     let mut details = Vec::new();
