@@ -215,7 +215,7 @@ pub struct Standing {
     /// Points (a win 1, a draw ½; at larger tables the share of each
     /// game's point, docs/BOTS.md).
     pub score: f64,
-    /// Elo against the field, with its 95% half-width.
+    /// Elo against the field, with its 95% interval.
     pub elo: Option<stats::EloEstimate>,
 }
 
@@ -499,7 +499,7 @@ impl fmt::Display for Report {
                 0.0
             };
             let elo = match s.elo {
-                Some(e) => format!("{:+.0} ± {:.0}", e.elo, e.error),
+                Some(e) => format!("{:+.0} ({:+.0} to {:+.0})", e.elo, e.low, e.high),
                 None => "-".into(),
             };
             writeln!(
