@@ -337,14 +337,15 @@ impl Doc {
             .count()
     }
 
-    /// The concurrency in force: the spec's, or a round's games.
+    /// The concurrency in force: the spec's, or by default one game per
+    /// table a round seats (entrants / seats, at least 1), so that in a
+    /// round robin each entrant plays about one game at a time and an SPRT
+    /// stops without a flood of games already started.
     pub fn effective_concurrency(&self) -> usize {
         if self.concurrency > 0 {
             return self.concurrency as usize;
         }
-        let per_round = self.entrants.len() / self.table.max(2);
-        let per_meeting = self.games_per_pairing as usize * self.openings.len().max(1);
-        (per_round.max(1) * per_meeting).max(1)
+        (self.entrants.len() / self.table.max(2)).max(1)
     }
 }
 
