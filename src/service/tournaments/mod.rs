@@ -38,7 +38,8 @@ use crate::games::{Catalog, GameRules, MoveDetail, MoveInput, Setup};
 use crate::service::sessions::{GameId, SessionStore, TimeControl, Token, TokenHash};
 use crate::service::storage::{self, Write};
 
-/// Most tournaments a server holds.
+/// Most tournaments a server holds open (registering or running) at once;
+/// ended ones stay readable and do not count.
 pub const MAX_TOURNAMENTS: usize = 1000;
 /// Most entrants of one tournament.
 pub const MAX_ENTRANTS: usize = 256;
@@ -231,7 +232,15 @@ struct Tournament {
     openings: Vec<Vec<MoveDetail>>,
     /// Each entrant's open stream: its number and sender.
     streams: Vec<Option<(u64, mpsc::UnboundedSender<Push>)>>,
+    /// The standings of the results so far, keyed by what they depend on
+    /// (entrants, games scheduled, games counted): the Elo posterior is a
+    /// few thousand exponentials per line, and pages read every 2 s.
+    standings: std::cell::RefCell<Option<(StandingsKey, standings::Table)>>,
 }
+
+/// What a tournament's standings depend on: entrants, games scheduled,
+/// games counted.
+type StandingsKey = (usize, usize, usize);
 
 /// A held tournament.
 #[derive(Debug)]
@@ -397,6 +406,7 @@ impl Tournaments {
             time_control,
             openings,
             streams,
+            standings: Default::default(),
         })
     }
 
@@ -423,6 +433,17 @@ impl Tournaments {
         entry
     }
 
+    /// Tournaments not over yet (registering or running): what the limit
+    /// counts; ended ones stay readable.
+    fn open_count(&self) -> usize {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|e| matches!(e.lock().doc.status, Status::Registering | Status::Running))
+            .count()
+    }
+
     fn entry(&self, id: &str) -> Result<Arc<Entry>, TournamentError> {
         self.held
             .lock()
@@ -437,7 +458,7 @@ impl Tournaments {
         &self,
         new: NewTournament,
     ) -> Result<(TournamentView, Vec<EntrantKey>), TournamentError> {
-        if self.held.lock().unwrap_or_else(|e| e.into_inner()).len() >= MAX_TOURNAMENTS {
+        if self.open_count() >= MAX_TOURNAMENTS {
             return Err(TournamentError::LimitReached {
                 what: "tournaments",
                 max: MAX_TOURNAMENTS,
@@ -468,6 +489,7 @@ impl Tournaments {
             ));
         }
         let t = Tournament {
+            standings: Default::default(),
             streams: vec![None; doc.entrants.len()],
             time_control: new.time_control,
             rules: new.rules.clone(),
@@ -769,8 +791,25 @@ fn assignment_of(doc: &Doc, g: &GameDoc, entrant: usize) -> Option<Assignment> {
 
 /// The view of `t`: standings and SPRT computed from its results.
 fn view_of(t: &Tournament) -> TournamentView {
-    let (scored, byes) = t.doc.scored();
-    let table = standings::table(t.doc.entrants.len(), &scored, &byes);
+    let counted = t
+        .doc
+        .games
+        .iter()
+        .filter(|g| matches!(g.state, GameState::Done { .. } | GameState::Bye))
+        .count();
+    let key = (t.doc.entrants.len(), t.doc.games.len(), counted);
+    let cached = t
+        .standings
+        .borrow()
+        .as_ref()
+        .filter(|(k, _)| *k == key)
+        .map(|(_, table)| table.clone());
+    let table = cached.unwrap_or_else(|| {
+        let (scored, byes) = t.doc.scored();
+        let table = standings::table(t.doc.entrants.len(), &scored, &byes);
+        *t.standings.borrow_mut() = Some((key, table.clone()));
+        table
+    });
     let pentanomial = t.doc.pentanomial();
     let sprt = t
         .doc
