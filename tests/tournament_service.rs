@@ -800,6 +800,32 @@ async fn bad_tournament_calls_are_refused_precisely_and_change_nothing() {
     assert_eq!(end.status, pb::TournamentStatus::Cancelled as i32);
     let after = get(&mut t, &swiss.tournament_id).await;
     assert_eq!(after.entrants.len(), 2, "refused calls added nobody");
+
+    // A schedule past the limit is refused at the start, and not started.
+    let names: Vec<String> = (0..20).map(|i| format!("e{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (big, _) = create(
+        &mut t,
+        spec(dots_rules(), pb::TournamentFormat::RoundRobin, 100),
+        &refs,
+    )
+    .await;
+    let e = t
+        .start_tournament(pb::StartTournamentRequest {
+            tournament_id: big.tournament_id.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted);
+    assert_eq!(
+        e.get_details_quota_failure().unwrap().violations[0].subject,
+        "tournament_games"
+    );
+    let still = get(&mut t, &big.tournament_id).await;
+    assert_eq!(
+        (still.status, still.games.len()),
+        (pb::TournamentStatus::Registering as i32, 0)
+    );
 }
 
 /// A plain HTTP GET: the status and the body.

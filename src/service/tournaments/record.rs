@@ -685,20 +685,16 @@ pub fn schedule_start(doc: &mut Doc, openings: usize) -> Result<(), TournamentEr
     schedule::check(doc.format, entrants, doc.table)
         .map_err(|e| TournamentError::precondition("UNSCHEDULABLE", e.to_string()))?;
     let meeting = super::meeting_of(doc, openings);
-    let planned = schedule::fixed(doc.format, entrants, meeting)
-        .map_err(|e| TournamentError::precondition("UNSCHEDULABLE", e.to_string()))?;
-    let total = match doc.format {
-        Format::Swiss { rounds } => {
-            (entrants / 2) * rounds as usize * meeting.games as usize * openings.max(1)
-        }
-        _ => planned.len(),
-    };
-    if total > MAX_GAMES {
+    // Counted before it is built: a schedule past the limit is refused
+    // without allocating it.
+    if schedule::game_count(doc.format, entrants, meeting) > MAX_GAMES as u128 {
         return Err(TournamentError::LimitReached {
             what: "tournament_games",
             max: MAX_GAMES,
         });
     }
+    let planned = schedule::fixed(doc.format, entrants, meeting)
+        .map_err(|e| TournamentError::precondition("UNSCHEDULABLE", e.to_string()))?;
     doc.rounds = schedule::round_count(doc.format, &planned);
     doc.push_planned(planned);
     if matches!(doc.format, Format::Swiss { .. }) {

@@ -101,6 +101,28 @@ pub fn check(format: Format, entrants: usize, table: usize) -> Result<(), Schedu
     Ok(())
 }
 
+/// How many games `format` schedules for `entrants` (a Swiss: over all its
+/// rounds, byes not counted), computed without building the schedule, so
+/// that a schedule too large to hold is refused before it is built.
+pub fn game_count(format: Format, entrants: usize, meeting: Meeting) -> u128 {
+    let choose = |n: usize, k: usize| -> u128 {
+        if k > n {
+            return 0;
+        }
+        (0..k).fold(1u128, |acc, i| {
+            acc.saturating_mul((n - i) as u128) / (i as u128 + 1)
+        })
+    };
+    let per_meeting = u128::from(meeting.games).saturating_mul(meeting.openings.max(1) as u128);
+    let meetings = match format {
+        Format::RoundRobin => choose(entrants, meeting.table),
+        Format::DoubleRoundRobin => choose(entrants, meeting.table).saturating_mul(2),
+        Format::Gauntlet => choose(entrants.saturating_sub(1), meeting.table.saturating_sub(1)),
+        Format::Swiss { rounds } => (entrants / 2) as u128 * u128::from(rounds),
+    };
+    meetings.saturating_mul(per_meeting)
+}
+
 /// The whole schedule of a round robin, double round robin or gauntlet, by
 /// round; empty for a Swiss (its rounds come one at a time).
 pub fn fixed(
@@ -441,6 +463,32 @@ mod tests {
         assert_eq!(seat_counts, [[3; 3]; 4]);
         // Two groups of 3 out of 4 always share someone: one group a round.
         assert_eq!(round_count(Format::RoundRobin, &games), 4);
+    }
+
+    #[test]
+    fn game_counts_agree_with_the_schedules() {
+        for (format, n, table, games, openings) in [
+            (Format::RoundRobin, 5, 2, 2, 0),
+            (Format::DoubleRoundRobin, 4, 2, 1, 3),
+            (Format::Gauntlet, 6, 2, 4, 0),
+            (Format::RoundRobin, 5, 3, 3, 0),
+            (Format::Gauntlet, 5, 4, 4, 2),
+        ] {
+            let meeting = Meeting {
+                table,
+                games,
+                openings,
+            };
+            let planned = fixed(format, n, meeting).unwrap();
+            assert_eq!(game_count(format, n, meeting), planned.len() as u128);
+        }
+        // Far too many to build: counted, not built.
+        let huge = Meeting {
+            table: 4,
+            games: 1000,
+            openings: 1000,
+        };
+        assert!(game_count(Format::RoundRobin, 256, huge) > 10_000_000_000_000);
     }
 
     #[test]
