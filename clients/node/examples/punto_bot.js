@@ -1,15 +1,14 @@
-// A Punto entrant: places its card on the legal cell nearest the table's
-// centre (notation `x,y`, the first card at 0,0). Usage: node examples/punto_bot.js HOST:PORT ENTRANT_KEY
+// A Punto entrant: places its card on a random legal cell (the state, in
+// stateOf(state), shows the card in hand and the table, for a better bot).
+// Usage: node examples/punto_bot.js HOST:PORT ENTRANT_KEY
 import { Bot } from '../src/bot.js';
 
-class Central extends Bot {
+class RandomPunto extends Bot {
   choose(state, legalMoves) {
-    if (legalMoves.length === 0) return null;
-    const distance = (m) => m.split(',').map(Number).reduce((a, v) => a + Math.abs(v), 0);
-    return legalMoves.reduce((best, m) => (distance(m) < distance(best) ? m : best));
+    return legalMoves.length ? legalMoves[Math.floor(Math.random() * legalMoves.length)] : null;
   }
 }
 
 const [server, key] = process.argv.slice(2);
-const ended = await new Central().run(server, key);
+const ended = await new RandomPunto().run(server, key);
 console.log(JSON.stringify(ended.standings.map((s) => [s.name, s.points])));

@@ -1,21 +1,21 @@
-"""A Punto entrant: places its card on the legal cell nearest the table's
-centre (notation ``x,y``, the first card at 0,0).
+"""A Punto entrant: places its card on a random legal cell (the state, in
+``state_of(state)``, shows the card in hand and the table, for a better
+bot).
 
     python examples/punto_bot.py HOST:PORT ENTRANT_KEY
 """
 
+import random
 import sys
 
 from punct_client.bot import Bot
 
 
-class Central(Bot):
+class RandomPunto(Bot):
     def choose(self, state, legal_moves, clock):
-        if not legal_moves:
-            return None
-        return min(legal_moves, key=lambda m: sum(abs(int(v)) for v in m.split(",")))
+        return random.choice(legal_moves) if legal_moves else None
 
 
 if __name__ == "__main__":
-    ended = Central().run(sys.argv[1], sys.argv[2])
+    ended = RandomPunto().run(sys.argv[1], sys.argv[2])
     print([(s.name, s.points) for s in ended.standings])

@@ -103,3 +103,63 @@ def test_a_python_a_node_and_the_greedy_bot_play_a_round_robin(client):
         assert s.points == recount[s.entrant], s.name
         assert s.games == 4
     assert sum(s.points for s in t.standings) == 6.0
+
+
+def _example_bot(game):
+    """The Python example bot of ``game`` (clients/python/examples)."""
+    import importlib.util
+
+    path = ROOT / "clients/python/examples" / f"{game}_bot.py"
+    spec = importlib.util.spec_from_file_location(f"{game}_bot", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    classes = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Bot) and v is not Bot]
+    return classes[0]()
+
+
+RULES = {
+    "punct": referee_pb2.GameRules(punct=__import__("punct_client").punct_pb2.RuleOptions(max_plies=80)),
+    "dots": referee_pb2.GameRules(dots=dots_pb2.RuleOptions(width=8, height=8)),
+    "punto": referee_pb2.GameRules(punto=__import__("punct_client").punto_pb2.RuleOptions(players=2)),
+}
+
+
+@pytest.mark.parametrize("game", ["punct", "dots", "punto"])
+def test_the_example_bots_of_every_game_play_a_match(client, game):
+    server = os.environ["PUNCT_SERVER"]
+    stub = tournament_pb2_grpc.TournamentServiceStub(grpc.insecure_channel(server))
+    spec = tournament_pb2.TournamentSpec(
+        name=f"examples-{game}",
+        rules=RULES[game],
+        format=tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
+        games_per_pairing=2,
+        # Generous: a loaded two-core machine must not make a bot lose on time.
+        time_control=referee_pb2.TimeControl(per_move=referee_pb2.PerMoveClock(move_ms=60_000)),
+    )
+    created = stub.CreateTournament(
+        tournament_pb2.CreateTournamentRequest(spec=spec, entrants=["python", "node"])
+    )
+    keys = {k.name: k.entrant_key for k in created.keys}
+    stub.StartTournament(tournament_pb2.StartTournamentRequest(tournament_id=created.tournament.tournament_id))
+    node = subprocess.Popen(
+        ["node", str(ROOT / f"clients/node/examples/{game}_bot.js"), server, keys["node"]],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        end = _example_bot(game).run(server, keys["python"])
+        assert node.wait(timeout=60) == 0
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.wait()
+    assert end.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+    assert sum(s.games for s in end.standings) == 4
+    assert sum(s.points for s in end.standings) == 2.0
+    t = stub.GetTournament(
+        tournament_pb2.GetTournamentRequest(tournament_id=created.tournament.tournament_id)
+    ).tournament
+    # Nobody forfeited: every game ended by the game's own rules.
+    assert all(g.reason not in ("RESIGNATION", "TIMEOUT", "FORFEIT") for g in t.games), [
+        g.reason for g in t.games
+    ]
