@@ -1010,3 +1010,46 @@ async fn a_double_round_robin_plays_every_opening_from_both_sides_twice() {
         "spec.labels"
     );
 }
+
+#[tokio::test]
+async fn reflection_and_health_know_the_tournament_service() {
+    use tonic_reflection::pb::v1;
+    let server = TestServer::start().await;
+    let mut client =
+        v1::server_reflection_client::ServerReflectionClient::new(server.channel().await);
+    let request = v1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(v1::server_reflection_request::MessageRequest::ListServices(
+            String::new(),
+        )),
+    };
+    let mut responses = client
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let response = responses.message().await.unwrap().unwrap();
+    let Some(v1::server_reflection_response::MessageResponse::ListServicesResponse(list)) =
+        response.message_response
+    else {
+        panic!("a service list");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(
+        names.contains(&"referee.v1.TournamentService".to_string()),
+        "{names:?}"
+    );
+    let mut health = tonic_health::pb::health_client::HealthClient::new(server.channel().await);
+    let status = health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: "referee.v1.TournamentService".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .status;
+    assert_eq!(
+        status,
+        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+    );
+}
