@@ -437,14 +437,75 @@ async fn an_entrant_that_reconnects_mid_game_gets_its_game_again_and_finishes_it
     };
     assert_eq!(assigned.seat_entrants, ["greedy", "late"]);
     assert_eq!(assigned.seat, 2);
-    drop(first);
-    // Meanwhile the greedy entrant plays its first move.
+    // The greedy entrant plays; the late one answers its first move itself
+    // (on RefereeService, with the seat token it was sent), then goes away.
     let greedy = {
         let channel = server.channel().await;
         let key = keys[0].entrant_key.clone();
         tokio::spawn(play_entrant(channel, key, bot("greedy", 1)))
     };
-    // Back: the same game, with the same seat; then played to its end.
+    let mut referee = server.client().await;
+    loop {
+        let legal = referee
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: assigned.game_id.clone(),
+                seat: 0,
+                token: assigned.seat_token.clone(),
+                view: pb::MovesView::Notation as i32,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        if legal.to_move == 2 {
+            referee
+                .submit_move(pb::SubmitMoveRequest {
+                    game_id: assigned.game_id.clone(),
+                    token: assigned.seat_token.clone(),
+                    r#move: Some(dots_move(&legal.notations[0])),
+                    expected_ply: legal.ply,
+                    request_id: String::new(),
+                })
+                .await
+                .unwrap();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(first);
+    // A new stream: the same game again, the same seat and token, mid-game.
+    let again = loop {
+        match t
+            .connect_entrant(pb::ConnectEntrantRequest {
+                entrant_key: keys[1].entrant_key.clone(),
+                tournament_id: String::new(),
+            })
+            .await
+        {
+            Ok(stream) => break stream.into_inner(),
+            // The server may not have seen the first stream close yet.
+            Err(s) if s.code() == Code::FailedPrecondition => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(s) => panic!("{s:?}"),
+        }
+    };
+    let mut again = again;
+    let Some(pb::connect_entrant_response::Event::Game(resent)) =
+        again.next().await.unwrap().unwrap().event
+    else {
+        panic!("the game in progress first");
+    };
+    assert_eq!(
+        (
+            resent.game_id.as_str(),
+            resent.seat,
+            resent.seat_token.as_str()
+        ),
+        (assigned.game_id.as_str(), 2, assigned.seat_token.as_str())
+    );
+    assert!(resent.ply >= 2, "mid-game: ply {}", resent.ply);
+    drop(again);
+    // Back with its bot: the game is followed from its start and finished.
     let late = loop {
         let channel = server.channel().await;
         match play_entrant(channel, keys[1].entrant_key.clone(), bot("late", 2)).await {
