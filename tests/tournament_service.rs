@@ -1114,3 +1114,51 @@ async fn reflection_and_health_know_the_tournament_service() {
         tonic_health::pb::health_check_response::ServingStatus::Serving as i32
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_local_runner_plays_an_openings_file_from_both_sides() {
+    use punct_referee::tools::tournament::{self as local, Config, Format};
+    let server = TestServer::start().await;
+    let openings = local::parse_openings("1,1 8,8\n2,7\n").unwrap();
+    let config = Config {
+        bots: vec!["greedy".parse().unwrap(), "random".parse().unwrap()],
+        format: Format::RoundRobin,
+        games_per_pairing: 2,
+        concurrency: 2,
+        seed: 1,
+        records: None,
+        rules: punct_referee::tools::games::ToolRules {
+            rules: punct_referee::service::grpc::convert::game_rules(
+                Some(&dots_rules()),
+                &punct_referee::service::grpc::games::punct::RULE_FIELDS,
+            )
+            .unwrap(),
+            seed: None,
+        },
+        move_timeout: Duration::from_secs(10),
+        name: "openings".into(),
+        time_control: None,
+    };
+    let report = local::run_with_openings(server.channel().await, config, openings, |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(report.games.len(), 4, "2 openings x 2 seatings");
+    let mut firsts: Vec<(String, usize)> = report
+        .games
+        .iter()
+        .map(|g| {
+            let moves = g.record.split_once("\n\n").unwrap().1;
+            (moves.lines().next().unwrap().to_string(), g.pairing.white)
+        })
+        .collect();
+    firsts.sort();
+    assert_eq!(
+        firsts,
+        [
+            ("1,1".to_string(), 0),
+            ("1,1".to_string(), 1),
+            ("2,7".to_string(), 0),
+            ("2,7".to_string(), 1)
+        ]
+    );
+}

@@ -61,6 +61,12 @@ pub struct TournamentArgs {
     /// The `tournament` label of every game.
     #[arg(long, default_value = "cli")]
     pub name: String,
+    /// A file of openings (docs/TOURNAMENTS.md): one a line, its moves in
+    /// notation, optionally first `seed=HEX`; each pairing plays each
+    /// opening `-n` times, seats rotated (with moves, `-n` must be a multiple
+    /// of the table's seats).
+    #[arg(long, value_name = "FILE")]
+    pub openings: Option<PathBuf>,
     /// The clock of every game (docs/CLOCKS.md): `fischer:INITIAL_MS+INCREMENT_MS`
     /// or `per-move:MS`; none by default. Bots are told their time and think
     /// less when short (docs/BOTS.md).
@@ -155,7 +161,16 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
         None => None,
     };
     let config = config_of(&args)?;
-    let total = config.schedule().len();
+    let openings = match &args.openings {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--openings {}: {e}", path.display()))?;
+            super::parse_openings(&text)
+                .map_err(|e| format!("--openings {}: {e}", path.display()))?
+        }
+        None => Vec::new(),
+    };
+    let total = config.schedule().len() * openings.len().max(1);
     // The embedded referee, if no server was named; stopped when we are done.
     let (address, embedded) = match named {
         Some(address) => (address, None),
@@ -165,7 +180,7 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
         }
     };
     let report = match address.channel().await {
-        Ok(channel) => play_with_progress(channel, config, total).await,
+        Ok(channel) => play_with_progress(channel, config, openings, total).await,
         Err(e) => Err(e),
     };
     if let Some(embedded) = embedded {
@@ -230,6 +245,7 @@ impl Embedded {
 async fn play_with_progress(
     channel: tonic::transport::Channel,
     config: Config,
+    openings: Vec<super::Opening>,
     total: usize,
 ) -> Result<Report, String> {
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
@@ -238,7 +254,7 @@ async fn play_with_progress(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let progress = bar.clone();
-    let report = super::run(channel, config, move |game, names| {
+    let report = super::run_with_openings(channel, config, openings, move |game, names| {
         let message = match game.pairing.seats()[..] {
             [white, black] => format!(
                 "#{} {} {} {}",

@@ -261,6 +261,59 @@ pub async fn run(
     config: Config,
     on_game: impl Fn(&GameResult, &[String]) + Send + Sync + 'static,
 ) -> Result<Report, TournamentError> {
+    run_with_openings(channel, config, Vec::new(), on_game).await
+}
+
+/// One opening of the local runner: moves in notation and, for seeded
+/// rules, a seed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Opening {
+    /// The moves the referee plays first, notation.
+    pub moves: Vec<String>,
+    /// The setup's seed.
+    pub seed: Option<[u8; 32]>,
+}
+
+/// Reads an openings file (docs/TOURNAMENTS.md): one opening a line, its
+/// moves in notation separated by spaces, optionally first `seed=HEX` (64
+/// hex digits) for seeded rules; blank lines and `#` comments are skipped.
+pub fn parse_openings(text: &str) -> Result<Vec<Opening>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut opening = Opening::default();
+        for word in line.split_whitespace() {
+            match word.strip_prefix("seed=") {
+                Some(hex) if opening.seed.is_none() && opening.moves.is_empty() => {
+                    opening.seed = Some(crate::games::parse_seed(hex).ok_or_else(|| {
+                        format!("line {}: `{hex}` is not a seed of 64 hex digits", n + 1)
+                    })?);
+                }
+                Some(_) => {
+                    return Err(format!(
+                        "line {}: `seed=` comes once, before the moves",
+                        n + 1
+                    ));
+                }
+                None => opening.moves.push(word.to_string()),
+            }
+        }
+        out.push(opening);
+    }
+    Ok(out)
+}
+
+/// [`run`] with openings: each pairing plays each opening
+/// `games_per_pairing` times, seats rotated (docs/TOURNAMENTS.md).
+pub async fn run_with_openings(
+    channel: Channel,
+    config: Config,
+    openings: Vec<Opening>,
+    on_game: impl Fn(&GameResult, &[String]) + Send + Sync + 'static,
+) -> Result<Report, TournamentError> {
     if config.bots.len() < 2 {
         return Err(TournamentError::Config(
             "a tournament needs two bots".into(),
@@ -284,7 +337,7 @@ pub async fn run(
     let mut service = TournamentServiceClient::new(channel.clone());
     let created = service
         .create_tournament(pb::CreateTournamentRequest {
-            spec: Some(spec_of(&config)),
+            spec: Some(spec_of(&config, &openings)),
             entrants: entrant_names(&names),
         })
         .await?
@@ -305,7 +358,8 @@ pub async fn run(
             seed: config.seed,
             move_timeout: config.move_timeout,
             tell_clock: config.time_control.is_some(),
-            setup_seed_base: setup_seed_base(&config),
+            setup_seed_base: setup_seed_base(&config)
+                .filter(|_| openings.iter().all(|o| o.seed.is_none())),
         };
         entrants.spawn(entrant::play_entrant(
             channel.clone(),
@@ -358,7 +412,7 @@ pub async fn run(
 /// concurrency and clock. The service needs a clock (an absent entrant must
 /// lose on time); without one asked for, every move gets the external
 /// bots' move timeout and a minute more, and the bots are not told of it.
-fn spec_of(config: &Config) -> pb::TournamentSpec {
+fn spec_of(config: &Config, openings: &[Opening]) -> pb::TournamentSpec {
     let time_control = config.time_control.unwrap_or_else(|| pb::TimeControl {
         mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
             move_ms: u64::try_from(config.move_timeout.as_millis())
@@ -368,10 +422,27 @@ fn spec_of(config: &Config) -> pb::TournamentSpec {
         })),
         first_move_deadline_ms: None,
     });
-    let seeded_once = config.rules.seed.map(|s| pb::Opening {
-        moves: Vec::new(),
-        seed: crate::games::hex(&s),
-    });
+    let game = config.rules.game();
+    let openings: Vec<pb::Opening> = if openings.is_empty() {
+        // A seed given for the rules: one opening, every game dealt from it.
+        config
+            .rules
+            .seed
+            .map(|s| pb::Opening {
+                moves: Vec::new(),
+                seed: crate::games::hex(&s),
+            })
+            .into_iter()
+            .collect()
+    } else {
+        openings
+            .iter()
+            .map(|o| pb::Opening {
+                moves: o.moves.iter().map(|m| (game.wire_move)(m)).collect(),
+                seed: o.seed.map(|s| crate::games::hex(&s)).unwrap_or_default(),
+            })
+            .collect()
+    };
     pb::TournamentSpec {
         name: config.name.clone(),
         rules: Some(config.rules.wire()),
@@ -381,9 +452,10 @@ fn spec_of(config: &Config) -> pb::TournamentSpec {
         } as i32,
         games_per_pairing: config.games_per_pairing,
         time_control: Some(time_control),
-        openings: seeded_once.into_iter().collect(),
+        setup_seed_base: setup_seed_base(config)
+            .filter(|_| openings.iter().all(|o| o.seed.is_empty())),
+        openings,
         concurrency: u32::try_from(config.concurrency.max(1)).unwrap_or(u32::MAX),
-        setup_seed_base: setup_seed_base(config),
         ..Default::default()
     }
 }
@@ -621,6 +693,32 @@ mod tests {
             schedule(3, Format::RoundRobin, 2)
         );
         assert!(schedule_for(2, Format::RoundRobin, 2, 3).is_empty());
+    }
+
+    #[test]
+    fn openings_files_read_moves_and_seeds() {
+        let seed = "ab".repeat(32);
+        let text = format!("# two openings\n1,1 8,8\n\nseed={seed} 2,2  # seeded\n");
+        let openings = parse_openings(&text).unwrap();
+        assert_eq!(
+            openings,
+            [
+                Opening {
+                    moves: vec!["1,1".into(), "8,8".into()],
+                    seed: None
+                },
+                Opening {
+                    moves: vec!["2,2".into()],
+                    seed: Some([0xab; 32])
+                },
+            ]
+        );
+        assert!(
+            parse_openings("seed=12 1,1")
+                .unwrap_err()
+                .contains("line 1")
+        );
+        assert!(parse_openings("1,1 seed=00").is_err());
     }
 
     #[test]
