@@ -529,6 +529,34 @@ async fn an_entrant_that_reconnects_mid_game_gets_its_game_again_and_finishes_it
     assert_ne!(done.games[0].reason, "TIMEOUT");
 }
 
+/// A server on the data directory `dir` once the stopped one has let go of
+/// it: its last watch streams end a moment after the drain, and until then
+/// the directory's lock refuses a second opener (the new server stops at
+/// once, and is started again).
+async fn start_when_free(dir: &std::path::Path) -> TestServer {
+    for _ in 0..100 {
+        let server = TestServer::start_with(sqlite_options(dir)).await;
+        let Ok(channel) = server.endpoint().connect().await else {
+            let _ = server.stop().await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+        let check = health.check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        });
+        if tokio::time::timeout(Duration::from_secs(2), check)
+            .await
+            .is_ok_and(|r| r.is_ok())
+        {
+            return server;
+        }
+        let _ = server.stop().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the data directory was never let go of");
+}
+
 fn sqlite_options(dir: &std::path::Path) -> ServerOptions {
     ServerOptions {
         storage: StorageConfig::Sqlite(SqliteOptions {
@@ -581,7 +609,7 @@ async fn a_restart_mid_tournament_resumes_it() {
             "the stream ended with the server"
         );
     }
-    let server = TestServer::start_with(sqlite_options(&dir)).await;
+    let server = start_when_free(&dir).await;
     let mut t = TournamentServiceClient::new(server.channel().await);
     let resumed = get(&mut t, &id).await;
     assert_eq!(resumed.status, pb::TournamentStatus::Running as i32);
