@@ -22,12 +22,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Not written by compile_fds either: reflection needs it.
     std::fs::write(out_dir.join("referee_descriptor.bin"), fds.encode_to_vec())?;
     tonic_prost_build::configure()
-        .build_server(true)
+        // The server stubs are generated below, on their own.
+        .build_server(false)
         .build_client(true)
         // Generated code is not ours to lint.
         .type_attribute(".", "#[allow(clippy::all)]")
         // Shared per ply, sent without a copy (docs/API.md "Compact reads").
         .bytes(".referee.v1.ListLegalMovesResponse.notation_text")
+        .compile_fds(fds.clone())?;
+    // The server stubs once more, on their own, over the messages above,
+    // but for answers the service sends encoded once and shared
+    // (docs/API.md "Compact reads"): GetGame's.
+    let server_dir = out_dir.join("server");
+    std::fs::create_dir_all(&server_dir)?;
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(false)
+        .out_dir(&server_dir)
+        .extern_path(".referee.v1", "crate::service::grpc::pb::referee::v1")
+        .extern_path(".punct.v1", "crate::service::grpc::pb::punct::v1")
+        .extern_path(".dots.v1", "crate::service::grpc::pb::dots::v1")
+        .extern_path(".punto.v1", "crate::service::grpc::pb::punto::v1")
+        .extern_path(
+            ".referee.v1.GetGameResponse",
+            "crate::service::grpc::answer::GetGameAnswer",
+        )
         .compile_fds(fds)?;
     Ok(())
 }

@@ -7,6 +7,11 @@
 # (`npm ci` from the committed package-lock.json). Stubs are generated from
 # proto/ into clients/python/gen (gitignored); Node loads proto/ at run time.
 #
+# Then both suites' TLS + keys tests (clients/python/tests/test_security.py,
+# clients/node/test-secure/) against a second server with TLS and a keys
+# file: its certificates are made here with openssl, its keys with the
+# binary's `keys` command, all in the scratch directory (nothing committed).
+#
 # Usage: scripts/test-clients.sh [path/to/punct-referee]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +38,10 @@ SERVER=$!
 cleanup() {
     kill "$SERVER" 2>/dev/null || true
     wait "$SERVER" 2>/dev/null || true
+    if [ -n "${SECURE:-}" ]; then
+        kill "$SECURE" 2>/dev/null || true
+        wait "$SECURE" 2>/dev/null || true
+    fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -54,7 +63,7 @@ export PUNCT_SERVER="127.0.0.1:$PORT"
 export REFEREE_BIN="$BIN"
 
 echo "-- python: pytest"
-(cd "$PY" && .venv/bin/python -m pytest -q -p no:cacheprovider tests)
+(cd "$PY" && .venv/bin/python -m pytest -q -p no:cacheprovider --ignore=tests/test_security.py tests)
 
 echo "-- python: pip install ./clients/python (stubs generated at build time)"
 "$PY/.venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --no-build-isolation "$PY"
@@ -67,3 +76,44 @@ print('installed:', punct_client.__file__)")
 
 echo "-- node: node --test"
 (cd "$ROOT/clients/node" && node --test test/)
+
+echo "-- a referee with TLS and platform keys"
+TLS=$WORK/tls
+mkdir -p "$TLS"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -subj /CN=punct-referee-test-ca -keyout "$TLS/ca.key" -out "$TLS/ca.pem" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj /CN=localhost -keyout "$TLS/server.key" -out "$TLS/server.csr" 2>/dev/null
+printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n' > "$TLS/server.ext"
+openssl x509 -req -in "$TLS/server.csr" -CA "$TLS/ca.pem" -CAkey "$TLS/ca.key" -CAcreateserial \
+    -days 1 -extfile "$TLS/server.ext" -out "$TLS/server.pem" 2>/dev/null
+PUNCT_KEY_CREATE=$("$BIN" keys --name clients-lobby --scope games:create --scope read --file "$TLS/keys.jsonl")
+PUNCT_KEY_READ=$("$BIN" keys --name clients-reader --scope read --file "$TLS/keys.jsonl")
+export PUNCT_KEY_CREATE PUNCT_KEY_READ
+SECURE_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$BIN" --listen "127.0.0.1:$SECURE_PORT" --no-http --storage memory --log warn \
+    --tls-cert "$TLS/server.pem" --tls-key "$TLS/server.key" --keys "$TLS/keys.jsonl" \
+    > "$WORK/secure.log" 2>&1 &
+SECURE=$!
+ready=""
+for _ in $(seq 100); do
+    if "$BIN" health --address "127.0.0.1:$SECURE_PORT" --tls-ca "$TLS/ca.pem" --timeout-secs 1 >/dev/null 2>&1; then
+        ready=yes
+        break
+    fi
+    sleep 0.2
+done
+[ -n "$ready" ] || { cat "$WORK/secure.log"; echo "the TLS server did not come up"; exit 1; }
+export PUNCT_SECURE_SERVER="127.0.0.1:$SECURE_PORT" PUNCT_SECURE_CA="$TLS/ca.pem"
+
+echo "-- python: TLS and keys"
+(cd "$PY" && .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_security.py)
+
+echo "-- node: TLS and keys"
+(cd "$ROOT/clients/node" && node --test test-secure/)
+
+if grep -q -e "$PUNCT_KEY_CREATE" -e "$PUNCT_KEY_READ" "$WORK/secure.log"; then
+    echo "a platform key is in the server's log" >&2
+    exit 1
+fi

@@ -76,6 +76,9 @@ enum Command {
         /// Seconds to wait for the answer.
         #[arg(long, default_value_t = 3)]
         timeout_secs: u64,
+        /// Connect with TLS, trusting this PEM CA certificate.
+        #[arg(long, env = "PUNCT_REFEREE_HEALTH_TLS_CA", value_name = "PEM")]
+        tls_ca: Option<std::path::PathBuf>,
     },
     /// Talk to a running referee: new, show, moves, play, watch, export, import.
     Client(ClientArgs),
@@ -83,6 +86,21 @@ enum Command {
     Tournament(TournamentArgs),
     /// Play one bot as an entrant of a tournament held by a referee.
     Entrant(EntrantArgs),
+    /// Make a platform key: print it, and the keys-file line that lets it
+    /// in (appended to --file when given; docs/SECURITY.md).
+    Keys {
+        /// The key's name (what logs, spans and metrics show).
+        #[arg(long)]
+        name: String,
+        /// A scope of the key: games:create, games:admin,
+        /// tournaments:manage or read (repeat for several).
+        #[arg(long = "scope", value_parser = parse_scope)]
+        scopes: Vec<punct_referee::service::access::Scope>,
+        /// Append the line to this keys file (created if missing); then
+        /// only the key is printed.
+        #[arg(long)]
+        file: Option<std::path::PathBuf>,
+    },
     /// Load a server with concurrent games and report moves per second,
     /// latency and the ratio to a no-op RPC (docs/BENCHMARKS.md).
     Load(LoadArgs),
@@ -113,7 +131,16 @@ fn main() -> ExitCode {
             address,
             service,
             timeout_secs,
-        }) => return health(address, service, Duration::from_secs(*timeout_secs)),
+            tls_ca,
+        }) => {
+            return health(
+                address,
+                service,
+                Duration::from_secs(*timeout_secs),
+                tls_ca.as_deref(),
+            );
+        }
+        Some(Command::Keys { name, scopes, file }) => new_key(name, scopes, file.as_deref()),
         Some(command) => run_engine_command(command),
     };
     match result {
@@ -215,7 +242,12 @@ async fn serve_with_telemetry(args: &ServeArgs, exports_traces: bool) -> ExitCod
 
 /// Asks `address` for the health of `service` (`grpc.health.v1.Check`);
 /// success only if it is SERVING. For container health checks.
-fn health(address: &str, service: &str, timeout: Duration) -> ExitCode {
+fn health(
+    address: &str,
+    service: &str,
+    timeout: Duration,
+    tls_ca: Option<&std::path::Path>,
+) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -227,14 +259,17 @@ fn health(address: &str, service: &str, timeout: Duration) -> ExitCode {
         }
     };
     let check = async {
-        let channel = ServerAddress::parse("--address", address)
-            .map_err(|e| e.to_string())?
-            .endpoint()
-            .connect_timeout(timeout)
-            .timeout(timeout)
-            .connect()
-            .await
-            .map_err(|e| format!("cannot connect to {address}: {e}"))?;
+        let tls = tls_ca
+            .map(|ca| punct_referee::tools::rpc::TlsClient::read(ca, None))
+            .transpose()?;
+        let channel =
+            ServerAddress::parse_secure("--address", address, tls.as_ref(), Default::default())?
+                .endpoint()
+                .connect_timeout(timeout)
+                .timeout(timeout)
+                .connect()
+                .await
+                .map_err(|e| format!("cannot connect to {address}: {e}"))?;
         let mut client = HealthClient::new(channel);
         let answer = client
             .check(HealthCheckRequest {
@@ -298,6 +333,39 @@ async fn shutdown_signal() {
     }
 }
 
+/// A scope named on the command line.
+fn parse_scope(text: &str) -> Result<punct_referee::service::access::Scope, String> {
+    use punct_referee::service::access::Scope;
+    Scope::parse(text).ok_or_else(|| {
+        format!(
+            "`{text}` is not a scope: use {}",
+            Scope::ALL.map(Scope::as_str).join(", ")
+        )
+    })
+}
+
+/// `keys`: a new key and its line (see [`Command::Keys`]).
+fn new_key(
+    name: &str,
+    scopes: &[punct_referee::service::access::Scope],
+    file: Option<&std::path::Path>,
+) -> Result<String, String> {
+    let (key, line) = punct_referee::service::access::new_key(name, scopes);
+    let Some(path) = file else {
+        return Ok(format!("{key}\n{line}\n"));
+    };
+    // The new line must parse with the others before the file changes.
+    let mut text = std::fs::read_to_string(path).unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&line);
+    text.push('\n');
+    punct_referee::service::access::Keyring::parse(&text).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(format!("{key}\n"))
+}
+
 /// The engine commands: text to print, or an error.
 fn run_engine_command(command: &Command) -> Result<String, String> {
     match command {
@@ -306,6 +374,7 @@ fn run_engine_command(command: &Command) -> Result<String, String> {
         | Command::Client(_)
         | Command::Tournament(_)
         | Command::Entrant(_)
+        | Command::Keys { .. }
         | Command::Load(_) => Ok(String::new()),
         Command::Perft { game, depth } => engine::perft(game, *depth),
         Command::Legal { game } => engine::legal(game),

@@ -319,3 +319,48 @@ fn punto_legal_perft_show_and_svg_go_through_the_game_trait() {
         "{err}"
     );
 }
+
+#[test]
+fn the_text_log_has_no_colour_codes_when_not_on_a_terminal() {
+    // A container's or a file's log must be plain text: colour only on a
+    // terminal (here stderr is a pipe).
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--http-listen",
+            "127.0.0.1:0",
+        ])
+        .args([
+            "--storage",
+            "memory",
+            "--log-format",
+            "text",
+            "--log",
+            "info",
+        ])
+        .env_remove("RUST_LOG")
+        .env_remove("NO_COLOR")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the referee");
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut log = String::new();
+    for line in stderr.lines().take(4) {
+        let line = line.unwrap_or_default();
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("listening") || line.contains("serving") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(log.contains("INFO"), "{log}");
+    assert!(!log.contains('\u{1b}'), "escape codes in the log:\n{log}");
+}

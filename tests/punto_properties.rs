@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use punct_referee::games::punto::deal::{self, Key};
 use punct_referee::games::punto::referee::import;
 use punct_referee::games::punto::{
-    Card, CardCounts, Cell, Configuration, Match, MatchEnd, RuleOptions,
+    Card, CardCounts, Cell, Configuration, Match, MatchEnd, RoundKind, RuleOptions, Table,
 };
 use punct_referee::games::{Rules, Seat, Setup, Viewer};
 
@@ -98,6 +98,17 @@ fn check_position(game: &mut Match, probe: &mut impl FnMut() -> i32) {
         .all(|w| (w[0].x, w[0].y) < (w[1].x, w[1].y));
     assert!(sorted, "legal cells sorted by x, then y");
     assert_eq!(legal.is_empty(), game.is_over());
+    // The listed cells are exactly those `check` accepts, over a square
+    // larger than the reachable one.
+    let accepted: Vec<Cell> = (-6..=6)
+        .flat_map(|x| (-6..=6).map(move |y| Cell::new(x, y)))
+        .filter(|&cell| game.check(cell).is_ok())
+        .collect();
+    assert_eq!(
+        legal.as_slice(),
+        accepted.as_slice(),
+        "legal cells = accepted cells"
+    );
     for _ in 0..6 {
         let cell = Cell::new(probe(), probe());
         if legal.as_slice().contains(&cell) {
@@ -146,8 +157,51 @@ fn play_checked(options: RuleOptions, seed: [u8; 32], mut rng: u64) -> Match {
         let before = game.revealed();
         let placed = game.play(cell).expect("every legal cell plays");
         assert_eq!(Some(placed.placement.card), before);
+        // The round ends by a row exactly when the placed card makes one,
+        // checked here by walking the top cards cell by cell.
+        let by_row = placed
+            .round_result
+            .as_ref()
+            .is_some_and(|result| result.kind == RoundKind::Row);
+        let table = if placed.round_result.is_some() {
+            game.last_table().expect("a finished round's table")
+        } else {
+            game.round().table()
+        };
+        assert_eq!(
+            by_row,
+            naive_row(table, cell, game.configuration()),
+            "row at {cell}"
+        );
         assert!(game.ply() < 72 * 99, "a match ends");
     }
+}
+
+/// Whether the top card of `cell` is in a line of at least the row length
+/// of its own (non-neutral) colour: top cards read one cell at a time.
+fn naive_row(table: &Table, cell: Cell, configuration: Configuration) -> bool {
+    let Some(colour) = table
+        .top(cell)
+        .map(Card::colour)
+        .filter(|&c| Some(c) != configuration.neutral())
+    else {
+        return false;
+    };
+    let same = |x: i32, y: i32| table.top(Cell::new(x, y)).map(Card::colour) == Some(colour);
+    [(1, 0), (0, 1), (1, 1), (1, -1)].iter().any(|&(dx, dy)| {
+        let mut n = 1;
+        let mut k = 1;
+        while same(cell.x + k * dx, cell.y + k * dy) {
+            n += 1;
+            k += 1;
+        }
+        k = 1;
+        while same(cell.x - k * dx, cell.y - k * dy) {
+            n += 1;
+            k += 1;
+        }
+        n >= i32::from(configuration.row_length())
+    })
 }
 
 /// The end of a finished match is valid (§9).

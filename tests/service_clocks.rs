@@ -348,3 +348,29 @@ async fn claims_without_a_clock_and_bad_time_controls_are_refused() {
     );
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn get_game_reads_the_clock_at_each_call_within_one_ply() {
+    // GetGame's answer is shared per ply, but its clock is read per call.
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let (t, _) = create_timed(&mut c, fischer(600_000, 0, None)).await;
+    play_first_legal(&mut c, &t, 0).await;
+    play_first_legal(&mut c, &t, 1).await;
+    let white_left = |g: &pb::Game| g.clock.as_ref().unwrap().remaining_ms[0];
+    let first = get(&mut c, &t.id).await;
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    let second = get(&mut c, &t.id).await;
+    assert_eq!((first.ply, second.ply), (2, 2));
+    let spent = white_left(&first) - white_left(&second);
+    assert!(
+        spent >= 100,
+        "white's clock ran {spent} ms between the reads"
+    );
+    assert_eq!(
+        first.clock.as_ref().unwrap().remaining_ms[1],
+        second.clock.as_ref().unwrap().remaining_ms[1],
+        "black's clock stands"
+    );
+    server.stop().await.unwrap();
+}

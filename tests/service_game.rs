@@ -521,3 +521,40 @@ async fn the_notation_view_lists_the_full_views_moves_at_every_ply() {
     assert_eq!(bad.message(), "view: 7 is not a MovesView");
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn get_game_names_each_callers_view_of_one_shared_answer() {
+    // An open game's answer is encoded once per state for every viewer;
+    // only the viewer field (and the clock and presence) is the caller's.
+    let server = TestServer::start().await;
+    let mut client = server.client().await;
+    let table = create(&mut client, ppb::Variant::Standard).await;
+    submit(&mut client, &table, 0, notation(CONNECTION_GAME[0]))
+        .await
+        .unwrap();
+    let mut answers = Vec::new();
+    for (token, viewer) in [
+        (table.white.clone(), WHITE),
+        (String::new(), NO_SEAT),
+        (table.black.clone(), BLACK),
+        (table.white.clone(), WHITE),
+    ] {
+        let mut game = client
+            .get_game(pb::GetGameRequest {
+                game_id: table.id.clone(),
+                token,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        assert_eq!(game.viewer, viewer);
+        assert_eq!(game.ply, 1);
+        assert!(game.clock.is_some() && game.presence.is_some());
+        game.viewer = 0;
+        game.presence = None;
+        answers.push(game);
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]), "the same answer");
+}

@@ -1190,3 +1190,78 @@ async fn the_local_runner_plays_an_openings_file_from_both_sides() {
         ]
     );
 }
+
+/// `request` with `Authorization: Bearer key`.
+fn keyed<T>(message: T, key: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {key}").parse().unwrap());
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_keys_on_organisers_manage_readers_read_and_entrant_keys_connect() {
+    use punct_referee::service::access::{Scope, new_key};
+    let dir = std::env::temp_dir().join(format!("tour-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (organiser, line_o) = new_key("organiser", &[Scope::TournamentsManage]);
+    let (reader, line_r) = new_key("reader", &[Scope::Read]);
+    let file = dir.join("keys.jsonl");
+    std::fs::write(&file, format!("{line_o}\n{line_r}\n")).unwrap();
+    let server = TestServer::start_with(ServerOptions {
+        keys_file: Some(file),
+        ..common::test_options()
+    })
+    .await;
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let request = || pb::CreateTournamentRequest {
+        spec: Some(spec(dots_rules(), pb::TournamentFormat::RoundRobin, 1)),
+        entrants: vec!["greedy".into(), "r1".into()],
+    };
+    // Without a key, or with a reader's, no tournament is created.
+    let e = t.create_tournament(request()).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated);
+    let e = t
+        .create_tournament(keyed(request(), &reader))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    let created = t
+        .create_tournament(keyed(request(), &organiser))
+        .await
+        .unwrap()
+        .into_inner();
+    let id = created.tournament.unwrap().tournament_id;
+    let e = t
+        .get_tournament(pb::GetTournamentRequest {
+            tournament_id: id.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated);
+    t.start_tournament(keyed(
+        pb::StartTournamentRequest {
+            tournament_id: id.clone(),
+        },
+        &organiser,
+    ))
+    .await
+    .unwrap();
+    // The entrants need no platform key: their entrant keys and seat
+    // tokens are their credentials.
+    play_all(&server, &created.keys, &[bot("greedy", 1), bot("r1", 2)]).await;
+    let done = t
+        .get_tournament(keyed(
+            pb::GetTournamentRequest { tournament_id: id },
+            &reader,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    assert_eq!(done.status, pb::TournamentStatus::Finished as i32);
+    server.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

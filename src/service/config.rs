@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::service::quota::QuotaOptions;
 use crate::service::sessions::Limits;
 use crate::service::storage::sqlite::{SqliteOptions, SyncMode};
 use crate::service::telemetry::LogFormat;
+use crate::service::tls::TlsFiles;
 use crate::service::{ServerOptions, StorageConfig};
 
 /// The port the service listens on when none is given.
@@ -120,6 +122,68 @@ pub struct ServeArgs {
     /// UNAVAILABLE as on a full disk (0 = no cap).
     #[arg(long, env = "PUNCT_REFEREE_MAX_DB_MIB", default_value_t = 0)]
     pub max_db_mib: u64,
+    /// PEM certificate chain (leaf first): serve TLS on both ports, with
+    /// `--tls-key`. Read again on SIGHUP or when the file changes.
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_TLS_CERT",
+        requires = "tls_key",
+        value_name = "PEM"
+    )]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// PEM private key of the certificate.
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_TLS_KEY",
+        requires = "tls_cert",
+        value_name = "PEM"
+    )]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// PEM CA certificates: clients must show a certificate signed by one
+    /// (mutual TLS). Needs `--tls-cert`.
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_TLS_CLIENT_CA",
+        requires = "tls_cert",
+        value_name = "PEM"
+    )]
+    pub tls_client_ca: Option<std::path::PathBuf>,
+    /// Platform keys file (JSON lines: name, sha256, scopes; docs/SECURITY.md):
+    /// creating, importing and aborting games then needs a key. Without
+    /// it every caller may do everything (trusted networks only).
+    #[arg(long, env = "PUNCT_REFEREE_KEYS", value_name = "FILE")]
+    pub keys: Option<std::path::PathBuf>,
+    /// Calls per second per client (its key, else its address); over it,
+    /// RESOURCE_EXHAUSTED with RetryInfo (0 = no limit).
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_CLIENT_CALLS_PER_SECOND",
+        default_value_t = 0
+    )]
+    pub client_calls_per_second: u32,
+    /// Calls a client may make at once above its rate (0 = one second's worth).
+    #[arg(long, env = "PUNCT_REFEREE_CLIENT_BURST", default_value_t = 0)]
+    pub client_burst: u32,
+    /// Games in progress per client (0 = no limit but --max-sessions).
+    #[arg(long, env = "PUNCT_REFEREE_MAX_GAMES_PER_CLIENT", default_value_t = 0)]
+    pub max_games_per_client: usize,
+    /// Watch streams open per client (0 = no limit but --max-watch-streams).
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_MAX_WATCH_STREAMS_PER_CLIENT",
+        default_value_t = 0
+    )]
+    pub max_watch_streams_per_client: usize,
+    /// Connections open per client address, over both ports (0 = no limit).
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_MAX_CONNECTIONS_PER_CLIENT",
+        default_value_t = 0
+    )]
+    pub max_connections_per_client: usize,
+    /// Seconds between checks of the TLS and keys files for changes.
+    #[arg(long, env = "PUNCT_REFEREE_RELOAD_POLL_SECS", default_value_t = 5)]
+    pub reload_poll_secs: u64,
 }
 
 /// A retention period: `0`, or a whole number followed by `s`, `m`, `h`, `d`
@@ -196,6 +260,23 @@ impl ServeArgs {
             max_concurrent_calls: self.max_concurrent_calls,
             max_watch_streams: self.max_watch_streams,
             retain_finished: (!self.retain_finished.is_zero()).then_some(self.retain_finished),
+            tls: match (&self.tls_cert, &self.tls_key) {
+                (Some(cert), Some(key)) => Some(TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                    client_ca: self.tls_client_ca.clone(),
+                }),
+                _ => None,
+            },
+            keys_file: self.keys.clone(),
+            quotas: QuotaOptions {
+                calls_per_second: self.client_calls_per_second,
+                burst: self.client_burst,
+                games: self.max_games_per_client,
+                watch_streams: self.max_watch_streams_per_client,
+                connections: self.max_connections_per_client,
+            },
+            reload_poll: Duration::from_secs(self.reload_poll_secs.max(1)),
             storage: match self.storage {
                 StorageKind::Memory => StorageConfig::Memory,
                 StorageKind::Sqlite => StorageConfig::Sqlite(SqliteOptions {
@@ -244,6 +325,33 @@ mod tests {
             StorageConfig::Memory => panic!("durable storage is the default"),
         }
         assert_eq!(o.max_message_bytes, 4 * 1024 * 1024);
+        assert_eq!(o.tls, None, "plaintext by default");
+        assert_eq!(o.keys_file, None, "no keys by default");
+        assert_eq!(
+            o.quotas,
+            QuotaOptions::default(),
+            "no per-client limit by default"
+        );
+    }
+
+    #[test]
+    fn tls_needs_both_a_certificate_and_a_key() {
+        assert!(Cli::try_parse_from(["x", "--tls-cert", "c.pem"]).is_err());
+        assert!(Cli::try_parse_from(["x", "--tls-client-ca", "ca.pem"]).is_err());
+        let cli = Cli::try_parse_from([
+            "x",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+            "--tls-client-ca",
+            "ca.pem",
+        ])
+        .unwrap();
+        let tls = cli.serve.options().tls.unwrap();
+        assert_eq!(tls.cert, std::path::PathBuf::from("c.pem"));
+        assert_eq!(tls.key, std::path::PathBuf::from("k.pem"));
+        assert_eq!(tls.client_ca, Some(std::path::PathBuf::from("ca.pem")));
     }
 
     #[test]

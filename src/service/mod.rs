@@ -11,38 +11,52 @@
 //! drain forever), unary calls finish, and the whole drain is bounded.
 
 //!
+//! Who may connect and call is decided before any handler runs: the accept
+//! tasks of [`listen`] (TLS through [`tls`], connections per address), then
+//! [`access`] (platform keys and scopes) and [`quota`] (calls per second per
+//! client) as tower layers next to the shedding of [`overload`]
+//! (docs/SECURITY.md).
+//!
 //! Inside, arrows run one way: [`grpc`] and [`http`] → [`sessions`] →
 //! [`storage`]; sessions drive games through [`crate::games`].
 
+pub mod access;
 pub mod config;
 pub mod grpc;
 pub mod http;
+pub mod listen;
 pub mod overload;
+pub mod quota;
 pub mod sessions;
 pub mod storage;
 pub mod telemetry;
+pub mod tls;
 pub mod tournaments;
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt as _;
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
-use self::grpc::pb::referee::v1::tournament_service_server::TournamentServiceServer;
-use self::grpc::pb::{self, referee::v1::referee_service_server::RefereeServiceServer};
-use self::grpc::{RefereeApi, TournamentApi};
+use self::access::{AccessLayer, Keys};
+use self::grpc::RefereeApi;
+use self::grpc::TournamentApi;
+use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
+use self::grpc::answer::server::tournament_service_server::TournamentServiceServer;
+use self::grpc::pb;
+use self::listen::{Accepting, ConnectionLimit};
 use self::overload::InFlightLimitLayer;
+use self::quota::{ClientQuotas, ClientRateLayer, QuotaOptions};
 use self::sessions::{Limits, SessionStore};
 use self::storage::sqlite::{SqliteOptions, SqliteStorage};
 use self::storage::{Storage, StorageError, Volatile};
 use self::telemetry::RpcLayer;
+use self::tls::{Reloader, TlsConfig, TlsFiles};
 use self::tournaments::Tournaments;
 
 /// The full name of the referee service (for health checks).
@@ -76,6 +90,15 @@ pub struct ServerOptions {
     /// How long finished games stay in durable storage after they end
     /// (`None`: for ever); older ones are pruned in the background.
     pub retain_finished: Option<Duration>,
+    /// TLS on both ports (`None`: plaintext).
+    pub tls: Option<TlsFiles>,
+    /// The platform keys file (`None`: no keys, every call allowed).
+    pub keys_file: Option<std::path::PathBuf>,
+    /// Limits per client (calls per second, games, watch streams,
+    /// connections), each off at 0.
+    pub quotas: QuotaOptions,
+    /// How often the TLS and keys files are checked for changes.
+    pub reload_poll: Duration,
 }
 
 /// Where sessions are kept (docs/STORAGE.md).
@@ -116,6 +139,10 @@ impl Default for ServerOptions {
             max_watch_streams: crate::service::grpc::service::DEFAULT_MAX_WATCH_STREAMS,
             storage: StorageConfig::Memory,
             retain_finished: None,
+            tls: None,
+            keys_file: None,
+            quotas: QuotaOptions::default(),
+            reload_poll: tls::DEFAULT_RELOAD_POLL,
         }
     }
 }
@@ -132,6 +159,12 @@ pub enum ServeError {
     /// Storage could not be opened, or its games not recovered.
     #[error("{0}")]
     Storage(String),
+    /// The TLS files cannot be used.
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    /// The keys file cannot be used.
+    #[error(transparent)]
+    Keys(#[from] access::KeysError),
 }
 
 /// The service's HTTP port: `/metrics`, the spectator page and its API
@@ -163,6 +196,8 @@ pub async fn run_with_http(
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let security = Security::open(&options)?;
+    warn_if_open(&listener, http.as_ref(), &security);
     let store = open_store(&options)?;
     let stop = CancellationToken::new();
     let tournaments = Tournaments::new(store.clone(), stop.clone());
@@ -172,8 +207,19 @@ pub async fn run_with_http(
     if resumed > 0 {
         tracing::info!(tournaments = resumed, "stored tournaments read back");
     }
-    let http_task =
-        http.map(|port| spawn_http(port, store.clone(), tournaments.clone(), stop.clone()));
+    let http_task = http.map(|port| {
+        spawn_http(
+            port,
+            store.clone(),
+            tournaments.clone(),
+            stop.clone(),
+            &security,
+        )
+    });
+    let reloader = security.reloader.clone();
+    let reloads = reloader
+        .needed()
+        .then(|| tokio::spawn(reloader.run(stop.clone())));
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
@@ -181,20 +227,25 @@ pub async fn run_with_http(
     health
         .set_service_status(TOURNAMENT_SERVICE_NAME, ServingStatus::Serving)
         .await;
-    let sweeper = tokio::spawn(sweep(store.clone(), options.sweep_interval, stop.clone()));
+    let sweeper = tokio::spawn(sweep(
+        store.clone(),
+        security.quotas.clone(),
+        options.sweep_interval,
+        stop.clone(),
+    ));
     let pruner = options
         .retain_finished
         .filter(|_| store.storage().durable())
         .map(|retain| tokio::spawn(prune(store.clone(), retain, stop.clone())));
-    let (signal, drain_started) = drain_signal(shutdown, health, stop.clone());
+    let drain = drain_signal(shutdown, health, stop.clone());
     let result = serve_grpc(
         listener,
         &options,
         (store, tournaments.clone()),
+        &security,
         health_service,
         &stop,
-        signal,
-        drain_started,
+        drain,
     )
     .await;
     stop.cancel();
@@ -208,6 +259,9 @@ pub async fn run_with_http(
     }
     drop(tournaments);
     let _ = sweeper.await;
+    if let Some(reloads) = reloads {
+        let _ = reloads.await;
+    }
     if let Some(pruner) = pruner {
         let _ = pruner.await;
     }
@@ -216,6 +270,81 @@ pub async fn run_with_http(
     }
     tracing::info!("stopped");
     result
+}
+
+/// Who may connect and call: TLS, keys and per-client limits, opened once
+/// for both ports.
+struct Security {
+    tls: Option<Arc<TlsConfig>>,
+    keys: Keys,
+    quotas: Arc<ClientQuotas>,
+    connections: ConnectionLimit,
+    reloader: Reloader,
+}
+
+impl Security {
+    fn open(options: &ServerOptions) -> Result<Security, ServeError> {
+        let tls = options.tls.clone().map(TlsConfig::load).transpose()?;
+        let keys = match &options.keys_file {
+            Some(path) => Keys::from_file(path)?,
+            None => Keys::off(),
+        };
+        if let (Some(path), Some(ring)) = (&options.keys_file, keys.keyring()) {
+            tracing::info!(keys = ring.len(), file = %path.display(), "platform keys on");
+        }
+        if let Some(tls) = &tls {
+            tracing::info!(mutual = tls.mutual(), "TLS on both ports");
+        }
+        Ok(Security {
+            reloader: Reloader {
+                tls: tls.clone(),
+                keys: keys.clone(),
+                keys_file: options.keys_file.clone(),
+                poll: options.reload_poll,
+            },
+            tls,
+            keys,
+            quotas: Arc::new(ClientQuotas::new(options.quotas)),
+            connections: ConnectionLimit::new(options.quotas.connections),
+        })
+    }
+
+    /// How a port takes connections.
+    fn accepting(&self, port: &'static str, keepalive: Option<Duration>) -> Accepting {
+        Accepting {
+            port,
+            tls: self.tls.clone(),
+            limit: self.connections.clone(),
+            keepalive,
+        }
+    }
+}
+
+/// Warns when a port that is not on loopback serves plaintext, or when the
+/// gRPC port lets anyone in (no keys): right for a trusted network only.
+fn warn_if_open(grpc: &TcpListener, http: Option<&HttpPort>, security: &Security) {
+    let exposed = |l: &TcpListener| l.local_addr().is_ok_and(|a| !a.ip().is_loopback());
+    if security.tls.is_none() {
+        let ports = [Some(("grpc", grpc)), http.map(|p| ("http", &p.listener))];
+        for (port, listener) in ports.into_iter().flatten() {
+            if let Ok(address) = listener.local_addr().map(|a| a.to_string())
+                && exposed(listener)
+            {
+                tracing::warn!(
+                    port,
+                    %address,
+                    "plaintext on a non-loopback address: tokens and keys travel in the clear; \
+                     use --tls-cert/--tls-key or a mesh (docs/SECURITY.md)"
+                );
+            }
+        }
+    }
+    if !security.keys.enabled() && exposed(grpc) {
+        tracing::warn!(
+            "no keys file: anyone who reaches the gRPC port may create and abort games; \
+             use --keys on an untrusted network (docs/SECURITY.md)"
+        );
+    }
 }
 
 /// Opens the storage and the session store on it, with every unfinished
@@ -253,6 +382,7 @@ fn spawn_http(
     store: Arc<SessionStore>,
     tournaments: Arc<Tournaments>,
     stop: CancellationToken,
+    security: &Security,
 ) -> tokio::task::JoinHandle<std::io::Result<()>> {
     let router = http::router(http::WebState {
         store,
@@ -260,11 +390,18 @@ fn spawn_http(
         shutdown: stop.clone(),
         metrics: port.metrics,
     });
-    // As on the gRPC side: an event written right after a request's answer
-    // must not wait for a delayed ACK.
-    let listener = port.listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
+    // As on the gRPC side: TLS when on, the bound per address, and no
+    // delayed ACK (an event written right after an answer must not wait).
+    let local = port
+        .listener
+        .local_addr()
+        .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
+    let ready = listen::accept(
+        port.listener,
+        security.accepting("http", None),
+        stop.clone(),
+    );
+    let listener = listen::HttpIncoming::new(ready, local);
     tokio::spawn(
         axum::serve(listener, router)
             .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -302,20 +439,24 @@ fn drain_signal(
     (signal, drain_started)
 }
 
-/// Serves gRPC (the referee, health, reflection) on `listener` until
-/// `signal`, then drains for at most the drain timeout once
-/// `drain_started` fires.
+/// Serves gRPC (the referee, health, reflection) on `listener` until the
+/// `drain` signal, then drains for at most the drain timeout once its
+/// receiver says the drain started.
 async fn serve_grpc(
     listener: TcpListener,
     options: &ServerOptions,
     (store, tournaments): (Arc<SessionStore>, Arc<Tournaments>),
+    security: &Security,
     health_service: tonic_health::pb::health_server::HealthServer<
         impl tonic_health::pb::health_server::Health,
     >,
     stop: &CancellationToken,
-    signal: impl Future<Output = ()> + Send + 'static,
-    drain_started: tokio::sync::oneshot::Receiver<()>,
+    drain: (
+        impl Future<Output = ()> + Send + 'static,
+        tokio::sync::oneshot::Receiver<()>,
+    ),
 ) -> Result<(), ServeError> {
+    let (signal, drain_started) = drain;
     let reflection = || {
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
@@ -325,8 +466,9 @@ async fn serve_grpc(
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
-    let referee =
-        RefereeApi::new(store, stop.clone()).with_max_watch_streams(options.max_watch_streams);
+    let referee = RefereeApi::new(store, stop.clone())
+        .with_max_watch_streams(options.max_watch_streams)
+        .with_quotas(security.quotas.clone());
     let referee = RefereeServiceServer::new(referee)
         .max_decoding_message_size(options.max_message_bytes)
         .max_encoding_message_size(options.max_message_bytes);
@@ -334,12 +476,14 @@ async fn serve_grpc(
         .max_decoding_message_size(options.max_message_bytes)
         .max_encoding_message_size(options.max_message_bytes);
 
-    // Socket options must be set on the incoming stream itself: the builder's
-    // tcp_nodelay/tcp_keepalive only apply when tonic binds. Without nodelay,
+    // Socket options are set by the accept task (the builder's
+    // tcp_nodelay/tcp_keepalive only apply when tonic binds). Without nodelay,
     // a watch event written just after a unary reply waits for a delayed ACK.
-    let incoming = TcpIncoming::from(listener)
-        .with_nodelay(Some(true))
-        .with_keepalive(Some(options.keepalive_interval));
+    let incoming = listen::grpc_incoming(listen::accept(
+        listener,
+        security.accepting("grpc", Some(options.keepalive_interval)),
+        stop.clone(),
+    ));
     let serve = Server::builder()
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
@@ -348,6 +492,9 @@ async fn serve_grpc(
         .layer(RpcLayer)
         // Inside the RPC layer, so shed calls are counted and traced too.
         .layer(InFlightLimitLayer::new(options.max_concurrent_calls))
+        // Then who calls: the key and its scope, then the client's rate.
+        .layer(AccessLayer::new(security.keys.clone()))
+        .layer(ClientRateLayer::new(security.quotas.clone()))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -408,14 +555,21 @@ async fn prune(store: Arc<SessionStore>, retain: Duration, stop: CancellationTok
     }
 }
 
-/// Drops expired games every `every` until `stop`.
-async fn sweep(store: Arc<SessionStore>, every: Duration, stop: CancellationToken) {
+/// Drops expired games every `every` until `stop`, and forgets clients
+/// with nothing left to count.
+async fn sweep(
+    store: Arc<SessionStore>,
+    quotas: Arc<ClientQuotas>,
+    every: Duration,
+    stop: CancellationToken,
+) {
     let mut tick = tokio::time::interval(every.max(Duration::from_millis(10)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tick.tick() => {
+                quotas.sweep();
                 let dropped = store.sweep(std::time::Instant::now());
                 if dropped > 0 {
                     tracing::info!(dropped, remaining = store.len(), "expired games dropped");

@@ -128,6 +128,24 @@ pin_project_lite::pin_project! {
     }
 }
 
+impl<F, R> LimitedCall<F, R> {
+    /// A call let through, holding no permit (the other admission layers:
+    /// [`crate::service::access`], [`crate::service::quota`]).
+    pub fn admitted(inner: F) -> LimitedCall<F, R> {
+        LimitedCall::Admitted {
+            inner,
+            permit: None,
+        }
+    }
+
+    /// A call answered with `response` without running it.
+    pub fn refused(response: http::Response<R>) -> LimitedCall<F, R> {
+        LimitedCall::Refused {
+            response: Some(response),
+        }
+    }
+}
+
 impl<F, R, E> Future for LimitedCall<F, R>
 where
     F: Future<Output = Result<http::Response<R>, E>>,

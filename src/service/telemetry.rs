@@ -154,7 +154,13 @@ pub fn init(
         .with_default_directive(LevelFilter::from_level(default_level).into())
         .from_env_lossy();
     let fmt_layer = match format {
+        // Colour only on a terminal: a container's or a file's log gets
+        // plain text (`NO_COLOR` turns it off on a terminal too).
         LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(
+                std::io::IsTerminal::is_terminal(&std::io::stderr())
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            )
             .with_writer(std::io::stderr)
             .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer()
@@ -347,6 +353,7 @@ where
             game_id = tracing::field::Empty,
             seat = tracing::field::Empty,
             ply = tracing::field::Empty,
+            client = tracing::field::Empty,
         );
         let parent = opentelemetry::global::get_text_map_propagator(|p| {
             p.extract(&HeaderExtractor(request.headers()))

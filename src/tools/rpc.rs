@@ -15,7 +15,7 @@ use std::net::{Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use tonic::Status;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic_types::StatusExt as _;
 
 use crate::service::grpc::pb::punct::v1 as ppb;
@@ -26,20 +26,144 @@ use crate::tools::engine::VariantArg;
 /// A referee client over one HTTP/2 connection.
 pub type Client = RefereeServiceClient<Channel>;
 
+/// A referee client that sends a platform key with every call.
+pub type KeyedClient = RefereeServiceClient<KeyedChannel>;
+
+/// A [`Channel`] that adds the `authorization` header of its
+/// [`Credentials`] to every request.
+#[derive(Debug, Clone)]
+pub struct KeyedChannel {
+    channel: Channel,
+    credentials: Credentials,
+}
+
+impl tower::Service<http::Request<tonic::body::Body>> for KeyedChannel {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = tonic::transport::Error;
+    type Future = <Channel as tower::Service<http::Request<tonic::body::Body>>>::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        tower::Service::poll_ready(&mut self.channel, cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<tonic::body::Body>) -> Self::Future {
+        if let Some(bearer) = &self.credentials.bearer {
+            request
+                .headers_mut()
+                .insert(http::header::AUTHORIZATION, bearer.clone());
+        }
+        tower::Service::call(&mut self.channel, request)
+    }
+}
+
+/// What a referee client runs over: a plain [`Channel`], or one that adds
+/// the key ([`KeyedClient`]); the calls below take either.
+pub trait Transport:
+    tonic::client::GrpcService<
+        tonic::body::Body,
+        ResponseBody = tonic::body::Body,
+        Error = tonic::transport::Error,
+    >
+{
+}
+
+impl<T> Transport for T where
+    T: tonic::client::GrpcService<
+            tonic::body::Body,
+            ResponseBody = tonic::body::Body,
+            Error = tonic::transport::Error,
+        >
+{
+}
+
+/// The platform key a client sends as `authorization: Bearer <key>`
+/// (docs/SECURITY.md); its `Debug` hides it, and the header is marked
+/// sensitive so HTTP/2 never puts it in a compression table.
+#[derive(Clone, Default)]
+pub struct Credentials {
+    bearer: Option<http::HeaderValue>,
+}
+
+impl Credentials {
+    /// Sends `key` with every call.
+    pub fn key(key: &str) -> Result<Credentials, String> {
+        let mut bearer = http::HeaderValue::try_from(format!("Bearer {}", key.trim()))
+            .map_err(|_| "the key is not printable ASCII".to_string())?;
+        bearer.set_sensitive(true);
+        Ok(Credentials {
+            bearer: Some(bearer),
+        })
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = if self.bearer.is_some() {
+            "<hidden>"
+        } else {
+            "none"
+        };
+        f.debug_struct("Credentials").field("key", &key).finish()
+    }
+}
+
+/// What a client needs for TLS: the CA that signed the referee's
+/// certificate (this client carries no system roots), and for mutual TLS
+/// its own certificate and key (PEM text).
+#[derive(Clone)]
+pub struct TlsClient {
+    /// PEM CA certificates.
+    pub ca: String,
+    /// PEM certificate chain and private key of this client.
+    pub identity: Option<(String, String)>,
+}
+
+impl TlsClient {
+    /// Reads the PEM files named by `--tls-ca`, `--tls-cert`, `--tls-key`.
+    pub fn read(
+        ca: &std::path::Path,
+        identity: Option<(&std::path::Path, &std::path::Path)>,
+    ) -> Result<TlsClient, String> {
+        let read = |p: &std::path::Path| {
+            std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))
+        };
+        Ok(TlsClient {
+            ca: read(ca)?,
+            identity: match identity {
+                Some((cert, key)) => Some((read(cert)?, read(key)?)),
+                None => None,
+            },
+        })
+    }
+}
+
+impl fmt::Debug for TlsClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsClient")
+            .field("identity", &self.identity.is_some())
+            .finish()
+    }
+}
+
 /// How long a connection attempt may take before it fails.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 // ---------------------------------------------------------------- addresses
 
 /// A referee's address as a flag gives it: `host:port` (as grpcurl takes
-/// it), `[v6]:port`, or `http://host[:port]`. Plaintext only: the referee
-/// serves no TLS yet.
+/// it), `[v6]:port`, or `http://host[:port]`; TLS (`https://`) once
+/// [`ServerAddress::with_tls`] gave the CA.
 #[derive(Debug, Clone)]
 pub struct ServerAddress {
-    /// `http://host:port`, the form tonic connects to.
+    /// `http://host:port` (or `https://` with TLS), the form tonic connects to.
     url: String,
     /// The endpoint of `url`, checked once when the address was read.
     endpoint: Endpoint,
+    /// The key sent with every call.
+    credentials: Credentials,
 }
 
 /// Why a flag's text is not a server address.
@@ -78,7 +202,8 @@ impl ServerAddress {
                     "http" => {}
                     "https" => {
                         return Err(fail(format!(
-                            "asks for TLS, which the referee does not serve (plaintext only): {WRITE_INSTEAD}"
+                            "asks for TLS: give the CA of the referee's certificate with --tls-ca \
+                             (this client carries no system roots), or {WRITE_INSTEAD}"
                         )));
                     }
                     _ => return Err(fail(format!("has an unknown scheme: {WRITE_INSTEAD}"))),
@@ -97,7 +222,58 @@ impl ServerAddress {
         let url = format!("http://{authority}");
         let endpoint = Endpoint::from_shared(url.clone())
             .map_err(|e| fail(format!("is not an address ({e}): {WRITE_INSTEAD}")))?;
-        Ok(ServerAddress { url, endpoint })
+        Ok(ServerAddress {
+            url,
+            endpoint,
+            credentials: Credentials::default(),
+        })
+    }
+
+    /// [`ServerAddress::parse`], with TLS when `tls` is given (then
+    /// `https://` is accepted too) and `credentials` sent with every call.
+    pub fn parse_secure(
+        flag: &str,
+        text: &str,
+        tls: Option<&TlsClient>,
+        credentials: Credentials,
+    ) -> Result<ServerAddress, String> {
+        let trimmed = text.trim();
+        let plain = match (tls, trimmed.get(..8)) {
+            (Some(_), Some(scheme)) if scheme.eq_ignore_ascii_case("https://") => {
+                format!("http://{}", &trimmed[8..])
+            }
+            _ => trimmed.to_string(),
+        };
+        let mut address = ServerAddress::parse(flag, &plain).map_err(|e| {
+            // Name what was written, not the rewritten text.
+            AddressError {
+                text: text.to_string(),
+                ..e
+            }
+            .to_string()
+        })?;
+        if let Some(tls) = tls {
+            address = address.with_tls(tls)?;
+        }
+        address.credentials = credentials;
+        Ok(address)
+    }
+
+    /// The same address over TLS, trusting `tls.ca`.
+    pub fn with_tls(self, tls: &TlsClient) -> Result<ServerAddress, String> {
+        let url = self.url.replacen("http://", "https://", 1);
+        let mut config = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&tls.ca));
+        if let Some((cert, key)) = &tls.identity {
+            config = config.identity(Identity::from_pem(cert, key));
+        }
+        let endpoint = Endpoint::from_shared(url.clone())
+            .and_then(|e| e.tls_config(config))
+            .map_err(|e| format!("TLS for {url}: {}", error_chain(&e)))?;
+        Ok(ServerAddress {
+            url,
+            endpoint,
+            credentials: self.credentials,
+        })
     }
 
     /// The address of a server this process started on `addr` (a
@@ -106,7 +282,7 @@ impl ServerAddress {
         ServerAddress::parse("listener", &addr.to_string())
     }
 
-    /// `http://host:port`.
+    /// `http://host:port` (`https://` with TLS).
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -133,6 +309,14 @@ impl ServerAddress {
     /// Opens a connection and a referee client on it.
     pub async fn connect(&self) -> Result<Client, String> {
         Ok(Client::new(self.channel().await?))
+    }
+
+    /// Opens a connection and a client on it that sends this address's key.
+    pub async fn connect_keyed(&self) -> Result<KeyedClient, String> {
+        Ok(RefereeServiceClient::new(KeyedChannel {
+            channel: self.channel().await?,
+            credentials: self.credentials.clone(),
+        }))
     }
 }
 
@@ -362,7 +546,7 @@ pub fn create_request_for(
 
 /// CreateGame; the new game with its tokens.
 pub async fn create_game(
-    client: &mut Client,
+    client: &mut RefereeServiceClient<impl Transport>,
     request: pb::CreateGameRequest,
 ) -> Result<NewGame, Status> {
     let created = client.create_game(request).await?.into_inner();
@@ -373,7 +557,10 @@ pub async fn create_game(
 }
 
 /// ImportGame of a record; the new game with its tokens.
-pub async fn import_game(client: &mut Client, record: String) -> Result<NewGame, Status> {
+pub async fn import_game(
+    client: &mut RefereeServiceClient<impl Transport>,
+    record: String,
+) -> Result<NewGame, Status> {
     let imported = client
         .import_game(pb::ImportGameRequest {
             record,
@@ -431,7 +618,7 @@ pub fn round_ended_by(m: &pb::Move) -> Option<&str> {
 /// SubmitMove of the PÜNCT move `notation` for the seat holding `token`,
 /// answering `expected_ply`; a `request_id` makes a retry safe.
 pub async fn submit_notation(
-    client: &mut Client,
+    client: &mut RefereeServiceClient<impl Transport>,
     game_id: &str,
     token: &str,
     notation: &str,
@@ -446,7 +633,7 @@ pub async fn submit_notation(
 /// [`crate::tools::games::ToolGame::wire_move`]) for the seat holding
 /// `token`, answering `expected_ply`.
 pub async fn submit_move(
-    client: &mut Client,
+    client: &mut RefereeServiceClient<impl Transport>,
     game_id: &str,
     token: &str,
     mv: pb::Move,
@@ -491,14 +678,17 @@ pub fn revealed_card(state: &pb::GameState) -> Option<&str> {
 }
 
 /// GetGame: the game's snapshot now, as a spectator sees it.
-pub async fn get_game(client: &mut Client, game_id: &str) -> Result<pb::Game, Status> {
+pub async fn get_game(
+    client: &mut RefereeServiceClient<impl Transport>,
+    game_id: &str,
+) -> Result<pb::Game, Status> {
     get_game_as(client, game_id, "").await
 }
 
 /// GetGame as the seat holding `token` sees it (empty: a spectator): what
 /// a bot of a game with private information may know.
 pub async fn get_game_as(
-    client: &mut Client,
+    client: &mut RefereeServiceClient<impl Transport>,
     game_id: &str,
     token: &str,
 ) -> Result<pb::Game, Status> {
@@ -526,7 +716,10 @@ pub struct LegalMoves {
 }
 
 /// ListLegalMoves for the player to move.
-pub async fn legal_moves(client: &mut Client, game_id: &str) -> Result<LegalMoves, Status> {
+pub async fn legal_moves(
+    client: &mut RefereeServiceClient<impl Transport>,
+    game_id: &str,
+) -> Result<LegalMoves, Status> {
     let request = pb::ListLegalMovesRequest {
         game_id: game_id.to_string(),
         seat: NO_SEAT,
@@ -545,7 +738,10 @@ pub async fn legal_moves(client: &mut Client, game_id: &str) -> Result<LegalMove
 }
 
 /// ExportGame: the game's record text.
-pub async fn export_record(client: &mut Client, game_id: &str) -> Result<String, Status> {
+pub async fn export_record(
+    client: &mut RefereeServiceClient<impl Transport>,
+    game_id: &str,
+) -> Result<String, Status> {
     let request = pb::ExportGameRequest {
         game_id: game_id.to_string(),
         token: String::new(),
@@ -554,7 +750,11 @@ pub async fn export_record(client: &mut Client, game_id: &str) -> Result<String,
 }
 
 /// Resign for the seat holding `token`.
-pub async fn resign(client: &mut Client, game_id: &str, token: &str) -> Result<(), Status> {
+pub async fn resign(
+    client: &mut RefereeServiceClient<impl Transport>,
+    game_id: &str,
+    token: &str,
+) -> Result<(), Status> {
     let request = pb::ResignRequest {
         game_id: game_id.to_string(),
         token: token.to_string(),
@@ -620,7 +820,7 @@ mod tests {
     }
 
     #[test]
-    fn https_is_refused_as_tls_is_not_served() {
+    fn https_without_a_ca_is_refused() {
         let text = refusal("https://127.0.0.1:50051");
         assert!(
             text.starts_with("--server: `https://127.0.0.1:50051`"),

@@ -204,13 +204,29 @@ export class Table {
   }
 }
 
-/** The referee service at `target` (host:port). */
+/** The referee service at `target` (host:port). Plaintext unless
+ * `rootCerts` (a Buffer of the PEM CA that signed the referee's certificate)
+ * is given: then TLS, and for mutual TLS `certChain` and `privateKey` (PEM
+ * Buffers) are this client's; `serverName` is the name the certificate must
+ * carry when it is not the target's host (e.g. 'localhost' for 127.0.0.1).
+ * `key` is a platform key sent as `authorization: Bearer <key>` with every
+ * call (docs/SECURITY.md). */
 export class RefereeClient {
-  constructor(target, { timeoutMs = 10_000 } = {}) {
-    const credentials = grpc.credentials.createInsecure();
-    this.stub = new RefereeService(target, credentials);
-    this.health = new Health(target, credentials);
+  #metadata;
+
+  constructor(target, { timeoutMs = 10_000, rootCerts, certChain, privateKey, serverName, key } = {}) {
+    if (!rootCerts && (certChain || privateKey)) {
+      throw new Error('a client certificate needs rootCerts (TLS)');
+    }
+    const credentials = rootCerts
+      ? grpc.credentials.createSsl(rootCerts, privateKey ?? null, certChain ?? null)
+      : grpc.credentials.createInsecure();
+    const options = serverName ? { 'grpc.ssl_target_name_override': serverName } : {};
+    this.stub = new RefereeService(target, credentials, options);
+    this.health = new Health(target, credentials, options);
     this.timeoutMs = timeoutMs;
+    this.#metadata = new grpc.Metadata();
+    if (key) this.#metadata.set('authorization', `Bearer ${key}`);
   }
 
   close() {
@@ -220,7 +236,7 @@ export class RefereeClient {
 
   #call(stub, method, request) {
     return new Promise((resolve, reject) => {
-      stub[method](request, { deadline: Date.now() + this.timeoutMs }, (error, reply) => {
+      stub[method](request, this.#metadata, { deadline: Date.now() + this.timeoutMs }, (error, reply) => {
         if (error) reject(RefereeError.fromServiceError(error));
         else resolve(reply);
       });
@@ -295,7 +311,7 @@ export class RefereeClient {
   watch(gameId, { fromPly, token = '' } = {}) {
     const request = { game_id: gameId, token };
     if (fromPly !== undefined) request.from_ply = fromPly;
-    return this.stub.WatchGame(request);
+    return this.stub.WatchGame(request, this.#metadata);
   }
 
   async exportGame(gameId, { token = '' } = {}) {

@@ -229,13 +229,47 @@ def notation(move: referee_pb2.Move) -> str:
 
 
 class RefereeClient:
-    """The referee service at ``target`` (``host:port``)."""
+    """The referee service at ``target`` (``host:port``).
 
-    def __init__(self, target: str, timeout: float = 10.0):
-        self._channel = grpc.insecure_channel(target)
+    Plaintext unless ``root_certificates`` (the PEM bytes of the CA that
+    signed the referee's certificate) is given: then TLS, and for mutual TLS
+    ``certificate_chain`` and ``private_key`` (PEM bytes) are this client's;
+    ``server_name`` is the name the certificate must carry when it is not the
+    target's host. ``key`` is a platform key, sent as ``authorization: Bearer <key>`` with
+    every call (docs/SECURITY.md); it is kept nowhere else."""
+
+    def __init__(
+        self,
+        target: str,
+        timeout: float = 10.0,
+        *,
+        root_certificates: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        private_key: bytes | None = None,
+        server_name: str | None = None,
+        key: str | None = None,
+    ):
+        if root_certificates is None:
+            if certificate_chain is not None or private_key is not None:
+                raise ValueError("a client certificate needs root_certificates (TLS)")
+            self._channel = grpc.insecure_channel(target)
+        else:
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=root_certificates,
+                private_key=private_key,
+                certificate_chain=certificate_chain,
+            )
+            options = (
+                [("grpc.ssl_target_name_override", server_name)] if server_name else []
+            )
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        self._metadata = (("authorization", f"Bearer {key}"),) if key else ()
         self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
         self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"RefereeClient(key={'<hidden>' if self._metadata else None})"
 
     def close(self) -> None:
         self._channel.close()
@@ -248,7 +282,7 @@ class RefereeClient:
 
     def _call(self, method, request):
         try:
-            return method(request, timeout=self.timeout)
+            return method(request, timeout=self.timeout, metadata=self._metadata)
         except grpc.RpcError as e:
             raise RefereeError.from_rpc_error(e) from None
 
@@ -360,7 +394,7 @@ class RefereeClient:
         if from_ply is not None:
             request.from_ply = from_ply
         try:
-            yield from self._stub.WatchGame(request)
+            yield from self._stub.WatchGame(request, metadata=self._metadata)
         except grpc.RpcError as e:
             raise RefereeError.from_rpc_error(e) from None
 

@@ -730,7 +730,10 @@ impl Match {
     /// Puts the revealed card on `cell` (§5.2), ending the round and
     /// dealing the next (§8, §9.3) or ending the match (§9) as it follows.
     pub fn play(&mut self, cell: Cell) -> Result<Placed, Refusal> {
-        self.check(cell)?;
+        // §5.3 order 1; the round checks orders 3–6 as it places.
+        if self.is_over() {
+            return Err(Refusal::MatchOver);
+        }
         let number = self.round.number();
         let placement = self.round.place(cell)?;
         self.history.push(Played {

@@ -254,13 +254,6 @@ impl CellList {
         }
     }
 
-    fn push(&mut self, cell: Cell) {
-        if let Some(slot) = self.cells.get_mut(usize::from(self.len)) {
-            *slot = cell;
-            self.len += 1;
-        }
-    }
-
     /// The cells, sorted.
     pub fn as_slice(&self) -> &[Cell] {
         &self.cells[..usize::from(self.len)]
@@ -311,7 +304,78 @@ const fn neighbour_masks() -> [u128; SIDE * SIDE] {
     masks
 }
 
+/// Every slot of the reachable square.
+const ALL_SLOTS: u128 = (1 << (SIDE * SIDE)) - 1;
+/// The slots of the top row (`y = 5`) of every column.
+const TOP_ROW: u128 = replicate(1 << (SIDE - 1));
+/// The slots of the bottom row (`y = −5`) of every column.
+const BOTTOM_ROW: u128 = replicate(1);
+
+/// `column` (the bits of one column's slots, `y` from −5) repeated in every
+/// column of the reachable square.
+const fn replicate(column: u128) -> u128 {
+    let mut mask = 0;
+    let mut x = 0;
+    while x < SIDE {
+        mask |= column << (x * SIDE);
+        x += 1;
+    }
+    mask
+}
+
+/// The slots of columns `low..=high` and rows `low_y..=high_y` (all within
+/// the reachable square), or none when a range is empty.
+const fn rectangle(low_x: i32, high_x: i32, low_y: i32, high_y: i32) -> u128 {
+    if low_x > high_x || low_y > high_y {
+        return 0;
+    }
+    let columns = ((1u128 << ((high_x - low_x + 1) as usize * SIDE)) - 1)
+        << ((low_x + REACH) as usize * SIDE);
+    let rows = ((1u128 << (high_y - low_y + 1)) - 1) << (low_y + REACH);
+    columns & replicate(rows)
+}
+
+/// The slots next to (RULES.md §4.3) at least one slot of `mask`, `mask`
+/// itself included.
+const fn grown(mask: u128) -> u128 {
+    // Along a column first (y ± 1, never wrapping into the next column),
+    // then to both neighbouring columns (x ± 1, which are ± SIDE slots).
+    let column = mask | ((mask & !TOP_ROW) << 1) | ((mask & !BOTTOM_ROW) >> 1);
+    (column | (column << SIDE) | (column >> SIDE)) & ALL_SLOTS
+}
+
+/// How many cells after `cell` (excluded), stepping `(dx, dy)`, are in
+/// `mask`, staying within the reachable square.
+fn slot_run(mask: u128, cell: Cell, dx: i32, dy: i32) -> u32 {
+    let (mut x, mut y) = (cell.x + REACH + dx, cell.y + REACH + dy);
+    let mut n = 0;
+    while (0..SIDE as i32).contains(&x)
+        && (0..SIDE as i32).contains(&y)
+        && mask & (1 << (x as usize * SIDE + y as usize)) != 0
+    {
+        n += 1;
+        x += dx;
+        y += dy;
+    }
+    n
+}
+
+/// The cell of slot `slot` (0..121).
+const fn cell_of(slot: u32) -> Cell {
+    Cell {
+        x: (slot / SIDE as u32) as i32 - REACH,
+        y: (slot % SIDE as u32) as i32 - REACH,
+    }
+}
+
 /// The cards on the table during a round (RULES.md §4).
+///
+/// Besides the stacks it keeps bit masks over the slots of the reachable
+/// square (slot = `(x + 5) · 11 + (y + 5)`, so ascending slots are the
+/// order of RULES.md §5.3): which cells are occupied, which show each
+/// colour on top, and which a card of each value may cover. The legal
+/// cells of a card and the row check after a placement are a few masks
+/// and a walk over set bits, with no search over candidate cells.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Table {
     stacks: [Stack; SIDE * SIDE],
@@ -319,6 +383,11 @@ pub struct Table {
     cards: u16,
     /// One bit per occupied cell of the reachable square (by slot).
     occupied: u128,
+    /// By colour index: the cells whose top card has that colour.
+    colours: [u128; 4],
+    /// By value `v` (0..=9): the cells whose top card is lower than `v`,
+    /// the cells a card of value `v` may cover (§5.3 order 6).
+    coverable: [u128; 10],
 }
 
 impl Default for Table {
@@ -335,6 +404,8 @@ impl Table {
             bounds: None,
             cards: 0,
             occupied: 0,
+            colours: [0; 4],
+            coverable: [0; 10],
         }
     }
 
@@ -388,13 +459,26 @@ impl Table {
             return false;
         };
         let stack = &mut self.stacks[slot];
+        let covered = stack.top();
         let Some(place) = stack.cards.get_mut(usize::from(stack.len)) else {
             return false;
         };
         *place = card;
         stack.len += 1;
         self.cards += 1;
-        self.occupied |= 1 << slot;
+        let bit = 1u128 << slot;
+        self.occupied |= bit;
+        if let Some(covered) = covered {
+            self.colours[covered.colour().index()] &= !bit;
+        }
+        self.colours[card.colour().index()] |= bit;
+        for (value, cells) in self.coverable.iter_mut().enumerate() {
+            if usize::from(card.value()) < value {
+                *cells |= bit;
+            } else {
+                *cells &= !bit;
+            }
+        }
         self.bounds = Some(match self.bounds {
             Some(bounds) => bounds.with(cell),
             None => Bounds::of(cell),
@@ -437,52 +521,50 @@ impl Table {
         }
     }
 
-    /// The cells a card might go to on a table with cards, sorted by `x`,
-    /// then `y`: the occupied box grown by one, within the columns and rows
-    /// that keep a 6 × 6 box (§4.2) and the reachable square.
-    fn candidates(bounds: Bounds) -> impl Iterator<Item = Cell> {
+    /// The legal cells of `card` as slot bits (RULES.md §5.3 orders 3–6):
+    /// the centre on an empty table; else the empty cells next to a card
+    /// and the cells it may cover, within the columns and rows that keep a
+    /// 6 × 6 box (§4.2).
+    fn legal_mask(&self, card: Card) -> u128 {
+        let Some(bounds) = self.bounds else {
+            return Cell::CENTRE.slot().map_or(0, |slot| 1 << slot);
+        };
         let (low_x, high_x) = bounds.columns();
         let (low_y, high_y) = bounds.rows();
-        let xs =
-            (bounds.min_x - 1).max(low_x).max(-REACH)..=(bounds.max_x + 1).min(high_x).min(REACH);
-        let ys =
-            (bounds.min_y - 1).max(low_y).max(-REACH)..=(bounds.max_y + 1).min(high_y).min(REACH);
-        xs.flat_map(move |x| ys.clone().map(move |y| Cell::new(x, y)))
+        let area = rectangle(
+            low_x.max(-REACH),
+            high_x.min(REACH),
+            low_y.max(-REACH),
+            high_y.min(REACH),
+        );
+        let empty_next = grown(self.occupied) & !self.occupied;
+        let coverable = self.coverable[usize::from(card.value()).min(9)];
+        (empty_next | coverable) & area
     }
 
     /// Every legal cell of `card`, sorted by `x`, then `y` (RULES.md §5.3).
     pub fn legal_cells(&self, card: Card) -> CellList {
-        let mut list = CellList::empty();
-        match self.bounds {
-            None => list.push(Cell::CENTRE),
-            Some(bounds) => {
-                for cell in Table::candidates(bounds).filter(|&c| self.takes(c, card)) {
-                    list.push(cell);
-                }
+        let mask = self.legal_mask(card);
+        let mut cells = [Cell::CENTRE; MAX_LEGAL];
+        let mut len = 0;
+        // The low and the high 64 slots, each lowest bit first.
+        for (base, mut half) in [(0, mask as u64), (64, (mask >> 64) as u64)] {
+            while half != 0 && len < MAX_LEGAL {
+                cells[len] = cell_of(base + half.trailing_zeros());
+                len += 1;
+                half &= half - 1;
             }
         }
-        list
-    }
-
-    /// [`Table::check`] on a candidate cell, which keeps the 6 × 6 box by
-    /// construction: orders 5 and 6 of §5.3 only.
-    fn takes(&self, cell: Cell, card: Card) -> bool {
-        let Some(slot) = cell.slot() else {
-            return false;
-        };
-        match self.stacks[slot].top() {
-            None => self.occupied & NEIGHBOURS[slot] != 0,
-            Some(top) => top.value() < card.value(),
+        CellList {
+            cells,
+            len: len as u8,
         }
     }
 
     /// Whether `card` has a legal cell (RULES.md §7.1: else the round ends
-    /// in a deadlock), stopping at the first.
+    /// in a deadlock).
     pub fn has_legal_cell(&self, card: Card) -> bool {
-        match self.bounds {
-            None => true,
-            Some(bounds) => Table::candidates(bounds).any(|c| self.takes(c, card)),
-        }
+        self.legal_mask(card) != 0
     }
 
     /// The colour `cell` shows when it counts for rows: its top card's
@@ -496,13 +578,8 @@ impl Table {
     /// How many cells from `cell` (excluded) along `dir` (+1 or −1) times
     /// `step` show `colour`.
     fn run(&self, cell: Cell, step: Step, dir: i32, colour: Colour) -> i32 {
-        let mut n = 0;
-        while n < SIDE as i32
-            && self.top(cell.along(step, dir * (n + 1))).map(Card::colour) == Some(colour)
-        {
-            n += 1;
-        }
-        n
+        let (dx, dy) = step.delta();
+        slot_run(self.colours[colour.index()], cell, dir * dx, dir * dy) as i32
     }
 
     /// The maximal row along `step` through `cell`, of `cell`'s top
@@ -531,13 +608,20 @@ impl Table {
     }
 
     /// Whether `cell`'s top card is part of a row of at least `len` cells
-    /// (RULES.md §6): the check after each placement, allocation-free.
+    /// (RULES.md §6): the check after each placement, allocation-free. It
+    /// walks the top-colour mask of the placed card's colour in slot steps.
     pub fn makes_row(&self, cell: Cell, len: u8, neutral: Option<Colour>) -> bool {
         let Some(colour) = self.row_colour(cell, neutral) else {
             return false;
         };
+        let mask = self.colours[colour.index()];
+        let len = u32::from(len);
+        if mask.count_ones() < len {
+            return false;
+        }
         Step::ALL.iter().any(|&step| {
-            self.run(cell, step, -1, colour) + self.run(cell, step, 1, colour) + 1 >= i32::from(len)
+            let (dx, dy) = step.delta();
+            slot_run(mask, cell, dx, dy) + slot_run(mask, cell, -dx, -dy) + 1 >= len
         })
     }
 

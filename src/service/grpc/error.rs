@@ -13,6 +13,10 @@
 //! | `from_ply` past the game | `OUT_OF_RANGE` | `BadRequest{from_ply}` |
 //! | a server limit | `RESOURCE_EXHAUSTED` | `QuotaFailure` + `ErrorInfo{LIMIT_REACHED}` |
 //! | too many calls in flight | `RESOURCE_EXHAUSTED` | the same + `RetryInfo` |
+//! | a client over its call rate | `RESOURCE_EXHAUSTED` | the same + `RetryInfo` (the wait) |
+//! | a client over its games / watch streams | `RESOURCE_EXHAUSTED` | `QuotaFailure` + `ErrorInfo{LIMIT_REACHED}` |
+//! | no / unknown / malformed platform key | `UNAUTHENTICATED` | `ErrorInfo{KEY_MISSING/KEY_UNKNOWN/KEY_MALFORMED}` |
+//! | a key without the call's scope | `PERMISSION_DENIED` | `ErrorInfo{SCOPE_MISSING, scope}` |
 
 use std::collections::HashMap;
 
@@ -177,6 +181,31 @@ pub fn tournament_status(err: TournamentError) -> Status {
             ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", ERROR_DOMAIN, HashMap::new()),
         ),
     }
+}
+
+/// The answer to a call over a per-client limit `max` of `what`
+/// ([`crate::service::quota`]): like any limit, plus a `RetryInfo` of
+/// `retry` when the limit passes by itself (the call rate).
+pub fn client_limit(what: &str, max: usize, retry: Option<std::time::Duration>) -> Status {
+    let mut details = limit_details(what, max);
+    let message = match retry {
+        Some(wait) => {
+            // Rounded up: a client that waits this long gets through.
+            let millis = wait.as_micros().div_ceil(1000) as u64;
+            let wait = std::time::Duration::from_millis(millis.max(1));
+            details.set_retry_info(Some(wait));
+            format!(
+                "this client is over its limit of {max} {}; retry in {} ms",
+                what.replace('_', " "),
+                wait.as_millis()
+            )
+        }
+        None => format!(
+            "this client has its most {} ({max})",
+            what.replace('_', " ").replace(" per client", "")
+        ),
+    };
+    Status::with_error_details(Code::ResourceExhausted, message, details)
 }
 
 impl From<SessionError> for Status {

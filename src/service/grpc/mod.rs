@@ -3,6 +3,7 @@
 //! (all in [`error`]). Game-specific conversions live in one module per game
 //! ([`games`]: `games/punct.rs`, …).
 
+pub mod answer;
 pub mod convert;
 pub mod error;
 pub mod games;

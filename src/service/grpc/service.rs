@@ -1,6 +1,10 @@
 //! The `referee.v1.RefereeService` handlers. Each is thin: convert the
 //! request, call the session layer, convert the answer; failures go through
-//! [`super::error::status`]. Tokens are never logged.
+//! [`super::error::status`]. Tokens are never logged. Who may call is
+//! checked before (keys and scopes, [`crate::service::access`]); the reads
+//! of one game check here that a caller without a `read` key brings a seat
+//! token ([`Caller::may_read`]), and creations and watch streams count
+//! against their client ([`crate::service::quota`]).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -11,12 +15,15 @@ use tokio_stream::{Stream, StreamExt as _};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
+use super::answer::server::referee_service_server::RefereeService;
+use super::answer::{EncodedGame, GetGameAnswer};
 use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, status_pb};
 use super::error::status;
 use super::games::punct::{MOVE_FIELDS, RULE_FIELDS};
 use super::pb::referee::v1 as pb;
-use super::pb::referee::v1::referee_service_server::RefereeService;
 use crate::games::MoveError;
+use crate::service::access::Caller;
+use crate::service::quota::{ClientQuotas, QuotaOptions};
 use crate::service::sessions::{self, Session, SessionError, SessionStore, WatchItem};
 
 /// Items a watch stream buffers between the game and the connection; the
@@ -40,6 +47,8 @@ pub struct RefereeApi {
     /// One permit per open watch stream, held by its task.
     watch_streams: Arc<Semaphore>,
     max_watch_streams: usize,
+    /// Per-client counts of games and watch streams.
+    quotas: Arc<ClientQuotas>,
 }
 
 impl RefereeApi {
@@ -50,7 +59,15 @@ impl RefereeApi {
             shutdown,
             watch_streams: Arc::new(Semaphore::new(DEFAULT_MAX_WATCH_STREAMS)),
             max_watch_streams: DEFAULT_MAX_WATCH_STREAMS,
+            quotas: Arc::new(ClientQuotas::new(QuotaOptions::default())),
         }
+    }
+
+    /// Counts games and watch streams per client in `quotas` (shared with
+    /// the server's rate layer).
+    pub fn with_quotas(mut self, quotas: Arc<ClientQuotas>) -> RefereeApi {
+        self.quotas = quotas;
+        self
     }
 
     /// At most `max` watch streams open at once over all games (the
@@ -87,14 +104,17 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::CreateGameRequest>,
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        let caller = Caller::of(&request);
         let req = request.into_inner();
         let rules = convert::game_rules(req.rules.as_ref(), &RULE_FIELDS)?;
         let time_control = convert::time_control(req.time_control.as_ref());
         let seed = convert::seed(&req.seed, "seed")?;
+        let place = self.quotas.reserve_game(&caller.client())?;
         let (session, tokens) = self
             .store
             .create_timed(rules, convert::labels(&req.labels), time_control, seed)
             .await?;
+        place.fill(&session);
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(game_pb(&session.view(true))),
             seats: seat_tokens_pb(&session, &tokens),
@@ -104,12 +124,21 @@ impl RefereeService for RefereeApi {
     async fn get_game(
         &self,
         request: Request<pb::GetGameRequest>,
-    ) -> Result<Response<pb::GetGameResponse>, Status> {
+    ) -> Result<Response<GetGameAnswer>, Status> {
         let req = request.get_ref();
+        Caller::of(&request).may_read(&req.token)?;
         let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;
-        Ok(Response::new(pb::GetGameResponse {
-            game: Some(convert::shared_game_pb(&session, &session.view_as(viewer))),
+        // Encoded once per state and shared; the clock and presence are
+        // read now (docs/API.md "Compact reads").
+        let (view, game) = session.shared_view(viewer, |view| {
+            EncodedGame::of(convert::shared_game_pb(&session, view))
+        });
+        Ok(Response::new(GetGameAnswer {
+            game: EncodedGame::clone(&game),
+            clock: convert::clock_pb(&view.clock),
+            presence: convert::presence_pb(&view.presence),
+            viewer: convert::viewer_pb(view.viewer),
         }))
     }
 
@@ -129,6 +158,7 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::ListLegalMovesRequest>,
     ) -> Result<Response<pb::ListLegalMovesResponse>, Status> {
+        Caller::of(&request).may_read(&request.get_ref().token)?;
         let req = request.into_inner();
         // A seat no game has is malformed whatever the game; then the
         // game's own seats.
@@ -200,7 +230,9 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
+        let caller = Caller::of(&request);
         let req = request.into_inner();
+        caller.may_read(&req.token)?;
         let session = self.store.find(&req.game_id).await?;
         let token = Some(req.token.as_str()).filter(|t| !t.is_empty());
         let stream_permit = self
@@ -213,12 +245,14 @@ impl RefereeService for RefereeApi {
                     max: self.max_watch_streams,
                 })
             })?;
+        let client_slot = self.quotas.watch_slot(&caller.client())?;
         let mut watch = session.watch_as(req.from_ply, token)?;
         let (tx, rx) = mpsc::channel::<WatchMessage>(WATCH_CHANNEL);
         let shutdown = self.shutdown.clone();
         tokio::spawn(async move {
             // Given back when the stream ends, however it ends.
             let _stream_permit = stream_permit;
+            let _client_slot = client_slot;
             let shutting_down = || Status::unavailable("the server is shutting down");
             loop {
                 let next = tokio::select! {
@@ -402,6 +436,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ExportGameRequest>,
     ) -> Result<Response<pb::ExportGameResponse>, Status> {
         let req = request.get_ref();
+        Caller::of(&request).may_read(&req.token)?;
         let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;
         Ok(Response::new(pb::ExportGameResponse {
@@ -428,11 +463,14 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::ImportGameRequest>,
     ) -> Result<Response<pb::ImportGameResponse>, Status> {
+        let caller = Caller::of(&request);
         let req = request.into_inner();
+        let place = self.quotas.reserve_game(&caller.client())?;
         let (session, tokens) = self
             .store
             .import(&req.record, convert::labels(&req.labels))
             .await?;
+        place.fill(&session);
         Ok(Response::new(pb::ImportGameResponse {
             game: Some(game_pb(&session.view(true))),
             seats: seat_tokens_pb(&session, &tokens),
@@ -443,6 +481,7 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::RenderPositionRequest>,
     ) -> Result<Response<pb::RenderPositionResponse>, Status> {
+        Caller::of(&request).may_read(&request.get_ref().token)?;
         let req = request.into_inner();
         let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;

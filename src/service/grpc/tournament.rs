@@ -12,11 +12,11 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
+use super::answer::server::tournament_service_server::TournamentService;
 use super::convert;
 use super::error::{invalid_argument, tournament_status};
 use super::games::punct::{MoveFields, RuleFields};
 use super::pb::referee::v1 as pb;
-use super::pb::referee::v1::tournament_service_server::TournamentService;
 use crate::service::tournaments::record::{GameState, Status as DocStatus};
 use crate::service::tournaments::schedule::Format;
 use crate::service::tournaments::sprt::{Decision, Sprt};

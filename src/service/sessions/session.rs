@@ -65,6 +65,18 @@ pub struct MoveReceipt {
     pub replayed: bool,
 }
 
+/// What of a view changes with time alone, and whose view it is: what a
+/// shared form of a state ([`Session::shared_view`]) leaves out.
+#[derive(Debug, Clone)]
+pub struct TimeView {
+    /// Whose view it is.
+    pub viewer: Viewer,
+    /// The clocks now.
+    pub clock: ClockReading,
+    /// Each seat's presence now.
+    pub presence: Vec<SeatPresence>,
+}
+
 /// A read-only picture of a session.
 #[derive(Debug, Clone)]
 pub struct GameView {
@@ -256,13 +268,20 @@ pub struct Session {
     writing: tokio::sync::Mutex<()>,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
-    /// The API layer's form of one state (see [`Session::shared_state`]).
-    shared: Mutex<Option<(SharedKey, Arc<dyn Any + Send + Sync>)>>,
+    /// The API layer's forms of the current state (see
+    /// [`Session::shared_state`] and [`Session::shared_view`]), each with
+    /// the state it is of; at most [`SHARED_FORMS`].
+    shared: Mutex<Vec<(SharedKey, Arc<dyn Any + Send + Sync>)>>,
 }
 
 /// Which state a shared form is of: the ply, whether the game was over,
-/// and the viewer (a spectator for a game that hides nothing).
-type SharedKey = (u32, bool, Viewer);
+/// the viewer (a spectator for a game that hides nothing) and the seats
+/// offering a draw (the only change without a move besides the end).
+type SharedKey = (u32, bool, Viewer, SeatSet);
+
+/// Most shared forms a session keeps: a few kinds for each viewer of a game
+/// with private views (every seat and spectators), forms of one state only.
+const SHARED_FORMS: usize = 3 * (crate::games::MAX_SEATS + 1);
 
 impl Session {
     pub(super) fn new(init: SessionInit<'_>, limits: &Limits) -> Session {
@@ -352,39 +371,116 @@ impl Session {
             storage,
             writing: tokio::sync::Mutex::new(()),
             archived,
-            shared: Mutex::new(None),
+            shared: Mutex::new(Vec::new()),
         }
     }
 
     /// The state `view` shows in the API layer's form, made by `make` once
     /// and shared by every later caller of the same state (ply, over or not,
-    /// viewer), until another state is asked for: how GetGame and WatchGame
-    /// snapshots of a ply share one conversion. `None` for a view without
-    /// state.
+    /// viewer, draw offers), until another state is asked for: how GetGame
+    /// and WatchGame snapshots of a ply share one conversion. `None` for a
+    /// view without state.
     pub fn shared_state<T: Any + Send + Sync>(
         &self,
         view: &GameView,
         make: impl FnOnce(&Snapshot) -> T,
     ) -> Option<Arc<T>> {
         let snapshot = view.snapshot.as_ref()?;
-        let viewer = if self.private {
-            view.viewer
-        } else {
-            Viewer::Spectator
-        };
-        let key = (view.ply, view.verdict.is_some(), viewer);
-        {
-            let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((at, value)) = shared.as_ref()
-                && *at == key
-                && let Ok(value) = value.clone().downcast::<T>()
-            {
-                return Some(value);
-            }
+        let key = (
+            view.ply,
+            view.verdict.is_some(),
+            self.shared_viewer(view.viewer),
+            view.draw_offers,
+        );
+        if let Some(value) = self.shared_form(key) {
+            return Some(value);
         }
         let value = Arc::new(make(snapshot));
-        *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, value.clone()));
+        self.keep_shared(key, value.clone());
         Some(value)
+    }
+
+    /// The API layer's form of `viewer`'s view of the state now, all of
+    /// it but what changes with time (the clock and presence, read now and
+    /// given beside it), made by `make` once per state (as
+    /// [`Session::shared_state`]) and shared by every later caller:
+    /// GetGame's answer, encoded once per ply. Only the first caller of a
+    /// state pays for a whole view (with its snapshot); the others read
+    /// the clock and presence alone.
+    pub fn shared_view<T: Any + Send + Sync>(
+        &self,
+        viewer: Viewer,
+        make: impl FnOnce(&GameView) -> T,
+    ) -> (TimeView, Arc<T>) {
+        let (key, made) = {
+            let st = self.lock_settled();
+            let key = (
+                st.game.ply(),
+                st.game.verdict().is_some(),
+                self.shared_viewer(viewer),
+                st.draw_offers,
+            );
+            match self.shared_form::<T>(key) {
+                Some(value) => {
+                    let now = time::Instant::now();
+                    let fresh = TimeView {
+                        viewer,
+                        clock: st.clock.reading(now),
+                        presence: self.presence.read(now),
+                    };
+                    return (fresh, value);
+                }
+                None => (key, self.view_locked(&st, true, viewer)),
+            }
+        };
+        let value = Arc::new(make(&made));
+        self.keep_shared(key, value.clone());
+        let fresh = TimeView {
+            viewer,
+            clock: made.clock,
+            presence: made.presence,
+        };
+        (fresh, value)
+    }
+
+    /// The viewer whose view a shared form is of: `viewer` in a game that
+    /// hides information, else a spectator (every view is the same).
+    fn shared_viewer(&self, viewer: Viewer) -> Viewer {
+        if self.private {
+            viewer
+        } else {
+            Viewer::Spectator
+        }
+    }
+
+    /// The shared form of type `T` of state `key`, if one was made.
+    fn shared_form<T: Any + Send + Sync>(&self, key: SharedKey) -> Option<Arc<T>> {
+        let shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        shared
+            .iter()
+            .filter(|(at, _)| *at == key)
+            .find_map(|(_, value)| value.clone().downcast::<T>().ok())
+    }
+
+    /// Keeps `value` as a shared form of state `key`, dropping the forms of
+    /// other states (a game moves on: they will not be asked for again)
+    /// and the oldest form when there are too many.
+    pub(super) fn keep_shared(&self, key: SharedKey, value: Arc<dyn Any + Send + Sync>) {
+        let mut shared = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        let (ply, over, _, offers) = key;
+        // A caller that read an older state than the forms kept (a move
+        // came in between) keeps nothing.
+        if shared
+            .iter()
+            .any(|((p, o, _, _), _)| (*p, *o) > (ply, over))
+        {
+            return;
+        }
+        shared.retain(|((p, o, _, d), _)| (*p, *o, *d) == (ply, over, offers));
+        if shared.len() >= SHARED_FORMS {
+            shared.remove(0);
+        }
+        shared.push((key, value));
     }
 
     /// Whether this is a finished game read back from storage on demand.
@@ -1383,7 +1479,7 @@ impl Session {
     }
 
     /// Whether the game has ended.
-    pub(super) fn finished(&self) -> bool {
+    pub fn finished(&self) -> bool {
         self.lock().finished_at.is_some()
     }
 

@@ -642,3 +642,48 @@ mod watching {
         assert!(matches!(watch.next().await, Err(SessionError::NotFound(_))));
     }
 }
+
+#[tokio::test]
+async fn a_views_shared_form_is_made_once_per_state_with_the_clock_read_each_time() {
+    // (The clock read per call is checked through the server in
+    // tests/service_clocks.rs: GetGame's clock runs down within a ply.)
+    let st = store();
+    let (s, w, b) = new_game(&st).await;
+    let tokens = [w.clone(), b.clone()];
+    let made = std::sync::atomic::AtomicUsize::new(0);
+    let make = |view: &GameView| {
+        made.fetch_add(1, Ordering::SeqCst);
+        assert!(view.snapshot.is_some(), "the maker gets the state");
+        (view.ply, view.draw_offers)
+    };
+    let (first_view, first) = s.shared_view(Viewer::Spectator, make);
+    assert_eq!(first_view.viewer, Viewer::Spectator);
+    let seat = s.viewer_for(&w).unwrap();
+    let (again_view, again) = s.shared_view(seat, make);
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "a seat of an open game shares it"
+    );
+    assert_eq!(again_view.viewer, seat, "the view is still the caller's");
+    assert_eq!(again_view.presence.len(), 2, "presence read for the caller");
+    assert_eq!(made.load(Ordering::SeqCst), 1);
+    // A draw offer, a move and the end each make another form.
+    s.offer_draw(&w).await.unwrap();
+    let (_, offered) = s.shared_view(Viewer::Spectator, make);
+    assert_ne!(offered.1, first.1);
+    play_one(&s, &tokens).await;
+    let (_, moved) = s.shared_view(Viewer::Spectator, make);
+    assert_eq!(moved.0, 1);
+    s.resign(&b).await.unwrap();
+    let (_, over) = s.shared_view(Viewer::Spectator, make);
+    assert!(!Arc::ptr_eq(&moved, &over));
+    assert_eq!(made.load(Ordering::SeqCst), 4);
+    // A form of an older state, made late, does not replace the newer one.
+    s.keep_shared(
+        (0, false, Viewer::Spectator, Default::default()),
+        Arc::new((0u32, SeatSet::default())),
+    );
+    let (_, still) = s.shared_view(Viewer::Spectator, make);
+    assert!(Arc::ptr_eq(&over, &still));
+    assert_eq!(made.load(Ordering::SeqCst), 4);
+}

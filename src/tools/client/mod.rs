@@ -44,6 +44,28 @@ pub struct ClientArgs {
     /// ~/.config/punct/tokens.json).
     #[arg(long, env = "PUNCT_TOKENS")]
     pub tokens: Option<PathBuf>,
+    /// Connect with TLS, trusting this PEM CA certificate (the one that
+    /// signed the referee's certificate).
+    #[arg(long, env = "PUNCT_TLS_CA", value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
+    /// This client's PEM certificate, for a referee that asks for one
+    /// (mutual TLS); with --tls-key.
+    #[arg(
+        long,
+        env = "PUNCT_TLS_CERT",
+        requires = "tls_key",
+        requires = "tls_ca",
+        value_name = "PEM"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "PUNCT_TLS_KEY", requires = "tls_cert", value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
+    /// The platform key sent as `authorization: Bearer` (creating and
+    /// importing games need one when the referee has a keys file). Prefer
+    /// the variable: a flag shows in the process list.
+    #[arg(long, env = "PUNCT_KEY", hide_env_values = true)]
+    pub key: Option<String>,
     /// What to do.
     #[command(subcommand)]
     pub command: ClientCommand,
@@ -163,7 +185,7 @@ pub fn cells_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
 /// reached, and the token file.
 pub struct Connection {
     /// The referee client.
-    pub client: rpc::Client,
+    pub client: rpc::KeyedClient,
     /// The referee's address (kept with new games' tokens).
     pub server: ServerAddress,
     /// The seat-token file.
@@ -173,14 +195,29 @@ pub struct Connection {
 impl Connection {
     /// Reads the address and the token file's place, then connects.
     async fn open(args: &ClientArgs) -> Result<Connection, String> {
-        let server = ServerAddress::parse("--server (or PUNCT_SERVER)", &args.server)
-            .map_err(|e| e.to_string())?;
+        let tls = match &args.tls_ca {
+            Some(ca) => Some(rpc::TlsClient::read(
+                ca,
+                args.tls_cert.as_deref().zip(args.tls_key.as_deref()),
+            )?),
+            None => None,
+        };
+        let credentials = match &args.key {
+            Some(key) => rpc::Credentials::key(key)?,
+            None => rpc::Credentials::default(),
+        };
+        let server = ServerAddress::parse_secure(
+            "--server (or PUNCT_SERVER)",
+            &args.server,
+            tls.as_ref(),
+            credentials,
+        )?;
         let token_path = args
             .tokens
             .clone()
             .or_else(default_token_path)
             .ok_or("no token file: give --tokens (HOME is not set)")?;
-        let client = server.connect().await?;
+        let client = server.connect_keyed().await?;
         Ok(Connection {
             client,
             server,

@@ -68,7 +68,7 @@ pub async fn run(c: &mut Connection, game_id: &str) -> Result<(), String> {
 }
 
 /// The game's record as the server exports it, read back.
-async fn server_record(client: &mut rpc::Client, game_id: &str) -> Result<GameRecord, String> {
+async fn server_record(client: &mut rpc::KeyedClient, game_id: &str) -> Result<GameRecord, String> {
     let record = rpc::export_record(client, game_id).await.map_err(refused)?;
     GameRecord::parse_with_lines(&record)
         .map(|(r, _)| r)

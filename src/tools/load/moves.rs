@@ -159,9 +159,8 @@ async fn one_run(
         for read in Read::ALL {
             let size = Arc::new(std::sync::OnceLock::new());
             let measured = measure(args, server_pid, games, |i, window, errors| {
-                let client = rpc::Client::new(channels[i % channels.len()].clone());
                 tokio::spawn(reads::read_games(
-                    client,
+                    channels[i % channels.len()].clone(),
                     read,
                     point.clone(),
                     i,
