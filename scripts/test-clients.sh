@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BIN=${1:-$ROOT/target/release/punct-referee}
 [ -x "$BIN" ] || { echo "no binary at $BIN (cargo build --release)"; exit 1; }
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
 echo "-- python: venv and pinned packages"
 PY=$ROOT/clients/python
@@ -59,8 +60,19 @@ done
 [ -n "$ready" ] || { cat "$WORK/server.log"; echo "the server did not come up"; exit 1; }
 export PUNCT_SERVER="127.0.0.1:$PORT"
 
+export REFEREE_BIN="$BIN"
+
 echo "-- python: pytest"
 (cd "$PY" && .venv/bin/python -m pytest -q -p no:cacheprovider --ignore=tests/test_security.py tests)
+
+echo "-- python: pip install ./clients/python (stubs generated at build time)"
+"$PY/.venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --no-build-isolation "$PY"
+# Imported from outside the checkout: the installed package and its own stubs.
+(cd "$WORK" && "$PY/.venv/bin/python" -c "
+import punct_client, punct_client.bot, pathlib
+assert 'site-packages' in punct_client.__file__, punct_client.__file__
+assert (pathlib.Path(punct_client.__file__).parent / '_gen/referee/v1/tournament_pb2.py').exists()
+print('installed:', punct_client.__file__)")
 
 echo "-- node: node --test"
 (cd "$ROOT/clients/node" && node --test test/)

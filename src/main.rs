@@ -15,7 +15,7 @@ use punct_referee::tools::client::ClientArgs;
 use punct_referee::tools::engine::{self, GameArgs};
 use punct_referee::tools::load::LoadArgs;
 use punct_referee::tools::rpc::ServerAddress;
-use punct_referee::tools::tournament::command::TournamentArgs;
+use punct_referee::tools::tournament::command::{EntrantArgs, TournamentArgs};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -84,6 +84,8 @@ enum Command {
     Client(ClientArgs),
     /// Play bots against each other over RPC and print a crosstable.
     Tournament(TournamentArgs),
+    /// Play one bot as an entrant of a tournament held by a referee.
+    Entrant(EntrantArgs),
     /// Make a platform key: print it, and the keys-file line that lets it
     /// in (appended to --file when given; docs/SECURITY.md).
     Keys {
@@ -116,6 +118,11 @@ fn main() -> ExitCode {
         }
         Some(Command::Tournament(args)) => {
             return run_async(punct_referee::tools::tournament::command::run(args.clone()));
+        }
+        Some(Command::Entrant(args)) => {
+            return run_async(punct_referee::tools::tournament::command::run_entrant(
+                args.clone(),
+            ));
         }
         Some(Command::Load(args)) => {
             return run_async(punct_referee::tools::load::run(args.clone()));
@@ -366,6 +373,7 @@ fn run_engine_command(command: &Command) -> Result<String, String> {
         | Command::Health { .. }
         | Command::Client(_)
         | Command::Tournament(_)
+        | Command::Entrant(_)
         | Command::Keys { .. }
         | Command::Load(_) => Ok(String::new()),
         Command::Perft { game, depth } => engine::perft(game, *depth),

@@ -330,7 +330,7 @@ async fn watch_prints_the_board_as_moves_arrive_until_the_game_ends() {
     let tokens = dir.join("tokens.json");
     // A real finished game, from the built-in bots.
     let report = tournament::run(
-        server.client().await,
+        server.channel().await,
         Config {
             bots: vec!["greedy".parse().unwrap(), "random".parse().unwrap()],
             format: Format::RoundRobin,
@@ -761,7 +761,7 @@ async fn tournament_command_seats_punto_tables_of_three_and_four() {
     assert!(ok, "{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
-        lines[1], "   1  greedy      3     3     0     0     3.0   100.0  +417 ± 0",
+        lines[1], "   1  greedy      3     3     0     0     3.0   100.0  +480 (+106 to +1032)",
         "{out}"
     );
     assert!(

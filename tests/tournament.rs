@@ -58,7 +58,7 @@ async fn a_time_control_reaches_the_games_and_the_bots() {
     let server = TestServer::start().await;
     let mut timed = config(&[CLOCK_READER, "greedy"], 2, 1, None);
     timed.time_control = clock("fischer:60000+1000");
-    let report = tournament::run(server.client().await, timed, |_, _| {})
+    let report = tournament::run(server.channel().await, timed, |_, _| {})
         .await
         .unwrap();
     for game in &report.games {
@@ -77,7 +77,7 @@ async fn a_time_control_reaches_the_games_and_the_bots() {
     }
     // Without a clock the same bot hears no `clock` line and resigns.
     let report = tournament::run(
-        server.client().await,
+        server.channel().await,
         config(&[CLOCK_READER, "random"], 1, 1, None),
         |_, _| {},
     )
@@ -94,7 +94,7 @@ async fn a_flag_fall_ends_the_game_on_time_and_the_tournament_goes_on() {
     let server = TestServer::start().await;
     let mut timed = config(&[SLEEPER, "random"], 2, 1, None);
     timed.time_control = clock("per-move:300");
-    let report = tournament::run(server.client().await, timed, |_, _| {})
+    let report = tournament::run(server.channel().await, timed, |_, _| {})
         .await
         .unwrap();
     assert_eq!(report.games.len(), 2);
@@ -117,7 +117,7 @@ async fn two_builtin_bots_play_and_their_records_replay_through_import() {
     let dir = std::env::temp_dir().join(format!("punct-tournament-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let report = tournament::run(
-        server.client().await,
+        server.channel().await,
         config(&["greedy", "random"], 4, 7, Some(dir.clone())),
         |_, _| {},
     )
@@ -176,7 +176,7 @@ async fn greedy_beats_random_by_a_clear_margin() {
     let mut games = 0;
     for seed in 1..=3 {
         let report = tournament::run(
-            server.client().await,
+            server.channel().await,
             config(&["greedy", "random"], 10, seed, None),
             |_, _| {},
         )
@@ -201,7 +201,7 @@ async fn greedy_beats_random_by_a_clear_margin() {
 async fn a_bot_that_answers_nonsense_forfeits_by_resignation() {
     let server = TestServer::start().await;
     let report = tournament::run(
-        server.client().await,
+        server.channel().await,
         config(
             &[
                 "liar=cmd:while read -r w r; do [ \"$w\" = go ] && echo Z99; done",
@@ -233,7 +233,7 @@ async fn a_python_bot_speaking_the_line_protocol_plays_whole_games() {
     let bot = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bots/random_bot.py");
     let spec = format!("py=cmd:python3 -u {bot}");
     let report = tournament::run(
-        server.client().await,
+        server.channel().await,
         config(&[&spec, "greedy"], 2, 1, None),
         |_, _| {},
     )
@@ -275,7 +275,7 @@ async fn dots_greedy_beats_random_and_the_records_replay() {
     let mut greedy = 0.0;
     for (seed, start) in [(1, "empty"), (2, "cross"), (3, "quadruple-cross")] {
         let report = tournament::run(
-            server.client().await,
+            server.channel().await,
             dots_config(&["greedy", "random"], 4, seed, start),
             |_, _| {},
         )
@@ -366,7 +366,7 @@ async fn punto_greedy_beats_random_at_tables_of_two_three_and_four() {
         let (mut wins, mut played) = (0, 0);
         for seed in 1..=3 {
             let report = tournament::run(
-                server.client().await,
+                server.channel().await,
                 punto_config(bots, games, seed, flags),
                 |_, _| {},
             )
@@ -425,7 +425,7 @@ async fn punto_greedy_beats_random_at_tables_of_two_three_and_four() {
 async fn a_punto_table_needs_as_many_bots_as_seats() {
     let server = TestServer::start().await;
     let refused = tournament::run(
-        server.client().await,
+        server.channel().await,
         punto_config(&["greedy", "random"], 2, 1, &["--players", "3"]),
         |_, _| {},
     )
@@ -451,7 +451,7 @@ const CARD_READER: &str = "carded=cmd:c=; m=; while read -r w rest; do case $w i
 async fn an_external_punto_bot_is_told_its_card_every_turn() {
     let server = TestServer::start().await;
     let report = tournament::run(
-        server.client().await,
+        server.channel().await,
         punto_config(
             &[CARD_READER, "greedy", "random"],
             3,

@@ -14,8 +14,9 @@ PROTO = HERE.parent.parent / "proto"
 GEN = HERE / "gen"
 
 
-def main() -> int:
-    GEN.mkdir(exist_ok=True)
+def main(gen: pathlib.Path = GEN) -> int:
+    """Generates every .proto of PROTO into ``gen``; protoc's exit code."""
+    gen.mkdir(parents=True, exist_ok=True)
     files = sorted(str(p.relative_to(PROTO)) for p in PROTO.rglob("*.proto"))
     # grpc_tools ships the well-known types; add them to the include path.
     well_known = pathlib.Path(protoc.__file__).parent / "_proto"
@@ -24,9 +25,9 @@ def main() -> int:
             "grpc_tools.protoc",
             f"-I{PROTO}",
             f"-I{well_known}",
-            f"--python_out={GEN}",
-            f"--pyi_out={GEN}",
-            f"--grpc_python_out={GEN}",
+            f"--python_out={gen}",
+            f"--pyi_out={gen}",
+            f"--grpc_python_out={gen}",
             *files,
         ]
     )

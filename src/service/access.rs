@@ -102,6 +102,10 @@ pub enum Requirement {
 pub fn requirement(path: &str) -> Requirement {
     let Some(method) = path.strip_prefix("/referee.v1.RefereeService/") else {
         return match path.strip_prefix("/referee.v1.TournamentService/") {
+            // The entrant key authorises the entrant's stream, as a seat
+            // token does a move (docs/TOURNAMENTS.md).
+            Some("ConnectEntrant") => Requirement::Open,
+            Some("GetTournament" | "ListTournaments") => Requirement::Scope(Scope::Read),
             Some(_) => Requirement::Scope(Scope::TournamentsManage),
             None => Requirement::Open,
         };
@@ -700,9 +704,29 @@ mod tests {
         ] {
             assert_eq!(r(m), Requirement::Open, "{m}");
         }
+        for m in [
+            "CreateTournament",
+            "AddEntrant",
+            "StartTournament",
+            "CancelTournament",
+        ] {
+            assert_eq!(
+                requirement(&format!("/referee.v1.TournamentService/{m}")),
+                Requirement::Scope(Scope::TournamentsManage),
+                "{m}"
+            );
+        }
+        for m in ["GetTournament", "ListTournaments"] {
+            assert_eq!(
+                requirement(&format!("/referee.v1.TournamentService/{m}")),
+                Requirement::Scope(Scope::Read),
+                "{m}"
+            );
+        }
         assert_eq!(
-            requirement("/referee.v1.TournamentService/CreateTournament"),
-            Requirement::Scope(Scope::TournamentsManage)
+            requirement("/referee.v1.TournamentService/ConnectEntrant"),
+            Requirement::Open,
+            "the entrant key is the credential"
         );
         assert_eq!(
             requirement("/grpc.health.v1.Health/Check"),

@@ -31,6 +31,7 @@ pub mod sessions;
 pub mod storage;
 pub mod telemetry;
 pub mod tls;
+pub mod tournaments;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -44,7 +45,9 @@ use tonic_health::ServingStatus;
 
 use self::access::{AccessLayer, Keys};
 use self::grpc::RefereeApi;
+use self::grpc::TournamentApi;
 use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
+use self::grpc::answer::server::tournament_service_server::TournamentServiceServer;
 use self::grpc::pb;
 use self::listen::{Accepting, ConnectionLimit};
 use self::overload::InFlightLimitLayer;
@@ -55,9 +58,12 @@ use self::storage::sqlite::{SqliteOptions, SqliteStorage};
 use self::storage::{Storage, StorageError, Volatile};
 use self::telemetry::RpcLayer;
 use self::tls::{Reloader, TlsConfig, TlsFiles};
+use self::tournaments::Tournaments;
 
 /// The full name of the referee service (for health checks).
 pub const SERVICE_NAME: &str = "referee.v1.RefereeService";
+/// The full name of the tournament service (for health checks).
+pub const TOURNAMENT_SERVICE_NAME: &str = "referee.v1.TournamentService";
 
 /// Everything the server needs besides its listener.
 #[derive(Debug, Clone)]
@@ -198,7 +204,22 @@ pub async fn run_with_http(
     warn_if_open(&listener, http.as_ref(), &security);
     let store = open_store(&options)?;
     let stop = CancellationToken::new();
-    let http_task = http.map(|port| spawn_http(port, store.clone(), stop.clone(), &security));
+    let tournaments = Tournaments::new(store.clone(), stop.clone());
+    let resumed = tournaments
+        .recover()
+        .map_err(|e| ServeError::Storage(e.to_string()))?;
+    if resumed > 0 {
+        tracing::info!(tournaments = resumed, "stored tournaments read back");
+    }
+    let http_task = http.map(|port| {
+        spawn_http(
+            port,
+            store.clone(),
+            tournaments.clone(),
+            stop.clone(),
+            &security,
+        )
+    });
     let reloader = security.reloader.clone();
     let reloads = reloader
         .needed()
@@ -206,6 +227,9 @@ pub async fn run_with_http(
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
+        .await;
+    health
+        .set_service_status(TOURNAMENT_SERVICE_NAME, ServingStatus::Serving)
         .await;
     let sweeper = tokio::spawn(sweep(
         store.clone(),
@@ -221,7 +245,7 @@ pub async fn run_with_http(
     let result = serve_grpc(
         listener,
         &options,
-        store,
+        (store, tournaments.clone()),
         &security,
         health_service,
         &stop,
@@ -229,6 +253,15 @@ pub async fn run_with_http(
     )
     .await;
     stop.cancel();
+    // Runners and their game watchers end at `stop`; once they have, no
+    // task holds the store (a restart in the same process may reopen it).
+    if tokio::time::timeout(options.drain_timeout, tournaments.stopped())
+        .await
+        .is_err()
+    {
+        tracing::warn!("tournament tasks still running after the drain timeout");
+    }
+    drop(tournaments);
     let _ = sweeper.await;
     if let Some(reloads) = reloads {
         let _ = reloads.await;
@@ -357,11 +390,13 @@ fn open_store(options: &ServerOptions) -> Result<Arc<SessionStore>, ServeError> 
 fn spawn_http(
     port: HttpPort,
     store: Arc<SessionStore>,
+    tournaments: Arc<Tournaments>,
     stop: CancellationToken,
     security: &Security,
 ) -> tokio::task::JoinHandle<std::io::Result<()>> {
     let router = http::router(http::WebState {
         store,
+        tournaments,
         shutdown: stop.clone(),
         metrics: port.metrics,
     });
@@ -405,6 +440,9 @@ fn drain_signal(
         health
             .set_service_status(SERVICE_NAME, ServingStatus::NotServing)
             .await;
+        health
+            .set_service_status(TOURNAMENT_SERVICE_NAME, ServingStatus::NotServing)
+            .await;
         stop.cancel();
         let _ = drain_started_tx.send(());
     };
@@ -417,7 +455,7 @@ fn drain_signal(
 async fn serve_grpc(
     listener: TcpListener,
     options: &ServerOptions,
-    store: Arc<SessionStore>,
+    (store, tournaments): (Arc<SessionStore>, Arc<Tournaments>),
     security: &Security,
     health_service: tonic_health::pb::health_server::HealthServer<
         impl tonic_health::pb::health_server::Health,
@@ -444,6 +482,9 @@ async fn serve_grpc(
     let referee = RefereeServiceServer::new(referee)
         .max_decoding_message_size(options.max_message_bytes)
         .max_encoding_message_size(options.max_message_bytes);
+    let tournament = TournamentServiceServer::new(TournamentApi::new(tournaments, stop.clone()))
+        .max_decoding_message_size(options.max_message_bytes)
+        .max_encoding_message_size(options.max_message_bytes);
 
     // Socket options are set by the accept task (the builder's
     // tcp_nodelay/tcp_keepalive only apply when tonic binds). Without nodelay,
@@ -468,6 +509,7 @@ async fn serve_grpc(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(referee)
+        .add_service(tournament)
         .serve_with_incoming_shutdown(incoming, signal);
     tokio::pin!(serve);
 

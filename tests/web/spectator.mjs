@@ -11,7 +11,9 @@
 // (games.png: the list, spectator.png: the game view). Then a Dots game
 // played live to its end (RULES.md §11.A's capture in the running scores,
 // then `ground`; dots.png) and a finished 3-player Punto match imported
-// from its record (the decks and the rounds; punto.png).
+// from its record (the decks and the rounds; punto.png); last a tournament
+// held by the referee (`punct-referee tournament --server`): its row, its
+// live standings and a link to one of its games (tournament.png).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
@@ -181,6 +183,30 @@ try {
   assert.equal(await page.locator('#moves li').count(), 53);
   await page.screenshot({ path: join(ARTIFACTS, 'punto.png'), fullPage: true });
   console.log(`   ${puntoStatus}; saved ${join(ARTIFACTS, 'punto.png')}`);
+
+  step('a tournament held by the referee: live standings, links to its games');
+  const records = mkdtempSync(join(tmpdir(), 'punct-web-records-'));
+  execFileSync(BIN, ['tournament', 'greedy', 'random', '-n', '2', '--game', 'dots', '--width', '8',
+    '--height', '8', '--name', 'web-cup', '--records', records], {
+    encoding: 'utf8', env: { ...process.env },
+  });
+  rmSync(records, { recursive: true, force: true });
+  await page.goto(`${HTTP}/`);
+  const cup = page.locator('#tournament-rows tr', { hasText: 'web-cup' });
+  await cup.waitFor({ state: 'visible', timeout: 5000 });
+  assert.match(await cup.innerText(), /dots.*round robin.*finished.*2 \/ 2.*greedy 2/s);
+  await cup.getByRole('link').click();
+  await page.waitForFunction(() => document.querySelectorAll('#standing-rows tr').length === 2, null, { timeout: 5000 });
+  const standings = await page.locator('#standing-rows tr').evaluateAll((rows) => rows.map((r) =>
+    [...r.children].slice(0, 7).map((c) => c.textContent)));
+  assert.deepEqual(standings, [['1', 'greedy', '2', '2', '0', '0', '2'], ['2', 'random', '2', '0', '0', '2', '0']]);
+  assert.match(await page.locator('#standing-rows tr:first-child td:last-child').textContent(), /^\+\d+ \([+-]\d+ to \+\d+\)$/);
+  assert.equal(await page.locator('#schedule-rows tr').count(), 2);
+  await page.screenshot({ path: join(ARTIFACTS, 'tournament.png'), fullPage: true });
+  await page.locator('#schedule-rows tr:first-child a').click();
+  await page.waitForFunction(() => !document.getElementById('game').hidden
+    && document.getElementById('game-status').textContent.includes('wins'), null, { timeout: 5000 });
+  console.log(`   web-cup: greedy 2/2; saved ${join(ARTIFACTS, 'tournament.png')}`);
 
   assert.deepEqual(problems, [], 'the page logged errors');
   console.log('spectator page: all checks passed');

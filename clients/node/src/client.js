@@ -24,14 +24,21 @@ import protobuf from 'protobufjs';
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** The repository's proto/ folder (the public contract). */
-export const PROTO_DIR = path.resolve(here, '..', '..', '..', 'proto');
+/** The public contract: the package's own copy of proto/ when installed
+ * from a packed tarball (`npm pack` copies it: scripts/copy-proto.js), else
+ * the repository's proto/ folder. */
+const PACKED_PROTO = path.resolve(here, '..', 'proto');
+export const PROTO_DIR = existsSync(path.join(PACKED_PROTO, 'referee', 'v1', 'referee.proto'))
+  ? PACKED_PROTO
+  : path.resolve(here, '..', '..', '..', 'proto');
 /** Folder holding google/rpc/*.proto. */
 const GOOGLE_PROTOS = path.resolve(path.dirname(require.resolve('google-proto-files/google/rpc/status.proto')), '..', '..');
 /** Folder holding health/v1/health.proto. */
 const HEALTH_PROTOS = path.resolve(path.dirname(require.resolve('grpc-health-check/package.json')), 'proto');
 
 export const SERVICE_NAME = 'referee.v1.RefereeService';
+/** The tournament service's full name (docs/TOURNAMENTS.md). */
+export const TOURNAMENT_SERVICE_NAME = 'referee.v1.TournamentService';
 
 const loaderOptions = {
   keepCase: true,
@@ -43,9 +50,14 @@ const loaderOptions = {
 };
 
 const definition = grpc.loadPackageDefinition(
-  protoLoader.loadSync(['referee/v1/referee.proto', 'health/v1/health.proto'], loaderOptions),
+  protoLoader.loadSync(
+    ['referee/v1/referee.proto', 'referee/v1/tournament.proto', 'health/v1/health.proto'],
+    loaderOptions,
+  ),
 );
 const RefereeService = definition.referee.v1.RefereeService;
+/** The generated TournamentService client constructor (grpc-js). */
+export const TournamentService = definition.referee.v1.TournamentService;
 const Health = definition.grpc.health.v1.Health;
 
 // The google.rpc status and details, for decoding the details trailer.

@@ -1,8 +1,10 @@
 """A thin, idiomatic Python client of the punct-referee gRPC service.
 
-The stubs are generated from the repository's proto/ into ``gen/`` by
-``generate.py`` (nothing generated is committed); this package puts ``gen/``
-on the import path, wraps the calls people make most, and turns a refused
+The stubs are generated from the repository's proto/ (nothing generated is
+committed): into the package when it is installed (``pip install
+./clients/python``: setup.py runs the generator at build time), or into
+``gen/`` by ``generate.py`` in a checkout; this package puts them on the
+import path, wraps the calls people make most, and turns a refused
 call into a :class:`RefereeError` whose google.rpc details (ErrorInfo,
 BadRequest, ...) are decoded with grpcio-status.
 
@@ -21,7 +23,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
-_GEN = pathlib.Path(__file__).resolve().parent.parent / "gen"
+# Installed (pip install ./clients/python): the stubs were generated into the
+# package at build time (setup.py). From a checkout: generate.py's gen/.
+_HERE = pathlib.Path(__file__).resolve().parent
+_GEN = _HERE / "_gen" if (_HERE / "_gen").is_dir() else _HERE.parent / "gen"
 if str(_GEN) not in sys.path:
     sys.path.insert(0, str(_GEN))
 
@@ -34,6 +39,7 @@ from dots.v1 import dots_pb2  # noqa: E402
 from punct.v1 import punct_pb2  # noqa: E402
 from punto.v1 import punto_pb2  # noqa: E402
 from referee.v1 import referee_pb2, referee_pb2_grpc  # noqa: E402
+from referee.v1 import tournament_pb2, tournament_pb2_grpc  # noqa: E402
 
 __all__ = [
     "RefereeClient",
@@ -43,6 +49,8 @@ __all__ = [
     "punct_pb2",
     "punto_pb2",
     "referee_pb2",
+    "tournament_pb2",
+    "tournament_pb2_grpc",
     "GAMES",
     "NO_SEAT",
     "SERVICE_NAME",

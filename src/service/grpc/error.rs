@@ -25,6 +25,7 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::games::MoveError;
 use crate::service::sessions::SessionError;
+use crate::service::tournaments::TournamentError;
 
 /// The `ErrorInfo.domain` of every error this server sends.
 pub const ERROR_DOMAIN: &str = "referee.v1";
@@ -142,6 +143,44 @@ pub fn overloaded(what: &str, max: usize) -> Status {
         ),
         details,
     )
+}
+
+/// The status of a refused tournament call (docs/TOURNAMENTS.md, "Errors").
+pub fn tournament_status(err: TournamentError) -> Status {
+    let message = err.to_string();
+    match err {
+        TournamentError::InvalidArgument { field, description } => {
+            invalid_argument(&field, description)
+        }
+        TournamentError::NotFound(id) => Status::with_error_details(
+            Code::NotFound,
+            message,
+            ErrorDetails::with_resource_info("referee.v1.Tournament", id, "", "no such tournament"),
+        ),
+        TournamentError::Unauthenticated { reason, .. } => Status::with_error_details(
+            Code::Unauthenticated,
+            message,
+            error_info(reason, HashMap::new()),
+        ),
+        TournamentError::PermissionDenied { reason, .. } => Status::with_error_details(
+            Code::PermissionDenied,
+            message,
+            error_info(reason, HashMap::new()),
+        ),
+        TournamentError::FailedPrecondition { reason, .. } => Status::with_error_details(
+            Code::FailedPrecondition,
+            message,
+            error_info(reason, HashMap::new()),
+        ),
+        TournamentError::LimitReached { what, max } => {
+            Status::with_error_details(Code::ResourceExhausted, message, limit_details(what, max))
+        }
+        TournamentError::Unavailable(_) => Status::with_error_details(
+            Code::Unavailable,
+            message,
+            ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", ERROR_DOMAIN, HashMap::new()),
+        ),
+    }
 }
 
 /// The answer to a call over a per-client limit `max` of `what`

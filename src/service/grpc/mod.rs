@@ -9,5 +9,7 @@ pub mod error;
 pub mod games;
 pub mod pb;
 pub mod service;
+pub mod tournament;
 
 pub use service::RefereeApi;
+pub use tournament::TournamentApi;

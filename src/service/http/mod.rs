@@ -10,6 +10,8 @@
 //! | `GET /api/games?label=k:v&status=…` | a page of games, as JSON |
 //! | `GET /api/games/{id}` | one game: moves, supplies, clocks, outcome |
 //! | `GET /api/games/{id}/events` | Server-Sent Events: the game again after each change |
+//! | `GET /api/tournaments` | every tournament with its standings, as JSON |
+//! | `GET /api/tournaments/{id}` | one tournament: standings, crosstable, schedule with game ids |
 //!
 //! Like the gRPC handlers, these only convert: they read the session layer
 //! and turn its views into JSON ([`json`]) or SVG (through the game-agnostic
@@ -19,6 +21,7 @@
 //! gRPC-Web, the JSON shapes).
 
 pub mod json;
+pub mod tournaments;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -56,6 +59,8 @@ pub struct WebState {
     pub shutdown: CancellationToken,
     /// The installed metrics recorder; `None` serves no `/metrics`.
     pub metrics: Option<PrometheusHandle>,
+    /// The tournaments (the same the gRPC service holds).
+    pub tournaments: Arc<crate::service::tournaments::Tournaments>,
 }
 
 /// The router of the HTTP port.
@@ -69,6 +74,8 @@ pub fn router(state: WebState) -> Router {
         .route("/api/games", get(list_games))
         .route("/api/games/{id}", get(get_game))
         .route("/api/games/{id}/events", get(game_events))
+        .route("/api/tournaments", get(tournaments::list))
+        .route("/api/tournaments/{id}", get(tournaments::get))
         .fallback(not_found)
         .with_state(state)
 }

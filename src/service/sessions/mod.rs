@@ -58,7 +58,8 @@ pub use watch::{Watch, WatchItem};
 pub struct GameId(String);
 
 impl GameId {
-    fn random() -> GameId {
+    /// A fresh id, later than every id this process made before.
+    pub fn random() -> GameId {
         static LAST: AtomicU64 = AtomicU64::new(0);
         let now = u64::try_from(storage::unix_ms(std::time::SystemTime::now())).unwrap_or(0) << 16;
         let previous = LAST
@@ -1115,7 +1116,8 @@ fn time_control_of(row: &ClockRow) -> Result<TimeControl, String> {
     Ok(tc)
 }
 
-fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
+/// Checks labels as `CreateGame` does (count, keys, values).
+pub fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
     let bad = |description: String| SessionError::InvalidArgument {
         field: "labels",
         description,

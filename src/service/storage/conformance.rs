@@ -544,7 +544,7 @@ async fn a_version_1_database_is_migrated_without_losing_anything() {
     let seats: Vec<Seat> = a.moves.iter().map(|m| m.seat).collect();
     assert_eq!(seats, [Seat::FIRST, Seat::SECOND]);
     assert_eq!(a.moves[1].request_id.as_deref(), Some("req-2"));
-    // The migrated file takes new writes and reopens at version 2.
+    // The migrated file takes new writes and reopens at the current version.
     s.write(Write::Move(mv("a", 3), None)).await.unwrap();
     drop(s);
     let conn = rusqlite::Connection::open(dir.join(sqlite::DB_FILE)).unwrap();
@@ -816,4 +816,110 @@ async fn postgres_replaces_connections_the_server_closed() {
         c.await.unwrap();
     }
     assert_eq!(s.load("g07").unwrap().unwrap().moves, vec![mv("g07", 1)]);
+}
+
+fn tournament(id: &str, status: &str, created_at_ms: i64) -> TournamentRow {
+    TournamentRow {
+        id: id.into(),
+        status: status.into(),
+        document: format!("{{\"id\":\"{id}\",\"status\":\"{status}\"}}"),
+        created_at_ms,
+    }
+}
+
+/// Tournament rows: inserted, replaced by id, listed oldest first.
+async fn tournament_suite(storage: &dyn Storage) {
+    assert!(storage.tournaments().unwrap().is_empty());
+    for row in [
+        tournament("t2", "registering", 20),
+        tournament("t1", "registering", 10),
+        tournament("t2", "running", 20),
+    ] {
+        storage.write(Write::Tournament(row)).await.unwrap();
+    }
+    assert_eq!(
+        storage.tournaments().unwrap(),
+        vec![
+            tournament("t1", "registering", 10),
+            tournament("t2", "running", 20)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn tournaments_are_kept_and_replaced_by_every_backend() {
+    tournament_suite(&MemoryStorage::new()).await;
+    let dir = tempdir();
+    let options = SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Normal,
+        max_bytes: None,
+    };
+    let s = SqliteStorage::open(&options).unwrap();
+    tournament_suite(&s).await;
+    drop(s);
+    let again = SqliteStorage::open(&options).unwrap();
+    assert_eq!(
+        again.tournaments().unwrap().len(),
+        2,
+        "kept across a reopen"
+    );
+    drop(again);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_keeps_and_replaces_tournaments() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    tournament_suite(&s).await;
+    drop(s);
+    let again = open_pg(&url).await.unwrap();
+    let rows = tokio::task::spawn_blocking(move || again.tournaments())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(rows.len(), 2, "kept across a reopen");
+}
+
+#[tokio::test]
+async fn a_version_2_database_gains_the_tournaments_table() {
+    let dir = tempdir();
+    std::fs::create_dir_all(&dir).unwrap();
+    {
+        let conn = rusqlite::Connection::open(dir.join(sqlite::DB_FILE)).unwrap();
+        // A version-2 file as the previous binary made it, with one game.
+        conn.execute_batch(sqlite::SCHEMA_2_FOR_TESTS).unwrap();
+        conn.execute_batch(
+            "INSERT INTO games (id, game, variant, options, clock_mode, labels, status, ply,
+                created_at_ms, updated_at_ms)
+             VALUES ('g', 'punct', 'standard', 'game: punct', 'none', '{}', 'in_progress', 0, 1, 1);",
+        )
+        .unwrap();
+        let hash = "ab".repeat(32);
+        conn.execute(
+            "INSERT INTO seats VALUES ('g', 1, 'white', ?1), ('g', 2, 'black', ?1)",
+            [&hash],
+        )
+        .unwrap();
+    }
+    let s = SqliteStorage::open(&SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Normal,
+        max_bytes: None,
+    })
+    .unwrap();
+    assert_eq!(s.recover().unwrap().len(), 1, "the game is still there");
+    tournament_suite(&s).await;
+    drop(s);
+    let conn = rusqlite::Connection::open(dir.join(sqlite::DB_FILE)).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 3);
+    drop(conn);
+    let _ = std::fs::remove_dir_all(dir);
 }

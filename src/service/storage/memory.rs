@@ -15,6 +15,8 @@ struct Rows {
     /// Games in creation order, with their status and draw offer.
     games: Vec<(StoredGame, &'static str)>,
     index: HashMap<String, usize>,
+    /// Tournaments, in the order first written.
+    tournaments: Vec<super::TournamentRow>,
 }
 
 /// Rows in memory (see the module docs).
@@ -117,6 +119,10 @@ impl MemoryStorage {
                 rows.games[i].0.draw_offers = SeatSet::EMPTY;
                 rows.games[i].0.end = Some(end);
             }
+            Write::Tournament(row) => match rows.tournaments.iter_mut().find(|t| t.id == row.id) {
+                Some(stored) => *stored = row,
+                None => rows.tournaments.push(row),
+            },
         }
         Ok(())
     }
@@ -167,6 +173,13 @@ impl Storage for MemoryStorage {
             .collect();
         found.sort_by_key(|g| g.key());
         Ok(found.into_iter().take(query.limit).cloned().collect())
+    }
+
+    fn tournaments(&self) -> Result<Vec<super::TournamentRow>, StorageError> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        let mut all = rows.tournaments.clone();
+        all.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
+        Ok(all)
     }
 
     fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError> {

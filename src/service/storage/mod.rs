@@ -139,6 +139,23 @@ pub enum Write {
     },
     /// A game ended or expired.
     End(EndRow),
+    /// A tournament's whole state, inserted or replacing the stored one
+    /// (docs/TOURNAMENTS.md, "Durability").
+    Tournament(TournamentRow),
+}
+
+/// A tournament as stored: its id and its state as one JSON document
+/// (the tournaments module owns the document's shape).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TournamentRow {
+    /// The tournament id.
+    pub id: String,
+    /// Its state: `registering`, `running`, `finished` or `cancelled`.
+    pub status: String,
+    /// The document.
+    pub document: String,
+    /// Creation time, Unix milliseconds.
+    pub created_at_ms: i64,
 }
 
 /// A game read back from storage.
@@ -256,6 +273,8 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// games in progress are never pruned. Returns how many were deleted.
     /// Blocking.
     fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError>;
+    /// Every stored tournament, oldest first. Blocking.
+    fn tournaments(&self) -> Result<Vec<TournamentRow>, StorageError>;
 }
 
 /// Keeps nothing: sessions live only in memory (`--storage memory`).
@@ -289,6 +308,10 @@ impl Storage for Volatile {
 
     fn prune(&self, _ended_before_ms: i64) -> Result<u64, StorageError> {
         Ok(0)
+    }
+
+    fn tournaments(&self) -> Result<Vec<TournamentRow>, StorageError> {
+        Ok(Vec::new())
     }
 }
 

@@ -36,7 +36,7 @@ use crate::games::{Seat, SeatSet, Setup};
 use crate::service::telemetry;
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').
@@ -56,7 +56,20 @@ const SCHEMA_LOCK: i64 = 0x7075_6e63_7472_6566; // "punctref"
 /// `v` to `v + 1` (version 0 is an empty database). Each runs in the
 /// transaction that records the new version, so a failed one changes
 /// nothing.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_1];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_1, SCHEMA_2];
+
+/// Version 2: tournaments, each one JSON document replaced as a whole
+/// (docs/TOURNAMENTS.md, "Durability"), as in SQLite's schema 3.
+const SCHEMA_2: &str = r#"
+CREATE TABLE tournaments (
+    id            TEXT COLLATE "C" PRIMARY KEY,
+    status        TEXT NOT NULL,
+    document      TEXT NOT NULL,
+    created_at_ms BIGINT NOT NULL,
+    updated_at_ms BIGINT NOT NULL
+);
+CREATE INDEX tournaments_by_creation ON tournaments (created_at_ms, id);
+"#;
 
 /// Version 1. Times are Unix milliseconds, seats are numbered from 1 (seat
 /// lists are comma-separated numbers), hashes and seeds are raw bytes. Ids
@@ -392,6 +405,29 @@ impl Storage for PostgresStorage {
         })
     }
 
+    fn tournaments(&self) -> Result<Vec<super::TournamentRow>, StorageError> {
+        self.call(|pool, target| async move {
+            let client = get(&pool, &target).await?;
+            let rows = client
+                .query(
+                    "SELECT id, status, document, created_at_ms FROM tournaments
+                     ORDER BY created_at_ms, id",
+                    &[],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(rows
+                .iter()
+                .map(|r| super::TournamentRow {
+                    id: r.get(0),
+                    status: r.get(1),
+                    document: r.get(2),
+                    created_at_ms: r.get(3),
+                })
+                .collect())
+        })
+    }
+
     fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError> {
         self.call(|pool, target| async move {
             let mut total = 0;
@@ -429,6 +465,7 @@ fn write_game(write: &Write) -> &str {
         Write::Move(mv, _) => &mv.game_id,
         Write::DrawOffer { game_id, .. } => game_id,
         Write::End(end) => &end.game_id,
+        Write::Tournament(row) => &row.id,
     }
 }
 
@@ -633,6 +670,31 @@ fn nonzero(v: u64) -> Option<i64> {
 async fn apply(tx: &Transaction<'_>, write: &Write, target: &str) -> Result<(), StorageError> {
     let err = |e| pg_error(target, e);
     match write {
+        Write::Tournament(row) => {
+            let now = super::unix_ms(std::time::SystemTime::now());
+            let stmt = tx
+                .prepare_cached(
+                    "INSERT INTO tournaments (id, status, document, created_at_ms, updated_at_ms)
+                     VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (id) DO UPDATE
+                     SET status = EXCLUDED.status, document = EXCLUDED.document,
+                         updated_at_ms = EXCLUDED.updated_at_ms",
+                )
+                .await
+                .map_err(err)?;
+            tx.execute(
+                &stmt,
+                &[
+                    &row.id,
+                    &row.status,
+                    &row.document,
+                    &row.created_at_ms,
+                    &now,
+                ],
+            )
+            .await
+            .map_err(err)?;
+        }
         Write::Create(game, moves, end) => {
             let labels = serde_json::to_string(&game.labels)
                 .map_err(|e| StorageError(format!("labels: {e}")))?;

@@ -29,7 +29,7 @@ pub const DB_FILE: &str = "referee.sqlite3";
 /// The lock file that keeps a second server off the same data directory.
 pub const LOCK_FILE: &str = "referee.lock";
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
 /// Most games one pruning transaction deletes (the writer takes other
@@ -262,6 +262,26 @@ impl Storage for SqliteStorage {
         read_games(&conn, &filter, &params).map_err(|e| sql_error(&self.path, e))
     }
 
+    fn tournaments(&self) -> Result<Vec<super::TournamentRow>, StorageError> {
+        let conn = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        let read = || -> rusqlite::Result<Vec<super::TournamentRow>> {
+            let mut statement = conn.prepare_cached(
+                "SELECT id, status, document, created_at_ms FROM tournaments
+                 ORDER BY created_at_ms, id",
+            )?;
+            let rows = statement.query_map([], |r| {
+                Ok(super::TournamentRow {
+                    id: r.get(0)?,
+                    status: r.get(1)?,
+                    document: r.get(2)?,
+                    created_at_ms: r.get(3)?,
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| sql_error(&self.path, e))
+    }
+
     fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError> {
         let mut total = 0;
         loop {
@@ -341,8 +361,15 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(err)?;
     match version {
-        0 => conn.execute_batch(SCHEMA).map_err(err)?,
-        1 => conn.execute_batch(MIGRATE_1_TO_2).map_err(err)?,
+        0 => {
+            conn.execute_batch(SCHEMA).map_err(err)?;
+            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+        }
+        1 => {
+            conn.execute_batch(MIGRATE_1_TO_2).map_err(err)?;
+            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+        }
+        2 => conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?,
         SCHEMA_VERSION => {}
         v => {
             return Err(StorageError(format!(
@@ -370,7 +397,7 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
     Ok(conn)
 }
 
-/// The schema (version 2). Times are Unix milliseconds; seats are numbered
+/// The schema of version 2 (a new file then takes [`MIGRATE_2_TO_3`]). Times are Unix milliseconds; seats are numbered
 /// from 1 (seat lists are comma-separated numbers); see docs/STORAGE.md for
 /// queries that print them as dates.
 const SCHEMA: &str = "
@@ -448,6 +475,26 @@ ALTER TABLE games DROP COLUMN winner;
 ALTER TABLE games DROP COLUMN draw_offer;
 UPDATE moves SET seat = CASE seat WHEN 'white' THEN 1 WHEN 'black' THEN 2 ELSE seat END;
 PRAGMA user_version = 2;
+COMMIT;
+";
+
+/// The version-2 schema, for the migration test.
+#[cfg(test)]
+pub(crate) const SCHEMA_2_FOR_TESTS: &str = SCHEMA;
+
+/// From version 2 to version 3: the `tournaments` table (one row per
+/// tournament, its state as a JSON document: docs/TOURNAMENTS.md). Adds a
+/// table, changes no row.
+const MIGRATE_2_TO_3: &str = "
+BEGIN;
+CREATE TABLE tournaments (
+    id            TEXT PRIMARY KEY,
+    status        TEXT NOT NULL,
+    document      TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER NOT NULL
+);
+PRAGMA user_version = 3;
 COMMIT;
 ";
 
@@ -558,6 +605,21 @@ fn no_such_game(id: &str) -> rusqlite::Error {
 
 fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
     match write {
+        Write::Tournament(row) => {
+            let now = super::unix_ms(std::time::SystemTime::now());
+            tx.prepare_cached(
+                "INSERT INTO tournaments (id, status, document, created_at_ms, updated_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (id) DO UPDATE SET status = ?2, document = ?3, updated_at_ms = ?5",
+            )?
+            .execute(params![
+                row.id,
+                row.status,
+                row.document,
+                row.created_at_ms,
+                now
+            ])?;
+        }
         Write::Create(game, moves, end) => {
             let labels = serde_json::to_string(&game.labels)
                 .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;

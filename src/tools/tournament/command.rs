@@ -1,6 +1,7 @@
 //! `punct-referee tournament`: the command-line face of [`super::run`]. With
-//! `--server` it plays on that referee; without, it starts one inside this
-//! process on a loopback port, and the bots still play over RPC.
+//! `--server` it holds the tournament on that referee; without, it starts
+//! one inside this process on a loopback port, and the bots still connect
+//! as entrants and play over RPC.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::{Client, Config, Format, Report};
+use super::{Config, Format, Report};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::{self, ServerOptions};
 use crate::tools::bots::BotSpec;
@@ -60,6 +61,12 @@ pub struct TournamentArgs {
     /// The `tournament` label of every game.
     #[arg(long, default_value = "cli")]
     pub name: String,
+    /// A file of openings (docs/TOURNAMENTS.md): one a line, its moves in
+    /// notation, optionally first `seed=HEX`; each pairing plays each
+    /// opening `-n` times, seats rotated (with moves, `-n` must be a multiple
+    /// of the table's seats).
+    #[arg(long, value_name = "FILE")]
+    pub openings: Option<PathBuf>,
     /// The clock of every game (docs/CLOCKS.md): `fischer:INITIAL_MS+INCREMENT_MS`
     /// or `per-move:MS`; none by default. Bots are told their time and think
     /// less when short (docs/BOTS.md).
@@ -99,6 +106,52 @@ pub fn parse_time_control(text: &str) -> Result<TimeControlArg, String> {
     }))
 }
 
+/// Flags of `punct-referee entrant`: one local bot joins a tournament held
+/// by a referee, as the entrant of a key (docs/TOURNAMENTS.md).
+#[derive(Debug, Clone, Args)]
+pub struct EntrantArgs {
+    /// The bot: `random`, `greedy` or `cmd:PROGRAM ARGS`, optionally `NAME=…`.
+    pub bot: BotSpec,
+    /// The entrant's key (from CreateTournament or AddEntrant).
+    #[arg(long, env = "PUNCT_ENTRANT_KEY", hide_env_values = true)]
+    pub key: String,
+    /// The referee holding the tournament, HOST:PORT or http://HOST:PORT.
+    #[arg(long, env = "PUNCT_SERVER")]
+    pub server: String,
+    /// Seed of a built-in bot's choices.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Seconds an external bot may think per move before it forfeits.
+    #[arg(long, default_value_t = 10)]
+    pub move_timeout_secs: u64,
+}
+
+/// Plays the bot as the key's entrant until the tournament ends, then
+/// prints the final standings (name and points, best first).
+pub async fn run_entrant(args: EntrantArgs) -> Result<(), String> {
+    let address = ServerAddress::parse("--server (or PUNCT_SERVER)", &args.server)
+        .map_err(|e| e.to_string())?;
+    let channel = address.channel().await?;
+    let bot = super::entrant::EntrantBot::new(
+        args.bot.clone(),
+        args.seed,
+        Duration::from_secs(args.move_timeout_secs),
+    );
+    let (ended, reports) = super::entrant::play_entrant(channel, args.key.clone(), bot)
+        .await
+        .map_err(|s| crate::tools::rpc::describe_status(&s))?;
+    for r in reports
+        .iter()
+        .filter_map(|r| r.forfeit.as_ref().map(|f| (r.number, f)))
+    {
+        println!("game {} forfeited by {}", r.0, r.1);
+    }
+    for s in &ended.standings {
+        println!("{:>4}  {:<20}  {:>6.1}", s.rank, s.name, s.points);
+    }
+    Ok(())
+}
+
 /// Runs the tournament, prints the standings and crosstable on stdout.
 pub async fn run(args: TournamentArgs) -> Result<(), String> {
     let named = match &args.server {
@@ -108,7 +161,16 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
         None => None,
     };
     let config = config_of(&args)?;
-    let total = config.schedule().len();
+    let openings = match &args.openings {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--openings {}: {e}", path.display()))?;
+            super::parse_openings(&text)
+                .map_err(|e| format!("--openings {}: {e}", path.display()))?
+        }
+        None => Vec::new(),
+    };
+    let total = config.schedule().len() * openings.len().max(1);
     // The embedded referee, if no server was named; stopped when we are done.
     let (address, embedded) = match named {
         Some(address) => (address, None),
@@ -117,8 +179,8 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
             (address, Some(embedded))
         }
     };
-    let report = match address.connect().await {
-        Ok(client) => play_with_progress(client, config, total).await,
+    let report = match address.channel().await {
+        Ok(channel) => play_with_progress(channel, config, openings, total).await,
         Err(e) => Err(e),
     };
     if let Some(embedded) = embedded {
@@ -181,8 +243,9 @@ impl Embedded {
 
 /// Plays the tournament with a progress bar of `total` games on stderr.
 async fn play_with_progress(
-    client: Client,
+    channel: tonic::transport::Channel,
     config: Config,
+    openings: Vec<super::Opening>,
     total: usize,
 ) -> Result<Report, String> {
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
@@ -191,7 +254,7 @@ async fn play_with_progress(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let progress = bar.clone();
-    let report = super::run(client, config, move |game, names| {
+    let report = super::run_with_openings(channel, config, openings, move |game, names| {
         let message = match game.pairing.seats()[..] {
             [white, black] => format!(
                 "#{} {} {} {}",

@@ -1,29 +1,32 @@
-//! Bot tournaments over RPC. The runner creates each game on a referee
-//! server, asks the bot to move for its seat with the server's own list of
-//! legal moves, submits the answer like any client (token, expected ply),
-//! and exports the finished game's record. It knows no game's rules: it
-//! passes moves as notation text, and the server judges them. A bot that
-//! answers an illegal move, fails or times out resigns the game (forfeit).
+//! Bot tournaments over RPC, as a client of the referee's
+//! `TournamentService` (docs/TOURNAMENTS.md): [`run`] creates the
+//! tournament on the referee with the bots as entrants, starts it, and
+//! plays each bot as an entrant ([`entrant`]): the referee creates every
+//! game, the bot moves for its seat with the server's own list of legal
+//! moves and submits its answer like any client (token, expected ply). It
+//! knows no game's rules: it passes moves as notation text, and the server
+//! judges them. A bot that answers an illegal move, fails or times out
+//! resigns the game (forfeit).
 //!
-//! [`run`] plays a schedule ([`Format::RoundRobin`] or [`Format::Gauntlet`],
-//! N games per pairing, colours alternated), C games at once, and returns a
-//! [`Report`]: every game's result and the standings with Elo estimates.
-//! One game, step by step, is [`game`]; the command line, [`command`]; Elo,
-//! [`stats`]. Every call goes through [`crate::tools::rpc`].
+//! The schedule ([`Format::RoundRobin`] or [`Format::Gauntlet`], N games per
+//! pairing, colours alternated) is the referee's; [`run`] reads each game
+//! as it ends ([`game`]: its record) and returns a [`Report`]: every game's
+//! result and the standings with Elo estimates ([`stats`]). The command
+//! line is [`command`].
 
 pub mod command;
+pub mod entrant;
 pub mod game;
 pub mod stats;
 
 use std::fmt::{self, Write as _};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tonic::transport::Channel;
 
-pub use self::game::play_game;
 use crate::service::grpc::pb::referee::v1 as pb;
+use crate::service::grpc::pb::referee::v1::tournament_service_client::TournamentServiceClient;
 use crate::tools::bots::BotSpec;
 use crate::tools::games::ToolRules;
 
@@ -212,7 +215,7 @@ pub struct Standing {
     /// Points (a win 1, a draw ½; at larger tables the share of each
     /// game's point, docs/BOTS.md).
     pub score: f64,
-    /// Elo against the field, with its 95% half-width.
+    /// Elo against the field, with its 95% interval.
     pub elo: Option<stats::EloEstimate>,
 }
 
@@ -248,11 +251,67 @@ pub enum TournamentError {
     Join(#[from] tokio::task::JoinError),
 }
 
-/// Plays the tournament on the server behind `client`, calling `on_game`
-/// after each game (for a progress bar).
+/// Plays the tournament as a client of the referee's `TournamentService`
+/// on `channel`: creates it (the bots as entrants, the schedule of
+/// [`Config::schedule`]), starts it, plays every bot as an entrant
+/// ([`entrant::play_entrant`]), and reads each game as it ends, calling
+/// `on_game` after each (for a progress bar).
 pub async fn run(
-    client: Client,
+    channel: Channel,
     config: Config,
+    on_game: impl Fn(&GameResult, &[String]) + Send + Sync + 'static,
+) -> Result<Report, TournamentError> {
+    run_with_openings(channel, config, Vec::new(), on_game).await
+}
+
+/// One opening of the local runner: moves in notation and, for seeded
+/// rules, a seed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Opening {
+    /// The moves the referee plays first, notation.
+    pub moves: Vec<String>,
+    /// The setup's seed.
+    pub seed: Option<[u8; 32]>,
+}
+
+/// Reads an openings file (docs/TOURNAMENTS.md): one opening a line, its
+/// moves in notation separated by spaces, optionally first `seed=HEX` (64
+/// hex digits) for seeded rules; blank lines and `#` comments are skipped.
+pub fn parse_openings(text: &str) -> Result<Vec<Opening>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut opening = Opening::default();
+        for word in line.split_whitespace() {
+            match word.strip_prefix("seed=") {
+                Some(hex) if opening.seed.is_none() && opening.moves.is_empty() => {
+                    opening.seed = Some(crate::games::parse_seed(hex).ok_or_else(|| {
+                        format!("line {}: `{hex}` is not a seed of 64 hex digits", n + 1)
+                    })?);
+                }
+                Some(_) => {
+                    return Err(format!(
+                        "line {}: `seed=` comes once, before the moves",
+                        n + 1
+                    ));
+                }
+                None => opening.moves.push(word.to_string()),
+            }
+        }
+        out.push(opening);
+    }
+    Ok(out)
+}
+
+/// [`run`] with openings: each pairing plays each opening
+/// `games_per_pairing` times, seats rotated (docs/TOURNAMENTS.md).
+pub async fn run_with_openings(
+    channel: Channel,
+    config: Config,
+    openings: Vec<Opening>,
     on_game: impl Fn(&GameResult, &[String]) + Send + Sync + 'static,
 ) -> Result<Report, TournamentError> {
     if config.bots.len() < 2 {
@@ -268,41 +327,167 @@ pub async fn run(
             config.rules.rules.variant_name()
         )));
     }
-    let games = config.schedule();
-    if games.is_empty() {
+    if config.schedule().is_empty() {
         return Err(TournamentError::Config("no games to play".into()));
     }
     if let Some(dir) = &config.records {
         std::fs::create_dir_all(dir)?;
     }
-    let names: Arc<Vec<String>> = Arc::new(config.bots.iter().map(|b| b.name.clone()).collect());
-    let config = Arc::new(config);
-    let on_game = Arc::new(on_game);
-    let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
-    let mut tasks = Vec::new();
-    for pairing in games {
-        let (client, config, slots, on_game, names) = (
-            client.clone(),
-            config.clone(),
-            slots.clone(),
-            on_game.clone(),
-            names.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            let _slot = slots
-                .acquire_owned()
-                .await
-                .map_err(|_| TournamentError::Config("the runner closed".into()))?;
-            let result = play_game(client, &config, pairing).await?;
-            on_game(&result, &names);
-            Ok::<_, TournamentError>(result)
-        }));
+    let names: Vec<String> = config.bots.iter().map(|b| b.name.clone()).collect();
+    let mut service = TournamentServiceClient::new(channel.clone());
+    let created = service
+        .create_tournament(pb::CreateTournamentRequest {
+            spec: Some(spec_of(&config, &openings)),
+            entrants: entrant_names(&names),
+        })
+        .await?
+        .into_inner();
+    let id = created
+        .tournament
+        .map(|t| t.tournament_id)
+        .unwrap_or_default();
+    service
+        .start_tournament(pb::StartTournamentRequest {
+            tournament_id: id.clone(),
+        })
+        .await?;
+    let mut entrants = tokio::task::JoinSet::new();
+    for (key, spec) in created.keys.iter().zip(&config.bots) {
+        let bot = entrant::EntrantBot {
+            spec: spec.clone(),
+            seed: config.seed,
+            move_timeout: config.move_timeout,
+            tell_clock: config.time_control.is_some(),
+            setup_seed_base: setup_seed_base(&config)
+                .filter(|_| openings.iter().all(|o| o.seed.is_none())),
+        };
+        entrants.spawn(entrant::play_entrant(
+            channel.clone(),
+            key.entrant_key.clone(),
+            bot,
+        ));
     }
-    let mut results = Vec::new();
-    for task in tasks {
-        results.push(task.await??);
+    let mut client = Client::new(channel);
+    let mut results: Vec<GameResult> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    loop {
+        let t = service
+            .get_tournament(pb::GetTournamentRequest {
+                tournament_id: id.clone(),
+            })
+            .await?
+            .into_inner()
+            .tournament
+            .unwrap_or_default();
+        for g in &t.games {
+            if g.status == pb::TournamentGameStatus::Finished as i32 && seen.insert(g.number) {
+                let result = game::result_of(&mut client, &config, g).await?;
+                on_game(&result, &names);
+                results.push(result);
+            }
+        }
+        if t.status != pb::TournamentStatus::Running as i32 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Each entrant's forfeits, by game.
+    while let Some(done) = entrants.join_next().await {
+        let (_, reports) = done??;
+        for report in reports {
+            if let (Some(why), Some(r)) = (
+                report.forfeit,
+                results
+                    .iter_mut()
+                    .find(|r| r.pairing.number == report.number),
+            ) {
+                r.forfeit = Some(why);
+            }
+        }
     }
     Ok(report(&names, results))
+}
+
+/// The tournament spec of `config`: its game, format, games per pairing,
+/// concurrency and clock. The service needs a clock (an absent entrant must
+/// lose on time); without one asked for, every move gets the external
+/// bots' move timeout and a minute more, and the bots are not told of it.
+fn spec_of(config: &Config, openings: &[Opening]) -> pb::TournamentSpec {
+    let time_control = config.time_control.unwrap_or_else(|| pb::TimeControl {
+        mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
+            move_ms: u64::try_from(config.move_timeout.as_millis())
+                .unwrap_or(u64::MAX)
+                .saturating_add(60_000)
+                .min(86_400_000),
+        })),
+        first_move_deadline_ms: None,
+    });
+    let game = config.rules.game();
+    let openings: Vec<pb::Opening> = if openings.is_empty() {
+        // A seed given for the rules: one opening, every game dealt from it.
+        config
+            .rules
+            .seed
+            .map(|s| pb::Opening {
+                moves: Vec::new(),
+                seed: crate::games::hex(&s),
+            })
+            .into_iter()
+            .collect()
+    } else {
+        openings
+            .iter()
+            .map(|o| pb::Opening {
+                moves: o.moves.iter().map(|m| (game.wire_move)(m)).collect(),
+                seed: o.seed.map(|s| crate::games::hex(&s)).unwrap_or_default(),
+            })
+            .collect()
+    };
+    pb::TournamentSpec {
+        name: config.name.clone(),
+        rules: Some(config.rules.wire()),
+        format: match config.format {
+            Format::RoundRobin => pb::TournamentFormat::RoundRobin,
+            Format::Gauntlet => pb::TournamentFormat::Gauntlet,
+        } as i32,
+        games_per_pairing: config.games_per_pairing,
+        time_control: Some(time_control),
+        setup_seed_base: setup_seed_base(config)
+            .filter(|_| openings.iter().all(|o| o.seed.is_empty())),
+        openings,
+        concurrency: u32::try_from(config.concurrency.max(1)).unwrap_or(u32::MAX),
+        ..Default::default()
+    }
+}
+
+/// For seeded rules without a seed of their own: each game's seed comes
+/// from the tournament's seed and the game's number, as before.
+fn setup_seed_base(config: &Config) -> Option<u64> {
+    (config.rules.seeded() && config.rules.seed.is_none()).then_some(config.seed)
+}
+
+/// The bots' names as entrant names (letters, digits, `_-.`; others as
+/// `_`), made unique by their place when two are alike.
+fn entrant_names(names: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let mut safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(60)
+            .collect();
+        if safe.is_empty() || out.contains(&safe) {
+            safe = format!("{safe}-{}", i + 1);
+        }
+        out.push(safe);
+    }
+    out
 }
 
 /// Standings and the crosstable from the results. A bot's score is the sum
@@ -386,7 +571,7 @@ impl fmt::Display for Report {
                 0.0
             };
             let elo = match s.elo {
-                Some(e) => format!("{:+.0} ± {:.0}", e.elo, e.error),
+                Some(e) => format!("{:+.0} ({:+.0} to {:+.0})", e.elo, e.low, e.high),
                 None => "-".into(),
             };
             writeln!(
@@ -508,6 +693,32 @@ mod tests {
             schedule(3, Format::RoundRobin, 2)
         );
         assert!(schedule_for(2, Format::RoundRobin, 2, 3).is_empty());
+    }
+
+    #[test]
+    fn openings_files_read_moves_and_seeds() {
+        let seed = "ab".repeat(32);
+        let text = format!("# two openings\n1,1 8,8\n\nseed={seed} 2,2  # seeded\n");
+        let openings = parse_openings(&text).unwrap();
+        assert_eq!(
+            openings,
+            [
+                Opening {
+                    moves: vec!["1,1".into(), "8,8".into()],
+                    seed: None
+                },
+                Opening {
+                    moves: vec!["2,2".into()],
+                    seed: Some([0xab; 32])
+                },
+            ]
+        );
+        assert!(
+            parse_openings("seed=12 1,1")
+                .unwrap_err()
+                .contains("line 1")
+        );
+        assert!(parse_openings("1,1 seed=00").is_err());
     }
 
     #[test]

@@ -1,4 +1,5 @@
-// The spectator page: a list of games (polled from /api/games) and a game view
+// The spectator page: the tournaments (polled from /api/tournaments, each with
+// live standings and links to its games), a list of games (polled from /api/games) and a game view
 // that follows /api/games/{id}/events (Server-Sent Events), with a ply slider
 // that shows earlier positions from /games/{id}.svg?ply=N. No framework and no
 // build step: this file is served as it is (see docs/SPECTATOR.md).
@@ -21,6 +22,8 @@ const state = {
   boardRequest: 0,     // number of the latest board fetch (older ones are dropped)
   boardUrl: null,      // the object URL the board image shows
   clockTimer: null,
+  tournamentId: null,  // the tournament shown
+  tournamentTimer: null,
 };
 
 function el(tag, props = {}, ...children) {
@@ -111,15 +114,121 @@ function renderList(games) {
 function showList() {
   closeGame();
   $('game').hidden = true;
+  $('tournament').hidden = true;
   $('games').hidden = false;
+  $('tournaments').hidden = false;
   document.title = 'PÜNCT referee — spectator';
-  refreshList();
-  state.listTimer = setInterval(refreshList, LIST_REFRESH_MS);
+  const refresh = () => { refreshList(); refreshTournaments(); };
+  refresh();
+  state.listTimer = setInterval(refresh, LIST_REFRESH_MS);
+}
+
+// ---- tournaments -----------------------------------------------------------
+
+function formatText(t) {
+  return t.format.replaceAll('_', ' ') + (t.format === 'swiss' ? `, ${t.rounds} rounds` : '');
+}
+
+function eloText(elo) {
+  if (!elo) return '–';
+  const sign = (x) => (x > 0 ? '+' : '') + Math.round(x);
+  return `${sign(elo[0])} (${sign(elo[1])} to ${sign(elo[2])})`;
+}
+
+async function refreshTournaments() {
+  const error = $('tournaments-error');
+  try {
+    const answer = await fetch('/api/tournaments', { cache: 'no-store' });
+    if (!answer.ok) throw new Error(await answer.text());
+    const list = await answer.json();
+    error.hidden = true;
+    const rows = list.tournaments.map((t) => el('tr', { dataset: { tournamentId: t.id } },
+      el('td', {}, el('a', { href: `#tournament=${encodeURIComponent(t.id)}` }, t.name || t.id)),
+      el('td', {}, `${t.game} (${t.variant})`),
+      el('td', {}, formatText(t)),
+      el('td', {}, t.status),
+      el('td', {}, `${t.games_done} / ${t.games_total}`),
+      el('td', {}, t.standings.length && t.games_done ? `${t.standings[0].name} ${t.standings[0].points}` : '–'),
+    ));
+    $('tournament-rows').replaceChildren(...rows);
+    $('no-tournaments').hidden = rows.length > 0;
+  } catch (e) {
+    error.textContent = `Cannot read the tournaments: ${e.message}`;
+    error.hidden = false;
+  }
+}
+
+function showTournament(id) {
+  closeGame();
+  state.tournamentId = id;
+  $('games').hidden = true;
+  $('tournaments').hidden = true;
+  $('game').hidden = true;
+  $('tournament').hidden = false;
+  $('tournament-heading').textContent = `Tournament ${id}`;
+  document.title = `Tournament ${id} — PÜNCT referee`;
+  $('tournament-status').textContent = 'Loading…';
+  refreshTournament();
+  state.tournamentTimer = setInterval(refreshTournament, LIST_REFRESH_MS);
+}
+
+async function refreshTournament() {
+  const id = state.tournamentId;
+  if (!id) return;
+  const error = $('tournament-error');
+  try {
+    const answer = await fetch(`/api/tournaments/${encodeURIComponent(id)}`, { cache: 'no-store' });
+    if (!answer.ok) throw new Error(await answer.text());
+    const t = await answer.json();
+    if (state.tournamentId !== id) return;
+    error.hidden = true;
+    renderTournament(t);
+  } catch (e) {
+    error.textContent = `Cannot read the tournament: ${e.message}`;
+    error.hidden = false;
+  }
+}
+
+function renderTournament(t) {
+  $('tournament-heading').textContent = `Tournament ${t.name || t.id}`;
+  const connected = t.entrants.filter((e) => e.connected).length;
+  $('tournament-status').textContent =
+    `${t.game} (${t.variant}), ${formatText(t)}: ${t.status}; ${t.games_done} of ${t.games_total} games played; ${connected} of ${t.entrants.length} entrants connected.`;
+  $('standing-rows').replaceChildren(...t.standings.map((s) => el('tr', {},
+    el('td', {}, String(s.rank)),
+    el('th', { scope: 'row' }, s.name),
+    el('td', {}, String(s.games)),
+    el('td', {}, String(s.wins)),
+    el('td', {}, String(s.draws)),
+    el('td', {}, String(s.losses)),
+    el('td', {}, String(Math.round(s.points * 100) / 100)),
+    el('td', {}, String(Math.round(s.sonneborn_berger * 100) / 100)),
+    el('td', {}, String(Math.round(s.buchholz * 100) / 100)),
+    el('td', {}, eloText(s.elo)),
+  )));
+  const sprt = $('sprt');
+  sprt.hidden = !t.sprt;
+  if (t.sprt) {
+    sprt.textContent = `SPRT: LLR ${t.sprt.llr.toFixed(2)} between ${t.sprt.lower.toFixed(2)} and ${t.sprt.upper.toFixed(2)}` +
+      (t.sprt.decision ? `; ${t.sprt.decision} accepted.` : '; undecided.');
+  }
+  $('schedule-rows').replaceChildren(...(t.games || []).map((g) => el('tr', {},
+    el('td', {}, String(g.number)),
+    el('td', {}, String(g.round)),
+    el('td', {}, g.game_id
+      ? el('a', { href: `#game=${encodeURIComponent(g.game_id)}` }, g.seats.join(' – '))
+      : g.seats.join(' – ')),
+    el('td', {}, g.status.replaceAll('_', ' ')),
+    el('td', {}, g.points.length ? `${g.points.map((p) => Math.round(p * 100) / 100).join(' – ')} ${g.reason || ''}` : ''),
+  )));
 }
 
 // ---- one game ------------------------------------------------------------
 
 function closeGame() {
+  clearInterval(state.tournamentTimer);
+  state.tournamentTimer = null;
+  state.tournamentId = null;
   if (state.events) state.events.close();
   state.events = null;
   clearInterval(state.listTimer);
@@ -137,6 +246,8 @@ function showGame(id) {
   state.following = true;
   state.shownPly = 0;
   $('games').hidden = true;
+  $('tournaments').hidden = true;
+  $('tournament').hidden = true;
   $('game').hidden = false;
   $('game-heading').textContent = `Game ${id}`;
   document.title = `Game ${id} — PÜNCT referee`;
@@ -372,7 +483,9 @@ async function showPly(ply, live) {
 
 function route() {
   const match = /^#game=(.+)$/.exec(location.hash);
+  const tournament = /^#tournament=(.+)$/.exec(location.hash);
   if (match) showGame(decodeURIComponent(match[1]));
+  else if (tournament) showTournament(decodeURIComponent(tournament[1]));
   else showList();
 }
 

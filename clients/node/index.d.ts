@@ -1,0 +1,62 @@
+// TypeScript declarations of the Node client and bot kit (src/client.js,
+// src/bot.js). Messages are the proto-loader objects of referee.v1
+// (keepCase: field names as in the .proto; 64-bit integers as strings;
+// enums as their names; oneofs named by a string field, e.g. `item`).
+
+/** A message of referee.v1 as @grpc/proto-loader decodes it. */
+export type Message = { [field: string]: any };
+
+export declare const PROTO_DIR: string;
+export declare const SERVICE_NAME: string;
+export declare const TOURNAMENT_SERVICE_NAME: string;
+export declare const GAMES: readonly ['punct', 'dots', 'punto'];
+export type GameName = (typeof GAMES)[number];
+export declare const NO_SEAT: 0;
+
+/** The grpc-js client constructor of referee.v1.TournamentService. */
+export declare const TournamentService: new (address: string, credentials: unknown) => any;
+
+export declare function gameRules(options?: GameName | Message): Message;
+export declare function gameMove(move: string | Message, game?: GameName): Message;
+export declare function gameName(game: Message): GameName;
+export declare function stateOf(game: Message): Message;
+export declare function outcomeDetail(outcome: Message): Message | undefined;
+export declare function notation(move: Message): string | undefined;
+export declare function seatName(game: Message, seat: number): string;
+export declare function seatNumber(game: Message, name: string): number;
+
+/** A call the referee refused: its gRPC code, message and decoded details. */
+export declare class RefereeError extends Error {
+  code: number;
+  details: Message[];
+  readonly errorInfo: Message | undefined;
+  readonly badRequest: Message | undefined;
+  static fromServiceError(error: unknown): RefereeError;
+}
+
+/** A new game and its seats' tokens. */
+export declare class Table {
+  constructor(reply: Message);
+  game: Message;
+  gameId: string;
+  seats: Message[];
+  tokens: string[];
+  token(seat: number | string): string;
+}
+
+export declare class RefereeClient {
+  constructor(target: string, options?: { timeoutMs?: number });
+  close(): void;
+  serving(service?: string): Promise<boolean>;
+  createGame(options?: { variant?: string; labels?: Record<string, string>; rules?: GameName | Message; seed?: string }): Promise<Table>;
+  getGame(gameId: string, options?: { token?: string }): Promise<Message>;
+  legalMoves(gameId: string, options?: { seat?: number; token?: string; view?: string }): Promise<Message>;
+  legalNotations(gameId: string, options?: { seat?: number; token?: string }): Promise<Message>;
+  play(gameId: string, token: string, move: string | Message, expectedPly: number, options?: { game?: GameName }): Promise<Message>;
+  resign(gameId: string, token: string): Promise<Message>;
+  offerDraw(gameId: string, token: string): Promise<Message>;
+  acceptDraw(gameId: string, token: string): Promise<Message>;
+  watch(gameId: string, options?: { fromPly?: number; token?: string }): AsyncIterable<Message> & NodeJS.EventEmitter;
+  exportGame(gameId: string, options?: { token?: string }): Promise<string>;
+  importGame(record: string): Promise<Table>;
+}

@@ -1,0 +1,247 @@
+//! The spectator page's tournaments (docs/TOURNAMENTS.md, docs/SPECTATOR.md):
+//! `GET /api/tournaments` (every tournament with its standings) and
+//! `GET /api/tournaments/{id}` (one, with its schedule: each game's id,
+//! for a link to the game view, and result). The page polls them, so the
+//! standings it shows are live. Built from the tournaments module's views;
+//! no key, key hash or seat token is ever part of these shapes.
+
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use super::{HttpError, WebState};
+use crate::service::tournaments::record::GameState;
+use crate::service::tournaments::schedule::Format;
+use crate::service::tournaments::sprt::Decision;
+use crate::service::tournaments::{TournamentError, TournamentView};
+
+/// A tournament, as the page shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TournamentJson {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The game's short name and variant.
+    pub game: &'static str,
+    /// The variant.
+    pub variant: &'static str,
+    /// `round_robin`, `double_round_robin`, `gauntlet` or `swiss`.
+    pub format: &'static str,
+    /// `registering`, `running`, `finished` or `cancelled`.
+    pub status: &'static str,
+    /// The rounds of the schedule.
+    pub rounds: u32,
+    /// The entrants, index order.
+    pub entrants: Vec<EntrantJson>,
+    /// The standings, best first.
+    pub standings: Vec<StandingJson>,
+    /// The crosstable: `cross[a][b]` a's points against b.
+    pub cross: Vec<Vec<f64>>,
+    /// Games played / scheduled.
+    pub games_done: usize,
+    /// Games scheduled so far (byes included).
+    pub games_total: usize,
+    /// The schedule (only in `/api/tournaments/{id}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub games: Option<Vec<GameJson>>,
+    /// The SPRT, if any.
+    pub sprt: Option<SprtJson>,
+}
+
+/// One entrant.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntrantJson {
+    /// Its name.
+    pub name: String,
+    /// Whether it holds a stream now.
+    pub connected: bool,
+}
+
+/// One line of the standings.
+#[derive(Debug, Clone, Serialize)]
+pub struct StandingJson {
+    /// Place, from 1.
+    pub rank: usize,
+    /// The entrant's index.
+    pub entrant: usize,
+    /// Its name.
+    pub name: String,
+    /// Games, wins, draws, losses.
+    pub games: u32,
+    /// Wins.
+    pub wins: u32,
+    /// Draws.
+    pub draws: u32,
+    /// Losses.
+    pub losses: u32,
+    /// Points.
+    pub points: f64,
+    /// Sonneborn–Berger.
+    pub sonneborn_berger: f64,
+    /// Buchholz.
+    pub buchholz: f64,
+    /// Elo and its 95% interval, once it has played.
+    pub elo: Option<[f64; 3]>,
+}
+
+/// One scheduled game.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameJson {
+    /// Its number.
+    pub number: u32,
+    /// Its round.
+    pub round: u32,
+    /// The entrants' names, seat order.
+    pub seats: Vec<String>,
+    /// `pending`, `in_progress`, `finished`, `bye` or `skipped`.
+    pub status: &'static str,
+    /// The game id, once created (the page links to it).
+    pub game_id: Option<String>,
+    /// Each seat's points, once over.
+    pub points: Vec<f64>,
+    /// Why it ended.
+    pub reason: Option<String>,
+}
+
+/// The SPRT.
+#[derive(Debug, Clone, Serialize)]
+pub struct SprtJson {
+    /// The log-likelihood ratio.
+    pub llr: f64,
+    /// The bounds.
+    pub lower: f64,
+    /// Upper bound.
+    pub upper: f64,
+    /// `H0`, `H1`, or absent while undecided.
+    pub decision: Option<&'static str>,
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::RoundRobin => "round_robin",
+        Format::DoubleRoundRobin => "double_round_robin",
+        Format::Gauntlet => "gauntlet",
+        Format::Swiss { .. } => "swiss",
+    }
+}
+
+/// The JSON of `v` (with its schedule when `with_games`).
+pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
+    let d = &v.doc;
+    let name_of = |e: usize| {
+        d.entrants
+            .get(e)
+            .map(|x| x.name.clone())
+            .unwrap_or_default()
+    };
+    let games = with_games.then(|| {
+        d.games
+            .iter()
+            .map(|g| {
+                let (status, points, reason) = match &g.state {
+                    GameState::Pending => ("pending", Vec::new(), None),
+                    GameState::Playing { .. } => ("in_progress", Vec::new(), None),
+                    GameState::Done { points, reason, .. } => {
+                        ("finished", points.clone(), Some(reason.clone()))
+                    }
+                    GameState::Bye => ("bye", vec![1.0], Some("BYE".to_string())),
+                    GameState::Skipped { .. } => ("skipped", Vec::new(), None),
+                };
+                GameJson {
+                    number: g.number,
+                    round: g.round,
+                    seats: g.seats.iter().map(|&e| name_of(e)).collect(),
+                    status,
+                    game_id: g.state.game_id().map(str::to_string),
+                    points,
+                    reason,
+                }
+            })
+            .collect()
+    });
+    TournamentJson {
+        id: d.id.clone(),
+        name: d.name.clone(),
+        game: v.rules.game_name(),
+        variant: v.rules.variant_name(),
+        format: format_name(d.format),
+        status: d.status.name(),
+        rounds: d.rounds,
+        entrants: d
+            .entrants
+            .iter()
+            .zip(&v.connected)
+            .map(|(e, &connected)| EntrantJson {
+                name: e.name.clone(),
+                connected,
+            })
+            .collect(),
+        standings: v
+            .table
+            .lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| StandingJson {
+                rank: i + 1,
+                entrant: l.entrant,
+                name: name_of(l.entrant),
+                games: l.games,
+                wins: l.wins,
+                draws: l.draws,
+                losses: l.losses,
+                points: l.points,
+                sonneborn_berger: l.sonneborn_berger,
+                buchholz: l.buchholz,
+                elo: l.elo.map(|e| [e.elo, e.low, e.high]),
+            })
+            .collect(),
+        cross: v.table.cross.clone(),
+        games_done: d
+            .games
+            .iter()
+            .filter(|g| matches!(g.state, GameState::Done { .. } | GameState::Bye))
+            .count(),
+        games_total: d.games.len(),
+        games,
+        sprt: v.sprt.map(|s| SprtJson {
+            llr: s.llr,
+            lower: s.lower,
+            upper: s.upper,
+            decision: d.decision.map(|d| match d {
+                Decision::H0 => "H0",
+                Decision::H1 => "H1",
+            }),
+        }),
+    }
+}
+
+/// The listing's shape.
+#[derive(Debug, Clone, Serialize)]
+pub struct TournamentList {
+    /// Every tournament, oldest first, without schedules.
+    pub tournaments: Vec<TournamentJson>,
+}
+
+/// `GET /api/tournaments`.
+pub async fn list(State(state): State<WebState>) -> Response {
+    let (views, _) = state
+        .tournaments
+        .list("", crate::service::tournaments::MAX_TOURNAMENTS, None);
+    axum::Json(TournamentList {
+        tournaments: views.iter().map(|v| tournament_json(v, false)).collect(),
+    })
+    .into_response()
+}
+
+/// `GET /api/tournaments/{id}`.
+pub async fn get(
+    State(state): State<WebState>,
+    Path(id): Path<String>,
+) -> Result<Response, HttpError> {
+    let view = state.tournaments.get(&id).map_err(|e| match e {
+        TournamentError::NotFound(_) => HttpError::not_found(e.to_string()),
+        other => HttpError::bad_request(other.to_string()),
+    })?;
+    Ok(axum::Json(tournament_json(&view, true)).into_response())
+}

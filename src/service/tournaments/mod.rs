@@ -1,0 +1,876 @@
+//! Bot tournaments held by the referee (docs/TOURNAMENTS.md).
+//!
+//! [`Tournaments`] holds every tournament of a server: it creates them from
+//! a checked [`NewTournament`], adds entrants (each with a secret key, kept
+//! only as its hash), starts and cancels them, and hands out each
+//! entrant's stream of [`Push`]es ([`Tournaments::connect`]). Once started, a
+//! tournament's runner ([`runner`]) creates its games through the
+//! [`SessionStore`] as `CreateGame` does, respecting the concurrency, sends
+//! each to the entrants seated at it, and records each result when the game
+//! ends. The scheduling ([`schedule`]), the standings ([`standings`]) and
+//! the SPRT ([`sprt`]) are pure.
+//!
+//! Durable: a tournament's whole state is one document ([`record`]),
+//! written through the same [`Storage`](crate::service::storage::Storage)
+//! as the games at every change and read back at start
+//! ([`Tournaments::recover`]), when running tournaments resume: their games
+//! in progress were recovered by the session store, and entrants reconnect
+//! with the same keys.
+//!
+//! No gRPC here: [`crate::service::grpc::tournament`] converts.
+
+pub mod record;
+pub mod runner;
+pub mod schedule;
+pub mod sprt;
+pub mod standings;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use self::record::{Doc, GameDoc, GameState, Status};
+use self::schedule::{Format, Meeting};
+use crate::games::{Catalog, GameRules, MoveDetail, MoveInput, Setup};
+use crate::service::sessions::{GameId, SessionStore, TimeControl, Token, TokenHash};
+use crate::service::storage::{self, Write};
+
+/// Most tournaments a server holds open (registering or running) at once;
+/// ended ones stay readable and do not count.
+pub const MAX_TOURNAMENTS: usize = 1000;
+/// Most entrants of one tournament.
+pub const MAX_ENTRANTS: usize = 256;
+/// Most games one tournament schedules.
+pub const MAX_GAMES: usize = 10_000;
+/// Most openings of one tournament.
+pub const MAX_OPENINGS: usize = 1000;
+/// Most games per pairing.
+pub const MAX_GAMES_PER_PAIRING: u32 = 1000;
+/// Labels a tournament may give its games: the rest of a game's sixteen
+/// are the tournament's own (`tournament`, `tournament_id`, `round`,
+/// `game`, and a seat name per seat).
+pub const MAX_TOURNAMENT_LABELS: usize = crate::service::sessions::MAX_LABELS - 8;
+
+/// Why a tournament call was refused. A refused call changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TournamentError {
+    /// Malformed input; `field` names it.
+    #[error("{field}: {description}")]
+    InvalidArgument {
+        /// The offending field (`spec.openings[1].moves[0]`).
+        field: String,
+        /// What is wrong with it.
+        description: String,
+    },
+    /// No tournament has this id.
+    #[error("no tournament `{0}`")]
+    NotFound(String),
+    /// No entrant key (`ENTRANT_KEY_MISSING`), or not a key at all
+    /// (`ENTRANT_KEY_MALFORMED`).
+    #[error("{message}")]
+    Unauthenticated {
+        /// The reason.
+        reason: &'static str,
+        /// A sentence.
+        message: &'static str,
+    },
+    /// A key of no entrant (`UNKNOWN_ENTRANT_KEY`), or of another
+    /// tournament's (`WRONG_ENTRANT_KEY`).
+    #[error("{message}")]
+    PermissionDenied {
+        /// The reason.
+        reason: &'static str,
+        /// A sentence.
+        message: String,
+    },
+    /// The call does not fit the tournament's state (`ALREADY_STARTED`, …).
+    #[error("{message}")]
+    FailedPrecondition {
+        /// The reason.
+        reason: &'static str,
+        /// A sentence.
+        message: String,
+    },
+    /// A server limit.
+    #[error("{what} limit reached ({max})")]
+    LimitReached {
+        /// Which limit.
+        what: &'static str,
+        /// Its value.
+        max: usize,
+    },
+    /// Storage failed: nothing was changed.
+    #[error("the change could not be stored, so it was not made: {0}")]
+    Unavailable(String),
+}
+
+impl TournamentError {
+    fn invalid(field: impl Into<String>, description: impl Into<String>) -> TournamentError {
+        TournamentError::InvalidArgument {
+            field: field.into(),
+            description: description.into(),
+        }
+    }
+
+    fn precondition(reason: &'static str, message: impl Into<String>) -> TournamentError {
+        TournamentError::FailedPrecondition {
+            reason,
+            message: message.into(),
+        }
+    }
+}
+
+/// An opening as given: moves (already in engine form) and a seed.
+#[derive(Debug, Clone)]
+pub struct OpeningInput {
+    /// The moves, in order.
+    pub moves: Vec<MoveInput>,
+    /// The setup's seed, for a seeded game.
+    pub seed: Option<[u8; 32]>,
+}
+
+/// A tournament to create, as the API layer read it (checked here).
+#[derive(Debug, Clone)]
+pub struct NewTournament {
+    /// Its name.
+    pub name: String,
+    /// The game.
+    pub rules: GameRules,
+    /// The format.
+    pub format: Format,
+    /// Games per pairing (per opening).
+    pub games_per_pairing: u32,
+    /// The clock of every game.
+    pub time_control: TimeControl,
+    /// Openings.
+    pub openings: Vec<OpeningInput>,
+    /// Most games at once (0: a round's).
+    pub concurrency: u32,
+    /// Labels for the tournament and its games.
+    pub labels: BTreeMap<String, String>,
+    /// Whether AddEntrant is allowed until the start.
+    pub open_registration: bool,
+    /// Seats at a table (0: the game's).
+    pub table_size: u32,
+    /// The stop rule.
+    pub sprt: Option<sprt::Sprt>,
+    /// The base of each game's seed, for seeded games ([`game_seed`]).
+    pub setup_seed_base: Option<u64>,
+    /// Entrants entered at creation.
+    pub entrants: Vec<String>,
+}
+
+/// A new entrant's secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntrantKey {
+    /// Its index.
+    pub entrant: usize,
+    /// Its name.
+    pub name: String,
+    /// The key (32 hex digits).
+    pub key: String,
+}
+
+/// A game an entrant must play.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// The tournament.
+    pub tournament_id: String,
+    /// The game's number.
+    pub number: u32,
+    /// Its round.
+    pub round: u32,
+    /// The game id.
+    pub game_id: String,
+    /// The entrant's seat, 0-based.
+    pub seat: usize,
+    /// That seat's token.
+    pub token: String,
+    /// The entrants' names, seat order.
+    pub seat_entrants: Vec<String>,
+}
+
+/// What an entrant's stream carries.
+#[derive(Debug, Clone)]
+pub enum Push {
+    /// A game to play.
+    Game(Assignment),
+    /// The tournament ended (finished or cancelled): the last push.
+    Ended(Box<TournamentView>),
+}
+
+/// A tournament as a reader sees it.
+#[derive(Debug, Clone)]
+pub struct TournamentView {
+    /// Its document (keys only as hashes; seat tokens must not be shown).
+    pub doc: Doc,
+    /// The game's rules.
+    pub rules: GameRules,
+    /// The time control.
+    pub time_control: TimeControl,
+    /// The openings' moves, as played.
+    pub openings: Vec<Vec<MoveDetail>>,
+    /// Whether each entrant holds a stream now.
+    pub connected: Vec<bool>,
+    /// The standings.
+    pub table: standings::Table,
+    /// The SPRT, when the spec has one.
+    pub sprt: Option<sprt::State>,
+    /// Whether SPRT samples are pairs.
+    pub pentanomial: bool,
+}
+
+/// One tournament in memory: its document and what is derived from it.
+#[derive(Debug)]
+struct Tournament {
+    doc: Doc,
+    rules: GameRules,
+    time_control: TimeControl,
+    openings: Vec<Vec<MoveDetail>>,
+    /// Each entrant's open stream: its number and sender.
+    streams: Vec<Option<(u64, mpsc::UnboundedSender<Push>)>>,
+    /// The standings of the results so far, keyed by what they depend on
+    /// (entrants, games scheduled, games counted): the Elo posterior is a
+    /// few thousand exponentials per line, and pages read every 2 s.
+    standings: std::cell::RefCell<Option<(StandingsKey, standings::Table)>>,
+}
+
+/// What a tournament's standings depend on: entrants, games scheduled,
+/// games counted.
+type StandingsKey = (usize, usize, usize);
+
+/// A held tournament.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    state: Mutex<Tournament>,
+    /// Woken when the runner should look again (start, cancel).
+    wake: Notify,
+    /// Bumped at every change (for live pages).
+    version: AtomicU64,
+}
+
+impl Entry {
+    fn lock(&self) -> MutexGuard<'_, Tournament> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Every tournament of a server (module docs).
+#[derive(Debug)]
+pub struct Tournaments {
+    sessions: Arc<SessionStore>,
+    catalog: Catalog,
+    held: Mutex<BTreeMap<String, Arc<Entry>>>,
+    /// Entrant key hash → (tournament id, entrant).
+    keys: Mutex<HashMap<[u8; 32], (String, usize)>>,
+    shutdown: CancellationToken,
+    next_stream: AtomicU64,
+    /// Tasks alive (runners, game watchers, entrant streams): the server
+    /// waits for them at shutdown, so that nothing holds the store after.
+    live: Arc<(std::sync::atomic::AtomicUsize, Notify)>,
+}
+
+/// Counts a task as alive until dropped ([`Tournaments::stopped`]).
+#[derive(Debug)]
+pub struct TaskGuard(Arc<(std::sync::atomic::AtomicUsize, Notify)>);
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        if self.0.0.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.1.notify_waiters();
+        }
+    }
+}
+
+/// An entrant's open stream: while it lives, the entrant counts as
+/// connected; dropping it frees the slot for a reconnection.
+#[derive(Debug)]
+pub struct Connection {
+    entry: Arc<Entry>,
+    entrant: usize,
+    stream: u64,
+    /// The pushes, in order.
+    pub pushes: mpsc::UnboundedReceiver<Push>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        let mut t = self.entry.lock();
+        if let Some(slot) = t.streams.get_mut(self.entrant)
+            && slot.as_ref().is_some_and(|(s, _)| *s == self.stream)
+        {
+            *slot = None;
+        }
+        drop(t);
+        self.entry.version.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Tournaments {
+    /// No tournaments, over `sessions` (whose storage keeps them); runners
+    /// stop at `shutdown`.
+    pub fn new(sessions: Arc<SessionStore>, shutdown: CancellationToken) -> Arc<Tournaments> {
+        Arc::new(Tournaments {
+            sessions,
+            catalog: Catalog::default(),
+            held: Mutex::new(BTreeMap::new()),
+            keys: Mutex::new(HashMap::new()),
+            shutdown,
+            next_stream: AtomicU64::new(1),
+            live: Arc::new((std::sync::atomic::AtomicUsize::new(0), Notify::new())),
+        })
+    }
+
+    /// Counts the calling task as alive until the guard drops.
+    pub fn track(&self) -> TaskGuard {
+        self.live.0.fetch_add(1, Ordering::SeqCst);
+        TaskGuard(self.live.clone())
+    }
+
+    /// Waits until every tracked task has ended (they end at shutdown).
+    pub async fn stopped(&self) {
+        loop {
+            let idle = self.live.1.notified();
+            if self.live.0.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
+
+    /// Cancelled when the server shuts down.
+    pub fn shutdown(&self) -> &CancellationToken {
+        &self.shutdown
+    }
+
+    /// The session store the games are made in.
+    pub fn sessions(&self) -> &Arc<SessionStore> {
+        &self.sessions
+    }
+
+    /// Reads back every stored tournament and resumes the running ones;
+    /// returns how many were read. Call within a tokio runtime, after the
+    /// session store recovered its games.
+    pub fn recover(self: &Arc<Self>) -> Result<usize, TournamentError> {
+        let rows = self
+            .sessions
+            .storage()
+            .tournaments()
+            .map_err(|e| TournamentError::Unavailable(e.to_string()))?;
+        let count = rows.len();
+        for row in rows {
+            let doc: Doc = match serde_json::from_str(&row.document) {
+                Ok(doc) => doc,
+                Err(e) => {
+                    tracing::warn!(tournament = %row.id, error = %e, "stored tournament unreadable: skipped");
+                    continue;
+                }
+            };
+            let tournament = match self.rebuild(doc) {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::warn!(tournament = %row.id, error = %e, "stored tournament cannot be rebuilt: skipped");
+                    continue;
+                }
+            };
+            let running = tournament.doc.status == Status::Running;
+            let id = tournament.doc.id.clone();
+            let entry = self.hold(tournament);
+            if running {
+                tracing::info!(tournament = %id, "tournament resumed");
+                runner::spawn(self.clone(), id, entry);
+            }
+        }
+        Ok(count)
+    }
+
+    /// Rules, clock and openings from a stored document.
+    fn rebuild(&self, doc: Doc) -> Result<Tournament, String> {
+        let rules = record::rules_of(&self.catalog, &doc.rules_header)?;
+        let time_control = doc.time_control.time_control()?;
+        let openings = doc
+            .openings
+            .iter()
+            .map(|o| {
+                record::replay_opening(&self.catalog, &doc.rules_header, &rules, o)
+                    .map(|moves| moves.into_iter().map(|m| m.detail).collect())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let streams = vec![None; doc.entrants.len()];
+        Ok(Tournament {
+            doc,
+            rules,
+            time_control,
+            openings,
+            streams,
+            standings: Default::default(),
+        })
+    }
+
+    /// Holds `t`, indexing its entrants' keys.
+    fn hold(&self, t: Tournament) -> Arc<Entry> {
+        let id = t.doc.id.clone();
+        {
+            let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+            for (i, e) in t.doc.entrants.iter().enumerate() {
+                if let Some(hash) = crate::games::parse_seed(&e.key_sha256) {
+                    keys.insert(hash, (id.clone(), i));
+                }
+            }
+        }
+        let entry = Arc::new(Entry {
+            state: Mutex::new(t),
+            wake: Notify::new(),
+            version: AtomicU64::new(0),
+        });
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, entry.clone());
+        entry
+    }
+
+    /// Tournaments not over yet (registering or running): what the limit
+    /// counts; ended ones stay readable.
+    fn open_count(&self) -> usize {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|e| matches!(e.lock().doc.status, Status::Registering | Status::Running))
+            .count()
+    }
+
+    fn entry(&self, id: &str) -> Result<Arc<Entry>, TournamentError> {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+            .ok_or_else(|| TournamentError::NotFound(id.to_string()))
+    }
+
+    /// Creates a tournament; returns it and the keys of the entrants given.
+    pub async fn create(
+        &self,
+        new: NewTournament,
+    ) -> Result<(TournamentView, Vec<EntrantKey>), TournamentError> {
+        if self.open_count() >= MAX_TOURNAMENTS {
+            return Err(TournamentError::LimitReached {
+                what: "tournaments",
+                max: MAX_TOURNAMENTS,
+            });
+        }
+        let (mut doc, openings) = record::checked_doc(&self.catalog, &new)?;
+        let mut keys = Vec::new();
+        for (i, name) in new.entrants.iter().enumerate() {
+            let (entrant, key) = record::new_entrant(&doc, name, &format!("entrants[{i}]"))?;
+            doc.entrants.push(entrant);
+            keys.push(EntrantKey {
+                entrant: i,
+                name: name.clone(),
+                key,
+            });
+        }
+        if let Format::Swiss { rounds } = doc.format
+            && !doc.entrants.is_empty()
+            && rounds as usize >= doc.entrants.len()
+            && !doc.open_registration
+        {
+            return Err(TournamentError::invalid(
+                "spec.swiss_rounds",
+                format!(
+                    "a Swiss of {rounds} rounds needs more than {rounds} entrants (it has {})",
+                    doc.entrants.len()
+                ),
+            ));
+        }
+        let t = Tournament {
+            standings: Default::default(),
+            streams: vec![None; doc.entrants.len()],
+            time_control: new.time_control,
+            rules: new.rules.clone(),
+            openings,
+            doc,
+        };
+        self.persist(&t.doc).await?;
+        let entry = self.hold(t);
+        let view = view_of(&entry.lock());
+        tracing::info!(tournament = %view.doc.id, entrants = keys.len(), "tournament created");
+        Ok((view, keys))
+    }
+
+    /// Adds an entrant named `name` (before the start, with open
+    /// registration).
+    pub async fn add_entrant(&self, id: &str, name: &str) -> Result<EntrantKey, TournamentError> {
+        let entry = self.entry(id)?;
+        let (doc, key, index) = {
+            let t = entry.lock();
+            if !t.doc.open_registration {
+                return Err(TournamentError::precondition(
+                    "REGISTRATION_CLOSED",
+                    "this tournament has no open registration: its entrants were given at creation",
+                ));
+            }
+            if t.doc.status != Status::Registering {
+                return Err(TournamentError::precondition(
+                    "REGISTRATION_CLOSED",
+                    "registration closed when the tournament started",
+                ));
+            }
+            if t.doc.entrants.len() >= MAX_ENTRANTS {
+                return Err(TournamentError::LimitReached {
+                    what: "entrants",
+                    max: MAX_ENTRANTS,
+                });
+            }
+            let mut doc = t.doc.clone();
+            let (entrant, key) = record::new_entrant(&doc, name, "name")?;
+            doc.entrants.push(entrant);
+            (doc, key, t.doc.entrants.len())
+        };
+        self.persist(&doc).await?;
+        {
+            let mut t = entry.lock();
+            // Another call may have changed it meanwhile: apply to the
+            // current state what this call checked.
+            if t.doc.status != Status::Registering || t.doc.entrants.len() != index {
+                return Err(TournamentError::precondition(
+                    "REGISTRATION_CLOSED",
+                    "the tournament changed while the entrant was being added; try again",
+                ));
+            }
+            t.doc = doc;
+            t.streams.push(None);
+        }
+        if let Some(hash) = crate::games::parse_seed(&entry.lock().doc.entrants[index].key_sha256) {
+            self.keys
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(hash, (id.to_string(), index));
+        }
+        entry.version.fetch_add(1, Ordering::SeqCst);
+        Ok(EntrantKey {
+            entrant: index,
+            name: name.to_string(),
+            key,
+        })
+    }
+
+    /// Schedules and starts the tournament.
+    pub async fn start(self: &Arc<Self>, id: &str) -> Result<TournamentView, TournamentError> {
+        let entry = self.entry(id)?;
+        let doc = {
+            let t = entry.lock();
+            match t.doc.status {
+                Status::Registering => {}
+                Status::Running => {
+                    return Err(TournamentError::precondition(
+                        "ALREADY_STARTED",
+                        "the tournament has already started",
+                    ));
+                }
+                Status::Finished | Status::Cancelled => {
+                    return Err(TournamentError::precondition(
+                        "ALREADY_ENDED",
+                        "the tournament is over",
+                    ));
+                }
+            }
+            let mut doc = t.doc.clone();
+            record::schedule_start(&mut doc, t.openings.len())?;
+            doc
+        };
+        self.persist(&doc).await?;
+        {
+            let mut t = entry.lock();
+            if t.doc.status != Status::Registering {
+                return Err(TournamentError::precondition(
+                    "ALREADY_STARTED",
+                    "the tournament has already started",
+                ));
+            }
+            t.doc = doc;
+        }
+        tracing::info!(tournament = %id, "tournament started");
+        runner::spawn(self.clone(), id.to_string(), entry.clone());
+        entry.version.fetch_add(1, Ordering::SeqCst);
+        Ok(view_of(&entry.lock()))
+    }
+
+    /// Cancels the tournament: no more games; the entrants are told.
+    pub async fn cancel(&self, id: &str) -> Result<TournamentView, TournamentError> {
+        let entry = self.entry(id)?;
+        let doc = {
+            let t = entry.lock();
+            if matches!(t.doc.status, Status::Finished | Status::Cancelled) {
+                return Err(TournamentError::precondition(
+                    "ALREADY_ENDED",
+                    "the tournament is over",
+                ));
+            }
+            let mut doc = t.doc.clone();
+            doc.status = Status::Cancelled;
+            doc.ended_ms = storage::unix_ms(std::time::SystemTime::now());
+            for g in &mut doc.games {
+                if !matches!(g.state, GameState::Done { .. } | GameState::Bye) {
+                    g.state = GameState::Skipped {
+                        game_id: g.state.game_id().map(str::to_string),
+                    };
+                }
+            }
+            doc
+        };
+        self.persist(&doc).await?;
+        {
+            let mut t = entry.lock();
+            t.doc = doc;
+            let view = Box::new(view_of(&t));
+            for (_, stream) in t.streams.iter().flatten() {
+                let _ = stream.send(Push::Ended(view.clone()));
+            }
+        }
+        entry.wake.notify_one();
+        entry.version.fetch_add(1, Ordering::SeqCst);
+        tracing::info!(tournament = %id, "tournament cancelled");
+        Ok(view_of(&entry.lock()))
+    }
+
+    /// The tournament now.
+    pub fn get(&self, id: &str) -> Result<TournamentView, TournamentError> {
+        Ok(view_of(&self.entry(id)?.lock()))
+    }
+
+    /// A number that changes whenever the tournament does.
+    pub fn version(&self, id: &str) -> Result<u64, TournamentError> {
+        Ok(self.entry(id)?.version.load(Ordering::SeqCst))
+    }
+
+    /// Tournaments after `after` (an id), oldest first, at most `limit`,
+    /// of `status` if given; and whether more follow.
+    pub fn list(
+        &self,
+        after: &str,
+        limit: usize,
+        status: Option<Status>,
+    ) -> (Vec<TournamentView>, bool) {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        let mut more = false;
+        for (id, entry) in
+            held.range::<str, _>((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded))
+        {
+            let _ = id;
+            let t = entry.lock();
+            if status.is_some_and(|s| s != t.doc.status) {
+                continue;
+            }
+            if out.len() == limit {
+                more = true;
+                break;
+            }
+            out.push(view_of(&t));
+        }
+        (out, more)
+    }
+
+    /// Opens entrant `key`'s stream (checked against `tournament_id` when
+    /// given): its games in progress first, then each new one as it
+    /// starts, then the end.
+    pub fn connect(&self, key: &str, tournament_id: &str) -> Result<Connection, TournamentError> {
+        if key.is_empty() {
+            return Err(TournamentError::Unauthenticated {
+                reason: "ENTRANT_KEY_MISSING",
+                message: "no entrant key: pass the key CreateTournament or AddEntrant returned",
+            });
+        }
+        let Some(token) = Token::parse(key) else {
+            return Err(TournamentError::Unauthenticated {
+                reason: "ENTRANT_KEY_MALFORMED",
+                message: "the entrant key is not a key: 32 lower-case hex digits expected",
+            });
+        };
+        let TokenHash(hash) = token.hash();
+        let found = self
+            .keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&hash)
+            .cloned();
+        let Some((id, entrant)) = found else {
+            if !tournament_id.is_empty() {
+                self.entry(tournament_id)?;
+            }
+            return Err(TournamentError::PermissionDenied {
+                reason: "UNKNOWN_ENTRANT_KEY",
+                message: "this key is no entrant's".into(),
+            });
+        };
+        if !tournament_id.is_empty() && tournament_id != id {
+            self.entry(tournament_id)?;
+            return Err(TournamentError::PermissionDenied {
+                reason: "WRONG_ENTRANT_KEY",
+                message: format!("this key is no entrant of tournament `{tournament_id}`"),
+            });
+        }
+        let entry = self.entry(&id)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let stream = self.next_stream.fetch_add(1, Ordering::SeqCst);
+        {
+            let mut t = entry.lock();
+            if t.streams.get(entrant).is_some_and(Option::is_some) {
+                return Err(TournamentError::precondition(
+                    "ALREADY_CONNECTED",
+                    format!(
+                        "entrant `{}` already holds a ConnectEntrant stream: close it first",
+                        t.doc.entrants[entrant].name
+                    ),
+                ));
+            }
+            for g in &t.doc.games {
+                if let Some(a) = assignment_of(&t.doc, g, entrant) {
+                    let _ = tx.send(Push::Game(a));
+                }
+            }
+            if matches!(t.doc.status, Status::Finished | Status::Cancelled) {
+                let _ = tx.send(Push::Ended(Box::new(view_of(&t))));
+            }
+            if let Some(slot) = t.streams.get_mut(entrant) {
+                *slot = Some((stream, tx));
+            }
+        }
+        entry.version.fetch_add(1, Ordering::SeqCst);
+        Ok(Connection {
+            entry,
+            entrant,
+            stream,
+            pushes: rx,
+        })
+    }
+
+    /// Writes `doc` and waits for it to be stored.
+    async fn persist(&self, doc: &Doc) -> Result<(), TournamentError> {
+        let row = record::row_of(doc).map_err(TournamentError::Unavailable)?;
+        self.sessions
+            .storage()
+            .write(Write::Tournament(row))
+            .await
+            .map_err(|e| TournamentError::Unavailable(e.to_string()))
+    }
+}
+
+/// The assignment of `entrant` in game `g`, if it plays it and it is in
+/// progress.
+fn assignment_of(doc: &Doc, g: &GameDoc, entrant: usize) -> Option<Assignment> {
+    let GameState::Playing { game_id, tokens } = &g.state else {
+        return None;
+    };
+    let seat = g.seats.iter().position(|&e| e == entrant)?;
+    Some(Assignment {
+        tournament_id: doc.id.clone(),
+        number: g.number,
+        round: g.round,
+        game_id: game_id.clone(),
+        seat,
+        token: tokens.get(seat)?.clone(),
+        seat_entrants: g
+            .seats
+            .iter()
+            .map(|&e| {
+                doc.entrants
+                    .get(e)
+                    .map(|x| x.name.clone())
+                    .unwrap_or_default()
+            })
+            .collect(),
+    })
+}
+
+/// The view of `t`: standings and SPRT computed from its results.
+fn view_of(t: &Tournament) -> TournamentView {
+    let counted = t
+        .doc
+        .games
+        .iter()
+        .filter(|g| matches!(g.state, GameState::Done { .. } | GameState::Bye))
+        .count();
+    let key = (t.doc.entrants.len(), t.doc.games.len(), counted);
+    let cached = t
+        .standings
+        .borrow()
+        .as_ref()
+        .filter(|(k, _)| *k == key)
+        .map(|(_, table)| table.clone());
+    let table = cached.unwrap_or_else(|| {
+        let (scored, byes) = t.doc.scored();
+        let table = standings::table(t.doc.entrants.len(), &scored, &byes);
+        *t.standings.borrow_mut() = Some((key, table.clone()));
+        table
+    });
+    let pentanomial = t.doc.pentanomial();
+    let sprt = t
+        .doc
+        .sprt
+        .map(|s| s.state(&t.doc.sprt_samples(pentanomial)));
+    let mut doc = t.doc.clone();
+    // Seat tokens are secrets of the seats: never in a view.
+    for g in &mut doc.games {
+        if let GameState::Playing { tokens, .. } = &mut g.state {
+            tokens.clear();
+        }
+    }
+    TournamentView {
+        doc,
+        rules: t.rules.clone(),
+        time_control: t.time_control,
+        openings: t.openings.clone(),
+        connected: t.streams.iter().map(Option::is_some).collect(),
+        table,
+        sprt,
+        pentanomial,
+    }
+}
+
+/// A tournament id: like a game id, ordered by creation.
+fn new_id() -> String {
+    GameId::random().to_string()
+}
+
+/// A new entrant key and its hash (hex).
+fn new_key() -> (String, String) {
+    let token = Token::random();
+    (token.to_string(), crate::games::hex(&token.hash().0))
+}
+
+/// The meeting shape of a document.
+fn meeting_of(doc: &Doc, openings: usize) -> Meeting {
+    Meeting {
+        table: doc.table,
+        games: doc.games_per_pairing,
+        openings,
+    }
+}
+
+/// The seed of game `number` from a tournament's `setup_seed_base`:
+/// SHA-256 of `tournament/setup/v1`, the base (8 bytes, big-endian) and
+/// the number (4 bytes, big-endian) — the local runner's derivation, so a
+/// tournament deals the same on either.
+pub fn game_seed(base: u64, number: u32) -> [u8; 32] {
+    use sha2::Digest as _;
+    let mut hash = sha2::Sha256::new();
+    hash.update(b"tournament/setup/v1");
+    hash.update(base.to_be_bytes());
+    hash.update(number.to_be_bytes());
+    hash.finalize().into()
+}
+
+/// A dummy setup, to rebuild seeded rules from their header.
+fn rebuild_setup() -> Setup {
+    Setup {
+        seed: [0; 32],
+        supplied: true,
+    }
+}

@@ -1,0 +1,752 @@
+//! A tournament's durable state: one JSON document ([`Doc`]) per
+//! tournament, written whole at every change (`Write::Tournament`) and read
+//! back at start (docs/TOURNAMENTS.md, "Durability"). It holds the spec
+//! (the rules as the game's record header, like a stored game), the
+//! entrants (their keys only as SHA-256), the schedule with each game's
+//! state and result, and the seat tokens of the games in progress — so that
+//! an entrant reconnecting after a restart gets its seats again. Those
+//! tokens are secrets: they leave the document only on their entrant's
+//! stream and are dropped once the game ends.
+//!
+//! The checks of a new tournament live here too ([`checked_doc`]), next to
+//! the fields they fill.
+
+use std::collections::BTreeMap;
+
+use super::schedule::{self, Format, Planned, SwissEntrant};
+use super::sprt::{Decision, Sprt};
+use super::standings::{self, Scored};
+use super::{
+    MAX_GAMES, MAX_GAMES_PER_PAIRING, MAX_OPENINGS, MAX_TOURNAMENT_LABELS, NewTournament,
+    OpeningInput, TournamentError,
+};
+use crate::games::{Catalog, GameRules, MoveDetail, MoveReport, Setup};
+use crate::service::sessions::{ClockMode, TimeControl};
+use crate::service::storage::{self, TournamentRow};
+
+/// Where a tournament is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Entrants may be added.
+    Registering,
+    /// Games are being played.
+    Running,
+    /// Over.
+    Finished,
+    /// Cancelled.
+    Cancelled,
+}
+
+impl Status {
+    /// The stored name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Registering => "registering",
+            Status::Running => "running",
+            Status::Finished => "finished",
+            Status::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The time control as stored.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClockDoc {
+    /// `fischer` or `per_move`.
+    pub mode: String,
+    /// Fischer: initial time.
+    pub initial_ms: u64,
+    /// Fischer: increment.
+    pub increment_ms: u64,
+    /// Per move: the time of each move.
+    pub per_move_ms: u64,
+    /// The first-move deadline.
+    pub first_move_ms: Option<u64>,
+}
+
+impl ClockDoc {
+    /// The stored form of `tc`.
+    pub fn of(tc: &TimeControl) -> ClockDoc {
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let (mode, initial_ms, increment_ms, per_move_ms) = match tc.mode {
+            ClockMode::Untimed => ("none", 0, 0, 0),
+            ClockMode::Fischer { initial, increment } => ("fischer", ms(initial), ms(increment), 0),
+            ClockMode::PerMove { per_move } => ("per_move", 0, 0, ms(per_move)),
+        };
+        ClockDoc {
+            mode: mode.to_string(),
+            initial_ms,
+            increment_ms,
+            per_move_ms,
+            first_move_ms: tc.first_move.map(ms),
+        }
+    }
+
+    /// The time control it stores.
+    pub fn time_control(&self) -> Result<TimeControl, String> {
+        use std::time::Duration;
+        let mode = match self.mode.as_str() {
+            "none" => ClockMode::Untimed,
+            "fischer" => ClockMode::Fischer {
+                initial: Duration::from_millis(self.initial_ms),
+                increment: Duration::from_millis(self.increment_ms),
+            },
+            "per_move" => ClockMode::PerMove {
+                per_move: Duration::from_millis(self.per_move_ms),
+            },
+            other => return Err(format!("unknown clock mode `{other}`")),
+        };
+        Ok(TimeControl {
+            mode,
+            first_move: self.first_move_ms.map(Duration::from_millis),
+        })
+    }
+}
+
+/// An opening as stored: canonical notations and the seed (hex).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OpeningDoc {
+    /// The moves' canonical notation.
+    pub moves: Vec<String>,
+    /// The seed, 64 hex digits.
+    pub seed: Option<String>,
+}
+
+/// One entrant as stored.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EntrantDoc {
+    /// Its name.
+    pub name: String,
+    /// SHA-256 of its key, hex (never the key).
+    pub key_sha256: String,
+}
+
+/// Where one scheduled game is.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum GameState {
+    /// Not created yet.
+    Pending,
+    /// Created: its id and its seats' tokens.
+    Playing {
+        /// The game id.
+        game_id: String,
+        /// The seat tokens, seat order (secret; cleared in views).
+        tokens: Vec<String>,
+    },
+    /// Over.
+    Done {
+        /// The game id.
+        game_id: String,
+        /// Winning seats, 0-based.
+        winners: Vec<usize>,
+        /// Each seat's points.
+        points: Vec<f64>,
+        /// Why it ended.
+        reason: String,
+        /// Turns played.
+        ply: u32,
+    },
+    /// A Swiss bye.
+    Bye,
+    /// Not played (cancelled, or the SPRT decided first).
+    Skipped {
+        /// The game id, if it had been created.
+        game_id: Option<String>,
+    },
+}
+
+impl GameState {
+    /// The game id, once created.
+    pub fn game_id(&self) -> Option<&str> {
+        match self {
+            GameState::Playing { game_id, .. } | GameState::Done { game_id, .. } => Some(game_id),
+            GameState::Skipped { game_id } => game_id.as_deref(),
+            GameState::Pending | GameState::Bye => None,
+        }
+    }
+}
+
+/// One game of the schedule.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GameDoc {
+    /// Its number, from 1.
+    pub number: u32,
+    /// Its round, from 1.
+    pub round: u32,
+    /// Entrants, seat order.
+    pub seats: Vec<usize>,
+    /// The opening's index.
+    pub opening: Option<usize>,
+    /// Where it is.
+    pub state: GameState,
+}
+
+/// A tournament's whole state (module docs).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Doc {
+    /// The id.
+    pub id: String,
+    /// The name.
+    pub name: String,
+    /// The rules as the game's record header.
+    pub rules_header: String,
+    /// The format.
+    pub format: Format,
+    /// Games per pairing (per opening).
+    pub games_per_pairing: u32,
+    /// The clock.
+    pub time_control: ClockDoc,
+    /// Openings.
+    pub openings: Vec<OpeningDoc>,
+    /// Most games at once (0: a round's).
+    pub concurrency: u32,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// Whether AddEntrant is allowed until the start.
+    pub open_registration: bool,
+    /// Seats at a table.
+    pub table: usize,
+    /// The stop rule.
+    pub sprt: Option<Sprt>,
+    /// The base of each game's seed (seeded games).
+    #[serde(default)]
+    pub setup_seed_base: Option<u64>,
+    /// Where it is.
+    pub status: Status,
+    /// The entrants, index order.
+    pub entrants: Vec<EntrantDoc>,
+    /// The games scheduled so far, by number.
+    pub games: Vec<GameDoc>,
+    /// The rounds of the schedule.
+    pub rounds: u32,
+    /// The SPRT's decision, once taken.
+    pub decision: Option<Decision>,
+    /// Creation, start and end, Unix ms (0: not yet).
+    pub created_ms: i64,
+    /// Start.
+    pub started_ms: i64,
+    /// End.
+    pub ended_ms: i64,
+}
+
+impl Doc {
+    /// The results so far, for the standings; and the byes.
+    pub fn scored(&self) -> (Vec<Scored>, Vec<(u32, usize)>) {
+        let scored = self
+            .games
+            .iter()
+            .filter_map(|g| match &g.state {
+                GameState::Done {
+                    winners, points, ..
+                } => Some(Scored {
+                    round: g.round,
+                    seats: g.seats.clone(),
+                    points: points.clone(),
+                    drawn: winners.is_empty(),
+                }),
+                _ => None,
+            })
+            .collect();
+        (scored, self.byes())
+    }
+
+    /// The Swiss byes so far: (round, entrant).
+    pub fn byes(&self) -> Vec<(u32, usize)> {
+        self.games
+            .iter()
+            .filter(|g| g.state == GameState::Bye)
+            .filter_map(|g| Some((g.round, *g.seats.first()?)))
+            .collect()
+    }
+
+    /// Whether SPRT samples are pairs of games (two seats, an even number of
+    /// games per pairing: each pair the same opening from both sides).
+    pub fn pentanomial(&self) -> bool {
+        self.table == 2 && self.games_per_pairing.is_multiple_of(2)
+    }
+
+    /// The first entrant's SPRT samples, in schedule order: each game's
+    /// points, or each complete pair's mean.
+    pub fn sprt_samples(&self, pentanomial: bool) -> Vec<f64> {
+        let first_points = |g: &GameDoc| match &g.state {
+            GameState::Done { points, .. } => g
+                .seats
+                .iter()
+                .position(|&e| e == 0)
+                .and_then(|s| points.get(s).copied()),
+            _ => None,
+        };
+        if !pentanomial {
+            return self.games.iter().filter_map(first_points).collect();
+        }
+        self.games
+            .chunks(2)
+            .filter_map(|pair| match pair {
+                [a, b] => Some((first_points(a)? + first_points(b)?) / 2.0),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The Swiss field after the rounds played.
+    pub fn swiss_field(&self) -> Vec<SwissEntrant> {
+        let mut field = vec![SwissEntrant::default(); self.entrants.len()];
+        for (_, e) in self.byes() {
+            if let Some(f) = field.get_mut(e) {
+                f.had_bye = true;
+                f.points += 1.0;
+            }
+        }
+        for g in &self.games {
+            if let [a, b] = g.seats[..] {
+                field[a].met.insert(b);
+                field[b].met.insert(a);
+                field[a].first_seat_balance += 1;
+                field[b].first_seat_balance -= 1;
+            }
+            if let GameState::Done { points, .. } = &g.state {
+                for (s, &e) in g.seats.iter().enumerate() {
+                    field[e].points += points.get(s).copied().unwrap_or(0.0);
+                }
+            }
+        }
+        field
+    }
+
+    /// Appends planned games, numbered on.
+    pub fn push_planned(&mut self, planned: Vec<Planned>) {
+        for p in planned {
+            let number = self.games.len() as u32 + 1;
+            self.games.push(GameDoc {
+                number,
+                round: p.round,
+                seats: p.seats,
+                opening: p.opening,
+                state: GameState::Pending,
+            });
+        }
+    }
+
+    /// Games in progress.
+    pub fn playing(&self) -> usize {
+        self.games
+            .iter()
+            .filter(|g| matches!(g.state, GameState::Playing { .. }))
+            .count()
+    }
+
+    /// The concurrency in force: the spec's, or by default one game per
+    /// table a round seats (entrants / seats, at least 1), so that in a
+    /// round robin each entrant plays about one game at a time and an SPRT
+    /// stops without a flood of games already started.
+    pub fn effective_concurrency(&self) -> usize {
+        if self.concurrency > 0 {
+            return self.concurrency as usize;
+        }
+        (self.entrants.len() / self.table.max(2)).max(1)
+    }
+}
+
+/// The stored row of `doc`.
+pub fn row_of(doc: &Doc) -> Result<TournamentRow, String> {
+    Ok(TournamentRow {
+        id: doc.id.clone(),
+        status: doc.status.name().to_string(),
+        document: serde_json::to_string(doc).map_err(|e| e.to_string())?,
+        created_at_ms: doc.created_ms,
+    })
+}
+
+/// The rules a stored header describes.
+pub fn rules_of(catalog: &Catalog, header: &str) -> Result<GameRules, String> {
+    let record = format!("{}\n\n", header.trim_end());
+    let replayed = catalog
+        .import(&record, Some(super::rebuild_setup()))
+        .or_else(|_| catalog.import(&record, None))
+        .map_err(|e| e.message)?;
+    Ok(replayed.game.rules())
+}
+
+/// The record header of `rules`.
+fn header_of(rules: &GameRules) -> String {
+    let setup = rules.rules().seeded().then(super::rebuild_setup);
+    rules.rules().start(setup).rules_header()
+}
+
+/// Replays a stored opening from the start (its seed's setup), checking it.
+pub fn replay_opening(
+    catalog: &Catalog,
+    header: &str,
+    rules: &GameRules,
+    opening: &OpeningDoc,
+) -> Result<Vec<MoveReport>, String> {
+    let setup = opening_setup(rules, opening.seed.as_deref())?;
+    let mut record = format!("{}\n\n", header.trim_end());
+    for m in &opening.moves {
+        record.push_str(m);
+        record.push('\n');
+    }
+    if opening.moves.is_empty() {
+        return Ok(Vec::new());
+    }
+    let replayed = catalog.import(&record, setup).map_err(|e| e.message)?;
+    Ok(replayed.moves)
+}
+
+/// The setup an opening's seed gives (`None` for unseeded rules).
+fn opening_setup(rules: &GameRules, seed: Option<&str>) -> Result<Option<Setup>, String> {
+    match seed {
+        Some(hex) => {
+            let seed = crate::games::parse_seed(hex).ok_or("the seed is not 64 hex digits")?;
+            Ok(Some(Setup {
+                seed,
+                supplied: true,
+            }))
+        }
+        None if rules.rules().seeded() => Ok(None),
+        None => Ok(None),
+    }
+}
+
+/// Checks a new tournament and makes its first document (no entrants
+/// yet), with the openings' moves as played.
+pub fn checked_doc(
+    catalog: &Catalog,
+    new: &NewTournament,
+) -> Result<(Doc, Vec<Vec<MoveDetail>>), TournamentError> {
+    fn invalid(field: &str, description: impl Into<String>) -> TournamentError {
+        TournamentError::invalid(field, description)
+    }
+    if new.name.len() > 256 || new.name.chars().any(char::is_control) || new.name.trim() != new.name
+    {
+        return Err(invalid(
+            "spec.name",
+            "at most 256 bytes on one line, without surrounding spaces, expected (it labels every game)",
+        ));
+    }
+    new.time_control
+        .check()
+        .map_err(|e| invalid("spec.time_control", e.to_string()))?;
+    if !new.time_control.has_clock() {
+        return Err(invalid(
+            "spec.time_control",
+            "a tournament needs a clock (fischer or per_move), so that an absent entrant loses on time and the event goes on",
+        ));
+    }
+    if new.games_per_pairing == 0 || new.games_per_pairing > MAX_GAMES_PER_PAIRING {
+        return Err(invalid(
+            "spec.games_per_pairing",
+            format!("must be 1..={MAX_GAMES_PER_PAIRING}"),
+        ));
+    }
+    let seats = new
+        .rules
+        .rules()
+        .start(header_setup(&new.rules))
+        .seat_names()
+        .len();
+    let table = match new.table_size {
+        0 => seats,
+        n if n as usize == seats => seats,
+        n => {
+            return Err(invalid(
+                "spec.table_size",
+                format!(
+                    "{} ({}) is played at tables of {seats} seats, not {n}",
+                    new.rules.game_name(),
+                    new.rules.variant_name()
+                ),
+            ));
+        }
+    };
+    if let Format::Swiss { rounds } = new.format {
+        if table != 2 {
+            return Err(invalid(
+                "spec.format",
+                format!("a Swiss pairs two entrants, but this game seats {table} at a table"),
+            ));
+        }
+        if rounds == 0 {
+            return Err(invalid(
+                "spec.swiss_rounds",
+                "a Swiss needs at least one round",
+            ));
+        }
+    }
+    if let Some(sprt) = &new.sprt {
+        sprt.check().map_err(|e| invalid("spec.sprt", e))?;
+        if new.format != Format::Gauntlet || table != 2 || new.open_registration {
+            return Err(invalid(
+                "spec.sprt",
+                "an SPRT needs a gauntlet of two-seat games between exactly two entrants given at creation",
+            ));
+        }
+        if new.entrants.len() != 2 {
+            return Err(invalid(
+                "spec.sprt",
+                format!("an SPRT compares two entrants, not {}", new.entrants.len()),
+            ));
+        }
+    }
+    if new.setup_seed_base.is_some() {
+        if !new.rules.rules().seeded() || !new.rules.rules().seed_may_be_supplied() {
+            return Err(invalid(
+                "spec.setup_seed_base",
+                format!("{} has no random setup to seed", new.rules.game_name()),
+            ));
+        }
+        if new.openings.iter().any(|o| o.seed.is_some()) {
+            return Err(invalid(
+                "spec.setup_seed_base",
+                "the openings already seed the games: give one or the other",
+            ));
+        }
+    }
+    let with_moves = new.openings.iter().any(|o| !o.moves.is_empty());
+    if with_moves && !(new.games_per_pairing as usize).is_multiple_of(table) {
+        return Err(invalid(
+            "spec.games_per_pairing",
+            format!(
+                "with openings, a multiple of the table's {table} seats, so that each opening is played from every seat"
+            ),
+        ));
+    }
+    if new.openings.len() > MAX_OPENINGS {
+        return Err(invalid(
+            "spec.openings",
+            format!("at most {MAX_OPENINGS} openings"),
+        ));
+    }
+    if new.labels.len() > MAX_TOURNAMENT_LABELS {
+        return Err(invalid(
+            "spec.labels",
+            format!(
+                "at most {MAX_TOURNAMENT_LABELS} labels (a game's others are the tournament's own)"
+            ),
+        ));
+    }
+    // Every game carries them: refused here, not at each game's creation.
+    crate::service::sessions::check_labels(&new.labels)
+        .map_err(|e| invalid("spec.labels", e.to_string()))?;
+    let header = header_of(&new.rules);
+    let mut openings = Vec::new();
+    let mut details = Vec::new();
+    for (i, o) in new.openings.iter().enumerate() {
+        let (doc, played) = checked_opening(catalog, &header, &new.rules, o, i)?;
+        openings.push(doc);
+        details.push(played);
+    }
+    let now = storage::unix_ms(std::time::SystemTime::now());
+    let doc = Doc {
+        id: super::new_id(),
+        name: new.name.clone(),
+        rules_header: header,
+        format: new.format,
+        games_per_pairing: new.games_per_pairing,
+        time_control: ClockDoc::of(&new.time_control),
+        openings,
+        concurrency: new.concurrency,
+        labels: new.labels.clone(),
+        open_registration: new.open_registration,
+        table,
+        sprt: new.sprt,
+        setup_seed_base: new.setup_seed_base,
+        status: Status::Registering,
+        entrants: Vec::new(),
+        games: Vec::new(),
+        rounds: 0,
+        decision: None,
+        created_ms: now,
+        started_ms: 0,
+        ended_ms: 0,
+    };
+    Ok((doc, details))
+}
+
+/// A setup for building seeded rules' first position.
+fn header_setup(rules: &GameRules) -> Option<Setup> {
+    rules.rules().seeded().then(super::rebuild_setup)
+}
+
+/// Checks one opening: its seed fits the game, its moves are legal from
+/// the start; returns it as stored and its moves as played.
+fn checked_opening(
+    catalog: &Catalog,
+    header: &str,
+    rules: &GameRules,
+    opening: &OpeningInput,
+    i: usize,
+) -> Result<(OpeningDoc, Vec<MoveDetail>), TournamentError> {
+    let field = |f: &str| format!("spec.openings[{i}]{f}");
+    let seeded = rules.rules().seeded();
+    if opening.seed.is_some() && !seeded {
+        return Err(TournamentError::invalid(
+            field(".seed"),
+            format!("{} has no random setup to seed", rules.game_name()),
+        ));
+    }
+    if opening.seed.is_some() && !rules.rules().seed_may_be_supplied() {
+        return Err(TournamentError::invalid(
+            field(".seed"),
+            format!("{} does not take a supplied seed", rules.game_name()),
+        ));
+    }
+    if seeded && opening.seed.is_none() && !opening.moves.is_empty() {
+        return Err(TournamentError::invalid(
+            field(".moves"),
+            "moves of a seeded game need the opening's seed (its setup decides what is legal)",
+        ));
+    }
+    let setup = opening.seed.map(|seed| Setup {
+        seed,
+        supplied: true,
+    });
+    let mut game = rules.rules().start(setup.or_else(|| header_setup(rules)));
+    let mut played = Vec::new();
+    for (j, mv) in opening.moves.iter().enumerate() {
+        let report = game
+            .play(mv)
+            .map_err(|e| TournamentError::invalid(field(&format!(".moves[{j}]")), e.to_string()))?;
+        if report.verdict.is_some() {
+            return Err(TournamentError::invalid(
+                field(&format!(".moves[{j}]")),
+                "the opening ends the game",
+            ));
+        }
+        played.push(report.detail);
+    }
+    let doc = OpeningDoc {
+        moves: played.iter().map(|d| d.notation.clone()).collect(),
+        seed: opening.seed.map(|s| crate::games::hex(&s)),
+    };
+    // What is stored must replay: the notation read back gives the moves.
+    let replayed = replay_opening(catalog, header, rules, &doc)
+        .map_err(|e| TournamentError::invalid(field(".moves"), e))?;
+    if replayed.len() != played.len() {
+        return Err(TournamentError::invalid(
+            field(".moves"),
+            "the opening's notation does not read back",
+        ));
+    }
+    Ok((doc, played))
+}
+
+/// A new entrant of `doc` named `name` (checked), and its key.
+pub fn new_entrant(
+    doc: &Doc,
+    name: &str,
+    field: &str,
+) -> Result<(EntrantDoc, String), TournamentError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !ok {
+        return Err(TournamentError::invalid(
+            field,
+            "1 to 64 letters, digits, `_`, `-` or `.` expected",
+        ));
+    }
+    if doc.entrants.iter().any(|e| e.name == name) {
+        return Err(TournamentError::precondition(
+            "DUPLICATE_ENTRANT",
+            format!("an entrant is already named `{name}`"),
+        ));
+    }
+    if doc.entrants.len() >= super::MAX_ENTRANTS {
+        return Err(TournamentError::LimitReached {
+            what: "entrants",
+            max: super::MAX_ENTRANTS,
+        });
+    }
+    let (key, hash) = super::new_key();
+    Ok((
+        EntrantDoc {
+            name: name.to_string(),
+            key_sha256: hash,
+        },
+        key,
+    ))
+}
+
+/// Schedules `doc` for its start: the fixed schedule (or the first Swiss
+/// round), the rounds, the start time.
+pub fn schedule_start(doc: &mut Doc, openings: usize) -> Result<(), TournamentError> {
+    let entrants = doc.entrants.len();
+    if entrants < 2 {
+        return Err(TournamentError::precondition(
+            "NOT_ENOUGH_ENTRANTS",
+            format!("a tournament needs at least two entrants (it has {entrants})"),
+        ));
+    }
+    schedule::check(doc.format, entrants, doc.table)
+        .map_err(|e| TournamentError::precondition("UNSCHEDULABLE", e.to_string()))?;
+    let meeting = super::meeting_of(doc, openings);
+    // Counted before it is built: a schedule past the limit is refused
+    // without allocating it.
+    if schedule::game_count(doc.format, entrants, meeting) > MAX_GAMES as u128 {
+        return Err(TournamentError::LimitReached {
+            what: "tournament_games",
+            max: MAX_GAMES,
+        });
+    }
+    let planned = schedule::fixed(doc.format, entrants, meeting)
+        .map_err(|e| TournamentError::precondition("UNSCHEDULABLE", e.to_string()))?;
+    doc.rounds = schedule::round_count(doc.format, &planned);
+    doc.push_planned(planned);
+    if matches!(doc.format, Format::Swiss { .. }) {
+        next_swiss_round(doc, openings);
+    }
+    doc.status = Status::Running;
+    doc.started_ms = storage::unix_ms(std::time::SystemTime::now());
+    Ok(())
+}
+
+/// Pairs the next Swiss round onto `doc`, if rounds are left; whether one
+/// was paired.
+pub fn next_swiss_round(doc: &mut Doc, openings: usize) -> bool {
+    let played = doc.games.iter().map(|g| g.round).max().unwrap_or(0);
+    if played >= doc.rounds {
+        return false;
+    }
+    let round = played + 1;
+    let (pairs, bye) = schedule::swiss_round(&doc.swiss_field());
+    let meeting = super::meeting_of(doc, openings);
+    let planned: Vec<Planned> = pairs
+        .iter()
+        .flat_map(|pair| schedule::meeting_games(round, pair, meeting))
+        .collect();
+    doc.push_planned(planned);
+    if let Some(e) = bye {
+        let number = doc.games.len() as u32 + 1;
+        doc.games.push(GameDoc {
+            number,
+            round,
+            seats: vec![e],
+            opening: None,
+            state: GameState::Bye,
+        });
+    }
+    true
+}
+
+/// A finished game's result for the standings: the game's point shared by
+/// its winners.
+pub fn done(
+    game_id: String,
+    seats: usize,
+    winners: Vec<usize>,
+    reason: String,
+    ply: u32,
+) -> GameState {
+    GameState::Done {
+        game_id,
+        points: standings::seat_points(seats, &winners),
+        winners,
+        reason,
+        ply,
+    }
+}

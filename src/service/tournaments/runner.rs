@@ -1,0 +1,390 @@
+//! A running tournament's task: creates its games in schedule order, at
+//! most the concurrency at once, sends each to its entrants' streams, and
+//! records each result when the game ends (docs/TOURNAMENTS.md, "The
+//! runner"). One task per running tournament; it stops at the end, at a
+//! cancellation, or at the server's shutdown (the state stays `running`
+//! and the next start resumes it, [`super::Tournaments::recover`]).
+//!
+//! A game is created through the [`SessionStore`] exactly as `CreateGame`
+//! creates one (labels `tournament`, `round`, `game` and each seat's entrant
+//! name), then the opening's moves are played by the referee with the seat
+//! tokens it holds. The end of every game is watched as a spectator: the
+//! game-over event gives the verdict; a game aborted because a seat missed
+//! its first-move deadline is a loss of that seat (`FORFEIT`), so an absent
+//! entrant loses and the event goes on.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::record::{self, Doc, GameState, Status};
+use super::schedule::Format;
+use super::{Entry, Push, Tournament, Tournaments, assignment_of, view_of};
+use crate::games::Seat;
+use crate::service::sessions::{EventKind, SessionStore, WatchItem};
+use crate::service::storage::{self, Commit, Write};
+
+/// A game's end, as its watcher reports it.
+#[derive(Debug)]
+struct Ended {
+    number: u32,
+    state: GameState,
+}
+
+/// Starts the runner of tournament `id`.
+pub(crate) fn spawn(tournaments: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
+    let alive = tournaments.track();
+    tokio::spawn(async move {
+        let _alive = alive;
+        run(tournaments, id, entry).await;
+    });
+}
+
+/// The runner's loop (module docs).
+async fn run(ts: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
+    let (ended_tx, mut ended_rx) = mpsc::unbounded_channel::<Ended>();
+    // Games in progress (after a restart): watch their ends again.
+    let playing: Vec<(u32, String, usize)> = {
+        let t = entry.lock();
+        t.doc
+            .games
+            .iter()
+            .filter_map(|g| match &g.state {
+                GameState::Playing { game_id, .. } => {
+                    Some((g.number, game_id.clone(), g.seats.len()))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    for (number, game_id, seats) in playing {
+        watch_end(&ts, game_id, number, seats, ended_tx.clone());
+    }
+    loop {
+        let retry = match step(&ts, &entry, &ended_tx).await {
+            Step::Over => break,
+            Step::Wait => false,
+            Step::Retry => true,
+        };
+        tokio::select! {
+            _ = ts.shutdown.cancelled() => return,
+            ended = ended_rx.recv() => {
+                if let Some(ended) = ended {
+                    record_end(&ts, &id, &entry, ended).await;
+                }
+            }
+            _ = entry.wake.notified() => {}
+            _ = tokio::time::sleep(Duration::from_secs(1)), if retry => {}
+        }
+    }
+    tracing::info!(tournament = %id, "tournament runner stopped");
+}
+
+/// What the loop does next.
+enum Step {
+    /// The tournament is over (finished or cancelled).
+    Over,
+    /// Wait for a game to end.
+    Wait,
+    /// A game could not be created: try again in a moment.
+    Retry,
+}
+
+/// Starts what may start; finishes the tournament once nothing is left.
+async fn step(
+    ts: &Arc<Tournaments>,
+    entry: &Arc<Entry>,
+    ended_tx: &mpsc::UnboundedSender<Ended>,
+) -> Step {
+    loop {
+        match plan(ts, entry) {
+            Plan::Start(i) => {
+                if start_game(ts, entry, i, ended_tx).await.is_err() {
+                    return Step::Retry;
+                }
+            }
+            Plan::Stored(commit, over) => {
+                entry.version.fetch_add(1, Ordering::SeqCst);
+                log_failure(commit.await);
+                if over {
+                    return Step::Over;
+                }
+            }
+            Plan::Wait => return Step::Wait,
+            Plan::Over => return Step::Over,
+        }
+    }
+}
+
+/// What to do now, decided under the lock.
+enum Plan {
+    /// Start game `i` of the schedule.
+    Start(usize),
+    /// A change (a Swiss round paired; the end when `true`) is being stored.
+    Stored(Commit, bool),
+    /// Nothing to start: wait for an end.
+    Wait,
+    /// Not running any more.
+    Over,
+}
+
+fn plan(ts: &Tournaments, entry: &Entry) -> Plan {
+    let mut t = entry.lock();
+    if t.doc.status != Status::Running {
+        return Plan::Over;
+    }
+    let playing = t.doc.playing();
+    let pending = t
+        .doc
+        .games
+        .iter()
+        .position(|g| g.state == GameState::Pending);
+    match pending {
+        Some(i) if playing < t.doc.effective_concurrency() => Plan::Start(i),
+        Some(_) => Plan::Wait,
+        None if playing > 0 => Plan::Wait,
+        None => {
+            // A Swiss pairs its next round once the last is over.
+            let openings = t.openings.len();
+            if matches!(t.doc.format, Format::Swiss { .. })
+                && t.doc.decision.is_none()
+                && record::next_swiss_round(&mut t.doc, openings)
+            {
+                return Plan::Stored(save(ts, &t), false);
+            }
+            finish(&mut t);
+            Plan::Stored(save(ts, &t), true)
+        }
+    }
+}
+
+/// Marks the tournament finished and tells every connected entrant.
+fn finish(t: &mut Tournament) {
+    t.doc.status = Status::Finished;
+    t.doc.ended_ms = storage::unix_ms(std::time::SystemTime::now());
+    let view = Box::new(view_of(t));
+    for (_, stream) in t.streams.iter().flatten() {
+        let _ = stream.send(Push::Ended(view.clone()));
+    }
+    tracing::info!(tournament = %t.doc.id, games = t.doc.games.len(), "tournament finished");
+}
+
+/// Creates game `i` of the schedule, plays its opening, stores it as in
+/// progress, sends it to its entrants and watches its end.
+async fn start_game(
+    ts: &Arc<Tournaments>,
+    entry: &Arc<Entry>,
+    i: usize,
+    ended_tx: &mpsc::UnboundedSender<Ended>,
+) -> Result<(), ()> {
+    let (rules, tc, labels, opening, seed) = {
+        let t = entry.lock();
+        let g = &t.doc.games[i];
+        let mut labels = t.doc.labels.clone();
+        let name = if t.doc.name.is_empty() {
+            &t.doc.id
+        } else {
+            &t.doc.name
+        };
+        labels.insert("tournament".into(), name.clone());
+        labels.insert("tournament_id".into(), t.doc.id.clone());
+        labels.insert("round".into(), g.round.to_string());
+        labels.insert("game".into(), g.number.to_string());
+        let seat_names = t.rules.rules().start(None).seat_names();
+        for (s, &e) in g.seats.iter().enumerate() {
+            if let (Some(name), Some(entrant)) = (seat_names.get(s), t.doc.entrants.get(e)) {
+                labels.insert((*name).to_string(), entrant.name.clone());
+            }
+        }
+        let opening = g.opening.and_then(|o| t.openings.get(o).cloned());
+        let seed = g
+            .opening
+            .and_then(|o| t.doc.openings.get(o))
+            .and_then(|o| o.seed.as_deref())
+            .and_then(crate::games::parse_seed)
+            .or_else(|| {
+                t.doc
+                    .setup_seed_base
+                    .map(|base| super::game_seed(base, g.number))
+            });
+        (t.rules.clone(), t.time_control, labels, opening, seed)
+    };
+    let created = ts.sessions.create_timed(rules, labels, tc, seed).await;
+    let (session, tokens) = match created {
+        Ok(created) => created,
+        Err(e) => {
+            tracing::warn!(error = %e, "tournament game not created; retrying");
+            return Err(());
+        }
+    };
+    let tokens: Vec<String> = tokens.iter().map(ToString::to_string).collect();
+    for detail in opening.iter().flatten() {
+        let view = session.view(false);
+        let Some(seat) = view.to_move else { break };
+        let token = tokens.get(seat.index()).cloned().unwrap_or_default();
+        if let Err(e) = session
+            .submit(&token, detail.to_input(), view.ply, None)
+            .await
+        {
+            tracing::warn!(game_id = %session.id(), error = %e, "opening move refused");
+            break;
+        }
+    }
+    let game_id = session.id().to_string();
+    let (number, seats, commit) = {
+        let mut t = entry.lock();
+        if t.doc.status != Status::Running {
+            return Ok(());
+        }
+        let g = &mut t.doc.games[i];
+        g.state = GameState::Playing {
+            game_id: game_id.clone(),
+            tokens,
+        };
+        let (number, seats) = (g.number, g.seats.clone());
+        let g = t.doc.games[i].clone();
+        for &e in &seats {
+            if let (Some(a), Some(Some((_, stream)))) =
+                (assignment_of(&t.doc, &g, e), t.streams.get(e))
+            {
+                let _ = stream.send(Push::Game(a));
+            }
+        }
+        (number, seats, save(ts, &t))
+    };
+    entry.version.fetch_add(1, Ordering::SeqCst);
+    log_failure(commit.await);
+    tracing::info!(tournament = %entry.lock().doc.id, game = number, game_id = %game_id, "tournament game started");
+    watch_end(ts, game_id, number, seats.len(), ended_tx.clone());
+    Ok(())
+}
+
+/// Records a game's end; checks the SPRT.
+async fn record_end(ts: &Tournaments, id: &str, entry: &Entry, ended: Ended) {
+    let commit = {
+        let mut t = entry.lock();
+        let Some(g) = t.doc.games.iter_mut().find(|g| g.number == ended.number) else {
+            return;
+        };
+        if !matches!(g.state, GameState::Playing { .. }) {
+            return;
+        }
+        g.state = ended.state;
+        check_sprt(id, &mut t.doc);
+        save(ts, &t)
+    };
+    entry.version.fetch_add(1, Ordering::SeqCst);
+    log_failure(commit.await);
+}
+
+/// Once the SPRT decides: the decision, logged; games not started yet are
+/// skipped (games in progress still count).
+fn check_sprt(id: &str, doc: &mut Doc) {
+    let Some(sprt) = doc.sprt else { return };
+    if doc.decision.is_some() {
+        return;
+    }
+    let state = sprt.state(&doc.sprt_samples(doc.pentanomial()));
+    let Some(decision) = state.decision else {
+        return;
+    };
+    doc.decision = Some(decision);
+    for g in &mut doc.games {
+        if g.state == GameState::Pending {
+            g.state = GameState::Skipped { game_id: None };
+        }
+    }
+    tracing::info!(
+        tournament = %id,
+        decision = ?decision,
+        llr = state.llr,
+        lower = state.lower,
+        upper = state.upper,
+        samples = state.samples,
+        "SPRT decided: the tournament stops"
+    );
+}
+
+/// Queues `t`'s document for storage (in order: called under its lock).
+fn save(ts: &Tournaments, t: &Tournament) -> Commit {
+    match record::row_of(&t.doc) {
+        Ok(row) => ts.sessions.storage().write(Write::Tournament(row)),
+        Err(e) => Commit::ready(Err(storage::StorageError(e))),
+    }
+}
+
+fn log_failure(result: Result<(), storage::StorageError>) {
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "tournament state not stored; the next change stores it");
+    }
+}
+
+/// Watches game `game_id` (number `number`, `seats` seats) to its end and
+/// reports it.
+fn watch_end(
+    ts: &Tournaments,
+    game_id: String,
+    number: u32,
+    seats: usize,
+    ended: mpsc::UnboundedSender<Ended>,
+) {
+    let (sessions, shutdown, alive) = (ts.sessions.clone(), ts.shutdown.clone(), ts.track());
+    tokio::spawn(async move {
+        let _alive = alive;
+        tokio::select! {
+            _ = shutdown.cancelled() => {}
+            state = wait_end(&sessions, game_id, seats) => {
+                let _ = ended.send(Ended { number, state });
+            }
+        }
+    });
+}
+
+/// The end of game `game_id`: its verdict, with a missed first-move
+/// deadline as a forfeit of the seat that missed it; a game that vanished
+/// unfinished (expired) is a draw.
+async fn wait_end(sessions: &SessionStore, game_id: String, seats: usize) -> GameState {
+    let Ok(session) = sessions.find(&game_id).await else {
+        return record::done(game_id, seats, Vec::new(), "EXPIRED".into(), 0);
+    };
+    let mut to_move: Option<Seat> = None;
+    if let Ok(mut watch) = session.watch(None) {
+        loop {
+            match watch.next().await {
+                Ok(Some(WatchItem::Snapshot { view, .. })) => {
+                    if view.verdict.is_some() {
+                        break;
+                    }
+                    to_move = view.to_move;
+                }
+                Ok(Some(WatchItem::Event(event))) => match &event.kind {
+                    EventKind::MoveApplied { report } => to_move = report.next,
+                    EventKind::GameOver { .. } => break,
+                },
+                Ok(Some(WatchItem::Presence(_))) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+    }
+    loop {
+        let view = session.view(false);
+        if let Some(verdict) = view.verdict {
+            let mut winners: Vec<usize> = verdict.winners.iter().map(Seat::index).collect();
+            let mut reason = verdict.reason.to_string();
+            if verdict.reason == "ABORTED"
+                && winners.is_empty()
+                && let Some(missed) = to_move
+            {
+                winners = (0..seats).filter(|&s| s != missed.index()).collect();
+                reason = "FORFEIT".into();
+            }
+            return record::done(game_id, seats, winners, reason, view.ply);
+        }
+        if sessions.get(&game_id).is_err() {
+            return record::done(game_id, seats, Vec::new(), "EXPIRED".into(), view.ply);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
