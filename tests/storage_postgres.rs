@@ -14,7 +14,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -103,7 +102,7 @@ impl Drop for Referee {
 /// (so the URL is not on the command line), reads its address from its JSON
 /// log; on failure, the log.
 fn spawn(url: &str) -> Result<(Child, SocketAddr), String> {
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args([
             "serve",
             "--listen",
@@ -123,36 +122,7 @@ fn spawn(url: &str) -> Result<(Child, SocketAddr), String> {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn the referee");
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut lines = stderr.lines();
-    let mut log = String::new();
-    let mut addr = None;
-    for line in lines.by_ref() {
-        let line = line.unwrap_or_default();
-        log.push_str(&line);
-        log.push('\n');
-        if line.contains("storage open") {
-            break;
-        }
-        if let Some(a) = line
-            .split("\"address\":\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .and_then(|a| a.parse().ok())
-        {
-            addr = Some(a);
-        }
-    }
-    match addr {
-        Some(addr) if log.contains("storage open") => {
-            std::thread::spawn(move || for _ in lines {});
-            Ok((child, addr))
-        }
-        _ => {
-            let _ = child.wait();
-            Err(log)
-        }
-    }
+    common::serving_address(child)
 }
 
 async fn create(client: &mut Client) -> Table {

@@ -277,3 +277,43 @@ pub async fn within<T>(secs: u64, f: impl std::future::Future<Output = T>) -> T 
         .await
         .expect("timed out")
 }
+
+/// Waits for a spawned `punct-referee serve --log-format json` (stderr
+/// piped) to serve: reads its log up to `storage open`, taking the gRPC
+/// address from it, then keeps draining the log so the child never blocks
+/// on it. On failure (the process exited before serving), the log.
+pub fn serving_address(
+    mut child: std::process::Child,
+) -> Result<(std::process::Child, SocketAddr), String> {
+    use std::io::{BufRead, BufReader};
+    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let mut lines = stderr.lines();
+    let mut log = String::new();
+    let mut addr = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap_or_default();
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("storage open") {
+            break;
+        }
+        if let Some(a) = line
+            .split("\"address\":\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .and_then(|a| a.parse().ok())
+        {
+            addr = Some(a);
+        }
+    }
+    match addr {
+        Some(addr) if log.contains("storage open") => {
+            std::thread::spawn(move || for _ in lines {});
+            Ok((child, addr))
+        }
+        _ => {
+            let _ = child.wait();
+            Err(log)
+        }
+    }
+}
