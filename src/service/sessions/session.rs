@@ -386,10 +386,10 @@ impl Session {
         make: impl FnOnce(&Snapshot) -> T,
     ) -> Option<Arc<T>> {
         let snapshot = view.snapshot.as_ref()?;
-        let key = (
+        let key = self.shared_key(
             view.ply,
             view.verdict.is_some(),
-            self.shared_viewer(view.viewer),
+            view.viewer,
             view.draw_offers,
         );
         if let Some(value) = self.shared_form(key) {
@@ -414,10 +414,10 @@ impl Session {
     ) -> (TimeView, Arc<T>) {
         let (key, made) = {
             let st = self.lock_settled();
-            let key = (
+            let key = self.shared_key(
                 st.game.ply(),
                 st.game.verdict().is_some(),
-                self.shared_viewer(viewer),
+                viewer,
                 st.draw_offers,
             );
             match self.shared_form::<T>(key) {
@@ -443,14 +443,15 @@ impl Session {
         (fresh, value)
     }
 
-    /// The viewer whose view a shared form is of: `viewer` in a game that
+    /// The state a shared form is of. Its viewer is `viewer` in a game that
     /// hides information, else a spectator (every view is the same).
-    fn shared_viewer(&self, viewer: Viewer) -> Viewer {
-        if self.private {
+    fn shared_key(&self, ply: u32, over: bool, viewer: Viewer, offers: SeatSet) -> SharedKey {
+        let viewer = if self.private {
             viewer
         } else {
             Viewer::Spectator
-        }
+        };
+        (ply, over, viewer, offers)
     }
 
     /// The shared form of type `T` of state `key`, if one was made.

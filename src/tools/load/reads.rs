@@ -43,6 +43,14 @@ struct GameHead {
     ply: u32,
 }
 
+/// GetGame of game `id`, as a spectator.
+fn get_request(id: String) -> pb::GetGameRequest {
+    pb::GetGameRequest {
+        game_id: id,
+        token: String::new(),
+    }
+}
+
 /// GetGame with the answer decoded as a [`GetGameHead`].
 async fn get_game_head(
     grpc: &mut tonic::client::Grpc<Channel>,
@@ -215,17 +223,13 @@ pub async fn read_games(
         }
         let id = point.ids[next % point.ids.len()].clone();
         next = next.wrapping_add(1);
-        let get = pb::GetGameRequest {
-            game_id: id.clone(),
-            token: String::new(),
-        };
         let answer = match read {
-            Read::GetGame if first => client.get_game(get).await.map(|r| {
+            Read::GetGame if first => client.get_game(get_request(id)).await.map(|r| {
                 let r = r.into_inner();
                 let ply = r.game.as_ref().map_or(u32::MAX, |g| g.ply);
                 (ply, r.encoded_len())
             }),
-            Read::GetGame => get_game_head(&mut grpc, get).await.map(|r| {
+            Read::GetGame => get_game_head(&mut grpc, get_request(id)).await.map(|r| {
                 let ply = r.game.as_ref().map_or(u32::MAX, |g| g.ply);
                 (ply, 0)
             }),
