@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::service::cluster::{ClusterOptions, TakeoverClock};
 use crate::service::quota::QuotaOptions;
 use crate::service::sessions::Limits;
 use crate::service::storage::postgres::{DEFAULT_POOL_SIZE, PostgresOptions};
@@ -129,6 +130,28 @@ pub struct ServeArgs {
     /// the reads).
     #[arg(long, env = "PUNCT_REFEREE_DATABASE_POOL_SIZE", default_value_t = DEFAULT_POOL_SIZE)]
     pub database_pool_size: usize,
+    /// This replica's name in a cluster (`--storage postgres`): the owner
+    /// written on the leases of its games. Unique per running replica; empty
+    /// (the default) picks the host name and a random suffix at each start
+    /// (docs/CLUSTER.md).
+    #[arg(long, env = "PUNCT_REFEREE_NODE_ID", default_value = "")]
+    pub node_id: String,
+    /// Where the other replicas reach this one's gRPC port to forward the
+    /// calls of games it owns (`host:port`, `http://host:port` or
+    /// `https://…`). Empty (the default): the listen address, or the host
+    /// name when listening on every interface.
+    #[arg(long, env = "PUNCT_REFEREE_ADVERTISE", default_value = "")]
+    pub advertise: String,
+    /// How long a replica's lease on its games lasts without a heartbeat, in
+    /// milliseconds; another replica takes a game over once it has expired.
+    /// Renewed every third of it.
+    #[arg(long, env = "PUNCT_REFEREE_LEASE_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(300..))]
+    pub lease_ms: u64,
+    /// Whether the time between a replica's death and the takeover of its
+    /// games is charged to the seat to move (`charge`) or not (`credit`, as
+    /// after a restart).
+    #[arg(long, env = "PUNCT_REFEREE_TAKEOVER_CLOCK", value_enum, default_value_t = TakeoverClock::Credit)]
+    pub takeover_clock: TakeoverClock,
     /// Directory of the SQLite database (created if missing).
     #[arg(long, env = "PUNCT_REFEREE_DATA_DIR", default_value = "data")]
     pub data_dir: std::path::PathBuf,
@@ -297,6 +320,12 @@ impl ServeArgs {
                 connections: self.max_connections_per_client,
             },
             reload_poll: Duration::from_secs(self.reload_poll_secs.max(1)),
+            cluster: ClusterOptions {
+                node_id: self.node_id.clone(),
+                advertise: self.advertise.clone(),
+                lease: Duration::from_millis(self.lease_ms),
+                takeover_clock: self.takeover_clock,
+            },
             storage: match self.storage {
                 StorageKind::Memory => StorageConfig::Memory,
                 StorageKind::Postgres => StorageConfig::Postgres(PostgresOptions {

@@ -21,6 +21,7 @@
 //! [`storage`]; sessions drive games through [`crate::games`].
 
 pub mod access;
+pub mod cluster;
 pub mod config;
 pub mod grpc;
 pub mod http;
@@ -100,6 +101,8 @@ pub struct ServerOptions {
     pub quotas: QuotaOptions,
     /// How often the TLS and keys files are checked for changes.
     pub reload_poll: Duration,
+    /// How this replica takes part in a cluster (`--storage postgres`).
+    pub cluster: cluster::ClusterOptions,
 }
 
 /// Where sessions are kept (docs/STORAGE.md).
@@ -147,6 +150,7 @@ impl Default for ServerOptions {
             keys_file: None,
             quotas: QuotaOptions::default(),
             reload_poll: tls::DEFAULT_RELOAD_POLL,
+            cluster: cluster::ClusterOptions::default(),
         }
     }
 }
