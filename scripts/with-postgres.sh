@@ -120,6 +120,11 @@ as_pg "$psql" -h "$sock" -p "$port" -U "$pg_user" -d postgres -q -v ON_ERROR_STO
     -c "CREATE DATABASE referee_test" >/dev/null
 
 export PUNCT_REFEREE_TEST_DATABASE_URL="postgres://$pg_user@127.0.0.1:$port/referee_test"
+# What tests/cluster.rs needs to restart the server mid-test (`pg_ctl
+# restart` keeps the options it was started with).
+export PUNCT_REFEREE_TEST_PG_CTL="$bin/pg_ctl"
+export PUNCT_REFEREE_TEST_PG_DATA="$data"
+export PUNCT_REFEREE_TEST_PG_USER="$pg_user"
 echo "== with-postgres: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port ($PUNCT_REFEREE_TEST_DATABASE_URL)" >&2
 
 "$@"

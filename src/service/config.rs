@@ -331,6 +331,8 @@ impl ServeArgs {
                 StorageKind::Postgres => StorageConfig::Postgres(PostgresOptions {
                     url: self.database_url.clone().unwrap_or_default(),
                     pool_size: self.database_pool_size,
+                    node_id: crate::service::cluster::node_id(&self.node_id),
+                    lease: Duration::from_millis(self.lease_ms),
                 }),
                 StorageKind::Sqlite => StorageConfig::Sqlite(SqliteOptions {
                     dir: self.data_dir.clone(),

@@ -45,6 +45,8 @@ use tonic::transport::Server;
 use tonic_health::ServingStatus;
 
 use self::access::{AccessLayer, Keys};
+use self::cluster::Cluster;
+use self::cluster::forward::ForwardLayer;
 use self::grpc::RefereeApi;
 use self::grpc::TournamentApi;
 use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
@@ -206,8 +208,41 @@ pub async fn run_with_http(
 ) -> Result<(), ServeError> {
     let security = Security::open(&options)?;
     warn_if_open(&listener, http.as_ref(), &security);
-    let store = open_store(&options)?;
+    let (store, postgres) = open_store(&options)?;
     let stop = CancellationToken::new();
+    let cluster = match postgres {
+        Some(storage) => {
+            let advertise = if options.cluster.advertise.is_empty() {
+                cluster::default_advertise(
+                    listener
+                        .local_addr()
+                        .map_err(|e| ServeError::Storage(format!("the listen address: {e}")))?,
+                )
+            } else {
+                options.cluster.advertise.clone()
+            };
+            let cluster = Arc::new(Cluster::new(
+                storage,
+                store.clone(),
+                &advertise,
+                options.cluster.clone(),
+            ));
+            // Registered (with the address the others forward to) before
+            // the first call.
+            cluster
+                .start()
+                .await
+                .map_err(|e| ServeError::Storage(e.to_string()))?;
+            tracing::info!(
+                node_id = cluster.node_id(),
+                advertise = cluster.address(),
+                lease_ms = options.cluster.lease.as_millis() as u64,
+                "cluster member: games are leased in the database"
+            );
+            Some(cluster)
+        }
+        None => None,
+    };
     let tournaments = Tournaments::new(store.clone(), stop.clone());
     let resumed = tournaments
         .recover()
@@ -235,6 +270,9 @@ pub async fn run_with_http(
     health
         .set_service_status(TOURNAMENT_SERVICE_NAME, ServingStatus::Serving)
         .await;
+    let cluster_task = cluster
+        .clone()
+        .map(|c| tokio::spawn(c.run(health.clone(), stop.clone())));
     let sweeper = tokio::spawn(sweep(
         store.clone(),
         security.quotas.clone(),
@@ -249,7 +287,7 @@ pub async fn run_with_http(
     let result = serve_grpc(
         listener,
         &options,
-        (store, tournaments.clone()),
+        (store, tournaments.clone(), cluster),
         &security,
         health_service,
         &stop,
@@ -267,6 +305,9 @@ pub async fn run_with_http(
     }
     drop(tournaments);
     let _ = sweeper.await;
+    if let Some(task) = cluster_task {
+        let _ = task.await;
+    }
     if let Some(reloads) = reloads {
         let _ = reloads.await;
     }
@@ -357,11 +398,22 @@ fn warn_if_open(grpc: &TcpListener, http: Option<&HttpPort>, security: &Security
 
 /// Opens the storage and the session store on it, with every unfinished
 /// game the storage holds recovered.
-fn open_store(options: &ServerOptions) -> Result<Arc<SessionStore>, ServeError> {
-    let storage = options
-        .storage
-        .open()
-        .map_err(|e| ServeError::Storage(e.to_string()))?;
+fn open_store(
+    options: &ServerOptions,
+) -> Result<(Arc<SessionStore>, Option<Arc<PostgresStorage>>), ServeError> {
+    let (storage, postgres): (Arc<dyn Storage>, _) = match &options.storage {
+        StorageConfig::Postgres(o) => {
+            let pg =
+                Arc::new(PostgresStorage::open(o).map_err(|e| ServeError::Storage(e.to_string()))?);
+            (pg.clone(), Some(pg))
+        }
+        other => (
+            other
+                .open()
+                .map_err(|e| ServeError::Storage(e.to_string()))?,
+            None,
+        ),
+    };
     let store = Arc::new(SessionStore::with_storage(
         options.limits.clone(),
         storage.clone(),
@@ -387,7 +439,7 @@ fn open_store(options: &ServerOptions) -> Result<Arc<SessionStore>, ServeError> 
             "storage open; unfinished games recovered"
         ),
     }
-    Ok(store)
+    Ok((store, postgres))
 }
 
 /// Serves the HTTP router on `port` until `stop`.
@@ -459,7 +511,7 @@ fn drain_signal(
 async fn serve_grpc(
     listener: TcpListener,
     options: &ServerOptions,
-    (store, tournaments): (Arc<SessionStore>, Arc<Tournaments>),
+    (store, tournaments, cluster): (Arc<SessionStore>, Arc<Tournaments>, Option<Arc<Cluster>>),
     security: &Security,
     health_service: tonic_health::pb::health_server::HealthServer<
         impl tonic_health::pb::health_server::Health,
@@ -509,6 +561,9 @@ async fn serve_grpc(
         // Then who calls: the key and its scope, then the client's rate.
         .layer(AccessLayer::new(security.keys.clone()))
         .layer(ClientRateLayer::new(security.quotas.clone()))
+        // Innermost: a call about a game another replica owns goes there
+        // (its key and limits were checked here, and are again there).
+        .layer(ForwardLayer::new(cluster, options.max_message_bytes))
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

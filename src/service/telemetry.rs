@@ -72,6 +72,25 @@ pub const STORAGE_COMMIT_DURATION: &str = "referee_storage_commit_duration_secon
 /// Writes refused because storage failed (the call got `UNAVAILABLE`).
 pub const STORAGE_FAILURES: &str = "referee_storage_failures_total";
 
+/// Gauge: games this replica owns (holds the lease of) in a cluster.
+pub const CLUSTER_GAMES_OWNED: &str = "referee_cluster_games_owned";
+/// Counter: calls forwarded to the replica owning their game, by `outcome`
+/// (`ok`: answered by the owner, `unreachable`: the owner did not answer).
+pub const CLUSTER_FORWARDED: &str = "referee_cluster_forwarded_calls_total";
+/// Counter: lease renewals (heartbeats), by `outcome` (`ok`, `failed`).
+pub const CLUSTER_LEASE_RENEWALS: &str = "referee_cluster_lease_renewals_total";
+/// Counter: games whose lease another replica took (dropped from memory).
+pub const CLUSTER_LEASES_LOST: &str = "referee_cluster_leases_lost_total";
+/// Counter: games taken over from a replica whose lease expired.
+pub const CLUSTER_TAKEOVERS: &str = "referee_cluster_takeovers_total";
+/// Histogram: how long a game had no event before its takeover (by the
+/// database's clock): the takeover gap its players saw, at most.
+pub const CLUSTER_TAKEOVER_GAP: &str = "referee_cluster_takeover_gap_seconds";
+/// Counter: writes refused by fencing (this replica's lease had moved).
+pub const CLUSTER_FENCED_WRITES: &str = "referee_cluster_fenced_writes_total";
+/// Counter: watch streams opened with `from_ply` (a client resuming).
+pub const CLUSTER_WATCH_RESUMES: &str = "referee_cluster_watch_resumes_total";
+
 /// The HTTP port (`/metrics`, the spectator page) when none is given: the
 /// usual port of OpenTelemetry's Prometheus exporters.
 pub const DEFAULT_METRICS_PORT: u16 = 9464;
@@ -288,6 +307,27 @@ fn describe_metrics() {
         "Time to commit one storage transaction"
     );
     describe_counter!(STORAGE_FAILURES, "Calls refused because storage failed");
+    describe_gauge!(CLUSTER_GAMES_OWNED, "Games this replica owns in a cluster");
+    describe_counter!(
+        CLUSTER_FORWARDED,
+        "Calls forwarded to the replica owning their game, by outcome"
+    );
+    describe_counter!(CLUSTER_LEASE_RENEWALS, "Lease renewals, by outcome");
+    describe_counter!(
+        CLUSTER_LEASES_LOST,
+        "Games whose lease another replica took over"
+    );
+    describe_counter!(
+        CLUSTER_TAKEOVERS,
+        "Games taken over after their owner's lease expired"
+    );
+    describe_histogram!(
+        CLUSTER_TAKEOVER_GAP,
+        Unit::Seconds,
+        "Time a game taken over had gone without an event"
+    );
+    describe_counter!(CLUSTER_FENCED_WRITES, "Writes refused by fencing");
+    describe_counter!(CLUSTER_WATCH_RESUMES, "Watch streams opened with from_ply");
 }
 
 /// The tower layer that makes every RPC a span and counts it (rate, errors,

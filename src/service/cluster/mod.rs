@@ -5,6 +5,16 @@
 
 use std::time::Duration;
 
+/// The node id the `--node-id` flag names: itself, or when empty the host
+/// name ([`crate::service::storage::postgres::default_node_id`]).
+pub fn node_id(flag: &str) -> String {
+    if flag.is_empty() {
+        crate::service::storage::postgres::default_node_id()
+    } else {
+        flag.to_string()
+    }
+}
+
 /// Whether the time a game spent without an owner (between a replica's
 /// death and the takeover) is charged to the seat to move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -39,6 +49,359 @@ impl Default for ClusterOptions {
             advertise: String::new(),
             lease: Duration::from_secs(10),
             takeover_clock: TakeoverClock::Credit,
+        }
+    }
+}
+
+pub mod forward;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use dashmap::DashMap;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::{Channel, Endpoint};
+use tonic_health::ServingStatus;
+
+use crate::service::sessions::SessionStore;
+use crate::service::storage::StorageError;
+use crate::service::storage::postgres::PostgresStorage;
+use crate::service::telemetry;
+
+/// Where a call for a game is answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// Here: this replica owns the game, or nobody does (finished, unknown).
+    Local,
+    /// By the replica at this address, which owns the game.
+    Remote(String),
+}
+
+/// Why a game cannot be routed now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    /// The database cannot be asked who owns it.
+    #[error("{0}")]
+    Storage(#[from] StorageError),
+    /// The owner's lease runs but it left no address to reach it at.
+    #[error("the replica `{0}` owns the game but has no registered address")]
+    NoAddress(String),
+}
+
+/// How long the owner of a game is remembered without asking the database
+/// again (a wrong guess costs one more hop, never a wrong answer: the owner
+/// that answers holds the lease, and its writes are fenced).
+const OWNER_CACHE: Duration = Duration::from_millis(500);
+
+/// Most games one sweep takes over (the rest at the next).
+const ORPHANS_PER_SWEEP: i64 = 64;
+
+/// One replica's part in the cluster: its leases, the routing of calls to
+/// the owners of their games, and the takeover of games whose owner died.
+pub struct Cluster {
+    storage: Arc<PostgresStorage>,
+    store: Arc<SessionStore>,
+    /// The URI the others forward to (`http://host:port`).
+    address: String,
+    options: ClusterOptions,
+    channels: DashMap<String, Channel>,
+    /// Game id → (owner address, when learnt).
+    owners: DashMap<String, (String, Instant)>,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("node_id", &self.storage.node_id())
+            .field("address", &self.address)
+            .finish()
+    }
+}
+
+/// The URI others reach `address` at: `host:port` becomes
+/// `http://host:port`; a URI is kept.
+pub fn uri_of(address: &str) -> String {
+    if address.contains("://") {
+        address.trim_end_matches('/').to_string()
+    } else {
+        format!("http://{address}")
+    }
+}
+
+/// The address a replica listening on `local` advertises when given none:
+/// the listen address, or the host name with its port when it listens on
+/// every interface.
+pub fn default_advertise(local: std::net::SocketAddr) -> String {
+    if local.ip().is_unspecified() {
+        format!(
+            "{}:{}",
+            crate::service::storage::postgres::default_node_id(),
+            local.port()
+        )
+    } else {
+        local.to_string()
+    }
+}
+
+impl Cluster {
+    /// The cluster part of a replica serving `store` on `storage`, reached
+    /// by the others at `address`.
+    pub fn new(
+        storage: Arc<PostgresStorage>,
+        store: Arc<SessionStore>,
+        address: &str,
+        options: ClusterOptions,
+    ) -> Cluster {
+        Cluster {
+            storage,
+            store,
+            address: uri_of(address),
+            options,
+            channels: DashMap::new(),
+            owners: DashMap::new(),
+        }
+    }
+
+    /// This replica's node id.
+    pub fn node_id(&self) -> &str {
+        self.storage.node_id()
+    }
+
+    /// Registers this replica and renews the leases of the games it
+    /// recovered, before it serves.
+    pub async fn start(&self) -> Result<(), StorageError> {
+        let lost = self.storage.heartbeat(&self.address).await?;
+        for id in lost {
+            self.lost(&id);
+        }
+        Ok(())
+    }
+
+    /// Where the others reach this replica.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Where a call for game `id` is to be answered. Takes the game over
+    /// when its owner's lease has expired (the caller then finds it held).
+    pub async fn route(&self, id: &str) -> Result<Route, RouteError> {
+        if self.store.holds(id) {
+            if self.storage.holds(id) && self.storage.leases_valid() {
+                return Ok(Route::Local);
+            }
+            // Finished (its lease no longer matters), or read back.
+            if self
+                .store
+                .get(id)
+                .is_ok_and(|s| s.finished() || s.archived())
+            {
+                return Ok(Route::Local);
+            }
+        } else if let Some(known) = self.owners.get(id)
+            && known.1.elapsed() < OWNER_CACHE
+        {
+            return Ok(Route::Remote(known.0.clone()));
+        }
+        self.route_fresh(id).await
+    }
+
+    /// [`Cluster::route`] asking the database, whatever is remembered.
+    pub async fn route_fresh(&self, id: &str) -> Result<Route, RouteError> {
+        self.owners.remove(id);
+        for _ in 0..3 {
+            let Some(ownership) = self.storage.ownership(id).await? else {
+                // Not stored: unknown (or being created here).
+                return Ok(Route::Local);
+            };
+            if !ownership.in_progress {
+                // Finished or expired: read from the store here. A copy held
+                // in progress is stale (its end was written elsewhere).
+                if self
+                    .store
+                    .get(id)
+                    .is_ok_and(|s| !s.finished() && !s.archived())
+                {
+                    self.lost(id);
+                }
+                return Ok(Route::Local);
+            }
+            let mine = ownership.owner.as_deref() == Some(self.node_id());
+            if ownership.live && mine && self.storage.holds(id) && self.store.holds(id) {
+                return Ok(Route::Local);
+            }
+            if ownership.live && !mine {
+                if self.store.holds(id) {
+                    self.lost(id);
+                }
+                let owner = ownership.owner.unwrap_or_default();
+                let address = ownership.address.ok_or(RouteError::NoAddress(owner))?;
+                let address = uri_of(&address);
+                self.owners
+                    .insert(id.to_string(), (address.clone(), Instant::now()));
+                return Ok(Route::Remote(address));
+            }
+            // Expired, ownerless, or ours in the database but not held here
+            // (taken back after a restart): take it.
+            if self.take_over(id).await? {
+                return Ok(Route::Local);
+            }
+            // Another replica took it first: ask again.
+        }
+        Err(RouteError::Storage(StorageError(format!(
+            "game `{id}` changed owner three times while being routed"
+        ))))
+    }
+
+    /// Takes game `id` over if its lease allows; true when this replica
+    /// owns it now (and holds it).
+    async fn take_over(&self, id: &str) -> Result<bool, StorageError> {
+        let started = Instant::now();
+        // Ours and held, its lease lapsed (the database was unreachable):
+        // renewed as it is, so the copy held and its watchers stay.
+        if self.store.holds(id)
+            && let Some(epoch) = crate::service::storage::Storage::lease_of(&*self.storage, id)
+            && self.storage.renew(id, epoch).await?
+        {
+            return Ok(true);
+        }
+        let Some(taken) = self.storage.take_over(id).await? else {
+            return Ok(false);
+        };
+        let charged = match self.options.takeover_clock {
+            TakeoverClock::Credit => Duration::ZERO,
+            TakeoverClock::Charge => taken.since_last_event,
+        };
+        let since = taken.since_last_event;
+        let epoch = taken.epoch;
+        // A stale copy (this replica was cut off, then won it back) goes.
+        self.store.release(id);
+        match self.store.adopt(taken.game, charged) {
+            Ok(_) => {
+                metrics::counter!(telemetry::CLUSTER_TAKEOVERS).increment(1);
+                metrics::histogram!(telemetry::CLUSTER_TAKEOVER_GAP).record(since.as_secs_f64());
+                tracing::info!(
+                    game_id = id,
+                    epoch,
+                    idle_ms = since.as_millis() as u64,
+                    took_ms = started.elapsed().as_millis() as u64,
+                    "game taken over"
+                );
+                Ok(true)
+            }
+            Err(e) => {
+                self.storage.forget(id);
+                Err(StorageError(e.to_string()))
+            }
+        }
+    }
+
+    /// Drops game `id` from memory: another replica owns it.
+    pub fn lost(&self, id: &str) {
+        self.storage.forget(id);
+        if self.store.release(id) {
+            metrics::counter!(telemetry::CLUSTER_LEASES_LOST).increment(1);
+            tracing::info!(game_id = id, "game dropped: another replica owns it now");
+        }
+    }
+
+    /// Forgets the remembered owner of game `id` (it did not answer, or
+    /// said it no longer owns the game).
+    pub fn forget_owner(&self, id: &str) {
+        self.owners.remove(id);
+    }
+
+    /// A channel to the replica at `address` (connected on first use, and
+    /// again after a failure).
+    pub fn channel(&self, address: &str) -> Result<Channel, String> {
+        if let Some(channel) = self.channels.get(address) {
+            return Ok(channel.clone());
+        }
+        let endpoint = Endpoint::from_shared(address.to_string())
+            .map_err(|e| format!("bad replica address `{address}`: {e}"))?
+            .connect_timeout(Duration::from_secs(2))
+            .tcp_nodelay(true)
+            .http2_keep_alive_interval(Duration::from_secs(10))
+            .keep_alive_timeout(Duration::from_secs(5));
+        let channel = endpoint.connect_lazy();
+        self.channels.insert(address.to_string(), channel.clone());
+        Ok(channel)
+    }
+
+    /// The lease's heartbeat and the takeover of orphaned games, until
+    /// `stop`; the referee service is reported NOT_SERVING to readiness
+    /// probes while the database is unreachable.
+    pub async fn run(
+        self: Arc<Self>,
+        health: tonic_health::server::HealthReporter,
+        stop: CancellationToken,
+    ) {
+        let beat = (self.options.lease / 3).max(Duration::from_millis(50));
+        let mut heartbeat = tokio::time::interval(beat);
+        heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Orphans are looked for a little more often than leases are
+        // renewed, so a dead replica's games are taken within about
+        // 1.25 leases of its death.
+        let mut sweep =
+            tokio::time::interval((self.options.lease / 4).max(Duration::from_millis(50)));
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut serving = true;
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = heartbeat.tick() => {
+                    let ok = self.beat().await;
+                    if ok != serving {
+                        serving = ok;
+                        let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
+                        health.set_service_status(crate::service::SERVICE_NAME, status).await;
+                        if ok {
+                            tracing::info!("database reachable again: ready");
+                        } else {
+                            tracing::warn!("database unreachable: not ready");
+                        }
+                    }
+                }
+                _ = sweep.tick() => self.take_orphans().await,
+            }
+        }
+    }
+
+    /// One heartbeat: renews the leases, drops the games another replica
+    /// took. False when the database could not be reached.
+    async fn beat(&self) -> bool {
+        match self.storage.heartbeat(&self.address).await {
+            Ok(lost) => {
+                metrics::counter!(telemetry::CLUSTER_LEASE_RENEWALS, "outcome" => "ok")
+                    .increment(1);
+                for id in lost {
+                    self.lost(&id);
+                }
+                metrics::gauge!(telemetry::CLUSTER_GAMES_OWNED)
+                    .set(self.store.in_progress().len() as f64);
+                true
+            }
+            Err(e) => {
+                metrics::counter!(telemetry::CLUSTER_LEASE_RENEWALS, "outcome" => "failed")
+                    .increment(1);
+                tracing::warn!(error = %e, "lease renewal failed");
+                false
+            }
+        }
+    }
+
+    /// Takes over the games whose owner's lease expired.
+    async fn take_orphans(&self) {
+        let orphans = match self.storage.orphans(ORPHANS_PER_SWEEP).await {
+            Ok(ids) => ids,
+            Err(e) => {
+                tracing::debug!(error = %e, "looking for orphaned games failed");
+                return;
+            }
+        };
+        for id in orphans {
+            if let Err(e) = self.take_over(&id).await {
+                tracing::warn!(game_id = %id, error = %e, "takeover failed");
+            }
         }
     }
 }

@@ -17,6 +17,7 @@
 //! | a client over its games / watch streams | `RESOURCE_EXHAUSTED` | `QuotaFailure` + `ErrorInfo{LIMIT_REACHED}` |
 //! | no / unknown / malformed platform key | `UNAUTHENTICATED` | `ErrorInfo{KEY_MISSING/KEY_UNKNOWN/KEY_MALFORMED}` |
 //! | a key without the call's scope | `PERMISSION_DENIED` | `ErrorInfo{SCOPE_MISSING, scope}` |
+//! | the game moved to another replica (cluster) | `UNAVAILABLE` | `ErrorInfo{GAME_MOVED, game_id}` |
 
 use std::collections::HashMap;
 
@@ -26,6 +27,9 @@ use tonic_types::{ErrorDetails, StatusExt};
 use crate::games::MoveError;
 use crate::service::sessions::SessionError;
 use crate::service::tournaments::TournamentError;
+
+/// The header of a `GAME_MOVED` refusal (see [`status`]).
+pub const GAME_MOVED_HEADER: &str = "referee-game-moved";
 
 /// The `ErrorInfo.domain` of every error this server sends.
 pub const ERROR_DOMAIN: &str = "referee.v1";
@@ -111,6 +115,24 @@ pub fn status(err: SessionError) -> Status {
             message,
             ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", ERROR_DOMAIN, HashMap::new()),
         ),
+        SessionError::Moved(id) => {
+            let mut status = Status::with_error_details(
+                Code::Unavailable,
+                message,
+                ErrorDetails::with_error_info(
+                    "GAME_MOVED",
+                    ERROR_DOMAIN,
+                    HashMap::from([("game_id".to_string(), id)]),
+                ),
+            );
+            // Read by the cluster's forwarding layer, which then calls the
+            // new owner itself (docs/CLUSTER.md).
+            status.metadata_mut().insert(
+                GAME_MOVED_HEADER,
+                tonic::metadata::MetadataValue::from_static("1"),
+            );
+            status
+        }
     }
 }
 

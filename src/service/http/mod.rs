@@ -118,7 +118,9 @@ impl From<SessionError> for HttpError {
             SessionError::PermissionDenied(_) => StatusCode::FORBIDDEN,
             SessionError::Rejected(_) | SessionError::StalePly { .. } => StatusCode::CONFLICT,
             SessionError::LimitReached { .. } => StatusCode::TOO_MANY_REQUESTS,
-            SessionError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            SessionError::Unavailable(_) | SessionError::Moved(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         };
         HttpError {
             status,

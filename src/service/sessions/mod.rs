@@ -185,6 +185,11 @@ pub enum SessionError {
     /// Storage failed: the change was not made (neither stored nor applied).
     #[error("the change could not be stored, so it was not made: {0}")]
     Unavailable(String),
+    /// Another replica owns the game now (its lease was taken over): nothing
+    /// was changed here; the call is to be made again, and reaches the
+    /// owner (docs/CLUSTER.md).
+    #[error("game `{0}` moved to another replica; call again (watchers: resume with from_ply)")]
+    Moved(String),
     /// A server limit was reached.
     #[error("{what} limit reached ({max})")]
     LimitReached {
@@ -428,6 +433,8 @@ impl SessionStore {
                 receipts: Receipts::new(),
                 draw_offers: SeatSet::EMPTY,
                 storage: self.storage.clone(),
+                // A new game's lease is the first epoch.
+                lease: Some(1),
                 archived: false,
             },
             &self.limits,
@@ -567,7 +574,7 @@ impl SessionStore {
         let n = stored.len();
         for game in stored {
             let id = game.game.id.clone();
-            let session = self.rebuild(game, false).map_err(|e| {
+            let session = self.rebuild(game, false, Duration::ZERO).map_err(|e| {
                 SessionError::Unavailable(format!("stored game `{id}` cannot be recovered: {e}"))
             })?;
             self.count.fetch_add(1, Ordering::SeqCst);
@@ -578,7 +585,12 @@ impl SessionStore {
 
     /// A session from a stored game: an unfinished one to play on, or
     /// (`archived`) a finished one to read, its ending restored.
-    fn rebuild(&self, stored: StoredGame, archived: bool) -> Result<Arc<Session>, String> {
+    fn rebuild(
+        &self,
+        stored: StoredGame,
+        archived: bool,
+        charged: Duration,
+    ) -> Result<Arc<Session>, String> {
         let StoredGame {
             game: row,
             moves,
@@ -643,12 +655,14 @@ impl SessionStore {
                 .map(|r| r.seat)
                 .or(replayed.game.to_move())
                 .unwrap_or(Seat::FIRST);
+            // The turn in progress resumes now, or `charged` earlier.
+            let now = tokio::time::Instant::now();
             Clock::restore(
                 time_control,
                 seats,
                 first,
                 &stamps,
-                tokio::time::Instant::now(),
+                now.checked_sub(charged).unwrap_or(now),
             )
         };
         let mut receipts = Receipts::new();
@@ -672,6 +686,7 @@ impl SessionStore {
         }
         Ok(Arc::new(Session::new(
             SessionInit {
+                lease: self.storage.lease_of(&row.id),
                 id: GameId(row.id),
                 serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
                 labels: row.labels,
@@ -692,6 +707,75 @@ impl SessionStore {
             },
             &self.limits,
         )))
+    }
+
+    /// Holds a game in progress this replica has just taken over from
+    /// another (docs/CLUSTER.md): replayed from storage like a recovered
+    /// game, its clock resumed with `charged` of the turn in progress
+    /// already spent (zero: the takeover gap is credited), and its timer
+    /// armed, so a flag that fell meanwhile falls at once. A game already
+    /// held is given as it is.
+    pub fn adopt(
+        &self,
+        stored: StoredGame,
+        charged: Duration,
+    ) -> Result<Arc<Session>, SessionError> {
+        if let Ok(held) = self.get(&stored.game.id) {
+            return Ok(held);
+        }
+        let id = stored.game.id.clone();
+        let session = self.rebuild(stored, false, charged).map_err(|e| {
+            SessionError::Unavailable(format!("stored game `{id}` cannot be taken over: {e}"))
+        })?;
+        use dashmap::mapref::entry::Entry;
+        match self.sessions.entry(session.id().clone()) {
+            Entry::Occupied(held) => return Ok(held.get().clone()),
+            Entry::Vacant(slot) => {
+                slot.insert(session.clone());
+            }
+        }
+        self.count.fetch_add(1, Ordering::SeqCst);
+        session.start_timer();
+        metrics::gauge!(telemetry::SESSIONS_ACTIVE).increment(1.0);
+        if !session.finished() {
+            metrics::gauge!(telemetry::GAMES_IN_PROGRESS).increment(1.0);
+        }
+        Ok(session)
+    }
+
+    /// Drops game `id` from memory without writing anything: another
+    /// replica owns it now. Its watchers end with `UNAVAILABLE` (`GAME_MOVED`)
+    /// and resume elsewhere with `from_ply`. Returns whether it was held.
+    pub fn release(&self, id: &str) -> bool {
+        let Some((_, session)) = self.sessions.remove(&GameId(id.to_string())) else {
+            return false;
+        };
+        session.move_away();
+        if session.archived() {
+            let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+            archive.retain(|held| held.as_str() != id);
+            return true;
+        }
+        metrics::gauge!(telemetry::SESSIONS_ACTIVE).decrement(1.0);
+        if !session.finished() {
+            metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
+        }
+        self.count.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
+
+    /// Whether game `id` is held in memory (as its owner, or read back).
+    pub fn holds(&self, id: &str) -> bool {
+        self.sessions.contains_key(&GameId(id.to_string()))
+    }
+
+    /// The ids of the games held in progress.
+    pub fn in_progress(&self) -> Vec<String> {
+        self.sessions
+            .iter()
+            .filter(|e| !e.value().archived() && !e.value().finished())
+            .map(|e| e.key().to_string())
+            .collect()
     }
 
     /// The game with id `id`, held or, once finished and dropped from
@@ -716,7 +800,7 @@ impl SessionStore {
         else {
             return Err(SessionError::NotFound(id.to_string()));
         };
-        let session = self.rebuild(stored, true).map_err(|e| {
+        let session = self.rebuild(stored, true, Duration::ZERO).map_err(|e| {
             tracing::warn!(game_id = id, error = %e, "stored game cannot be read back");
             SessionError::Unavailable(format!("stored game `{id}` cannot be read back: {e}"))
         })?;
@@ -825,7 +909,7 @@ impl SessionStore {
         for (key, listed) in found {
             match listed {
                 Listed::Held(view) => page.push(*view),
-                Listed::Stored(g) => match self.rebuild(*g, true) {
+                Listed::Stored(g) => match self.rebuild(*g, true, Duration::ZERO) {
                     Ok(session) => page.push(session.view(false)),
                     Err(e) => {
                         tracing::warn!(game_id = key.id, error = %e, "stored game cannot be read back");

@@ -214,6 +214,10 @@ pub(super) struct SessionInit<'a> {
     pub(super) receipts: Receipts,
     pub(super) draw_offers: SeatSet,
     pub(super) storage: Arc<dyn Storage>,
+    /// The epoch of the lease this replica holds on the game (cluster
+    /// storage; `None` elsewhere): every write names it, so a write decided
+    /// under an older lease is refused (docs/CLUSTER.md, "Fencing").
+    pub(super) lease: Option<i64>,
     /// A finished game read back from storage on demand (held apart from
     /// the session limit, dropped again first).
     pub(super) archived: bool,
@@ -259,11 +263,14 @@ pub struct Session {
     pub(super) watchers: Arc<AtomicUsize>,
     max_watchers: usize,
     closed: CancellationToken,
+    /// Set when the game moved to another replica.
+    moved: std::sync::atomic::AtomicBool,
     presence: Presence,
     /// Woken when the clock's deadline may have changed.
     timer: Arc<Notify>,
     abandon_after: Duration,
     storage: Arc<dyn Storage>,
+    lease: Option<i64>,
     /// Held while a change is stored and applied.
     writing: tokio::sync::Mutex<()>,
     /// Read back from storage after it finished (see [`SessionInit`]).
@@ -298,6 +305,7 @@ impl Session {
             receipts,
             draw_offers,
             storage,
+            lease,
             archived,
         } = init;
         let seat_names = game.seat_names();
@@ -365,10 +373,12 @@ impl Session {
             watchers: Arc::new(AtomicUsize::new(0)),
             max_watchers: limits.max_watchers_per_game,
             closed: CancellationToken::new(),
+            moved: std::sync::atomic::AtomicBool::new(false),
             presence: Presence::new(seats, tick),
             timer: Arc::new(Notify::new()),
             abandon_after: limits.abandon_after,
             storage,
+            lease,
             writing: tokio::sync::Mutex::new(()),
             archived,
             shared: Mutex::new(Vec::new()),
@@ -1083,7 +1093,11 @@ impl Session {
 
     /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
     async fn persist(&self, write: Write) -> Result<(), SessionError> {
-        self.storage.write(write).await.map_err(|e| {
+        self.storage.write_leased(write, self.lease).await.map_err(|e| {
+            if e.is_fenced() {
+                tracing::info!(game_id = %self.id, error = %e, "change refused: the game moved");
+                return SessionError::Moved(self.id.to_string());
+            }
             tracing::warn!(game_id = %self.id, error = %e, "change refused: storage failed");
             metrics::counter!(telemetry::STORAGE_FAILURES).increment(1);
             SessionError::Unavailable(e.to_string())
@@ -1093,7 +1107,7 @@ impl Session {
     /// Queues `write` without waiting (endings a deadline decided, expiry):
     /// writes are applied in queue order, so it lands before any later one.
     pub(super) fn persist_later(&self, write: Write) {
-        let commit = self.storage.write(write);
+        let commit = self.storage.write_leased(write, self.lease);
         let id = self.id.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
@@ -1468,6 +1482,18 @@ impl Session {
 
     pub(super) fn close(&self) {
         self.closed.cancel();
+    }
+
+    /// Ends the session here because another replica owns the game now:
+    /// watchers end with [`SessionError::Moved`], the timer stops.
+    pub(super) fn move_away(&self) {
+        self.moved.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.closed.cancel();
+    }
+
+    /// Whether the game moved to another replica.
+    pub(super) fn moved(&self) -> bool {
+        self.moved.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Whether the store should drop this session at `now`.

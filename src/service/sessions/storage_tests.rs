@@ -57,6 +57,7 @@ impl Backend {
                 PostgresStorage::open(&PostgresOptions {
                     url: url.clone(),
                     pool_size: 6,
+                    ..PostgresOptions::default()
                 })
                 .unwrap(),
             ),

@@ -118,6 +118,9 @@ impl Watch {
             let received = tokio::select! {
                 biased;
                 _ = self.session.closed().cancelled() => {
+                    if self.session.moved() {
+                        return Err(SessionError::Moved(self.session.id().to_string()));
+                    }
                     return Err(SessionError::NotFound(self.session.id().to_string()));
                 }
                 r = self.rx.recv() => r,

@@ -620,6 +620,7 @@ fn pg_options(url: &str) -> postgres::PostgresOptions {
     postgres::PostgresOptions {
         url: url.into(),
         pool_size: postgres::DEFAULT_POOL_SIZE,
+        ..postgres::PostgresOptions::default()
     }
 }
 
@@ -721,16 +722,20 @@ async fn postgres_schema_is_made_once_by_replicas_starting_together_and_a_newer_
         .unwrap()
         .get(0);
     assert_eq!(version, postgres::SCHEMA_VERSION);
-    // The columns the lease step uses are there, empty.
+    // The game's lease: its creator's node, the first epoch, given up
+    // (expired) when the storage closed.
     let row = client
         .query_one(
-            "SELECT owner, epoch, lease_expires_at IS NULL FROM games WHERE id = 'a'",
+            "SELECT owner, epoch, lease_expires_at <= now() FROM games WHERE id = 'a'",
             &[],
         )
         .await
         .unwrap();
-    assert_eq!(row.get::<_, Option<String>>(0), None);
-    assert_eq!(row.get::<_, i64>(1), 0);
+    assert_eq!(
+        row.get::<_, Option<String>>(0),
+        Some(postgres::default_node_id())
+    );
+    assert_eq!(row.get::<_, i64>(1), 1);
     assert!(row.get::<_, bool>(2));
     client
         .batch_execute("UPDATE referee_schema SET version = 99")
@@ -922,4 +927,104 @@ async fn a_version_2_database_gains_the_tournaments_table() {
     assert_eq!(version, 3);
     drop(conn);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Opens the test database as replica `node` with a short lease.
+async fn open_node(url: &str, node: &str) -> postgres::PostgresStorage {
+    let options = postgres::PostgresOptions {
+        node_id: node.into(),
+        lease: std::time::Duration::from_millis(400),
+        ..pg_options(url)
+    };
+    tokio::task::spawn_blocking(move || postgres::PostgresStorage::open(&options))
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_fences_the_writes_of_an_owner_whose_lease_was_taken_over() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let a = open_node(&url, "node-a").await;
+    let b = open_node(&url, "node-b").await;
+    a.heartbeat("http://127.0.0.1:1").await.unwrap();
+    b.heartbeat("http://127.0.0.1:2").await.unwrap();
+    a.write(Write::Create(game("g"), vec![], None))
+        .await
+        .unwrap();
+    a.write(Write::Move(mv("g", 1), None)).await.unwrap();
+    assert!(a.holds("g") && !b.holds("g"));
+
+    // While a's lease runs, b cannot take the game; the database names a
+    // as the owner, at a's address.
+    assert!(b.take_over("g").await.unwrap().is_none());
+    let owner = b.ownership("g").await.unwrap().unwrap();
+    assert_eq!(owner.owner.as_deref(), Some("node-a"));
+    assert_eq!(owner.address.as_deref(), Some("http://127.0.0.1:1"));
+    assert!(owner.live && owner.in_progress);
+    // b holds no lease: its writes of the game are refused before the
+    // database, as fenced.
+    let e = b.write(Write::Move(mv("g", 2), None)).await.unwrap_err();
+    assert!(e.is_fenced(), "{e}");
+
+    // a stops renewing (paused); once its lease expires b takes over, with
+    // the next epoch and the stored moves.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(b.orphans(10).await.unwrap(), vec!["g".to_string()]);
+    let taken = b
+        .take_over("g")
+        .await
+        .unwrap()
+        .expect("an expired lease is taken");
+    assert_eq!(taken.epoch, 2);
+    assert_eq!(taken.game.moves, vec![mv("g", 1)]);
+    assert!(
+        a.take_over("g").await.unwrap().is_none(),
+        "b's lease runs now"
+    );
+
+    // a's write of the next ply is refused (fenced, not a storage failure),
+    // a forgets its lease, and nothing of it is stored; b's write is.
+    let e = a.write(Write::Move(mv("g", 2), None)).await.unwrap_err();
+    assert!(e.is_fenced(), "{e}");
+    assert!(!a.holds("g"));
+    let e = a.write(Write::End(end("g", 1))).await.unwrap_err();
+    assert!(e.is_fenced(), "{e}");
+    assert_eq!(a.load("g").unwrap().unwrap().moves, vec![mv("g", 1)]);
+    b.write(Write::Move(mv("g", 2), None)).await.unwrap();
+    assert_eq!(
+        a.load("g").unwrap().unwrap().moves,
+        vec![mv("g", 1), mv("g", 2)]
+    );
+    // a's heartbeat reports the game lost; b's renews it.
+    assert!(a.heartbeat("http://127.0.0.1:1").await.unwrap().is_empty());
+    assert!(b.heartbeat("http://127.0.0.1:2").await.unwrap().is_empty());
+    assert!(b.leases_valid());
+    assert_eq!(
+        b.ownership("g").await.unwrap().unwrap().owner.as_deref(),
+        Some("node-b")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_heartbeat_reports_the_games_another_replica_took() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let a = open_node(&url, "node-a").await;
+    let b = open_node(&url, "node-b").await;
+    a.heartbeat("a:1").await.unwrap();
+    a.write(Write::Create(game("g"), vec![], None))
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!a.leases_valid(), "a paused past its lease knows it");
+    b.take_over("g").await.unwrap().unwrap();
+    assert_eq!(a.heartbeat("a:1").await.unwrap(), vec!["g".to_string()]);
+    assert!(!a.holds("g"));
+    assert!(a.leases_valid());
 }

@@ -197,6 +197,26 @@ pub struct ArchiveQuery {
 #[error("storage: {0}")]
 pub struct StorageError(pub String);
 
+/// How a fenced write's error starts (see [`StorageError::fenced`]).
+const FENCED: &str = "fenced: ";
+
+impl StorageError {
+    /// A write refused because this replica no longer owns the game: its
+    /// lease was taken over (docs/CLUSTER.md, "Fencing"). Told apart from an
+    /// unreachable database by [`StorageError::is_fenced`].
+    pub fn fenced(game_id: &str, why: &str) -> StorageError {
+        StorageError(format!(
+            "{FENCED}game `{game_id}` is owned by another replica now ({why})"
+        ))
+    }
+
+    /// Whether the write was refused by fencing (the game moved), not by a
+    /// failure of the database.
+    pub fn is_fenced(&self) -> bool {
+        self.0.starts_with(FENCED)
+    }
+}
+
 /// The answer to a write: resolves once the write is durable (as durable as
 /// the backend's sync setting makes it) or failed.
 pub struct Commit(CommitInner);
@@ -253,6 +273,21 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Queues `write`; the returned future resolves when it is committed.
     /// Writes are applied in the order they are queued.
     fn write(&self, write: Write) -> Commit;
+
+    /// [`Storage::write`] made under the lease of epoch `epoch` on the
+    /// write's game: a backend with leases refuses it, fenced, unless that
+    /// lease is still this replica's (docs/CLUSTER.md). Others ignore it.
+    fn write_leased(&self, write: Write, epoch: Option<i64>) -> Commit {
+        let _ = epoch;
+        self.write(write)
+    }
+
+    /// The epoch of the lease this replica holds on game `id` (`None`: no
+    /// lease, or a backend without leases).
+    fn lease_of(&self, id: &str) -> Option<i64> {
+        let _ = id;
+        None
+    }
 
     /// Every game that is neither finished nor expired, oldest first, with
     /// its moves.

@@ -16,7 +16,7 @@
 //! host or a private network (docs/STORAGE.md). Schema, migration and the
 //! columns kept for leases: docs/STORAGE.md.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc as std_mpsc};
@@ -36,7 +36,7 @@ use crate::games::{Seat, SeatSet, Setup};
 use crate::service::telemetry;
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').
@@ -56,7 +56,24 @@ const SCHEMA_LOCK: i64 = 0x7075_6e63_7472_6566; // "punctref"
 /// `v` to `v + 1` (version 0 is an empty database). Each runs in the
 /// transaction that records the new version, so a failed one changes
 /// nothing.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_1, SCHEMA_2];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_1, SCHEMA_2, SCHEMA_3];
+
+/// Version 3: the cluster (docs/CLUSTER.md). `nodes` lists the running
+/// replicas and where the others forward to them; `turn_started_at` is the
+/// database's time of the game's last event, from which a new owner can
+/// charge the time the game spent without one.
+const SCHEMA_3: &str = r#"
+CREATE TABLE nodes (
+    node_id      TEXT COLLATE "C" PRIMARY KEY,
+    address      TEXT NOT NULL,
+    boot_id      TEXT NOT NULL,
+    started_at   TIMESTAMPTZ NOT NULL DEFAULT now(),
+    heartbeat_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    expires_at   TIMESTAMPTZ NOT NULL
+);
+ALTER TABLE games ADD COLUMN turn_started_at TIMESTAMPTZ;
+CREATE INDEX games_by_lease ON games (lease_expires_at) WHERE status = 'in_progress';
+"#;
 
 /// Version 2: tournaments, each one JSON document replaced as a whole
 /// (docs/TOURNAMENTS.md, "Durability"), as in SQLite's schema 3.
@@ -137,6 +154,34 @@ pub struct PostgresOptions {
     pub url: String,
     /// Connections the pool holds at most (at least [`WRITERS`] + 1).
     pub pool_size: usize,
+    /// This replica's node id: the owner written on the leases of its games
+    /// (docs/CLUSTER.md).
+    pub node_id: String,
+    /// How long a lease lasts without a renewal.
+    pub lease: Duration,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            url: String::new(),
+            pool_size: DEFAULT_POOL_SIZE,
+            node_id: default_node_id(),
+            lease: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The node id of a replica given none: the host name (unique per pod or
+/// container, and the same across a restart of the process, which then
+/// takes its own games back at once).
+pub fn default_node_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "referee".into())
 }
 
 impl std::fmt::Debug for PostgresOptions {
@@ -145,6 +190,8 @@ impl std::fmt::Debug for PostgresOptions {
         f.debug_struct("PostgresOptions")
             .field("target", &self.target())
             .field("pool_size", &self.pool_size)
+            .field("node_id", &self.node_id)
+            .field("lease", &self.lease)
             .finish()
     }
 }
@@ -200,9 +247,91 @@ impl PostgresOptions {
     }
 }
 
+/// This replica's identity in the database and the leases it holds: the
+/// epoch of each game it owns, which every write of that game names
+/// (fencing, docs/CLUSTER.md).
+#[derive(Debug)]
+pub(crate) struct Node {
+    id: String,
+    /// Random per process: tells this process from an earlier one (or a
+    /// misconfigured twin) with the same node id.
+    boot: String,
+    lease: Duration,
+    /// Game id → the epoch of the lease held on it.
+    leases: Mutex<HashMap<String, i64>>,
+    /// Until when the leases are surely still ours by this process's clock:
+    /// the start of the last successful renewal plus the lease. A replica
+    /// that was paused past it stops answering for its games until a renewal
+    /// says which it still holds.
+    valid_until: Mutex<Option<Instant>>,
+}
+
+impl Node {
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn epoch(&self, game_id: &str) -> Option<i64> {
+        self.leases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(game_id)
+            .copied()
+    }
+
+    fn hold(&self, game_id: &str, epoch: i64) {
+        self.leases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(game_id.to_string(), epoch);
+    }
+
+    fn forget(&self, game_id: &str) {
+        self.leases
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(game_id);
+    }
+}
+
+/// Who owns a game, as the database says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ownership {
+    /// The owner's node id (`None`: nobody yet, e.g. a game stored by a
+    /// referee before the cluster's schema).
+    pub owner: Option<String>,
+    /// Where the owner's gRPC port is, if it is registered.
+    pub address: Option<String>,
+    /// Whether the owner's lease runs (by the database's clock).
+    pub live: bool,
+    /// Whether the game is in progress (else finished or expired: no lease
+    /// matters, any replica reads it from the store).
+    pub in_progress: bool,
+}
+
+/// A game taken over: its stored state and how long its turn has run by the
+/// database's clock (what `--takeover-clock charge` charges).
+#[derive(Debug)]
+pub struct TakenOver {
+    /// The game, its moves and draw offers.
+    pub game: StoredGame,
+    /// The time since the game's last stored event.
+    pub since_last_event: Duration,
+    /// The epoch of the new lease.
+    pub epoch: i64,
+}
+
 type Reply = oneshot::Sender<Result<(), StorageError>>;
 /// A writer task's queue.
-type WriterQueue = mpsc::UnboundedSender<(Box<Write>, Reply)>;
+type WriterQueue = mpsc::UnboundedSender<(Box<Leased>, Reply)>;
+
+/// A write and the lease epoch it was decided under (`None`: whatever
+/// lease this node holds now).
+#[derive(Debug)]
+struct Leased {
+    write: Write,
+    epoch: Option<i64>,
+}
 
 /// The PostgreSQL backend (see the module docs).
 #[derive(Debug)]
@@ -216,6 +345,7 @@ pub struct PostgresStorage {
     target: String,
     /// Transactions committed so far.
     commits: Arc<AtomicU64>,
+    node: Arc<Node>,
 }
 
 impl PostgresStorage {
@@ -229,6 +359,18 @@ impl PostgresStorage {
         let pool_size = options.pool_size.max(WRITERS + 1);
         let commits = Arc::new(AtomicU64::new(0));
         let counter = commits.clone();
+        let node = Arc::new(Node {
+            id: if options.node_id.is_empty() {
+                default_node_id()
+            } else {
+                options.node_id.clone()
+            },
+            boot: crate::service::sessions::Token::random().to_string(),
+            lease: options.lease,
+            leases: Mutex::new(HashMap::new()),
+            valid_until: Mutex::new(None),
+        });
+        let writer_node = node.clone();
         let (ready_tx, ready_rx) = std_mpsc::channel();
         let where_ = target.clone();
         let thread = thread::Builder::new()
@@ -263,15 +405,24 @@ impl PostgresStorage {
                             alive.clone(),
                             counter.clone(),
                             where_.clone(),
+                            writer_node.clone(),
                         ));
                         tx
                     })
                     .collect();
                 drop(alive);
-                let _ = ready_tx.send(Ok((runtime.handle().clone(), pool, writers)));
-                // Until every writer has drained its queue and stopped.
+                let _ = ready_tx.send(Ok((runtime.handle().clone(), pool.clone(), writers)));
+                // Until every writer has drained its queue and stopped;
+                // then the leases are given up, so other replicas take the
+                // games over at once instead of after the lease.
                 runtime.block_on(async move {
                     let _ = all_stopped.recv().await;
+                    let release = release_all(&pool, &where_, &writer_node);
+                    match tokio::time::timeout(CONNECT_TIMEOUT, release).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => tracing::warn!(error = %e, "giving up the leases failed"),
+                        Err(_) => tracing::warn!("giving up the leases timed out"),
+                    }
                 });
             })
             .map_err(|e| StorageError(format!("cannot start the storage thread: {e}")))?;
@@ -293,7 +444,254 @@ impl PostgresStorage {
             thread: Mutex::new(Some(thread)),
             target,
             commits,
+            node,
         })
+    }
+
+    /// This replica's node id.
+    pub fn node_id(&self) -> &str {
+        &self.node.id
+    }
+
+    /// How long a lease lasts without a renewal.
+    pub fn lease(&self) -> Duration {
+        self.node.lease
+    }
+
+    /// Whether this replica holds the lease of game `id` (as far as it
+    /// knows: the database decides at the next write).
+    pub fn holds(&self, id: &str) -> bool {
+        self.node.epoch(id).is_some()
+    }
+
+    /// Whether the last renewal of the leases is recent enough that they
+    /// surely still run (false before the first one, and after a pause
+    /// longer than the lease).
+    pub fn leases_valid(&self) -> bool {
+        self.node
+            .valid_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|until| Instant::now() < until)
+    }
+
+    /// Forgets the lease of game `id` (its writes are refused from now on).
+    pub fn forget(&self, id: &str) {
+        self.node.forget(id);
+    }
+
+    /// Runs `job` with the pool on the storage runtime and awaits it (for
+    /// async callers).
+    async fn run<T, F>(
+        &self,
+        job: impl FnOnce(Pool, String, Arc<Node>) -> F,
+    ) -> Result<T, StorageError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, StorageError>> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let future = job(self.pool.clone(), self.target.clone(), self.node.clone());
+        self.runtime.spawn(async move {
+            let _ = tx.send(future.await);
+        });
+        rx.await
+            .map_err(|_| StorageError("the storage runtime has stopped".into()))?
+    }
+
+    /// Registers this replica (or renews its registration) with the address
+    /// the others forward to, and renews the leases of its games. Returns
+    /// the games whose lease another replica took meanwhile: they must be
+    /// dropped from memory. A failure (the database unreachable) changes
+    /// nothing; the leases run out if it lasts.
+    pub async fn heartbeat(&self, address: &str) -> Result<Vec<String>, StorageError> {
+        let address = address.to_string();
+        self.run(|pool, target, node| async move {
+            let started = Instant::now();
+            let before: HashMap<String, i64> = node
+                .leases
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let client = get(&pool, &target).await?;
+            let err = |e| pg_error(&target, e);
+            client
+                .execute(
+                    "INSERT INTO nodes (node_id, address, boot_id, expires_at)
+                     VALUES ($1, $2, $3, now() + $4::float8 * interval '1 millisecond')
+                     ON CONFLICT (node_id) DO UPDATE
+                     SET address = EXCLUDED.address, boot_id = EXCLUDED.boot_id,
+                         heartbeat_at = now(), expires_at = EXCLUDED.expires_at",
+                    &[&node.id, &address, &node.boot, &(node.lease_ms() as f64)],
+                )
+                .await
+                .map_err(err)?;
+            let renewed = client
+                .query(
+                    "UPDATE games SET lease_expires_at = now() + $2::float8 * interval '1 millisecond'
+                     WHERE owner = $1 AND status = 'in_progress' RETURNING id, epoch",
+                    &[&node.id, &(node.lease_ms() as f64)],
+                )
+                .await
+                .map_err(err)?;
+            let renewed: HashMap<String, i64> =
+                renewed.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let gone: Vec<String> = before
+                .iter()
+                .filter(|(id, epoch)| renewed.get(*id) != Some(epoch))
+                .map(|(id, _)| id.clone())
+                .collect();
+            // Of those, the ones still in progress were taken over; the
+            // others ended (by this replica's own writes) or were deleted.
+            let mut lost = Vec::new();
+            if !gone.is_empty() {
+                let rows = client
+                    .query(
+                        "SELECT id FROM games WHERE id = ANY($1) AND status = 'in_progress'",
+                        &[&gone],
+                    )
+                    .await
+                    .map_err(err)?;
+                lost = rows.iter().map(|r| r.get::<_, String>(0)).collect();
+            }
+            {
+                let mut leases = node.leases.lock().unwrap_or_else(|e| e.into_inner());
+                for id in &gone {
+                    // Unless taken again since the renewal began.
+                    if leases.get(id) == before.get(id) {
+                        leases.remove(id);
+                    }
+                }
+            }
+            *node.valid_until.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(started + node.lease);
+            Ok(lost)
+        })
+        .await
+    }
+
+    /// Who owns game `id` (`None`: no such game stored).
+    pub async fn ownership(&self, id: &str) -> Result<Option<Ownership>, StorageError> {
+        let id = id.to_string();
+        self.run(|pool, target, _| async move {
+            let client = get(&pool, &target).await?;
+            let row = client
+                .query_opt(
+                    "SELECT g.owner, n.address,
+                        COALESCE(g.lease_expires_at > now(), FALSE),
+                        g.status = 'in_progress'
+                     FROM games g LEFT JOIN nodes n ON n.node_id = g.owner
+                     WHERE g.id = $1",
+                    &[&id],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(row.map(|r| Ownership {
+                owner: r.get(0),
+                address: r.get(1),
+                live: r.get(2),
+                in_progress: r.get(3),
+            }))
+        })
+        .await
+    }
+
+    /// Takes game `id` over if it is in progress and its lease has expired
+    /// (or it has no owner, or this node owned it before a restart): one
+    /// replica wins, raising the epoch, which fences the previous owner.
+    /// `None`: the lease runs (or the game is not in progress).
+    pub async fn take_over(&self, id: &str) -> Result<Option<TakenOver>, StorageError> {
+        let id = id.to_string();
+        self.run(|pool, target, node| async move {
+            let client = get(&pool, &target).await?;
+            let err = |e| pg_error(&target, e);
+            let row = client
+                .query_opt(
+                    "UPDATE games SET owner = $2, epoch = epoch + 1,
+                        lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+                     WHERE id = $1 AND status = 'in_progress'
+                       AND (owner IS NULL OR owner = $2 OR lease_expires_at IS NULL
+                            OR lease_expires_at < now())
+                     RETURNING epoch,
+                        (EXTRACT(EPOCH FROM (now() - COALESCE(turn_started_at, now())))
+                            * 1000)::bigint",
+                    &[&id, &node.id, &(node.lease_ms() as f64)],
+                )
+                .await
+                .map_err(err)?;
+            let Some(row) = row else { return Ok(None) };
+            let epoch: i64 = row.get(0);
+            let since: i64 = row.get(1);
+            node.hold(&id, epoch);
+            let mut games = read_games(&client, "WHERE id = $1", &[&id], &target).await?;
+            let Some(game) = games.pop() else {
+                node.forget(&id);
+                return Ok(None);
+            };
+            Ok(Some(TakenOver {
+                game,
+                since_last_event: Duration::from_millis(since.max(0) as u64),
+                epoch,
+            }))
+        })
+        .await
+    }
+
+    /// Renews this node's lease of epoch `epoch` on game `id` alone (its
+    /// lease ran out while the database was unreachable, and nobody took
+    /// it): true when it is still that lease, which then runs again.
+    pub async fn renew(&self, id: &str, epoch: i64) -> Result<bool, StorageError> {
+        let id = id.to_string();
+        self.run(|pool, target, node| async move {
+            let client = get(&pool, &target).await?;
+            let n = client
+                .execute(
+                    "UPDATE games SET lease_expires_at = now() + $4::float8 * interval '1 millisecond'
+                     WHERE id = $1 AND owner = $2 AND epoch = $3 AND status = 'in_progress'",
+                    &[&id, &node.id, &epoch, &(node.lease_ms() as f64)],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(n == 1)
+        })
+        .await
+    }
+
+    /// Up to `limit` games in progress whose lease has expired (their owner
+    /// died or was cut off), longest expired first.
+    pub async fn orphans(&self, limit: i64) -> Result<Vec<String>, StorageError> {
+        self.run(|pool, target, _| async move {
+            let client = get(&pool, &target).await?;
+            let rows = client
+                .query(
+                    "SELECT id FROM games WHERE status = 'in_progress'
+                        AND (owner IS NULL OR lease_expires_at IS NULL
+                             OR lease_expires_at < now())
+                     ORDER BY lease_expires_at NULLS FIRST LIMIT $1",
+                    &[&limit],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+        .await
+    }
+
+    /// Games in progress by owner node id (what the cluster's metrics and
+    /// tests look at).
+    pub async fn owners(&self) -> Result<Vec<(String, String)>, StorageError> {
+        self.run(|pool, target, _| async move {
+            let client = get(&pool, &target).await?;
+            let rows = client
+                .query(
+                    "SELECT id, COALESCE(owner, '') FROM games WHERE status = 'in_progress'",
+                    &[],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        })
+        .await
     }
 
     /// Where the database is (no user or password).
@@ -347,6 +745,14 @@ impl Storage for PostgresStorage {
     }
 
     fn write(&self, write: Write) -> Commit {
+        self.write_leased(write, None)
+    }
+
+    fn lease_of(&self, id: &str) -> Option<i64> {
+        self.node.epoch(id)
+    }
+
+    fn write_leased(&self, write: Write, epoch: Option<i64>) -> Commit {
         let (tx, rx) = oneshot::channel();
         let writers = self.writers.lock().unwrap_or_else(|e| e.into_inner());
         let Some(writers) = writers.as_ref() else {
@@ -355,19 +761,40 @@ impl Storage for PostgresStorage {
         let mut hasher = DefaultHasher::new();
         write_game(&write).hash(&mut hasher);
         let writer = &writers[(hasher.finish() % writers.len() as u64) as usize];
-        if writer.send((Box::new(write), tx)).is_err() {
+        if writer
+            .send((Box::new(Leased { write, epoch }), tx))
+            .is_err()
+        {
             return Commit::ready(Err(StorageError("the storage writer has stopped".into())));
         }
         Commit::waiting(rx)
     }
 
+    /// The games in progress this node owned (before a restart) or that
+    /// have no owner, each taken with a new epoch; the games of other
+    /// replicas are theirs until their lease expires (docs/CLUSTER.md).
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
+        let node = self.node.clone();
         self.call(|pool, target| async move {
             let client = get(&pool, &target).await?;
+            let taken = client
+                .query(
+                    "UPDATE games SET owner = $1, epoch = epoch + 1,
+                        lease_expires_at = now() + $2::float8 * interval '1 millisecond'
+                     WHERE status = 'in_progress' AND (owner IS NULL OR owner = $1)
+                     RETURNING id, epoch",
+                    &[&node.id, &(node.lease_ms() as f64)],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            let ids: Vec<String> = taken.iter().map(|r| r.get(0)).collect();
+            for r in &taken {
+                node.hold(r.get(0), r.get(1));
+            }
             read_games(
                 &client,
-                "WHERE status = 'in_progress' ORDER BY created_at_ms, seq",
-                &[],
+                "WHERE id = ANY($1) ORDER BY created_at_ms, seq",
+                &[&ids],
                 &target,
             )
             .await
@@ -588,15 +1015,43 @@ async fn migrate(client: &mut deadpool_postgres::Object, target: &str) -> Result
 
 async fn writer_loop(
     pool: Pool,
-    mut rx: mpsc::UnboundedReceiver<(Box<Write>, Reply)>,
+    mut rx: mpsc::UnboundedReceiver<(Box<Leased>, Reply)>,
     _alive: mpsc::Sender<()>,
     commits: Arc<AtomicU64>,
     target: String,
+    node: Arc<Node>,
 ) {
     let mut batch = Vec::new();
     while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        commit_batch(&pool, &target, std::mem::take(&mut batch), &commits).await;
+        commit_batch(&pool, &target, &node, std::mem::take(&mut batch), &commits).await;
     }
+}
+
+/// Gives up this node's leases (their games can be taken over at once) and
+/// its registration: a replica stopping cleanly.
+async fn release_all(pool: &Pool, target: &str, node: &Node) -> Result<(), StorageError> {
+    let client = get(pool, target).await?;
+    let err = |e| pg_error(target, e);
+    client
+        .execute(
+            "UPDATE games SET lease_expires_at = now() - interval '1 millisecond'
+             WHERE owner = $1 AND status = 'in_progress'",
+            &[&node.id],
+        )
+        .await
+        .map_err(err)?;
+    client
+        .execute(
+            "DELETE FROM nodes WHERE node_id = $1 AND boot_id = $2",
+            &[&node.id, &node.boot],
+        )
+        .await
+        .map_err(err)?;
+    node.leases
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clear();
+    Ok(())
 }
 
 /// Commits `writes` in one transaction and answers each once it has
@@ -607,7 +1062,8 @@ async fn writer_loop(
 async fn commit_batch(
     pool: &Pool,
     target: &str,
-    writes: Vec<(Box<Write>, Reply)>,
+    node: &Node,
+    writes: Vec<(Box<Leased>, Reply)>,
     commits: &AtomicU64,
 ) {
     if writes.is_empty() {
@@ -615,7 +1071,7 @@ async fn commit_batch(
     }
     let started = Instant::now();
     let n = writes.len();
-    let together = transact(pool, target, writes.iter().map(|(w, _)| &**w)).await;
+    let together = transact(pool, target, node, writes.iter().map(|(w, _)| &**w)).await;
     let mut transactions = 1;
     match together {
         Ok(()) => {
@@ -623,13 +1079,35 @@ async fn commit_batch(
                 let _ = reply.send(Ok(()));
             }
         }
+        Err(Failure::Uncertain(e)) => {
+            // The commit may have happened: retrying could store a write
+            // twice or refuse one that is stored. Each game is reloaded
+            // from the database instead (a fenced error moves it).
+            tracing::warn!(error = %e, "storage commit outcome unknown");
+            for (w, reply) in writes {
+                let _ = reply.send(Err(match game_of(&w.write) {
+                    Some(id) => StorageError::fenced(
+                        id,
+                        &format!("the outcome of its commit is unknown ({e}): reload it"),
+                    ),
+                    None => e.clone(),
+                }));
+            }
+        }
         Err(_) if n > 1 => {
             for (w, reply) in writes {
                 transactions += 1;
-                let _ = reply.send(transact(pool, target, std::iter::once(&*w)).await);
+                let alone = transact(pool, target, node, std::iter::once(&*w)).await;
+                let _ = reply.send(alone.map_err(|f| match (f, game_of(&w.write)) {
+                    (Failure::Uncertain(e), Some(id)) => StorageError::fenced(
+                        id,
+                        &format!("the outcome of its commit is unknown ({e}): reload it"),
+                    ),
+                    (Failure::Uncertain(e) | Failure::Refused(e), _) => e,
+                }));
             }
         }
-        Err(e) => {
+        Err(Failure::Refused(e)) => {
             tracing::warn!(error = %e, "storage write failed");
             for (_, reply) in writes {
                 let _ = reply.send(Err(e.clone()));
@@ -642,21 +1120,49 @@ async fn commit_batch(
     metrics::histogram!(telemetry::STORAGE_COMMIT_DURATION).record(started.elapsed().as_secs_f64());
 }
 
+/// How a transaction failed.
+enum Failure {
+    /// Rolled back, or never begun: nothing of it is stored.
+    Refused(StorageError),
+    /// The commit was sent but its answer did not come back: it may or may
+    /// not be stored.
+    Uncertain(StorageError),
+}
+
+/// The game a write is about, for the writes a lease covers.
+fn game_of(write: &Write) -> Option<&str> {
+    match write {
+        Write::Tournament(_) => None,
+        other => Some(write_game(other)),
+    }
+}
+
 /// Applies `writes` in one transaction and commits it.
 async fn transact<'w>(
     pool: &Pool,
     target: &str,
-    writes: impl Iterator<Item = &'w Write>,
-) -> Result<(), StorageError> {
-    let mut client = get(pool, target).await?;
+    node: &Node,
+    writes: impl Iterator<Item = &'w Leased>,
+) -> Result<(), Failure> {
+    let mut client = get(pool, target).await.map_err(Failure::Refused)?;
     let tx = client
         .transaction()
         .await
-        .map_err(|e| pg_error(target, e))?;
+        .map_err(|e| Failure::Refused(pg_error(target, e)))?;
     for w in writes {
-        apply(&tx, w, target).await?;
+        apply(&tx, &w.write, w.epoch, target, node)
+            .await
+            .map_err(Failure::Refused)?;
     }
-    tx.commit().await.map_err(|e| pg_error(target, e))
+    tx.commit().await.map_err(|e| {
+        // A refusal by the server (a deferred constraint, a serialization
+        // failure) is a rollback; a broken connection leaves it unknown.
+        if e.as_db_error().is_some() {
+            Failure::Refused(pg_error(target, e))
+        } else {
+            Failure::Uncertain(pg_error(target, e))
+        }
+    })
 }
 
 fn ms(v: u64) -> i64 {
@@ -667,7 +1173,65 @@ fn nonzero(v: u64) -> Option<i64> {
     (v != 0).then(|| ms(v))
 }
 
-async fn apply(tx: &Transaction<'_>, write: &Write, target: &str) -> Result<(), StorageError> {
+/// The epoch of this node's lease on `game_id`, or the fenced error: a
+/// write of a game whose lease this node does not hold is refused before it
+/// reaches the database.
+fn fence(node: &Node, game_id: &str, epoch: Option<i64>) -> Result<i64, StorageError> {
+    epoch
+        .or_else(|| node.epoch(game_id))
+        .ok_or_else(|| StorageError::fenced(game_id, "this replica holds no lease on it"))
+}
+
+/// Why a fenced update of `game_id`'s row changed nothing: the fenced error
+/// when the lease moved (the lease is forgotten), else `otherwise`.
+async fn refused(
+    tx: &Transaction<'_>,
+    node: &Node,
+    game_id: &str,
+    epoch: i64,
+    target: &str,
+    otherwise: StorageError,
+) -> StorageError {
+    let row = tx
+        .query_opt("SELECT owner, epoch FROM games WHERE id = $1", &[&game_id])
+        .await;
+    match row {
+        Ok(Some(r)) => {
+            let owner: Option<String> = r.get(0);
+            let now: i64 = r.get(1);
+            if owner.as_deref() != Some(node.id.as_str()) || now != epoch {
+                if node.epoch(game_id) == Some(epoch) {
+                    node.forget(game_id);
+                }
+                metrics::counter!(telemetry::CLUSTER_FENCED_WRITES).increment(1);
+                return StorageError::fenced(
+                    game_id,
+                    &format!(
+                        "epoch {now} of {}, this replica held {epoch}",
+                        owner.as_deref().unwrap_or("no owner")
+                    ),
+                );
+            }
+            // Ours, but not at the ply this replica's copy is at (a commit
+            // whose answer was lost stored a move it does not know): the
+            // copy is reloaded from the database.
+            StorageError::fenced(
+                game_id,
+                &format!("{} (reload it from the database)", otherwise.0),
+            )
+        }
+        Ok(None) => otherwise,
+        Err(e) => pg_error(target, e),
+    }
+}
+
+async fn apply(
+    tx: &Transaction<'_>,
+    write: &Write,
+    epoch: Option<i64>,
+    target: &str,
+    node: &Node,
+) -> Result<(), StorageError> {
     let err = |e| pg_error(target, e);
     match write {
         Write::Tournament(row) => {
@@ -703,9 +1267,10 @@ async fn apply(tx: &Transaction<'_>, write: &Write, target: &str) -> Result<(), 
                     "INSERT INTO games (id, game, variant, options, seed, seed_supplied,
                         clock_mode, clock_initial_ms, clock_increment_ms,
                         clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
-                        updated_at_ms)
+                        updated_at_ms, owner, epoch, lease_expires_at, turn_started_at)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::jsonb,
-                        'in_progress', $13, $14, $14)",
+                        'in_progress', $13, $14, $14, $15, $16,
+                        now() + $17::float8 * interval '1 millisecond', now())",
                 )
                 .await
                 .map_err(err)?;
@@ -726,10 +1291,17 @@ async fn apply(tx: &Transaction<'_>, write: &Write, target: &str) -> Result<(), 
                     &labels,
                     &(moves.len() as i64),
                     &game.created_at_ms,
+                    // An imported finished game has no owner.
+                    &end.is_none().then_some(node.id.as_str()),
+                    &i64::from(end.is_none()),
+                    &(node.lease_ms() as f64),
                 ],
             )
             .await
             .map_err(err)?;
+            if end.is_none() {
+                node.hold(&game.id, 1);
+            }
             let stmt = tx
                 .prepare_cached(
                     "INSERT INTO seats (game_id, seat, name, token_sha256) VALUES ($1, $2, $3, $4)",
@@ -753,17 +1325,22 @@ async fn apply(tx: &Transaction<'_>, write: &Write, target: &str) -> Result<(), 
                 insert_move(tx, mv, target).await?;
             }
             if let Some(end) = end {
-                apply_end(tx, end, target).await?;
+                apply_end(tx, end, target, None).await?;
             }
         }
         Write::Move(mv, end) => {
             // The game's row first: the update takes its lock, so a second
             // writer of the same ply waits here, then finds the ply moved
-            // on and is refused; the (game, ply) key refuses it again.
+            // on and is refused; the (game, ply) key refuses it again. It
+            // names the lease's owner and epoch (fencing): a replica whose
+            // lease was taken over changes nothing.
+            let epoch = fence(node, &mv.game_id, epoch)?;
             let stmt = tx
                 .prepare_cached(
-                    "UPDATE games SET ply = $2::bigint, draw_offers = $3, updated_at_ms = $4
-                     WHERE id = $1 AND status = 'in_progress' AND ply = $2::bigint - 1",
+                    "UPDATE games SET ply = $2::bigint, draw_offers = $3, updated_at_ms = $4,
+                        turn_started_at = now()
+                     WHERE id = $1 AND status = 'in_progress' AND ply = $2::bigint - 1
+                       AND owner = $5 AND epoch = $6",
                 )
                 .await
                 .map_err(err)?;
@@ -775,41 +1352,55 @@ async fn apply(tx: &Transaction<'_>, write: &Write, target: &str) -> Result<(), 
                         &i64::from(mv.ply),
                         &(!mv.draw_offers.is_empty()).then(|| seats_text(mv.draw_offers)),
                         &mv.played_at_ms,
+                        &node.id,
+                        &epoch,
                     ],
                 )
                 .await
                 .map_err(err)?;
             if changed != 1 {
-                return Err(StorageError(format!(
+                let stale = StorageError(format!(
                     "postgres {target}: game `{}` is not stored in progress at ply {}",
                     mv.game_id,
                     mv.ply.saturating_sub(1)
-                )));
+                ));
+                return Err(refused(tx, node, &mv.game_id, epoch, target, stale).await);
             }
             insert_move(tx, mv, target).await?;
             if let Some(end) = end {
-                apply_end(tx, end, target).await?;
+                apply_end(tx, end, target, Some((node, epoch))).await?;
             }
         }
         Write::DrawOffer { game_id, seats } => {
+            let epoch = fence(node, game_id, epoch)?;
             let stmt = tx
                 .prepare_cached(
-                    "UPDATE games SET draw_offers = $2 WHERE id = $1 AND status = 'in_progress'",
+                    "UPDATE games SET draw_offers = $2, turn_started_at = now()
+                     WHERE id = $1 AND status = 'in_progress' AND owner = $3 AND epoch = $4",
                 )
                 .await
                 .map_err(err)?;
             let changed = tx
                 .execute(
                     &stmt,
-                    &[game_id, &(!seats.is_empty()).then(|| seats_text(*seats))],
+                    &[
+                        game_id,
+                        &(!seats.is_empty()).then(|| seats_text(*seats)),
+                        &node.id,
+                        &epoch,
+                    ],
                 )
                 .await
                 .map_err(err)?;
             if changed != 1 {
-                return Err(no_such_game(target, game_id));
+                let missing = no_such_game(target, game_id);
+                return Err(refused(tx, node, game_id, epoch, target, missing).await);
             }
         }
-        Write::End(end) => apply_end(tx, end, target).await?,
+        Write::End(end) => {
+            let epoch = fence(node, &end.game_id, epoch)?;
+            apply_end(tx, end, target, Some((node, epoch))).await?;
+        }
     }
     Ok(())
 }
@@ -846,13 +1437,21 @@ async fn insert_move(tx: &Transaction<'_>, mv: &MoveRow, target: &str) -> Result
     Ok(())
 }
 
-async fn apply_end(tx: &Transaction<'_>, end: &EndRow, target: &str) -> Result<(), StorageError> {
+/// Ends a game; `fenced` names the lease the write must hold (none while
+/// creating an imported finished game).
+async fn apply_end(
+    tx: &Transaction<'_>,
+    end: &EndRow,
+    target: &str,
+    fenced: Option<(&Node, i64)>,
+) -> Result<(), StorageError> {
     let err = |e| pg_error(target, e);
     let stmt = tx
         .prepare_cached(
             "UPDATE games SET status = $2, winners = $3, reason = $4, ply = $5,
                 finished_at_ms = $6, updated_at_ms = $6, draw_offers = NULL, scores = $7
-             WHERE id = $1 AND status = 'in_progress'",
+             WHERE id = $1 AND status = 'in_progress'
+               AND ($8::text IS NULL OR (owner = $8 AND epoch = $9))",
         )
         .await
         .map_err(err)?;
@@ -867,12 +1466,18 @@ async fn apply_end(tx: &Transaction<'_>, end: &EndRow, target: &str) -> Result<(
                 &i64::from(end.ply),
                 &end.at_ms,
                 &(!end.scores.is_empty()).then(|| scores_text(&end.scores)),
+                &fenced.map(|(node, _)| node.id.as_str()),
+                &fenced.map_or(0, |(_, epoch)| epoch),
             ],
         )
         .await
         .map_err(err)?;
     if changed != 1 {
-        return Err(no_such_game(target, &end.game_id));
+        let missing = no_such_game(target, &end.game_id);
+        return Err(match fenced {
+            Some((node, epoch)) => refused(tx, node, &end.game_id, epoch, target, missing).await,
+            None => missing,
+        });
     }
     Ok(())
 }
@@ -1082,6 +1687,7 @@ mod tests {
             PostgresOptions {
                 url: url.into(),
                 pool_size: 1,
+                ..PostgresOptions::default()
             }
             .config()
             .unwrap()
@@ -1105,6 +1711,7 @@ mod tests {
             let e = PostgresOptions {
                 url: url.into(),
                 pool_size: 1,
+                ..PostgresOptions::default()
             }
             .config()
             .unwrap_err();
@@ -1114,6 +1721,7 @@ mod tests {
         let o = PostgresOptions {
             url: "postgres://u:hunter2@db1:5433,db2/games".into(),
             pool_size: 1,
+            ..PostgresOptions::default()
         };
         assert_eq!(o.target(), "db1:5433,db2:5432/games");
     }

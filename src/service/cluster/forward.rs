@@ -1,0 +1,362 @@
+//! The forwarding layer: a call about one game that another replica owns is
+//! sent on to that replica as it came (headers, key, deadline, message) and
+//! its answer, or stream, comes back unchanged (docs/CLUSTER.md,
+//! "Forwarding").
+//!
+//! It sits innermost in the server's layers, after keys and limits are
+//! checked here. The game is read from the request itself: every call about
+//! one game has its id as field 1 of its message, so the layer decodes only
+//! that field of the (small, size-limited) unary message. A call this
+//! replica answers and that finds the game moved meanwhile (a fenced write)
+//! is sent on to the new owner once. A forwarded call is marked, and is
+//! never forwarded twice: a replica that gets one for a game it does not
+//! own answers `UNAVAILABLE` (`GAME_MOVED`), and the first replica asks the
+//! database again.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes};
+use http_body::Frame;
+use http_body_util::{BodyExt as _, Full, Limited};
+use tonic::body::Body;
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt as _};
+
+use super::{Cluster, Route};
+use crate::service::grpc::error::{ERROR_DOMAIN, GAME_MOVED_HEADER};
+use crate::service::telemetry;
+
+/// The header that marks a forwarded call (its value: the forwarding node).
+pub const FORWARDED_HEADER: &str = "referee-forwarded-by";
+
+/// The calls about one game, whose message has the game id as field 1.
+const GAME_CALLS: [&str; 11] = [
+    "/referee.v1.RefereeService/GetGame",
+    "/referee.v1.RefereeService/ListLegalMoves",
+    "/referee.v1.RefereeService/SubmitMove",
+    "/referee.v1.RefereeService/WatchGame",
+    "/referee.v1.RefereeService/Resign",
+    "/referee.v1.RefereeService/OfferDraw",
+    "/referee.v1.RefereeService/AcceptDraw",
+    "/referee.v1.RefereeService/AbortGame",
+    "/referee.v1.RefereeService/ExportGame",
+    "/referee.v1.RefereeService/ClaimVictory",
+    "/referee.v1.RefereeService/RenderPosition",
+];
+
+/// Just the game id of a call's message (prost skips the other fields).
+#[derive(Clone, PartialEq, prost::Message)]
+struct GameIdOnly {
+    #[prost(string, tag = "1")]
+    game_id: String,
+}
+
+/// The layer (see the module docs); `None` passes every call through.
+#[derive(Debug, Clone)]
+pub struct ForwardLayer {
+    cluster: Option<Arc<Cluster>>,
+    max_message_bytes: usize,
+}
+
+impl ForwardLayer {
+    /// Forwards the calls of games `cluster` says others own.
+    pub fn new(cluster: Option<Arc<Cluster>>, max_message_bytes: usize) -> ForwardLayer {
+        ForwardLayer {
+            cluster,
+            max_message_bytes,
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for ForwardLayer {
+    type Service = Forward<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        Forward {
+            inner,
+            cluster: self.cluster.clone(),
+            max_message_bytes: self.max_message_bytes,
+        }
+    }
+}
+
+/// The service of [`ForwardLayer`].
+#[derive(Debug, Clone)]
+pub struct Forward<S> {
+    inner: S,
+    cluster: Option<Arc<Cluster>>,
+    max_message_bytes: usize,
+}
+
+type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
+
+impl<S> tower::Service<http::Request<Body>> for Forward<S>
+where
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        let path = request.uri().path();
+        let Some(cluster) = self.cluster.clone().filter(|_| GAME_CALLS.contains(&path)) else {
+            return Box::pin(self.inner.call(request));
+        };
+        // The service that was made ready answers this call; a fresh clone
+        // takes its place (tower's rule for services used across awaits).
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let limit = self.max_message_bytes.saturating_add(5);
+        Box::pin(route(cluster, inner, request, limit))
+    }
+}
+
+/// Routes one game call: here, or to the owner.
+async fn route<S>(
+    cluster: Arc<Cluster>,
+    mut inner: S,
+    request: http::Request<Body>,
+    limit: usize,
+) -> Result<http::Response<Body>, S::Error>
+where
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>>,
+{
+    let (parts, body) = request.into_parts();
+    let bytes = match Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            let status = if e.is::<http_body_util::LengthLimitError>() {
+                Status::resource_exhausted(format!(
+                    "the request is larger than the server's limit of {} bytes",
+                    limit - 5
+                ))
+            } else {
+                Status::cancelled(format!("the request could not be read: {e}"))
+            };
+            return Ok(status.into_http());
+        }
+    };
+    let Some(game_id) = game_id_of(&bytes) else {
+        // Compressed, or not a message: the handler says what is wrong.
+        return inner.call(rebuilt(&parts, bytes)).await;
+    };
+    let forwarded = parts.headers.contains_key(FORWARDED_HEADER);
+    let mut tried: Option<String> = None;
+    for attempt in 0..2 {
+        let route = if attempt == 0 {
+            cluster.route(&game_id).await
+        } else {
+            cluster.route_fresh(&game_id).await
+        };
+        let route = match route {
+            Ok(route) => route,
+            Err(e) => {
+                return Ok(unavailable(
+                    &format!("cannot route game `{game_id}`: {e}"),
+                    "CLUSTER_UNAVAILABLE",
+                    &game_id,
+                )
+                .into_http());
+            }
+        };
+        match route {
+            Route::Local => {
+                let response = inner.call(rebuilt(&parts, bytes.clone())).await?;
+                if attempt == 0 && !forwarded && response.headers().contains_key(GAME_MOVED_HEADER)
+                {
+                    // A write was fenced: the game has a new owner.
+                    cluster.lost(&game_id);
+                    continue;
+                }
+                return Ok(response);
+            }
+            Route::Remote(_) if forwarded => {
+                return Ok(unavailable(
+                    &format!("game `{game_id}` is owned by another replica than the one that forwarded this call; call again"),
+                    "GAME_MOVED",
+                    &game_id,
+                )
+                .into_http());
+            }
+            Route::Remote(address) => {
+                if tried.as_deref() == Some(address.as_str()) {
+                    break;
+                }
+                match send(&cluster, &address, &parts, bytes.clone()).await {
+                    Ok(response)
+                        if response.headers().contains_key(GAME_MOVED_HEADER) && attempt == 0 =>
+                    {
+                        cluster.forget_owner(&game_id);
+                        tried = Some(address);
+                        continue;
+                    }
+                    Ok(response) => {
+                        metrics::counter!(telemetry::CLUSTER_FORWARDED, "outcome" => "ok")
+                            .increment(1);
+                        return Ok(response);
+                    }
+                    Err(e) => {
+                        metrics::counter!(telemetry::CLUSTER_FORWARDED, "outcome" => "unreachable")
+                            .increment(1);
+                        cluster.forget_owner(&game_id);
+                        return Ok(unavailable(
+                            &format!(
+                                "the replica owning game `{game_id}` ({address}) does not answer ({e}); \
+                                 its games are taken over once its lease expires: call again"
+                            ),
+                            "OWNER_UNREACHABLE",
+                            &game_id,
+                        )
+                        .into_http());
+                    }
+                }
+            }
+        }
+    }
+    Ok(unavailable(
+        &format!("game `{game_id}` is changing owner; call again"),
+        "GAME_MOVED",
+        &game_id,
+    )
+    .into_http())
+}
+
+/// `UNAVAILABLE` with `ErrorInfo{reason, game_id}` and a short retry hint.
+fn unavailable(message: &str, reason: &str, game_id: &str) -> Status {
+    let mut details = ErrorDetails::with_error_info(
+        reason,
+        ERROR_DOMAIN,
+        std::collections::HashMap::from([("game_id".to_string(), game_id.to_string())]),
+    );
+    details.set_retry_info(Some(std::time::Duration::from_millis(100)));
+    Status::with_error_details(Code::Unavailable, message, details)
+}
+
+/// The request again, from its parts and its read message.
+fn rebuilt(parts: &http::request::Parts, bytes: Bytes) -> http::Request<Body> {
+    let mut request = http::Request::new(Body::new(Full::new(bytes)));
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = parts.uri.clone();
+    *request.version_mut() = parts.version;
+    *request.headers_mut() = parts.headers.clone();
+    // Extensions (the connection's address, TLS) stay with the original:
+    // the handler reads the caller from them.
+    request.extensions_mut().extend(parts.extensions.clone());
+    request
+}
+
+/// Sends the call to the replica at `address`; its answer, with a stream
+/// that ends in `UNAVAILABLE` if the connection breaks.
+async fn send(
+    cluster: &Cluster,
+    address: &str,
+    parts: &http::request::Parts,
+    bytes: Bytes,
+) -> Result<http::Response<Body>, String> {
+    let mut channel = cluster.channel(address)?;
+    let mut request = rebuilt(parts, bytes);
+    *request.extensions_mut() = http::Extensions::new();
+    if let Ok(node) = http::HeaderValue::from_str(cluster.node_id()) {
+        request.headers_mut().insert(FORWARDED_HEADER, node);
+    }
+    // The path alone: the channel sets the owner's scheme and authority.
+    if let Some(path) = parts.uri.path_and_query() {
+        *request.uri_mut() = http::Uri::from(path.clone());
+    }
+    use tower::{Service as _, ServiceExt as _};
+    let response = channel
+        .ready()
+        .await
+        .map_err(|e| e.to_string())?
+        .call(request)
+        .await
+        .map_err(|e| error_chain(&e))?;
+    let (head, body) = response.into_parts();
+    Ok(http::Response::from_parts(
+        head,
+        Body::new(Guarded {
+            inner: body,
+            done: false,
+        }),
+    ))
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// The game id in a unary gRPC message (5-byte prefix, uncompressed).
+fn game_id_of(bytes: &Bytes) -> Option<String> {
+    if bytes.len() < 5 || bytes[0] != 0 {
+        return None;
+    }
+    let mut header = &bytes[1..5];
+    let len = header.get_u32() as usize;
+    let message = bytes.get(5..5 + len)?;
+    let decoded = <GameIdOnly as prost::Message>::decode(message).ok()?;
+    (!decoded.game_id.is_empty()).then_some(decoded.game_id)
+}
+
+/// A forwarded answer's body: when the owner's connection breaks mid-way
+/// (the owner died), the stream ends with `UNAVAILABLE` trailers instead of
+/// a reset, so the client knows to resume elsewhere.
+struct Guarded {
+    inner: Body,
+    done: bool,
+}
+
+impl http_body::Body for Guarded {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Err(e))) => {
+                self.done = true;
+                let status = Status::unavailable(format!(
+                    "the replica owning the game stopped answering ({e}); \
+                     resume on any replica (WatchGame: from_ply)"
+                ));
+                let mut trailers = http::HeaderMap::new();
+                match status.add_header(&mut trailers) {
+                    Ok(()) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
+                    Err(_) => Poll::Ready(Some(Err(status))),
+                }
+            }
+            other => other,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}

@@ -1,0 +1,688 @@
+//! Three replicas of the real binary on one PostgreSQL, with short leases,
+//! under failures (issue 15, docs/CLUSTER.md): games are created and
+//! played through every replica with request ids, each watched from a
+//! replica of its own, while the owner of some games is killed (SIGKILL),
+//! another replica is paused (SIGSTOP) past its lease and resumed, and
+//! PostgreSQL is restarted. Then:
+//!
+//! * every acknowledged move is in the stored record, at its ply, and no
+//!   ply was acknowledged with two different moves (so no write of a fenced
+//!   owner was accepted: it would have put a second move at a ply);
+//! * each record replays (the referee imports it) to the same ending;
+//! * every watcher's sequence of moves, across its resumptions on other
+//!   replicas, is the record, each ply once;
+//! * every game ended exactly once (one game-over event per watcher, one
+//!   stored ending);
+//! * each timed game's clock is what its stored move times imply, within
+//!   the stated tolerance;
+//! * the games of the killed replica were taken over within twice the
+//!   lease.
+//!
+//! Needs `PUNCT_REFEREE_TEST_DATABASE_URL` and, to restart the server,
+//! `PUNCT_REFEREE_TEST_PG_CTL`/`_PG_DATA`/`_PG_USER` (scripts/with-postgres.sh
+//! sets them all).
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use punct_referee::service::grpc::pb::punct::v1 as ppb;
+use punct_referee::service::grpc::pb::referee::v1 as pb;
+use punct_referee::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
+use punct_referee::service::storage::postgres::with_database;
+use tonic::transport::Channel;
+
+const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
+/// The lease of every replica.
+const LEASE_MS: u64 = 1500;
+const GAMES: usize = 32;
+/// Plies each game is played to before the seat to move resigns.
+const PLIES: u32 = 30;
+/// How far a timed game's clock may be from what its record implies: the
+/// record stores each move's time as the owner saw it; the clock a reader
+/// sees adds the running turn (bounded by the wait before the resignation)
+/// and millisecond rounding.
+const CLOCK_TOLERANCE: Duration = Duration::from_millis(2 * LEASE_MS);
+const INITIAL_MS: u64 = 600_000;
+
+fn test_database_url() -> Option<String> {
+    match std::env::var("PUNCT_REFEREE_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("PUNCT_REFEREE_REQUIRE_POSTGRES").is_none(),
+                "PUNCT_REFEREE_REQUIRE_POSTGRES is set but PUNCT_REFEREE_TEST_DATABASE_URL is not"
+            );
+            eprintln!("PUNCT_REFEREE_TEST_DATABASE_URL is not set: cluster test not run");
+            None
+        }
+    }
+}
+
+async fn sql(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect to the test server");
+    tokio::spawn(connection);
+    client
+}
+
+/// A replica: its process (none while killed) and address.
+struct Replica {
+    node: String,
+    child: Option<Child>,
+    addr: SocketAddr,
+}
+
+fn spawn(url: &str, node: &str, port: u16) -> (Child, SocketAddr) {
+    let child = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--no-http",
+            "--log-format",
+            "json",
+            "--log",
+            "info",
+            "--storage",
+            "postgres",
+            "--node-id",
+            node,
+            "--lease-ms",
+            &LEASE_MS.to_string(),
+            "--database-pool-size",
+            "8",
+        ])
+        .env("PUNCT_REFEREE_DATABASE_URL", url)
+        .env_remove("RUST_LOG")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn a replica");
+    common::serving_address(child).unwrap_or_else(|log| panic!("replica {node}:\n{log}"))
+}
+
+fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success();
+    assert!(ok, "kill {sig}");
+}
+
+/// The replicas as the players see them: which answer (a paused one does
+/// not, a killed one is gone).
+#[derive(Clone)]
+struct Pool {
+    addrs: Vec<SocketAddr>,
+    up: Arc<Mutex<Vec<bool>>>,
+}
+
+impl Pool {
+    async fn client(&self, pick: usize) -> Option<(usize, RefereeServiceClient<Channel>)> {
+        let up = self.up.lock().unwrap().clone();
+        let live: Vec<usize> = (0..self.addrs.len()).filter(|&i| up[i]).collect();
+        let i = *live.get(pick % live.len().max(1))?;
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", self.addrs[i]))
+            .unwrap()
+            .connect_timeout(Duration::from_secs(1))
+            .timeout(Duration::from_secs(3))
+            .connect()
+            .await
+            .ok()?;
+        Some((i, RefereeServiceClient::new(channel)))
+    }
+}
+
+/// What a player was told.
+#[derive(Debug, Default, Clone)]
+struct Played {
+    /// Ply → notation of every acknowledged move.
+    acked: BTreeMap<u32, String>,
+    ended: bool,
+}
+
+/// Calls `f` on some replica until it answers other than `UNAVAILABLE` or a
+/// timeout (a replica dying, paused or cut off): the client side of
+/// failover, the same request (and request id) each time.
+async fn retrying<T, F, Fut>(pool: &Pool, seed: usize, mut f: F) -> Result<T, tonic::Status>
+where
+    F: FnMut(RefereeServiceClient<Channel>) -> Fut,
+    Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut attempt = seed;
+    loop {
+        attempt += 1;
+        if let Some((_, client)) = pool.client(attempt).await {
+            match f(client).await {
+                Err(s)
+                    if matches!(
+                        s.code(),
+                        tonic::Code::Unavailable
+                            | tonic::Code::DeadlineExceeded
+                            | tonic::Code::Cancelled
+                            | tonic::Code::Unknown
+                            | tonic::Code::Internal
+                    ) =>
+                {
+                    assert!(
+                        Instant::now() < deadline,
+                        "no replica answered for 60 s: {s:?}"
+                    );
+                }
+                other => return other,
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Plays one game: random legal moves, each submitted with a request id
+/// through whichever replica answers, then a resignation.
+async fn play(pool: Pool, game: usize, id: String, tokens: Vec<String>, out: Arc<Mutex<Played>>) {
+    let mut rng = game as u64 * 7919 + 17;
+    for ply in 0..PLIES {
+        let legal = retrying(&pool, game + ply as usize, |mut c| {
+            let id = id.clone();
+            async move {
+                c.list_legal_moves(pb::ListLegalMovesRequest {
+                    game_id: id,
+                    view: pb::MovesView::Text as i32,
+                    ..Default::default()
+                })
+                .await
+                .map(tonic::Response::into_inner)
+            }
+        })
+        .await
+        .expect("legal moves");
+        if legal.ply != ply {
+            // A move acknowledged to nobody (its answer lost) cannot be:
+            // every submission is retried until answered.
+            panic!(
+                "game {game}: at ply {} when the player is at {ply}",
+                legal.ply
+            );
+        }
+        let text = String::from_utf8(legal.notation_text.to_vec()).unwrap();
+        let moves: Vec<&str> = text.lines().collect();
+        if moves.is_empty() {
+            break;
+        }
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let pick = moves[(rng >> 33) as usize % moves.len()].to_string();
+        let token = tokens[legal.to_move as usize - 1].clone();
+        let request_id = format!("g{game}-p{ply}");
+        let answer = retrying(&pool, game * 3 + ply as usize, |mut c| {
+            let (id, token, pick, request_id) =
+                (id.clone(), token.clone(), pick.clone(), request_id.clone());
+            async move {
+                c.submit_move(pb::SubmitMoveRequest {
+                    game_id: id,
+                    token,
+                    r#move: Some(common::notation(&pick)),
+                    expected_ply: ply,
+                    request_id,
+                })
+                .await
+                .map(tonic::Response::into_inner)
+            }
+        })
+        .await
+        .unwrap_or_else(|s| panic!("game {game} ply {ply} `{pick}`: {s:?}"));
+        assert_eq!(answer.ply, ply + 1, "game {game}");
+        let notation = common::punct_of(answer.r#move.as_ref().unwrap())
+            .notation
+            .clone();
+        out.lock().unwrap().acked.insert(answer.ply, notation);
+        if answer.status == pb::GameStatus::Finished as i32 {
+            out.lock().unwrap().ended = true;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(150 + (rng >> 40) % 200)).await;
+    }
+    // The seat to move resigns; a retry after a lost answer finds the game
+    // over by that resignation.
+    let view = retrying(&pool, game, |mut c| {
+        let id = id.clone();
+        async move {
+            c.get_game(pb::GetGameRequest {
+                game_id: id,
+                token: String::new(),
+            })
+            .await
+            .map(tonic::Response::into_inner)
+        }
+    })
+    .await
+    .unwrap()
+    .game
+    .unwrap();
+    let token = tokens[view.to_move as usize - 1].clone();
+    let resigned = retrying(&pool, game + 1, |mut c| {
+        let (id, token) = (id.clone(), token.clone());
+        async move {
+            c.resign(pb::ResignRequest { game_id: id, token })
+                .await
+                .map(tonic::Response::into_inner)
+        }
+    })
+    .await;
+    match resigned {
+        Ok(_) => {}
+        Err(s) if s.code() == tonic::Code::FailedPrecondition => {}
+        Err(s) => panic!("game {game}: resign: {s:?}"),
+    }
+    out.lock().unwrap().ended = true;
+}
+
+/// What a watcher saw: each move's ply and notation, and the game-overs.
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    moves: Vec<(u32, String)>,
+    game_overs: usize,
+    resumes: usize,
+}
+
+/// Watches one game until it ends, resuming with `from_ply` on another
+/// replica whenever its stream breaks.
+async fn watch(pool: Pool, game: usize, id: String, out: Arc<Mutex<Seen>>) {
+    // From the start: the first snapshot is the empty board, every move
+    // follows as an event.
+    let mut from: u32 = 0;
+    let mut resumed = false;
+    let mut attempt = game;
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "watcher of game {game} never saw the end"
+        );
+        attempt += 1;
+        let Some((_, mut client)) = pool.client(attempt).await else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        let stream = client
+            .watch_game(pb::WatchGameRequest {
+                game_id: id.clone(),
+                from_ply: Some(from),
+                token: String::new(),
+            })
+            .await;
+        let mut stream = match stream {
+            Ok(s) => s.into_inner(),
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        if resumed {
+            out.lock().unwrap().resumes += 1;
+        }
+        resumed = true;
+        loop {
+            // A paused replica's stream says nothing: it is given up after
+            // a while and resumed elsewhere.
+            let item = tokio::time::timeout(Duration::from_secs(4), stream.message()).await;
+            let Ok(Ok(Some(message))) = item else { break };
+            match message.item {
+                Some(pb::watch_game_response::Item::Snapshot(g)) => {
+                    // Each snapshot is the game at the ply resumed from.
+                    assert_eq!(g.ply, from, "game {game}: snapshot of the ply asked for");
+                }
+                Some(pb::watch_game_response::Item::Event(e)) => match e.kind {
+                    Some(pb::game_event::Kind::MoveApplied(m)) => {
+                        let mut seen = out.lock().unwrap();
+                        seen.moves
+                            .push((e.ply, common::punct_of(&m.r#move.unwrap()).notation.clone()));
+                        from = e.ply;
+                    }
+                    Some(pb::game_event::Kind::GameOver(_)) => {
+                        out.lock().unwrap().game_overs += 1;
+                        return;
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+    }
+}
+
+async fn owners(db: &tokio_postgres::Client) -> HashMap<String, String> {
+    db.query(
+        "SELECT id, COALESCE(owner, '') FROM games WHERE status = 'in_progress'",
+        &[],
+    )
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| (r.get(0), r.get(1)))
+    .collect()
+}
+
+fn restart_postgres() {
+    let ctl = std::env::var("PUNCT_REFEREE_TEST_PG_CTL").expect("PUNCT_REFEREE_TEST_PG_CTL");
+    let data = std::env::var("PUNCT_REFEREE_TEST_PG_DATA").expect("PUNCT_REFEREE_TEST_PG_DATA");
+    let user = std::env::var("PUNCT_REFEREE_TEST_PG_USER").unwrap_or_default();
+    let args = [
+        ctl.as_str(),
+        "-D",
+        &data,
+        "-m",
+        "fast",
+        "-w",
+        "-t",
+        "30",
+        "restart",
+    ];
+    let mut command = if unsafe_is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", &user, "--"]).args(args);
+        c
+    } else {
+        let mut c = Command::new(args[0]);
+        c.args(&args[1..]);
+        c
+    };
+    let out = command
+        .stdout(Stdio::null())
+        .output()
+        .expect("pg_ctl restart");
+    assert!(
+        out.status.success(),
+        "pg_ctl restart: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn unsafe_is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let admin = sql(&server).await;
+    let name = format!("punct_cluster_{:016x}", rand::random::<u64>());
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let url = with_database(&server, &name);
+
+    let mut replicas: Vec<Replica> = (0..3)
+        .map(|i| {
+            let node = format!("r{i}");
+            let (child, addr) = spawn(&url, &node, 0);
+            Replica {
+                node,
+                child: Some(child),
+                addr,
+            }
+        })
+        .collect();
+    let pool = Pool {
+        addrs: replicas.iter().map(|r| r.addr).collect(),
+        up: Arc::new(Mutex::new(vec![true; 3])),
+    };
+    let db = sql(&url).await;
+
+    // Games created through every replica; every other one timed.
+    let mut games = Vec::new();
+    for g in 0..GAMES {
+        let (_, mut client) = pool.client(g).await.expect("a replica");
+        let timed = g % 2 == 0;
+        let created = client
+            .create_game(pb::CreateGameRequest {
+                rules: Some(common::rules(ppb::Variant::Standard)),
+                time_control: timed.then_some(pb::TimeControl {
+                    mode: Some(pb::time_control::Mode::Fischer(pb::FischerClock {
+                        initial_ms: INITIAL_MS,
+                        increment_ms: 0,
+                    })),
+                    first_move_deadline_ms: None,
+                }),
+                ..Default::default()
+            })
+            .await
+            .expect("create")
+            .into_inner();
+        let game = created.game.unwrap();
+        let mut seats = created.seats.clone();
+        seats.sort_by_key(|s| s.seat);
+        games.push((
+            game.game_id,
+            seats.into_iter().map(|s| s.token).collect::<Vec<_>>(),
+            timed,
+        ));
+    }
+
+    let played: Vec<Arc<Mutex<Played>>> = (0..GAMES).map(|_| Arc::default()).collect();
+    let seen: Vec<Arc<Mutex<Seen>>> = (0..GAMES).map(|_| Arc::default()).collect();
+    let mut tasks = Vec::new();
+    for (g, (id, tokens, _)) in games.iter().enumerate() {
+        tasks.push(tokio::spawn(watch(
+            pool.clone(),
+            g + 1,
+            id.clone(),
+            seen[g].clone(),
+        )));
+        tasks.push(tokio::spawn(play(
+            pool.clone(),
+            g,
+            id.clone(),
+            tokens.clone(),
+            played[g].clone(),
+        )));
+    }
+
+    // Failures while the games are played.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let lease = Duration::from_millis(LEASE_MS);
+    // 1. SIGKILL the owner of the most games.
+    let before = owners(&db).await;
+    let victim = (0..3)
+        .max_by_key(|&i| before.values().filter(|o| **o == replicas[i].node).count())
+        .unwrap();
+    let victim_games: Vec<String> = before
+        .iter()
+        .filter(|(_, o)| **o == replicas[victim].node)
+        .map(|(id, _)| id.clone())
+        .collect();
+    assert!(!victim_games.is_empty(), "the victim owns games");
+    pool.up.lock().unwrap()[victim] = false;
+    let mut child = replicas[victim].child.take().unwrap();
+    signal(&child, "-KILL");
+    let killed_at = Instant::now();
+    let _ = child.wait();
+    // Each of its games is taken over by another replica: when?
+    let mut taken: HashMap<String, Duration> = HashMap::new();
+    while taken.len() < victim_games.len() && killed_at.elapsed() < 4 * lease {
+        let now = owners(&db).await;
+        let at = killed_at.elapsed();
+        for id in &victim_games {
+            let moved = now.get(id).is_none_or(|o| *o != replicas[victim].node);
+            if moved {
+                taken.entry(id.clone()).or_insert(at);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut takeovers: Vec<Duration> = taken.values().copied().collect();
+    takeovers.sort();
+    assert_eq!(
+        takeovers.len(),
+        victim_games.len(),
+        "every game of the killed replica was taken over"
+    );
+    let p50 = takeovers[takeovers.len() / 2];
+    let p99 = takeovers[(takeovers.len() * 99 / 100).min(takeovers.len() - 1)];
+    eprintln!(
+        "takeover after SIGKILL, lease {LEASE_MS} ms: {} games, p50 {} ms, p99 {} ms, max {} ms",
+        takeovers.len(),
+        p50.as_millis(),
+        p99.as_millis(),
+        takeovers.last().unwrap().as_millis()
+    );
+    assert!(
+        *takeovers.last().unwrap() < 2 * lease,
+        "takeover took {:?}, over twice the lease",
+        takeovers.last().unwrap()
+    );
+
+    // 2. SIGSTOP another replica past its lease, then let it go on: it must
+    // find its games gone, not write for them.
+    let paused = (0..3).find(|&i| i != victim).unwrap();
+    let paused_games = owners(&db)
+        .await
+        .values()
+        .filter(|o| **o == replicas[paused].node)
+        .count();
+    assert!(
+        paused_games > 0,
+        "the paused replica owns games in progress"
+    );
+    pool.up.lock().unwrap()[paused] = false;
+    signal(replicas[paused].child.as_ref().unwrap(), "-STOP");
+    tokio::time::sleep(lease * 2 + Duration::from_millis(500)).await;
+    signal(replicas[paused].child.as_ref().unwrap(), "-CONT");
+    pool.up.lock().unwrap()[paused] = true;
+
+    // 3. Restart PostgreSQL under the running replicas.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let playing = owners(&db).await.len();
+    assert!(
+        playing >= GAMES / 2,
+        "{playing} games still in progress at the restart"
+    );
+    restart_postgres();
+
+    // 4. The killed replica comes back (same node id, new process).
+    let (child, addr) = spawn(&url, &replicas[victim].node, replicas[victim].addr.port());
+    assert_eq!(addr, replicas[victim].addr);
+    replicas[victim].child = Some(child);
+    pool.up.lock().unwrap()[victim] = true;
+
+    for t in tasks {
+        common::within(240, t)
+            .await
+            .expect("a player or watcher panicked");
+    }
+
+    // The records (the test's own connection did not survive the restart).
+    let db = sql(&url).await;
+    let (_, mut client) = pool.client(0).await.unwrap();
+    let mut resumes = 0;
+    for (g, (id, _, timed)) in games.iter().enumerate() {
+        let rows = db
+            .query(
+                "SELECT ply, notation, clock_ms, seat FROM moves WHERE game_id = $1 ORDER BY ply",
+                &[id],
+            )
+            .await
+            .unwrap();
+        let stored: Vec<(u32, String)> = rows
+            .iter()
+            .map(|r| (r.get::<_, i64>(0) as u32, r.get::<_, String>(1)))
+            .collect();
+        let played = played[g].lock().unwrap().clone();
+        assert!(played.ended, "game {g} was played to its end");
+        for (ply, notation) in &played.acked {
+            assert_eq!(
+                stored.get(*ply as usize - 1),
+                Some(&(*ply, notation.clone())),
+                "game {g}: the acknowledged move of ply {ply} is the stored one"
+            );
+        }
+        let status: String = db
+            .query_one("SELECT status FROM games WHERE id = $1", &[id])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(status, "finished", "game {g}");
+        let seen = seen[g].lock().unwrap().clone();
+        resumes += seen.resumes;
+        assert_eq!(
+            seen.moves, stored,
+            "game {g}: the watcher saw the record, each ply once"
+        );
+        assert_eq!(seen.game_overs, 1, "game {g}: one game-over");
+
+        // The record replays to the same ending.
+        let record = client
+            .export_game(pb::ExportGameRequest {
+                game_id: id.clone(),
+                token: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .record;
+        let final_view = common::get(&mut client, id).await;
+        assert_eq!(final_view.ply as usize, stored.len(), "game {g}");
+        let imported = client
+            .import_game(pb::ImportGameRequest {
+                record,
+                labels: Default::default(),
+            })
+            .await
+            .unwrap_or_else(|s| panic!("game {g}: the record replays: {s:?}"))
+            .into_inner()
+            .game
+            .unwrap();
+        assert_eq!(imported.ply, final_view.ply, "game {g}");
+        assert_eq!(imported.outcome, final_view.outcome, "game {g}");
+
+        // The clock against the stored move times.
+        if *timed {
+            let mut used = [0u64; 2];
+            let mut last = 0u64;
+            for r in &rows {
+                let at = r.get::<_, i64>(2) as u64;
+                let seat = r.get::<_, i64>(3) as usize;
+                used[seat - 1] += at.saturating_sub(last);
+                last = at;
+            }
+            let clock = final_view.clock.expect("a timed game shows its clock");
+            for (seat, remaining) in clock.remaining_ms.iter().enumerate() {
+                let implied = INITIAL_MS - used[seat];
+                let off = implied.abs_diff(*remaining);
+                assert!(
+                    off <= CLOCK_TOLERANCE.as_millis() as u64,
+                    "game {g} seat {}: clock {remaining} ms, the record implies {implied} ms",
+                    seat + 1
+                );
+            }
+        }
+    }
+    eprintln!("watchers resumed {resumes} times in all");
+    assert!(
+        resumes > 0,
+        "some watcher had to resume (its replica died or paused)"
+    );
+
+    // Every replica still answers; none was left owning a game.
+    for r in &mut replicas {
+        if let Some(mut child) = r.child.take() {
+            signal(&child, "-TERM");
+            let _ = child.wait();
+        }
+    }
+}
