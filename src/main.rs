@@ -38,7 +38,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve the gRPC referee service (the default command).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Count legal move sequences of each length up to --depth (perft).
     Perft {
         #[command(flatten)]
