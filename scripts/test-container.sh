@@ -59,6 +59,46 @@ fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/punct-container.XXXXXX")
 chmod 755 "$WORK"
+pm() {
+    $SUDO env CONTAINERS_CONF="$WORK/containers.conf" \
+        CONTAINERS_STORAGE_CONF="$WORK/storage.conf" podman "$@"
+}
+
+BASE=localhost/punct-referee-base:bookworm-minbase
+IMAGE=localhost/punct-referee:container-test
+NAME=punct-referee-container-test
+RENDERED=$WORK/k8s.yaml
+played=""
+
+cleanup() {
+    local code=$?
+    trap - EXIT INT TERM
+    set +e
+    if [ "$code" -ne 0 ] && [ -s "$WORK/storage.conf" ]; then
+        echo "!! failed; the containers:" >&2
+        pm ps -a --format '{{.Names}} {{.Status}}' >&2 2>/dev/null
+        echo "!! podman's messages:" >&2
+        tail -n 30 "$WORK/podman.log" >&2 2>/dev/null
+    fi
+    # Only ever podman's state in $WORK: without both files, `pm` would be
+    # the machine's default podman, whose containers are none of ours.
+    if [ -s "$WORK/containers.conf" ] && [ -s "$WORK/storage.conf" ]; then
+        if [ -n "$played" ]; then
+            (cd "$WORK" && pm kube down "$RENDERED") >/dev/null 2>&1
+        fi
+        pm rm -a -f -t 5 >/dev/null 2>&1
+        pm pod rm -a -f >/dev/null 2>&1
+        pm volume rm -a -f >/dev/null 2>&1
+        pm system reset -f >/dev/null 2>&1
+    fi
+    # Nothing should be mounted any more; unmount what is, deepest first.
+    findmnt -rn -o TARGET 2>/dev/null | grep "^$WORK/" | sort -r \
+        | while read -r m; do $SUDO umount -l "$m" || true; done
+    $SUDO rm -rf "$WORK"
+    exit "$code"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$WORK/net" "$WORK/tmp"
 cat > "$WORK/containers.conf" <<EOF
 [containers]
@@ -93,40 +133,6 @@ runroot = "$WORK/run"
 [storage.options.overlay]
 $mount_program
 EOF
-pm() {
-    $SUDO env CONTAINERS_CONF="$WORK/containers.conf" \
-        CONTAINERS_STORAGE_CONF="$WORK/storage.conf" podman "$@"
-}
-
-BASE=localhost/punct-referee-base:bookworm-minbase
-IMAGE=localhost/punct-referee:container-test
-NAME=punct-referee-container-test
-RENDERED=$WORK/k8s.yaml
-played=""
-
-cleanup() {
-    local code=$?
-    trap - EXIT INT TERM
-    set +e
-    if [ "$code" -ne 0 ]; then
-        echo "!! failed; podman's messages:" >&2
-        tail -n 30 "$WORK/podman.log" >&2 2>/dev/null || true
-    fi
-    if [ -n "$played" ]; then
-        (cd "$WORK" && pm kube down "$RENDERED") >/dev/null 2>&1 || true
-    fi
-    pm rm -a -f -t 5 >/dev/null 2>&1 || true
-    pm pod rm -a -f >/dev/null 2>&1 || true
-    pm volume rm -a -f >/dev/null 2>&1 || true
-    pm system reset -f >/dev/null 2>&1 || true
-    # Nothing should be mounted any more; unmount what is, deepest first.
-    findmnt -rn -o TARGET 2>/dev/null | grep "^$WORK/" | sort -r \
-        | while read -r m; do $SUDO umount -l "$m" || true; done
-    $SUDO rm -rf "$WORK"
-    exit "$code"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 fail() {
     echo "!! $*" >&2
