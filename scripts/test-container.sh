@@ -25,7 +25,8 @@
 #
 # Podman's state lives in a temporary directory (storage, run and tmp
 # directories, network configs: nothing shared with another podman user of
-# the machine), networking is slirp4netns (no bridge, no iptables rules), the
+# the machine; only its small cache of blob digests stays, in
+# /var/lib/containers/cache), networking is slirp4netns (no bridge, no iptables rules), the
 # runtime is runc with no default ulimits (crun fails on setrlimit on some
 # hosts); everything started is removed on exit, whatever happens. When
 # podman cannot run a container here the script fails: it never skips.
