@@ -5,13 +5,16 @@
 # each fuzz target (scripts/fuzz.sh) and the README's
 # grpcurl walk-through against the release binary, then the Python and Node
 # clients' suites against it (scripts/test-clients.sh), and the spectator page in
-# headless Chromium (scripts/test-web.sh). Run from anywhere; installs nothing
-# outside the repository (grpcurl goes into a venv under target/, cargo-fuzz
-# into target/cargo-fuzz) except Debian's `chromium` and `postgresql`
-# packages, with apt-get, when /usr/bin/chromium or initdb/pg_ctl are
-# missing. The Rust tests run under scripts/with-postgres.sh: a throw-away
-# PostgreSQL server for the PostgreSQL backend's tests, which fail here
-# (PUNCT_REFEREE_REQUIRE_POSTGRES) rather than skip.
+# headless Chromium (scripts/test-web.sh), and the container image and the
+# single-node Kubernetes manifests run under podman (scripts/test-container.sh).
+# Run from anywhere; installs nothing outside the repository (grpcurl goes into
+# a venv under target/, cargo-fuzz into target/cargo-fuzz) except Debian
+# packages, with apt-get, when they are missing: `chromium`, `postgresql`,
+# `nginx`, and podman with what it needs (scripts/test-container.sh). The Rust
+# tests run under scripts/with-postgres.sh: a throw-away PostgreSQL server for
+# the PostgreSQL backend's tests, which fail here
+# (PUNCT_REFEREE_REQUIRE_POSTGRES) rather than skip; likewise tests/deploy.rs'
+# nginx tests (PUNCT_REFEREE_REQUIRE_NGINX).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,6 +51,20 @@ if cargo tree -d --locked | grep -E '^(tonic|tonic-prost|hyper|hyper-util|h2|pro
     exit 1
 fi
 
+echo "== Debian's nginx (tests/deploy.rs checks and runs the cluster profile's proxy config)"
+if [ ! -x /usr/sbin/nginx ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx
+    # The package starts its own server on port 80 where systemd runs: the
+    # tests start theirs, on loopback ports, and need no other.
+    if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nginx 2>/dev/null; then
+        $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+    fi
+fi
+export PUNCT_REFEREE_REQUIRE_NGINX=1
+
 echo "== cargo test (release: the property tests play thousands of games; PostgreSQL for the storage tests)"
 export PUNCT_REFEREE_REQUIRE_POSTGRES=1
 scripts/with-postgres.sh cargo test --release --locked --all-targets
@@ -63,5 +80,8 @@ scripts/test-clients.sh target/release/punct-referee
 
 echo "== spectator page in headless Chromium (scripts/test-web.sh)"
 scripts/test-web.sh target/release/punct-referee
+
+echo "== the image and deploy/k8s under podman (scripts/test-container.sh)"
+scripts/test-container.sh target/release/punct-referee
 
 echo "== all tests passed"
