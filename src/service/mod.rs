@@ -221,6 +221,8 @@ pub async fn run_with_http(
             } else {
                 options.cluster.advertise.clone()
             };
+            // Watchers here of games owned elsewhere get a follower.
+            store.follow_remote_games();
             let cluster = Arc::new(Cluster::new(
                 storage,
                 store.clone(),

@@ -88,6 +88,9 @@ pub const CLUSTER_TAKEOVERS: &str = "referee_cluster_takeovers_total";
 pub const CLUSTER_TAKEOVER_GAP: &str = "referee_cluster_takeover_gap_seconds";
 /// Counter: writes refused by fencing (this replica's lease had moved).
 pub const CLUSTER_FENCED_WRITES: &str = "referee_cluster_fenced_writes_total";
+/// Histogram: how long a game change took to reach this replica's
+/// followers by LISTEN/NOTIFY (the database's clock against this one's).
+pub const CLUSTER_NOTIFY_LAG: &str = "referee_cluster_notify_lag_seconds";
 /// Counter: watch streams opened with `from_ply` (a client resuming).
 pub const CLUSTER_WATCH_RESUMES: &str = "referee_cluster_watch_resumes_total";
 
@@ -327,6 +330,11 @@ fn describe_metrics() {
         "Time a game taken over had gone without an event"
     );
     describe_counter!(CLUSTER_FENCED_WRITES, "Writes refused by fencing");
+    describe_histogram!(
+        CLUSTER_NOTIFY_LAG,
+        Unit::Seconds,
+        "Time for a game change to reach this replica by LISTEN/NOTIFY"
+    );
     describe_counter!(CLUSTER_WATCH_RESUMES, "Watch streams opened with from_ply");
 }
 

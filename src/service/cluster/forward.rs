@@ -29,6 +29,9 @@ use super::{Cluster, Route};
 use crate::service::grpc::error::{ERROR_DOMAIN, GAME_MOVED_HEADER};
 use crate::service::telemetry;
 
+/// The one streaming call: served by every replica itself.
+const WATCH_GAME: &str = "/referee.v1.RefereeService/WatchGame";
+
 /// The header that marks a forwarded call (its value: the forwarding node).
 pub const FORWARDED_HEADER: &str = "referee-forwarded-by";
 
@@ -152,6 +155,20 @@ where
         // Compressed, or not a message: the handler says what is wrong.
         return inner.call(rebuilt(&parts, bytes)).await;
     };
+    if parts.uri.path() == WATCH_GAME {
+        // Watched here whoever owns it: from this replica's copy, fed by
+        // the database (a follower), unless the game is ours or orphaned
+        // (routing takes it over). A follower is made by the handler.
+        if let Err(e) = cluster.route(&game_id).await {
+            return Ok(unavailable(
+                &format!("cannot route game `{game_id}`: {e}"),
+                "CLUSTER_UNAVAILABLE",
+                &game_id,
+            )
+            .into_http());
+        }
+        return inner.call(rebuilt(&parts, bytes)).await;
+    }
     let forwarded = parts.headers.contains_key(FORWARDED_HEADER);
     let mut tried: Option<String> = None;
     for attempt in 0..2 {

@@ -65,7 +65,7 @@ use tonic_health::ServingStatus;
 
 use crate::service::sessions::SessionStore;
 use crate::service::storage::StorageError;
-use crate::service::storage::postgres::PostgresStorage;
+use crate::service::storage::postgres::{Notice, PostgresStorage};
 use crate::service::telemetry;
 
 /// Where a call for a game is answered.
@@ -93,6 +93,9 @@ pub enum RouteError {
 /// that answers holds the lease, and its writes are fenced).
 const OWNER_CACHE: Duration = Duration::from_millis(500);
 
+/// How often followed games are read again without a notification.
+const FOLLOWER_REREAD: Duration = Duration::from_secs(1);
+
 /// Most games one sweep takes over (the rest at the next).
 const ORPHANS_PER_SWEEP: i64 = 64;
 
@@ -107,6 +110,9 @@ pub struct Cluster {
     channels: DashMap<String, Channel>,
     /// Game id → (owner address, when learnt).
     owners: DashMap<String, (String, Instant)>,
+    /// Until when other owners' lapsed leases are left to them (a lease
+    /// after this replica reached the database again).
+    grace_until: std::sync::Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -159,6 +165,7 @@ impl Cluster {
             options,
             channels: DashMap::new(),
             owners: DashMap::new(),
+            grace_until: std::sync::Mutex::new(None),
         }
     }
 
@@ -185,16 +192,12 @@ impl Cluster {
     /// Where a call for game `id` is to be answered. Takes the game over
     /// when its owner's lease has expired (the caller then finds it held).
     pub async fn route(&self, id: &str) -> Result<Route, RouteError> {
-        if self.store.holds(id) {
+        if let Some(held) = self.held(id) {
             if self.storage.holds(id) && self.storage.leases_valid() {
                 return Ok(Route::Local);
             }
             // Finished (its lease no longer matters), or read back.
-            if self
-                .store
-                .get(id)
-                .is_ok_and(|s| s.finished() || s.archived())
-            {
+            if held.finished() || held.archived() {
                 return Ok(Route::Local);
             }
         } else if let Some(known) = self.owners.get(id)
@@ -215,22 +218,36 @@ impl Cluster {
             };
             if !ownership.in_progress {
                 // Finished or expired: read from the store here. A copy held
-                // in progress is stale (its end was written elsewhere).
-                if self
-                    .store
-                    .get(id)
-                    .is_ok_and(|s| !s.finished() && !s.archived())
+                // in progress is stale (its end was written elsewhere): a
+                // follower is brought up to date, an owner's copy dropped.
+                if let Ok(s) = self.store.get(id)
+                    && !s.finished()
+                    && !s.archived()
                 {
-                    self.lost(id);
+                    if s.follower() {
+                        self.refresh(&s).await;
+                    } else {
+                        self.lost(id);
+                    }
                 }
                 return Ok(Route::Local);
             }
             let mine = ownership.owner.as_deref() == Some(self.node_id());
-            if ownership.live && mine && self.storage.holds(id) && self.store.holds(id) {
+            // An owner whose lease lapsed but who still heartbeats (or who
+            // may, just after the database came back) renews it itself: it
+            // answers, and is not robbed of its games.
+            if !ownership.live
+                && !mine
+                && (ownership.owner_alive || self.in_grace())
+                && let Some(address) = &ownership.address
+            {
+                return Ok(Route::Remote(uri_of(address)));
+            }
+            if ownership.live && mine && self.storage.holds(id) && self.held(id).is_some() {
                 return Ok(Route::Local);
             }
             if ownership.live && !mine {
-                if self.store.holds(id) {
+                if self.held(id).is_some() {
                     self.lost(id);
                 }
                 let owner = ownership.owner.unwrap_or_default();
@@ -258,7 +275,7 @@ impl Cluster {
         let started = Instant::now();
         // Ours and held, its lease lapsed (the database was unreachable):
         // renewed as it is, so the copy held and its watchers stay.
-        if self.store.holds(id)
+        if self.held(id).is_some()
             && let Some(epoch) = crate::service::storage::Storage::lease_of(&*self.storage, id)
             && self.storage.renew(id, epoch).await?
         {
@@ -293,6 +310,12 @@ impl Cluster {
                 Err(StorageError(e.to_string()))
             }
         }
+    }
+
+    /// The copy of game `id` this replica holds as its owner (or read
+    /// back), not a follower's.
+    fn held(&self, id: &str) -> Option<Arc<crate::service::sessions::Session>> {
+        self.store.get(id).ok().filter(|s| !s.follower())
     }
 
     /// Drops game `id` from memory: another replica owns it.
@@ -345,13 +368,37 @@ impl Cluster {
             tokio::time::interval((self.options.lease / 4).max(Duration::from_millis(50)));
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut serving = true;
+        let mut notices = self.storage.notices();
+        // Followers are read again now and then whatever the notifications
+        // say: a notification is only a wake-up.
+        let mut reread = tokio::time::interval(FOLLOWER_REREAD);
+        reread.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return,
+                notice = notices.recv() => match notice {
+                    Some(Notice::Changed { game_id, lag }) => {
+                        if let Some(lag) = lag {
+                            metrics::histogram!(telemetry::CLUSTER_NOTIFY_LAG).record(lag.as_secs_f64());
+                        }
+                        if let Ok(session) = self.store.get(&game_id)
+                            && session.follower()
+                        {
+                            self.refresh(&session).await;
+                        }
+                    }
+                    Some(Notice::Listening) => self.refresh_all().await,
+                    None => notices = self.storage.notices(),
+                },
+                _ = reread.tick() => self.refresh_all().await,
                 _ = heartbeat.tick() => {
                     let ok = self.beat().await;
                     if ok != serving {
                         serving = ok;
+                        if ok {
+                            *self.grace_until.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(Instant::now() + self.options.lease);
+                        }
                         let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
                         health.set_service_status(crate::service::SERVICE_NAME, status).await;
                         if ok {
@@ -362,6 +409,32 @@ impl Cluster {
                     }
                 }
                 _ = sweep.tick() => self.take_orphans().await,
+            }
+        }
+    }
+
+    /// Reads game `session` follows again and brings it up to date.
+    async fn refresh(&self, session: &crate::service::sessions::Session) {
+        let id = session.id().to_string();
+        match self.storage.load_game(&id).await {
+            Ok(Some(stored)) => {
+                if let Err(e) = self.store.catch_up(session, &stored) {
+                    tracing::warn!(game_id = %id, error = %e, "followed game cannot be read");
+                }
+            }
+            Ok(None) => {
+                // Deleted (pruned): its watchers end.
+                self.store.release(&id);
+            }
+            Err(e) => tracing::debug!(game_id = %id, error = %e, "reading a followed game failed"),
+        }
+    }
+
+    /// Reads every followed game in progress again.
+    async fn refresh_all(&self) {
+        for session in self.store.followers() {
+            if !session.finished() {
+                self.refresh(&session).await;
             }
         }
     }
@@ -389,8 +462,20 @@ impl Cluster {
         }
     }
 
+    /// Whether this replica came back to the database less than a lease
+    /// ago: the others may not have renewed their leases yet.
+    fn in_grace(&self) -> bool {
+        self.grace_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|until| Instant::now() < until)
+    }
+
     /// Takes over the games whose owner's lease expired.
     async fn take_orphans(&self) {
+        if self.in_grace() {
+            return;
+        }
         let orphans = match self.storage.orphans(ORPHANS_PER_SWEEP).await {
             Ok(ids) => ids,
             Err(e) => {

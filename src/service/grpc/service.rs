@@ -234,6 +234,9 @@ impl RefereeService for RefereeApi {
         let req = request.into_inner();
         caller.may_read(&req.token)?;
         let session = self.store.find(&req.game_id).await?;
+        if req.from_ply.is_some() {
+            metrics::counter!(crate::service::telemetry::CLUSTER_WATCH_RESUMES).increment(1);
+        }
         let token = Some(req.token.as_str()).filter(|t| !t.is_empty());
         let stream_permit = self
             .watch_streams

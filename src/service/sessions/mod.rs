@@ -286,6 +286,8 @@ pub struct SessionStore {
     /// counted in `count`.
     archive: Mutex<VecDeque<GameId>>,
     archive_cap: usize,
+    /// In a cluster: games in progress elsewhere are followed, not refused.
+    follow_remote: std::sync::atomic::AtomicBool,
 }
 
 impl SessionStore {
@@ -306,6 +308,7 @@ impl SessionStore {
             catalog: Catalog::default(),
             archive: Mutex::new(VecDeque::new()),
             archive_cap: DEFAULT_ARCHIVE_CAP,
+            follow_remote: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -435,6 +438,7 @@ impl SessionStore {
                 storage: self.storage.clone(),
                 // A new game's lease is the first epoch.
                 lease: Some(1),
+                follower: false,
                 archived: false,
             },
             &self.limits,
@@ -591,6 +595,117 @@ impl SessionStore {
         archived: bool,
         charged: Duration,
     ) -> Result<Arc<Session>, String> {
+        self.rebuild_as(stored, archived, false, charged)
+    }
+
+    /// The stored game replayed: the game, each ply's report, the stored
+    /// moves (a finished game gets its stored ending).
+    fn replay(&self, stored: &StoredGame, ended: bool) -> Result<Replayed, String> {
+        let mut record = stored.game.options.trim_end().to_string();
+        record.push_str("\n\n");
+        for m in &stored.moves {
+            record.push_str(&m.notation);
+            record.push('\n');
+        }
+        let mut replayed = self
+            .catalog
+            .import(&record, stored.game.setup)
+            .map_err(|e| e.to_string())?;
+        if replayed.moves.len() != stored.moves.len() {
+            return Err(format!(
+                "{} stored moves replay to {} moves",
+                stored.moves.len(),
+                replayed.moves.len()
+            ));
+        }
+        if ended && let Some(end) = &stored.end {
+            restore_ending(&mut replayed, end)?;
+        }
+        Ok(replayed)
+    }
+
+    /// Holds a copy of a game in progress that another replica owns, for
+    /// its watchers here (docs/CLUSTER.md, "Watchers on any replica"): not
+    /// counted against the session limit, no timer, no writes; the cluster
+    /// feeds it ([`SessionStore::catch_up`]) when the database says the game
+    /// changed. A game held already is given as it is.
+    pub fn follow(&self, stored: StoredGame) -> Result<Arc<Session>, SessionError> {
+        if let Ok(held) = self.get(&stored.game.id) {
+            return Ok(held);
+        }
+        let id = stored.game.id.clone();
+        let session = self
+            .rebuild_as(stored, false, true, Duration::ZERO)
+            .map_err(|e| {
+                SessionError::Unavailable(format!("stored game `{id}` cannot be followed: {e}"))
+            })?;
+        use dashmap::mapref::entry::Entry;
+        Ok(match self.sessions.entry(session.id().clone()) {
+            Entry::Occupied(held) => held.get().clone(),
+            Entry::Vacant(slot) => {
+                slot.insert(session.clone());
+                session
+            }
+        })
+    }
+
+    /// Brings the follower `session` up to `stored`, the game as the
+    /// database has it now.
+    pub fn catch_up(&self, session: &Session, stored: &StoredGame) -> Result<(), String> {
+        let ended = stored.end.as_ref().is_some_and(|e| e.status == "finished");
+        let replayed = self.replay(stored, ended)?;
+        // When the last move was made and when the game ended, by the
+        // owner's wall clock against this one's.
+        let now_ms = storage::unix_ms(std::time::SystemTime::now());
+        let ago = |at_ms: i64| Duration::from_millis(now_ms.saturating_sub(at_ms).max(0) as u64);
+        let last_ago = ago(stored
+            .moves
+            .last()
+            .map_or(stored.game.created_at_ms, |m| m.played_at_ms));
+        let ended_ago = stored.end.as_ref().map_or(Duration::ZERO, |e| ago(e.at_ms));
+        let stamps: Vec<MoveStamp> = replayed
+            .moves
+            .iter()
+            .zip(&stored.moves)
+            .map(|(report, m)| MoveStamp {
+                mover: report.seat,
+                next: report.next,
+                at: Duration::from_millis(m.clock_ms),
+            })
+            .collect();
+        session.catch_up(
+            replayed.game,
+            &replayed.moves,
+            &stamps,
+            stored.draw_offers,
+            (last_ago, ended_ago),
+        );
+        Ok(())
+    }
+
+    /// The followers held (copies of games other replicas own).
+    pub fn followers(&self) -> Vec<Arc<Session>> {
+        self.sessions
+            .iter()
+            .filter(|e| e.value().follower())
+            .map(|e| e.value().clone())
+            .collect()
+    }
+
+    /// Whether [`SessionStore::find`] follows a game in progress it does
+    /// not hold (another replica owns it) instead of refusing it.
+    pub fn follow_remote_games(&self) {
+        self.follow_remote
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn rebuild_as(
+        &self,
+        stored: StoredGame,
+        archived: bool,
+        follower: bool,
+        charged: Duration,
+    ) -> Result<Arc<Session>, String> {
         let StoredGame {
             game: row,
             moves,
@@ -703,6 +818,7 @@ impl SessionStore {
                 receipts,
                 draw_offers,
                 storage: self.storage.clone(),
+                follower,
                 archived,
             },
             &self.limits,
@@ -751,6 +867,9 @@ impl SessionStore {
             return false;
         };
         session.move_away();
+        if session.follower() {
+            return true;
+        }
         if session.archived() {
             let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
             archive.retain(|held| held.as_str() != id);
@@ -793,8 +912,15 @@ impl SessionStore {
             .await
             .map_err(|e| SessionError::Unavailable(e.to_string()))?
             .map_err(|e| SessionError::Unavailable(e.to_string()))?;
-        // In progress but not held: being created (its id is not out yet);
-        // expired: dropped unfinished.
+        // In progress but not held: in a cluster, owned by another replica
+        // (followed here); else being created (its id is not out yet).
+        // Expired: dropped unfinished.
+        if let Some(game) = &stored
+            && game.end.is_none()
+            && self.follow_remote.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return self.follow(game.clone());
+        }
         let Some(stored) =
             stored.filter(|g| g.end.as_ref().is_some_and(|e| e.status == "finished"))
         else {
@@ -978,13 +1104,25 @@ impl SessionStore {
         let expired: Vec<GameId> = self
             .sessions
             .iter()
-            .filter(|e| e.value().expired(now, &self.limits))
+            .filter(|e| {
+                let s = e.value();
+                if s.follower() {
+                    // Kept while watched (and a finished one as long as any).
+                    !s.watched()
+                        && (s.expired(now, &self.limits) || s.idle_for(now) >= FOLLOWER_IDLE)
+                } else {
+                    s.expired(now, &self.limits)
+                }
+            })
             .map(|e| e.key().clone())
             .collect();
         let mut dropped = 0;
         for id in expired {
             if let Some((_, session)) = self.sessions.remove(&id) {
                 session.close();
+                if session.follower() {
+                    continue;
+                }
                 if session.archived() {
                     // Read back from storage: it stays there.
                     let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
@@ -1019,6 +1157,9 @@ enum Listed {
     Held(Box<GameView>),
     Stored(Box<StoredGame>),
 }
+
+/// How long an unwatched follower is kept after its last event.
+const FOLLOWER_IDLE: Duration = Duration::from_secs(60);
 
 /// A listing's page token: `<created ms>.<id>` of the last game shown.
 fn parse_page_token(token: &str) -> Option<ListKey> {

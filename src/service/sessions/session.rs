@@ -218,6 +218,9 @@ pub(super) struct SessionInit<'a> {
     /// storage; `None` elsewhere): every write names it, so a write decided
     /// under an older lease is refused (docs/CLUSTER.md, "Fencing").
     pub(super) lease: Option<i64>,
+    /// A copy of a game another replica owns, kept for its watchers and
+    /// fed from the database ([`Session::catch_up`]); it never writes.
+    pub(super) follower: bool,
     /// A finished game read back from storage on demand (held apart from
     /// the session limit, dropped again first).
     pub(super) archived: bool,
@@ -271,6 +274,7 @@ pub struct Session {
     abandon_after: Duration,
     storage: Arc<dyn Storage>,
     lease: Option<i64>,
+    follower: bool,
     /// Held while a change is stored and applied.
     writing: tokio::sync::Mutex<()>,
     /// Read back from storage after it finished (see [`SessionInit`]).
@@ -306,6 +310,7 @@ impl Session {
             draw_offers,
             storage,
             lease,
+            follower,
             archived,
         } = init;
         let seat_names = game.seat_names();
@@ -379,6 +384,7 @@ impl Session {
             abandon_after: limits.abandon_after,
             storage,
             lease,
+            follower,
             writing: tokio::sync::Mutex::new(()),
             archived,
             shared: Mutex::new(Vec::new()),
@@ -1093,6 +1099,10 @@ impl Session {
 
     /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
     async fn persist(&self, write: Write) -> Result<(), SessionError> {
+        if self.follower {
+            // The owner decides; the caller is sent there.
+            return Err(SessionError::Moved(self.id.to_string()));
+        }
         self.storage.write_leased(write, self.lease).await.map_err(|e| {
             if e.is_fenced() {
                 tracing::info!(game_id = %self.id, error = %e, "change refused: the game moved");
@@ -1107,6 +1117,9 @@ impl Session {
     /// Queues `write` without waiting (endings a deadline decided, expiry):
     /// writes are applied in queue order, so it lands before any later one.
     pub(super) fn persist_later(&self, write: Write) {
+        if self.follower {
+            return;
+        }
         let commit = self.storage.write_leased(write, self.lease);
         let id = self.id.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -1505,6 +1518,86 @@ impl Session {
         }
     }
 
+    /// Whether this is a copy of a game another replica owns.
+    pub fn follower(&self) -> bool {
+        self.follower
+    }
+
+    /// How long since the game's last event (or since it was held).
+    pub(super) fn idle_for(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.lock().last_activity)
+    }
+
+    /// Whether some watch stream is open on the game.
+    pub(super) fn watched(&self) -> bool {
+        self.watchers.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
+    /// The ply this copy has.
+    pub fn ply(&self) -> u32 {
+        self.lock().game.ply()
+    }
+
+    /// Brings a follower up to the stored game: `game` is it replayed,
+    /// `moves` the report of each ply and `stamps` their stored clock times.
+    /// The moves it lacks are published as their owner published them (same
+    /// sequence numbers), then the ending. Its clock is rebuilt from the
+    /// stamps, the last one put `last_ago` in the past (when the owner made
+    /// it, by the wall clock): the stored times leave out what a takeover
+    /// credited, so only the newest stamp can be anchored in real time. An
+    /// ending is put `ended_ago` in the past. A replay that is not ahead
+    /// changes only the draw offers.
+    pub(super) fn catch_up(
+        &self,
+        game: Box<dyn Game>,
+        moves: &[MoveReport],
+        stamps: &[MoveStamp],
+        draw_offers: SeatSet,
+        (last_ago, ended_ago): (Duration, Duration),
+    ) {
+        let mut st = self.lock();
+        let have = st.game.ply() as usize;
+        let ended = game.verdict().is_some() && st.finished_at.is_none();
+        if moves.len() < have || (moves.len() == have && !ended) {
+            st.draw_offers = if st.finished_at.is_none() {
+                draw_offers
+            } else {
+                SeatSet::EMPTY
+            };
+            return;
+        }
+        let now = time::Instant::now();
+        let anchor = now.checked_sub(last_ago).unwrap_or(now);
+        let first = moves.first().map_or(Seat::FIRST, |r| r.seat);
+        let seats = st.game.seat_names().len();
+        st.clock = Clock::restore(st.clock.control(), seats, first, stamps, anchor);
+        let start = anchor
+            .checked_sub(stamps.last().map_or(Duration::ZERO, |s| s.at))
+            .unwrap_or(anchor);
+        st.game = game;
+        for report in &moves[have..] {
+            let at = stamps
+                .get(report.ply as usize - 1)
+                .map_or(anchor, |s| start + s.at);
+            self.publish(
+                &mut st,
+                EventKind::MoveApplied {
+                    report: report.clone(),
+                },
+                report.ply,
+                at,
+            );
+        }
+        st.draw_offers = draw_offers;
+        if let Some(verdict) = st.game.verdict()
+            && st.finished_at.is_none()
+        {
+            // Not before the last move.
+            let at = now.checked_sub(ended_ago).unwrap_or(now).max(anchor);
+            self.finish_at(&mut st, verdict, at);
+        }
+    }
+
     /// Whether the game has ended.
     pub fn finished(&self) -> bool {
         self.lock().finished_at.is_some()
@@ -1512,7 +1605,13 @@ impl Session {
 
     /// Stops the clock, logs, counts and publishes the game-over event.
     fn finish(&self, st: &mut State, verdict: Verdict) {
-        st.clock.stop(time::Instant::now());
+        self.finish_at(st, verdict, time::Instant::now());
+    }
+
+    /// [`Session::finish`] with the clock stopped at `at` (a follower
+    /// learns of an ending after it happened).
+    fn finish_at(&self, st: &mut State, verdict: Verdict, at: time::Instant) {
+        st.clock.stop(at);
         self.timer.notify_one();
         st.draw_offers = SeatSet::EMPTY;
         st.finished_at = Some(Instant::now());
@@ -1525,13 +1624,16 @@ impl Session {
             ply,
             "game finished"
         );
-        metrics::counter!(
-            telemetry::GAMES_FINISHED,
-            "game" => self.game_name,
-            "reason" => verdict.reason,
-        )
-        .increment(1);
-        metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
+        // A follower's game is counted by its owner.
+        if !self.follower {
+            metrics::counter!(
+                telemetry::GAMES_FINISHED,
+                "game" => self.game_name,
+                "reason" => verdict.reason,
+            )
+            .increment(1);
+            metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
+        }
         // The clock is stopped: any instant reads the same.
         self.publish(
             st,

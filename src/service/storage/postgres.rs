@@ -304,6 +304,9 @@ pub struct Ownership {
     pub address: Option<String>,
     /// Whether the owner's lease runs (by the database's clock).
     pub live: bool,
+    /// Whether the owner replica is registered and heartbeating (its
+    /// registration has not expired), whatever its lease on this game.
+    pub owner_alive: bool,
     /// Whether the game is in progress (else finished or expired: no lease
     /// matters, any replica reads it from the store).
     pub in_progress: bool,
@@ -346,6 +349,29 @@ pub struct PostgresStorage {
     /// Transactions committed so far.
     commits: Arc<AtomicU64>,
     node: Arc<Node>,
+    /// How to open the listening connection ([`PostgresStorage::notices`]).
+    config: tokio_postgres::Config,
+}
+
+/// The channel on which every committed change of a game is announced
+/// (payload: the game id and the database's time of the change, Unix
+/// milliseconds).
+pub const NOTIFY_CHANNEL: &str = "referee_games";
+
+/// What the database says about games (see [`PostgresStorage::notices`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Game `game_id` changed (a move, a draw offer, an ending committed),
+    /// `lag` after the change by the database's clock.
+    Changed {
+        /// The game.
+        game_id: String,
+        /// How long the notification took to arrive (clocks permitting).
+        lag: Option<Duration>,
+    },
+    /// The listening connection was (re)opened: notifications sent while it
+    /// was down are lost, so everything followed is to be read again.
+    Listening,
 }
 
 impl PostgresStorage {
@@ -355,6 +381,7 @@ impl PostgresStorage {
     /// cannot be reached or its schema is newer than this binary's.
     pub fn open(options: &PostgresOptions) -> Result<PostgresStorage, StorageError> {
         let config = options.config()?;
+        let listen_config = config.clone();
         let target = options.target();
         let pool_size = options.pool_size.max(WRITERS + 1);
         let commits = Arc::new(AtomicU64::new(0));
@@ -445,7 +472,30 @@ impl PostgresStorage {
             target,
             commits,
             node,
+            config: listen_config,
         })
+    }
+
+    /// Notifications of games changed by any replica, on a connection of
+    /// their own, reopened whenever it breaks (each reopening says
+    /// [`Notice::Listening`]). A notification is only a wake-up: the reader
+    /// reads the game from the tables, so a lost one costs only time.
+    pub fn notices(&self) -> mpsc::UnboundedReceiver<Notice> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.runtime
+            .spawn(listen(self.config.clone(), self.target.clone(), tx));
+        rx
+    }
+
+    /// The game `id` as stored (see [`Storage::load`]), for async callers.
+    pub async fn load_game(&self, id: &str) -> Result<Option<StoredGame>, StorageError> {
+        let id = id.to_string();
+        self.run(|pool, target, _| async move {
+            let client = get(&pool, &target).await?;
+            let mut games = read_games(&client, "WHERE id = $1", &[&id], &target).await?;
+            Ok(games.pop())
+        })
+        .await
     }
 
     /// This replica's node id.
@@ -579,7 +629,8 @@ impl PostgresStorage {
                 .query_opt(
                     "SELECT g.owner, n.address,
                         COALESCE(g.lease_expires_at > now(), FALSE),
-                        g.status = 'in_progress'
+                        g.status = 'in_progress',
+                        COALESCE(n.expires_at > now(), FALSE)
                      FROM games g LEFT JOIN nodes n ON n.node_id = g.owner
                      WHERE g.id = $1",
                     &[&id],
@@ -591,6 +642,7 @@ impl PostgresStorage {
                 address: r.get(1),
                 live: r.get(2),
                 in_progress: r.get(3),
+                owner_alive: r.get(4),
             }))
         })
         .await
@@ -657,17 +709,21 @@ impl PostgresStorage {
         .await
     }
 
-    /// Up to `limit` games in progress whose lease has expired (their owner
-    /// died or was cut off), longest expired first.
+    /// Up to `limit` games in progress whose lease has expired and whose
+    /// owner is no longer registered (it died or was cut off), longest
+    /// expired first. A live owner's lapsed lease (the database was away)
+    /// is its own to renew.
     pub async fn orphans(&self, limit: i64) -> Result<Vec<String>, StorageError> {
         self.run(|pool, target, _| async move {
             let client = get(&pool, &target).await?;
             let rows = client
                 .query(
-                    "SELECT id FROM games WHERE status = 'in_progress'
-                        AND (owner IS NULL OR lease_expires_at IS NULL
-                             OR lease_expires_at < now())
-                     ORDER BY lease_expires_at NULLS FIRST LIMIT $1",
+                    "SELECT g.id FROM games g LEFT JOIN nodes n ON n.node_id = g.owner
+                     WHERE g.status = 'in_progress'
+                        AND (g.owner IS NULL OR g.lease_expires_at IS NULL
+                             OR g.lease_expires_at < now())
+                        AND (n.expires_at IS NULL OR n.expires_at < now())
+                     ORDER BY g.lease_expires_at NULLS FIRST LIMIT $1",
                     &[&limit],
                 )
                 .await
@@ -1027,6 +1083,85 @@ async fn writer_loop(
     }
 }
 
+/// Listens on [`NOTIFY_CHANNEL`] until `tx` is dropped (see
+/// [`PostgresStorage::notices`]).
+async fn listen(config: tokio_postgres::Config, target: String, tx: mpsc::UnboundedSender<Notice>) {
+    use tokio_postgres::AsyncMessage;
+    let mut failures = 0u32;
+    while !tx.is_closed() {
+        match config.connect(NoTls).await {
+            Ok((client, mut connection)) => {
+                let (note_tx, mut note_rx) = mpsc::unbounded_channel();
+                // The connection is driven here; its notifications go on.
+                let driver = tokio::spawn(async move {
+                    loop {
+                        match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                            Some(Ok(AsyncMessage::Notification(n))) => {
+                                if note_tx.send(n.payload().to_string()).is_err() {
+                                    return;
+                                }
+                            }
+                            Some(Ok(_)) => {}
+                            Some(Err(_)) | None => return,
+                        }
+                    }
+                });
+                if client
+                    .batch_execute(&format!("LISTEN {NOTIFY_CHANNEL}"))
+                    .await
+                    .is_ok()
+                {
+                    failures = 0;
+                    if tx.send(Notice::Listening).is_err() {
+                        driver.abort();
+                        return;
+                    }
+                    while let Some(payload) = note_rx.recv().await {
+                        let mut words = payload.split(' ');
+                        let game_id = words.next().unwrap_or_default().to_string();
+                        let lag = words
+                            .next()
+                            .and_then(|ms| ms.parse::<i64>().ok())
+                            .map(|at| {
+                                let now = super::unix_ms(std::time::SystemTime::now());
+                                Duration::from_millis(now.saturating_sub(at).max(0) as u64)
+                            });
+                        if tx.send(Notice::Changed { game_id, lag }).is_err() {
+                            driver.abort();
+                            return;
+                        }
+                    }
+                }
+                driver.abort();
+                tracing::debug!(database = %target, "notification connection lost; reopening");
+            }
+            Err(e) => {
+                failures += 1;
+                if failures == 1 {
+                    tracing::warn!(error = %pg_error(&target, e), "cannot listen for game changes");
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Announces a committed change of `game_id` on [`NOTIFY_CHANNEL`]
+/// (delivered when the transaction commits, not before).
+async fn notify(tx: &Transaction<'_>, game_id: &str, target: &str) -> Result<(), StorageError> {
+    let stmt = tx
+        .prepare_cached(
+            "SELECT pg_notify('referee_games',
+                $1 || ' ' || floor(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint::text)",
+        )
+        .await
+        .map_err(|e| pg_error(target, e))?;
+    tx.execute(&stmt, &[&game_id])
+        .await
+        .map_err(|e| pg_error(target, e))?;
+    Ok(())
+}
+
 /// Gives up this node's leases (their games can be taken over at once) and
 /// its registration: a replica stopping cleanly.
 async fn release_all(pool: &Pool, target: &str, node: &Node) -> Result<(), StorageError> {
@@ -1370,6 +1505,7 @@ async fn apply(
             if let Some(end) = end {
                 apply_end(tx, end, target, Some((node, epoch))).await?;
             }
+            notify(tx, &mv.game_id, target).await?;
         }
         Write::DrawOffer { game_id, seats } => {
             let epoch = fence(node, game_id, epoch)?;
@@ -1396,10 +1532,12 @@ async fn apply(
                 let missing = no_such_game(target, game_id);
                 return Err(refused(tx, node, game_id, epoch, target, missing).await);
             }
+            notify(tx, game_id, target).await?;
         }
         Write::End(end) => {
             let epoch = fence(node, &end.game_id, epoch)?;
             apply_end(tx, end, target, Some((node, epoch))).await?;
+            notify(tx, &end.game_id, target).await?;
         }
     }
     Ok(())

@@ -82,6 +82,11 @@ pub struct LoadArgs {
     /// The server to load (without --spawn): HOST:PORT or http://HOST:PORT.
     #[arg(long, default_value = "http://127.0.0.1:50051")]
     pub address: String,
+    /// More replicas of the same cluster (docs/CLUSTER.md), comma-separated:
+    /// the connections are spread over --address and these, round robin,
+    /// and each task keeps its games on its connection's replica.
+    #[arg(long, value_delimiter = ',', value_name = "HOST:PORT")]
+    pub also: Vec<String>,
     /// Start this binary's own server on a free local port, with the
     /// arguments given after `--`, and stop it at the end.
     #[arg(long)]
@@ -163,6 +168,12 @@ fn check(args: &LoadArgs) -> Result<ServerAddress, String> {
     if !args.server_args.is_empty() && !args.spawn {
         return Err("server arguments (after `--`) need --spawn".into());
     }
+    if args.spawn && !args.also.is_empty() {
+        return Err("--also names running replicas: it does not go with --spawn".into());
+    }
+    for also in &args.also {
+        ServerAddress::parse("--also", also).map_err(|e| e.to_string())?;
+    }
     ServerAddress::parse("--address", &args.address).map_err(|e| e.to_string())
 }
 
@@ -178,7 +189,11 @@ async fn run_checked(args: &LoadArgs, address: ServerAddress) -> Result<(), Stri
         None
     };
     let address = spawned.as_ref().map_or(address, |s| s.address.clone());
-    let result = match connect(&address, args.channels).await {
+    let mut replicas = vec![address.clone()];
+    for also in &args.also {
+        replicas.push(ServerAddress::parse("--also", also).map_err(|e| e.to_string())?);
+    }
+    let result = match connect(&replicas, args.channels).await {
         Ok(channels) => match (args.idle_sessions, &spawned) {
             (Some(n), Some(server)) => idle::idle_sessions(args, &channels, server, n).await,
             _ => moves::load(args, &channels, &address, spawned.as_ref().map(|s| s.pid)).await,
@@ -191,11 +206,11 @@ async fn run_checked(args: &LoadArgs, address: ServerAddress) -> Result<(), Stri
     result
 }
 
-/// `n` HTTP/2 connections to `address`.
-async fn connect(address: &ServerAddress, n: usize) -> Result<Vec<Channel>, String> {
+/// `n` HTTP/2 connections, spread over `replicas` round robin.
+async fn connect(replicas: &[ServerAddress], n: usize) -> Result<Vec<Channel>, String> {
     let mut channels = Vec::with_capacity(n);
-    for _ in 0..n {
-        channels.push(address.channel().await?);
+    for i in 0..n.max(replicas.len()) {
+        channels.push(replicas[i % replicas.len()].channel().await?);
     }
     Ok(channels)
 }
