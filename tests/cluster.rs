@@ -37,6 +37,8 @@ use punct_referee::service::storage::postgres::with_database;
 use tonic::transport::Channel;
 
 const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
+/// The tests of this file one at a time: one restarts the database server.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// The lease of every replica.
 const LEASE_MS: u64 = 1500;
 const GAMES: usize = 32;
@@ -306,6 +308,8 @@ struct Seen {
     moves: Vec<(u32, String)>,
     game_overs: usize,
     resumes: usize,
+    /// Streams the server ended with an error naming their last ply.
+    named_ends: usize,
 }
 
 /// Watches one game until it ends, resuming with `from_ply` on another
@@ -351,6 +355,17 @@ async fn watch(pool: Pool, game: usize, id: String, out: Arc<Mutex<Seen>>) {
             let item = tokio::time::timeout(Duration::from_secs(4), stream.message()).await;
             let message = match item {
                 Ok(Ok(Some(message))) => message,
+                Ok(Err(status)) if status.metadata().contains_key("referee-last-ply") => {
+                    // A stream the server ended names the last ply it sent.
+                    let last = status.metadata().get("referee-last-ply").unwrap();
+                    assert_eq!(
+                        last.to_str().unwrap(),
+                        from.to_string(),
+                        "game {game}: the stream's end names the last ply it sent"
+                    );
+                    out.lock().unwrap().named_ends += 1;
+                    break;
+                }
                 other => {
                     if std::env::var_os("CLUSTER_DEBUG").is_some() {
                         eprintln!(
@@ -444,6 +459,7 @@ async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart
     let Some(server) = test_database_url() else {
         return;
     };
+    let _serial = SERIAL.lock().await;
     let admin = sql(&server).await;
     let name = format!("punct_cluster_{:016x}", rand::random::<u64>());
     admin
@@ -615,6 +631,7 @@ async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart
     let db = sql(&url).await;
     let (_, mut client) = pool.client(0).await.unwrap();
     let mut resumes = 0;
+    let mut named_ends = 0;
     for (g, (id, _, timed)) in games.iter().enumerate() {
         let rows = db
             .query(
@@ -644,6 +661,7 @@ async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart
         assert_eq!(status, "finished", "game {g}");
         let seen = seen[g].lock().unwrap().clone();
         resumes += seen.resumes;
+        named_ends += seen.named_ends;
         assert_eq!(
             seen.moves, stored,
             "game {g}: the watcher saw the record, each ply once"
@@ -720,7 +738,7 @@ async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart
             }
         }
     }
-    eprintln!("watchers resumed {resumes} times in all");
+    eprintln!("watchers resumed {resumes} times in all, {named_ends} after an end naming its ply");
     if std::env::var_os("CLUSTER_DEBUG").is_some() {
         for r in db
             .query(
@@ -744,5 +762,127 @@ async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart
             signal(&child, "-TERM");
             let _ = child.wait();
         }
+    }
+}
+
+/// `--takeover-clock charge`: the time a game had no owner is charged to the
+/// seat to move, by the database's clock; `credit` (the default) charges
+/// nothing of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeover_charges_the_ownerless_time_only_when_asked() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let _serial = SERIAL.lock().await;
+    let admin = sql(&server).await;
+    for (mode, charged) in [("charge", true), ("credit", false)] {
+        let name = format!("punct_cluster_{mode}_{:016x}", rand::random::<u64>());
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .unwrap();
+        let url = with_database(&server, &name);
+        let start = |node: &str| {
+            let child = Command::new(BIN)
+                .args([
+                    "serve",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--no-http",
+                    "--log-format",
+                    "json",
+                    "--storage",
+                    "postgres",
+                    "--node-id",
+                    node,
+                    "--lease-ms",
+                    &LEASE_MS.to_string(),
+                    "--takeover-clock",
+                    mode,
+                ])
+                .env("PUNCT_REFEREE_DATABASE_URL", &url)
+                .env_remove("RUST_LOG")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            common::serving_address(child).unwrap()
+        };
+        let (mut owner, owner_addr) = start("a");
+        let (mut other, other_addr) = start("b");
+        let connect = |addr: SocketAddr| async move {
+            RefereeServiceClient::connect(format!("http://{addr}"))
+                .await
+                .unwrap()
+        };
+        let mut a = connect(owner_addr).await;
+        let created = a
+            .create_game(pb::CreateGameRequest {
+                rules: Some(common::rules(ppb::Variant::Standard)),
+                time_control: Some(pb::TimeControl {
+                    mode: Some(pb::time_control::Mode::Fischer(pb::FischerClock {
+                        initial_ms: INITIAL_MS,
+                        increment_ms: 0,
+                    })),
+                    first_move_deadline_ms: None,
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let table = common::table_of(created.game.unwrap(), &created.seats);
+        common::submit(
+            &mut a,
+            &table,
+            0,
+            common::notation(common::CONNECTION_GAME[0]),
+        )
+        .await
+        .unwrap();
+        // Black's clock runs; its owner dies; the other replica takes it.
+        signal(&owner, "-KILL");
+        let killed = Instant::now();
+        let _ = owner.wait();
+        let mut b = connect(other_addr).await;
+        let view = loop {
+            let answer = b
+                .get_game(pb::GetGameRequest {
+                    game_id: table.id.clone(),
+                    token: String::new(),
+                })
+                .await;
+            match answer {
+                Ok(r) => break r.into_inner().game.unwrap(),
+                Err(s) if s.code() == tonic::Code::Unavailable => {
+                    assert!(killed.elapsed() < Duration::from_secs(10), "{s:?}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(s) => panic!("{s:?}"),
+            }
+        };
+        let waited = killed.elapsed();
+        let black = view.clock.unwrap().remaining_ms[1];
+        let spent = INITIAL_MS - black;
+        // The takeover took about a lease: with `charge` black has spent at
+        // least the time since the kill (its turn began just before); with
+        // `credit` almost nothing (the takeover restarted its turn).
+        if charged {
+            assert!(
+                spent >= waited.as_millis() as u64 - 50,
+                "{mode}: black spent {spent} ms, {waited:?} passed since the kill"
+            );
+        } else {
+            assert!(
+                spent < (LEASE_MS / 2),
+                "{mode}: black spent {spent} ms, the takeover gap is credited"
+            );
+            assert!(
+                waited.as_millis() as u64 > LEASE_MS / 2,
+                "the gap was a lease"
+            );
+        }
+        signal(&other, "-TERM");
+        let _ = other.wait();
     }
 }

@@ -36,6 +36,10 @@ const WATCH_CHANNEL: usize = 4;
 /// What a watch task hands its stream.
 type WatchMessage = Result<Box<pb::WatchGameResponse>, Status>;
 
+/// The metadata key of the last ply a watch stream sent, on the status it
+/// ends with when it ends in an error (docs/API.md, "Watching").
+pub const LAST_PLY_HEADER: &str = "referee-last-ply";
+
 /// Most watch streams open at once, over all games, unless configured.
 pub const DEFAULT_MAX_WATCH_STREAMS: usize = 10_000;
 
@@ -256,12 +260,20 @@ impl RefereeService for RefereeApi {
             // Given back when the stream ends, however it ends.
             let _stream_permit = stream_permit;
             let _client_slot = client_slot;
+            // A stream that ends in an error names the last ply it sent
+            // (its resume point: WatchGame.from_ply) in `referee-last-ply`.
+            let ended = |mut status: Status, watch: &sessions::Watch| {
+                status
+                    .metadata_mut()
+                    .insert(LAST_PLY_HEADER, watch.last_ply().into());
+                status
+            };
             let shutting_down = || Status::unavailable("the server is shutting down");
             loop {
                 let next = tokio::select! {
                     biased;
                     _ = shutdown.cancelled() => {
-                        let _ = tx.try_send(Err(shutting_down()));
+                        let _ = tx.try_send(Err(ended(shutting_down(), &watch)));
                         break;
                     }
                     _ = tx.closed() => break,
@@ -312,7 +324,7 @@ impl RefereeService for RefereeApi {
                     // The game-over event was sent: the stream ends with OK.
                     Ok(None) => break,
                     Err(e) => {
-                        let _ = tx.try_send(Err(status(e)));
+                        let _ = tx.try_send(Err(ended(status(e), &watch)));
                         break;
                     }
                 });
@@ -321,7 +333,7 @@ impl RefereeService for RefereeApi {
                     tokio::select! {
                         biased;
                         _ = shutdown.cancelled() => {
-                            let _ = tx.try_send(Err(shutting_down()));
+                            let _ = tx.try_send(Err(ended(shutting_down(), &watch)));
                             gone = true;
                         }
                         sent = tx.send(Ok(message)) => gone = sent.is_err(),

@@ -46,6 +46,8 @@ pub struct Watch {
     presence: Option<watch::Receiver<PresenceBoard>>,
     pending: VecDeque<WatchItem>,
     last_sequence: u64,
+    /// The ply of the last item handed out.
+    last_ply: u32,
     rx: broadcast::Receiver<Arc<Event>>,
     finished: bool,
     /// Who watches: events are sent as this viewer may see them.
@@ -73,6 +75,7 @@ impl Watch {
             presence: Some(presence),
             pending,
             last_sequence,
+            last_ply: 0,
             rx,
             finished: false,
             viewer,
@@ -82,6 +85,12 @@ impl Watch {
     /// The sequence of the last event (or snapshot) handed out.
     pub fn last_sequence(&self) -> u64 {
         self.last_sequence
+    }
+
+    /// The ply of the last thing this watch delivered: its snapshot's, or
+    /// the last move's (where a client resumes with `from_ply`).
+    pub fn last_ply(&self) -> u32 {
+        self.last_ply
     }
 
     /// Each seat's presence now (to stamp on what this watch sends).
@@ -96,8 +105,12 @@ impl Watch {
     pub async fn next(&mut self) -> Result<Option<WatchItem>, SessionError> {
         loop {
             if let Some(item) = self.pending.pop_front() {
+                if let WatchItem::Snapshot { view, .. } = &item {
+                    self.last_ply = view.ply;
+                }
                 if let WatchItem::Event(e) = &item {
                     self.last_sequence = e.sequence;
+                    self.last_ply = e.ply;
                     if matches!(e.kind, EventKind::GameOver { .. }) {
                         self.finished = true;
                         self.pending.clear();
