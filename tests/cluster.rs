@@ -43,7 +43,7 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const LEASE_MS: u64 = 1500;
 const GAMES: usize = 32;
 /// Plies each game is played to before the seat to move resigns.
-const PLIES: u32 = 30;
+const PLIES: u32 = 40;
 /// How far a timed game's clock may be from what its record implies: the
 /// record stores each move's time in whole milliseconds, as its owner's
 /// clock counted it; a seat whose clock was not running at the end shows

@@ -308,7 +308,24 @@ pub fn serving_address(
     }
     match addr {
         Some(addr) if log.contains("storage open") => {
-            std::thread::spawn(move || for _ in lines {});
+            // PUNCT_REFEREE_TEST_LOG_DIR keeps each child's log in a file of
+            // its own there (to read after a failure).
+            let keep = std::env::var_os("PUNCT_REFEREE_TEST_LOG_DIR").map(|dir| {
+                let path = std::path::Path::new(&dir).join(format!("referee-{}.log", child.id()));
+                std::fs::File::create(path).ok()
+            });
+            std::thread::spawn(move || {
+                use std::io::Write as _;
+                let mut file = keep.flatten();
+                if let Some(f) = file.as_mut() {
+                    let _ = f.write_all(log.as_bytes());
+                }
+                for line in lines {
+                    if let (Some(f), Ok(line)) = (file.as_mut(), line) {
+                        let _ = writeln!(f, "{line}");
+                    }
+                }
+            });
             Ok((child, addr))
         }
         _ => {

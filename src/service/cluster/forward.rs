@@ -191,11 +191,15 @@ where
         match route {
             Route::Local => {
                 let response = inner.call(rebuilt(&parts, bytes.clone())).await?;
-                if attempt == 0 && !forwarded && response.headers().contains_key(GAME_MOVED_HEADER)
-                {
-                    // A write was fenced: the game has a new owner.
+                if response.headers().contains_key(GAME_MOVED_HEADER) {
+                    // A write was fenced (the game has a new owner) or found
+                    // this copy behind the database: the copy goes, and the
+                    // call is made again once, unless it came forwarded
+                    // (the forwarding replica makes it again).
                     cluster.lost(&game_id);
-                    continue;
+                    if attempt == 0 && !forwarded {
+                        continue;
+                    }
                 }
                 return Ok(response);
             }
