@@ -54,6 +54,7 @@ impl Default for ClusterOptions {
 }
 
 pub mod forward;
+pub mod tournaments;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -12,6 +12,13 @@
 //! game-over event gives the verdict; a game aborted because a seat missed
 //! its first-move deadline is a loss of that seat (`FORFEIT`), so an absent
 //! entrant loses and the event goes on.
+//!
+//! In a cluster the runner runs on the tournament's owner replica, and a
+//! game of it may be held by another (taken over after a replica died):
+//! its end is then read from storage every half lease until it is stored
+//! ([`wait_end`]). No game is started while the tournament's lease is not
+//! surely renewed, and a write of the document refused by fencing stops the
+//! runner: another replica runs the tournament now.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -22,9 +29,9 @@ use tokio::sync::mpsc;
 use super::record::{self, Doc, GameState, Status};
 use super::schedule::Format;
 use super::{Entry, Push, Tournament, Tournaments, assignment_of, view_of};
-use crate::games::Seat;
-use crate::service::sessions::{EventKind, SessionStore, WatchItem};
-use crate::service::storage::{self, Commit, Write};
+use crate::games::{Seat, Setup};
+use crate::service::sessions::{EventKind, Session, SessionStore, WatchItem};
+use crate::service::storage::{self, Commit};
 
 /// A game's end, as its watcher reports it.
 #[derive(Debug)]
@@ -60,7 +67,7 @@ async fn run(ts: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
             .collect()
     };
     for (number, game_id, seats) in playing {
-        watch_end(&ts, game_id, number, seats, ended_tx.clone());
+        watch_end(&ts, &entry, game_id, number, seats, ended_tx.clone());
     }
     loop {
         let retry = match step(&ts, &entry, &ended_tx).await {
@@ -68,8 +75,12 @@ async fn run(ts: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
             Step::Wait => false,
             Step::Retry => true,
         };
+        if entry.gone.is_cancelled() {
+            break;
+        }
         tokio::select! {
             _ = ts.shutdown.cancelled() => return,
+            _ = entry.gone.cancelled() => break,
             ended = ended_rx.recv() => {
                 if let Some(ended) = ended {
                     record_end(&ts, &id, &entry, ended).await;
@@ -100,6 +111,8 @@ async fn step(
 ) -> Step {
     loop {
         match plan(ts, entry) {
+            // Only under a lease surely still this replica's.
+            Plan::Start(_) if !ts.leases_valid() => return Step::Retry,
             Plan::Start(i) => {
                 if start_game(ts, entry, i, ended_tx).await.is_err() {
                     return Step::Retry;
@@ -107,8 +120,7 @@ async fn step(
             }
             Plan::Stored(commit, over) => {
                 entry.version.fetch_add(1, Ordering::SeqCst);
-                log_failure(commit.await);
-                if over {
+                if !stored(ts, entry, commit.await) || over {
                     return Step::Over;
                 }
             }
@@ -220,6 +232,7 @@ async fn start_game(
         }
     };
     let tokens: Vec<String> = tokens.iter().map(ToString::to_string).collect();
+    let session_tokens = tokens.clone();
     for detail in opening.iter().flatten() {
         let view = session.view(false);
         let Some(seat) = view.to_move else { break };
@@ -255,9 +268,18 @@ async fn start_game(
         (number, seats, save(ts, &t))
     };
     entry.version.fetch_add(1, Ordering::SeqCst);
-    log_failure(commit.await);
+    if !stored(ts, entry, commit.await) {
+        // Another replica runs the tournament now, without this game: it
+        // is called off (nobody may play it for a result).
+        if let Some(token) = session_tokens.first()
+            && let Err(e) = session.abort(token).await
+        {
+            tracing::warn!(game_id = %game_id, error = %e, "game of a moved tournament not called off");
+        }
+        return Ok(());
+    }
     tracing::info!(tournament = %entry.lock().doc.id, game = number, game_id = %game_id, "tournament game started");
-    watch_end(ts, game_id, number, seats.len(), ended_tx.clone());
+    watch_end(ts, entry, game_id, number, seats.len(), ended_tx.clone());
     Ok(())
 }
 
@@ -276,7 +298,7 @@ async fn record_end(ts: &Tournaments, id: &str, entry: &Entry, ended: Ended) {
         save(ts, &t)
     };
     entry.version.fetch_add(1, Ordering::SeqCst);
-    log_failure(commit.await);
+    stored(ts, entry, commit.await);
 }
 
 /// Once the SPRT decides: the decision, logged; games not started yet are
@@ -307,35 +329,53 @@ fn check_sprt(id: &str, doc: &mut Doc) {
     );
 }
 
-/// Queues `t`'s document for storage (in order: called under its lock).
+/// Queues `t`'s document for storage under its lease (in order: called
+/// under its lock).
 fn save(ts: &Tournaments, t: &Tournament) -> Commit {
     match record::row_of(&t.doc) {
-        Ok(row) => ts.sessions.storage().write(Write::Tournament(row)),
+        Ok(row) => ts.write(row, t.lease),
         Err(e) => Commit::ready(Err(storage::StorageError(e))),
     }
 }
 
-fn log_failure(result: Result<(), storage::StorageError>) {
-    if let Err(e) = result {
-        tracing::warn!(error = %e, "tournament state not stored; the next change stores it");
+/// What became of a write of the document: false when fencing refused it
+/// (another replica owns the tournament now: it is dropped here, and the
+/// runner stops); another failure is logged, and the next change stores
+/// the document.
+fn stored(ts: &Tournaments, entry: &Entry, result: Result<(), storage::StorageError>) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(e) if e.is_fenced() => {
+            let id = entry.lock().doc.id.clone();
+            tracing::warn!(tournament = %id, error = %e, "tournament write fenced");
+            ts.release(&id);
+            false
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "tournament state not stored; the next change stores it");
+            true
+        }
     }
 }
 
 /// Watches game `game_id` (number `number`, `seats` seats) to its end and
-/// reports it.
+/// reports it (until the server stops, or the tournament moves away).
 fn watch_end(
     ts: &Tournaments,
+    entry: &Entry,
     game_id: String,
     number: u32,
     seats: usize,
     ended: mpsc::UnboundedSender<Ended>,
 ) {
     let (sessions, shutdown, alive) = (ts.sessions.clone(), ts.shutdown.clone(), ts.track());
+    let (gone, poll) = (entry.gone.clone(), ts.poll());
     tokio::spawn(async move {
         let _alive = alive;
         tokio::select! {
             _ = shutdown.cancelled() => {}
-            state = wait_end(&sessions, game_id, seats) => {
+            _ = gone.cancelled() => {}
+            state = wait_end(&sessions, game_id, seats, poll) => {
                 let _ = ended.send(Ended { number, state });
             }
         }
@@ -344,11 +384,50 @@ fn watch_end(
 
 /// The end of game `game_id`: its verdict, with a missed first-move
 /// deadline as a forfeit of the seat that missed it; a game that vanished
-/// unfinished (expired) is a draw.
-async fn wait_end(sessions: &SessionStore, game_id: String, seats: usize) -> GameState {
-    let Ok(session) = sessions.find(&game_id).await else {
-        return record::done(game_id, seats, Vec::new(), "EXPIRED".into(), 0);
-    };
+/// unfinished (expired) is a draw. In a cluster (`poll`), a game held
+/// nowhere here is followed through storage: its stored end is read every
+/// `poll` until there is one, and a game held here that moves away is
+/// looked for again.
+async fn wait_end(
+    sessions: &SessionStore,
+    game_id: String,
+    seats: usize,
+    poll: Option<std::time::Duration>,
+) -> GameState {
+    loop {
+        let session = match (sessions.find(&game_id).await, poll) {
+            (Ok(session), _) => session,
+            (Err(_), None) => {
+                return record::done(game_id, seats, Vec::new(), "EXPIRED".into(), 0);
+            }
+            (Err(_), Some(poll)) => match stored_end(sessions, &game_id, seats).await {
+                Some(state) => return state,
+                None => {
+                    tokio::time::sleep(poll).await;
+                    continue;
+                }
+            },
+        };
+        if let Some(state) = follow(sessions, &session, &game_id, seats, poll.is_none()).await {
+            return state;
+        }
+        // Moved away unfinished (another replica holds it now).
+        if let Some(poll) = poll {
+            tokio::time::sleep(poll).await;
+        }
+    }
+}
+
+/// Follows a held game to its end; `None` when it stops being held here
+/// unfinished and `expire` is false (a cluster: it moved), else an
+/// unfinished game that is dropped counts as expired.
+async fn follow(
+    sessions: &SessionStore,
+    session: &Arc<Session>,
+    game_id: &str,
+    seats: usize,
+    expire: bool,
+) -> Option<GameState> {
     let mut to_move: Option<Seat> = None;
     if let Ok(mut watch) = session.watch(None) {
         loop {
@@ -373,18 +452,92 @@ async fn wait_end(sessions: &SessionStore, game_id: String, seats: usize) -> Gam
         if let Some(verdict) = view.verdict {
             let mut winners: Vec<usize> = verdict.winners.iter().map(Seat::index).collect();
             let mut reason = verdict.reason.to_string();
+            // A game read back finished was not seen being played: who was
+            // to move comes from its record.
+            let missed = to_move.or_else(|| to_move_at_end(session));
             if verdict.reason == "ABORTED"
                 && winners.is_empty()
-                && let Some(missed) = to_move
+                && let Some(missed) = missed
             {
                 winners = (0..seats).filter(|&s| s != missed.index()).collect();
                 reason = "FORFEIT".into();
             }
-            return record::done(game_id, seats, winners, reason, view.ply);
+            return Some(record::done(
+                game_id.to_string(),
+                seats,
+                winners,
+                reason,
+                view.ply,
+            ));
         }
-        if sessions.get(&game_id).is_err() {
-            return record::done(game_id, seats, Vec::new(), "EXPIRED".into(), view.ply);
+        if sessions.get(game_id).is_err() {
+            return expire.then(|| {
+                record::done(
+                    game_id.to_string(),
+                    seats,
+                    Vec::new(),
+                    "EXPIRED".into(),
+                    view.ply,
+                )
+            });
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// The seat that was to move when a finished game ended: the next of its
+/// last move, or its first mover when it ended before any move.
+fn to_move_at_end(session: &Session) -> Option<Seat> {
+    let (view, events) = session.view_with_events();
+    let last = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::MoveApplied { report } => Some(report.next),
+        EventKind::GameOver { .. } => None,
+    });
+    match last {
+        Some(next) => next,
+        None => {
+            let setup = view.setup.as_ref().and_then(|s| {
+                s.seed.map(|seed| Setup {
+                    seed,
+                    supplied: s.supplied,
+                })
+            });
+            view.rules.rules().start(setup).to_move()
+        }
+    }
+}
+
+/// The end of game `game_id` as storage has it, for a game held nowhere
+/// here: `None` while it is in progress (its owner plays it) or storage
+/// cannot be read; a finished game that could not be read back is counted
+/// from its stored ending; one stored as expired, or not at all, expired.
+async fn stored_end(sessions: &SessionStore, game_id: &str, seats: usize) -> Option<GameState> {
+    let storage = sessions.storage().clone();
+    let id = game_id.to_string();
+    let stored = tokio::task::spawn_blocking(move || storage.load(&id))
+        .await
+        .ok()?
+        .ok()?;
+    let Some(stored) = stored else {
+        return Some(record::done(
+            game_id.to_string(),
+            seats,
+            Vec::new(),
+            "EXPIRED".into(),
+            0,
+        ));
+    };
+    let end = stored.end?;
+    let (winners, reason) = if end.status == "finished" {
+        (end.winners.iter().map(Seat::index).collect(), end.reason)
+    } else {
+        (Vec::new(), "EXPIRED".to_string())
+    };
+    Some(record::done(
+        game_id.to_string(),
+        seats,
+        winners,
+        reason,
+        end.ply,
+    ))
 }
