@@ -535,18 +535,22 @@ fn drain_signal(
     (signal, drain_started)
 }
 
+/// What the gRPC services serve: the games, the tournaments, and in a
+/// cluster the routing of games' and tournaments' calls to their owners.
+type Served = (
+    Arc<SessionStore>,
+    Arc<Tournaments>,
+    Option<Arc<Cluster>>,
+    Option<Arc<TournamentCluster>>,
+);
+
 /// Serves gRPC (the referee, health, reflection) on `listener` until the
 /// `drain` signal, then drains for at most the drain timeout once its
 /// receiver says the drain started.
 async fn serve_grpc(
     listener: TcpListener,
     options: &ServerOptions,
-    (store, tournaments, cluster, tournament_cluster): (
-        Arc<SessionStore>,
-        Arc<Tournaments>,
-        Option<Arc<Cluster>>,
-        Option<Arc<TournamentCluster>>,
-    ),
+    (store, tournaments, cluster, tournament_cluster): Served,
     security: &Security,
     health_service: tonic_health::pb::health_server::HealthServer<
         impl tonic_health::pb::health_server::Health,

@@ -108,6 +108,11 @@ pub struct Cluster {
     channels: DashMap<String, Channel>,
     /// Game id → (owner address, when learnt).
     owners: DashMap<String, (String, Instant)>,
+    /// Held while a game is taken over: a call routed and the orphan sweep
+    /// taking the same game at once would each raise its epoch (this node
+    /// may re-take its own), the second fencing the first and dropping its
+    /// session while calls use it.
+    taking: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -160,6 +165,7 @@ impl Cluster {
             options,
             channels: DashMap::new(),
             owners: DashMap::new(),
+            taking: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -256,6 +262,8 @@ impl Cluster {
     /// Takes game `id` over if its lease allows; true when this replica
     /// owns it now (and holds it).
     async fn take_over(&self, id: &str) -> Result<bool, StorageError> {
+        // One at a time: a game taken meanwhile is found held, and renewed.
+        let _taking = self.taking.lock().await;
         let started = Instant::now();
         // Ours and held, its lease lapsed (the database was unreachable):
         // renewed as it is, so the copy held and its watchers stay.

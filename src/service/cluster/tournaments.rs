@@ -40,6 +40,10 @@ pub struct TournamentCluster {
     owners: DashMap<String, (String, Instant)>,
     /// Entrant key hash → its tournament (a key never changes tournament).
     keys: DashMap<[u8; 32], String>,
+    /// Held while a tournament is being taken over, so that a call routed
+    /// and the orphan sweep do not both take it (the second would raise
+    /// the epoch again and fence the first).
+    taking: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for TournamentCluster {
@@ -65,6 +69,7 @@ impl TournamentCluster {
             tournaments,
             owners: DashMap::new(),
             keys: DashMap::new(),
+            taking: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -187,6 +192,7 @@ impl TournamentCluster {
     /// Takes tournament `id` over if its lease allows; true when this
     /// replica owns it now (and holds it, resumed).
     async fn take_over(&self, id: &str) -> Result<bool, StorageError> {
+        let _taking = self.taking.lock().await;
         let started = Instant::now();
         // Held here, its lease lapsed (the database was unreachable):
         // renewed as it is, so its runner and entrants' streams stay.

@@ -418,9 +418,11 @@ async fn wait_end(
     }
 }
 
-/// Follows a held game to its end; `None` when it stops being held here
-/// unfinished and `expire` is false (a cluster: it moved), else an
-/// unfinished game that is dropped counts as expired.
+/// Follows a held game to its end; `None` when `expire` is false (a
+/// cluster) and this session stops being the one held here (the game moved
+/// away, or was taken back as a new session: a copy let go of is never
+/// trusted, its end is read again); with `expire`, an unfinished game that
+/// is dropped counts as expired.
 async fn follow(
     sessions: &SessionStore,
     session: &Arc<Session>,
@@ -448,6 +450,12 @@ async fn follow(
         }
     }
     loop {
+        let held = sessions
+            .get(game_id)
+            .is_ok_and(|h| Arc::ptr_eq(&h, session));
+        if !held && !expire {
+            return None;
+        }
         let view = session.view(false);
         if let Some(verdict) = view.verdict {
             let mut winners: Vec<usize> = verdict.winners.iter().map(Seat::index).collect();
@@ -470,16 +478,14 @@ async fn follow(
                 view.ply,
             ));
         }
-        if sessions.get(game_id).is_err() {
-            return expire.then(|| {
-                record::done(
-                    game_id.to_string(),
-                    seats,
-                    Vec::new(),
-                    "EXPIRED".into(),
-                    view.ply,
-                )
-            });
+        if !held {
+            return Some(record::done(
+                game_id.to_string(),
+                seats,
+                Vec::new(),
+                "EXPIRED".into(),
+                view.ply,
+            ));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -540,4 +546,84 @@ async fn stored_end(sessions: &SessionStore, game_id: &str, seats: usize) -> Opt
         reason,
         end.ply,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::games::GameRules;
+    use crate::service::sessions::Limits;
+    use crate::service::storage::conformance;
+    use crate::service::storage::postgres::{PostgresOptions, PostgresStorage};
+
+    /// A store of replica `node` on the database at `url`.
+    async fn replica(url: &str, node: &str) -> Arc<SessionStore> {
+        let options = PostgresOptions {
+            url: url.into(),
+            pool_size: 6,
+            node_id: node.into(),
+            lease: Duration::from_millis(400),
+        };
+        let storage = tokio::task::spawn_blocking(move || PostgresStorage::open(&options))
+            .await
+            .unwrap()
+            .unwrap();
+        Arc::new(SessionStore::with_storage(
+            Limits::default(),
+            Arc::new(storage),
+        ))
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_end_of_a_game_another_replica_holds_is_read_from_storage() {
+        let Some(server) = conformance::test_database_url() else {
+            return;
+        };
+        let url = conformance::fresh_database(&server);
+        let owner = replica(&url, "owner").await;
+        let runner = replica(&url, "runner").await;
+        let poll = Some(Duration::from_millis(50));
+
+        // Resigned on the replica holding it: the runner's replica, which
+        // does not hold it, learns the resignation from storage.
+        let (game, tokens) = owner
+            .create(GameRules::default(), BTreeMap::new())
+            .await
+            .unwrap();
+        let id = game.id().to_string();
+        let waiting = {
+            let (runner, id) = (runner.clone(), id.clone());
+            tokio::spawn(async move { wait_end(&runner, id, 2, poll).await })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!waiting.is_finished(), "in progress elsewhere: waited for");
+        assert!(!runner.holds(&id));
+        game.resign(&tokens[0].to_string()).await.unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the end is read within a few polls")
+            .unwrap();
+        assert_eq!(ended, record::done(id, 2, vec![1], "RESIGNATION".into(), 0));
+
+        // Called off before any move: the seat that was to move (the
+        // first) forfeits, as when the runner watches the game itself.
+        let (game, tokens) = owner
+            .create(GameRules::default(), BTreeMap::new())
+            .await
+            .unwrap();
+        let id = game.id().to_string();
+        let waiting = {
+            let (runner, id) = (runner.clone(), id.clone());
+            tokio::spawn(async move { wait_end(&runner, id, 2, poll).await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        game.abort(&tokens[1].to_string()).await.unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the end is read within a few polls")
+            .unwrap();
+        assert_eq!(ended, record::done(id, 2, vec![1], "FORFEIT".into(), 0));
+    }
 }
