@@ -490,12 +490,24 @@ impl Tournaments {
     /// game watchers stop, its entrants' streams end (they reconnect and
     /// reach the owner). Returns whether it was held.
     pub fn release(&self, id: &str) -> bool {
-        let Some(entry) = self
-            .held
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id)
-        else {
+        self.release_if(id, |_| true)
+    }
+
+    /// [`Tournaments::release`] if it is held under `lease` (a write under
+    /// that lease was fenced; a lease taken since stays).
+    fn release_lease(&self, id: &str, lease: Lease) -> bool {
+        self.release_if(id, |t| t.lease == lease)
+    }
+
+    fn release_if(&self, id: &str, held_so: impl Fn(&Tournament) -> bool) -> bool {
+        let entry = {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            match held.get(id) {
+                Some(e) if held_so(&e.lock()) => held.remove(id),
+                _ => None,
+            }
+        };
+        let Some(entry) = entry else {
             return false;
         };
         entry.gone.cancel();
@@ -1084,7 +1096,7 @@ impl Tournaments {
         match self.write(row, lease).await {
             Ok(()) => Ok(()),
             Err(e) if e.is_fenced() => {
-                self.release(&doc.id);
+                self.release_lease(&doc.id, lease);
                 Err(TournamentError::Moved(doc.id.clone()))
             }
             Err(e) => Err(TournamentError::Unavailable(e.to_string())),

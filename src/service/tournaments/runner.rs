@@ -346,9 +346,15 @@ fn stored(ts: &Tournaments, entry: &Entry, result: Result<(), storage::StorageEr
     match result {
         Ok(()) => true,
         Err(e) if e.is_fenced() => {
-            let id = entry.lock().doc.id.clone();
+            let (id, lease) = {
+                let t = entry.lock();
+                (t.doc.id.clone(), t.lease)
+            };
             tracing::warn!(tournament = %id, error = %e, "tournament write fenced");
-            ts.release(&id);
+            ts.release_lease(&id, lease);
+            // Stopped, even if a newer lease is held here now: that one
+            // has a runner of its own.
+            entry.gone.cancel();
             false
         }
         Err(e) => {
