@@ -886,3 +886,464 @@ async fn a_takeover_charges_the_ownerless_time_only_when_asked() {
         let _ = other.wait();
     }
 }
+
+// ---------------------------------------------------------------------
+// Listing and tournaments from any replica (docs/CLUSTER.md, "Listing and
+// tournaments"; docs/TOURNAMENTS.md, "In a cluster").
+
+/// A fresh database on the test server, its URL.
+async fn fresh_database(server: &str) -> String {
+    let admin = sql(server).await;
+    let name = format!("punct_cluster_{:016x}", rand::random::<u64>());
+    admin
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    with_database(server, &name)
+}
+
+/// A replica with a lease of `lease_ms`, on a free loopback port.
+fn spawn_leased(url: &str, node: &str, lease_ms: u64) -> (Child, SocketAddr) {
+    let child = Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-http",
+            "--log-format",
+            "json",
+            "--log",
+            "info",
+            "--storage",
+            "postgres",
+            "--node-id",
+            node,
+            "--lease-ms",
+            &lease_ms.to_string(),
+        ])
+        .env("PUNCT_REFEREE_DATABASE_URL", url)
+        .env_remove("RUST_LOG")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn a replica");
+    common::serving_address(child).unwrap_or_else(|log| panic!("replica {node}:\n{log}"))
+}
+
+async fn channel_to(addr: SocketAddr) -> Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .expect("connect to a replica")
+}
+
+/// Every page of a listing through `client`, in order.
+async fn list_all(
+    client: &mut RefereeServiceClient<Channel>,
+    status: pb::GameStatus,
+    labels: &[(&str, &str)],
+) -> Vec<pb::GameSummary> {
+    let mut out = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = client
+            .list_games(pb::ListGamesRequest {
+                page_size: 5,
+                page_token: token.clone(),
+                status: status as i32,
+                labels: labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            })
+            .await
+            .expect("list")
+            .into_inner();
+        assert!(page.games.len() <= 5);
+        out.extend(page.games);
+        if page.next_page_token.is_empty() {
+            return out;
+        }
+        token = page.next_page_token;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_from_any_replica_pages_through_every_game_of_the_cluster_once() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let _serial = SERIAL.lock().await;
+    let url = fresh_database(&server).await;
+    let nodes = ["list-a", "list-b"];
+    let mut children = Vec::new();
+    let mut clients = Vec::new();
+    for node in nodes {
+        let (child, addr) = spawn_leased(&url, node, 2000);
+        children.push(child);
+        clients.push(RefereeServiceClient::new(channel_to(addr).await));
+    }
+    // 12 games, created alternately on each replica (which then owns and
+    // holds it), played a few plies through the other one (forwarded);
+    // every third resigned.
+    let mut games: Vec<(String, usize, bool)> = Vec::new();
+    for i in 0..12usize {
+        let home = i % 2;
+        let side = if home == 0 { "a" } else { "b" };
+        let created = clients[home]
+            .create_game(pb::CreateGameRequest {
+                rules: Some(common::rules(ppb::Variant::Standard)),
+                labels: [
+                    ("side".to_string(), side.to_string()),
+                    ("n".to_string(), i.to_string()),
+                ]
+                .into(),
+                ..Default::default()
+            })
+            .await
+            .expect("create")
+            .into_inner();
+        let table = common::table_of(created.game.unwrap(), &created.seats);
+        let other = &mut clients[1 - home];
+        for ply in 0..(i % 4) as u32 {
+            let legal = other
+                .list_legal_moves(pb::ListLegalMovesRequest {
+                    game_id: table.id.clone(),
+                    view: pb::MovesView::Text as i32,
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let text = String::from_utf8(legal.notation_text.to_vec()).unwrap();
+            let first = text.lines().next().expect("a legal move");
+            common::submit(other, &table, ply, common::notation(first))
+                .await
+                .unwrap();
+        }
+        let resigned = i % 3 == 0;
+        if resigned {
+            clients[home]
+                .resign(pb::ResignRequest {
+                    game_id: table.id.clone(),
+                    token: table.token_at((i % 4) as u32).to_string(),
+                })
+                .await
+                .unwrap();
+        }
+        games.push((table.id, home, resigned));
+    }
+    // The expected order: creation time, then id.
+    let mut expected: Vec<(i64, String)> = Vec::new();
+    for (id, _, _) in &games {
+        let g = common::get(&mut clients[0], id).await;
+        expected.push((g.created_unix_ms, id.clone()));
+    }
+    expected.sort();
+    let ids = |list: &[pb::GameSummary]| list.iter().map(|g| g.game_id.clone()).collect::<Vec<_>>();
+    let expect = |keep: &dyn Fn(&(String, usize, bool)) -> bool| -> Vec<String> {
+        expected
+            .iter()
+            .filter(|(_, id)| keep(games.iter().find(|g| g.0 == *id).unwrap()))
+            .map(|(_, id)| id.clone())
+            .collect()
+    };
+    for (r, client) in clients.iter().enumerate() {
+        let mut client = client.clone();
+        let all = list_all(&mut client, pb::GameStatus::Unspecified, &[]).await;
+        assert_eq!(
+            ids(&all),
+            expect(&|_| true),
+            "replica {r}: every game of the cluster, once, in order"
+        );
+        // Each summary is what the owner says (GetGame is forwarded to it).
+        for s in &all {
+            let g = common::get(&mut client, &s.game_id).await;
+            assert_eq!(
+                (s.ply, s.status, s.to_move, s.created_unix_ms, &s.labels),
+                (g.ply, g.status, g.to_move, g.created_unix_ms, &g.labels),
+                "replica {r}: summary of game {}",
+                s.game_id
+            );
+            assert_eq!(s.outcome, g.outcome, "replica {r}: game {}", s.game_id);
+        }
+        // Owned by the other replica, in progress: listed all the same.
+        let elsewhere = games
+            .iter()
+            .filter(|(_, home, resigned)| *home != r && !resigned)
+            .count();
+        assert!(elsewhere >= 3, "{elsewhere} games in progress elsewhere");
+        let finished = list_all(&mut client, pb::GameStatus::Finished, &[]).await;
+        assert_eq!(ids(&finished), expect(&|g| g.2), "replica {r}: finished");
+        let playing = list_all(&mut client, pb::GameStatus::InProgress, &[]).await;
+        assert_eq!(ids(&playing), expect(&|g| !g.2), "replica {r}: in progress");
+        let side_b = list_all(&mut client, pb::GameStatus::Unspecified, &[("side", "b")]).await;
+        assert_eq!(ids(&side_b), expect(&|g| g.1 == 1), "replica {r}: side b");
+        let a_playing = list_all(&mut client, pb::GameStatus::InProgress, &[("side", "a")]).await;
+        assert_eq!(
+            ids(&a_playing),
+            expect(&|g| g.1 == 0 && !g.2),
+            "replica {r}: side a in progress"
+        );
+        let one = list_all(&mut client, pb::GameStatus::Unspecified, &[("n", "7")]).await;
+        assert_eq!(
+            ids(&one),
+            vec![games[7].0.clone()],
+            "replica {r}: one label value"
+        );
+    }
+    for mut child in children {
+        signal(&child, "-TERM");
+        let _ = child.wait();
+    }
+}
+
+type TournamentClient =
+    punct_referee::service::grpc::pb::referee::v1::tournament_service_client::TournamentServiceClient<
+        Channel,
+    >;
+
+async fn tournament_of(t: &mut TournamentClient, id: &str) -> pb::Tournament {
+    t.get_tournament(pb::GetTournamentRequest {
+        tournament_id: id.to_string(),
+    })
+    .await
+    .expect("get tournament")
+    .into_inner()
+    .tournament
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true_standings() {
+    use punct_referee::service::grpc::pb::dots::v1 as dpb;
+    use punct_referee::tools::tournament::entrant::{EntrantBot, play_entrant};
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let _serial = SERIAL.lock().await;
+    const LEASE: u64 = 1000;
+    let url = fresh_database(&server).await;
+    let (mut owner, owner_addr) = spawn_leased(&url, "tour-a", LEASE);
+    let (mut other, other_addr) = spawn_leased(&url, "tour-b", LEASE);
+    // A third replica: the tournament and the game in play go to B or C,
+    // whichever takes each first (so the tournament's runner may follow a
+    // game another replica holds, through storage).
+    let (mut third, _) = spawn_leased(&url, "tour-c", LEASE);
+    let db = sql(&url).await;
+
+    // Created and started on A: A owns it and runs it.
+    let mut on_a = TournamentClient::new(channel_to(owner_addr).await);
+    let created = on_a
+        .create_tournament(pb::CreateTournamentRequest {
+            spec: Some(pb::TournamentSpec {
+                name: "failover".into(),
+                rules: Some(pb::GameRules {
+                    game: Some(pb::game_rules::Game::Dots(dpb::RuleOptions {
+                        width: 8,
+                        height: 8,
+                        ..Default::default()
+                    })),
+                }),
+                format: pb::TournamentFormat::RoundRobin as i32,
+                games_per_pairing: 2,
+                time_control: Some(pb::TimeControl {
+                    mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
+                        move_ms: 10_000,
+                    })),
+                    first_move_deadline_ms: None,
+                }),
+                concurrency: 1,
+                ..Default::default()
+            }),
+            entrants: vec!["greedy".into(), "r1".into(), "r2".into()],
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    let id = created.tournament.unwrap().tournament_id;
+    on_a.start_tournament(pb::StartTournamentRequest {
+        tournament_id: id.clone(),
+    })
+    .await
+    .expect("start");
+    let row = db
+        .query_one("SELECT owner, epoch FROM tournaments WHERE id = $1", &[&id])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, Option<String>>(0).as_deref(), Some("tour-a"));
+    assert_eq!(row.get::<_, i64>(1), 1);
+
+    // The bots connect to B only: their streams and games are forwarded to
+    // A while it lives.
+    let mut bots = Vec::new();
+    for (i, key) in created.keys.iter().enumerate() {
+        let spec = if i == 0 {
+            "greedy".to_string()
+        } else {
+            format!("r{i}=random")
+        };
+        let bot = EntrantBot::new(spec.parse().unwrap(), i as u64 + 1, Duration::from_secs(10))
+            .resuming(Duration::from_secs(30));
+        bots.push(tokio::spawn(play_entrant(
+            channel_to(other_addr).await,
+            key.entrant_key.clone(),
+            bot,
+        )));
+    }
+    let mut on_b = TournamentClient::new(channel_to(other_addr).await);
+    let mut games_b = RefereeServiceClient::new(channel_to(other_addr).await);
+
+    // A dies mid-tournament: two games over, the third a few plies in.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let in_play = loop {
+        assert!(Instant::now() < deadline, "the tournament never got going");
+        let now = tournament_of(&mut on_b, &id).await;
+        let done = now
+            .games
+            .iter()
+            .filter(|g| g.status == pb::TournamentGameStatus::Finished as i32)
+            .count();
+        let playing = now
+            .games
+            .iter()
+            .find(|g| g.status == pb::TournamentGameStatus::InProgress as i32);
+        if let (true, Some(g)) = (done >= 2, playing)
+            && common::get(&mut games_b, &g.game_id).await.ply >= 4
+        {
+            break g.game_id.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    };
+    signal(&owner, "-KILL");
+    let killed_at = Instant::now();
+    let _ = owner.wait();
+
+    // B or C takes the tournament over (and the game in play), and the
+    // bots, reconnecting to B, play it to its end.
+    let mut ends = Vec::new();
+    for bot in bots {
+        ends.push(
+            common::within(60, bot)
+                .await
+                .unwrap()
+                .expect("the bot plays to the end"),
+        );
+    }
+    eprintln!(
+        "tournament finished {} ms after its owner was killed",
+        killed_at.elapsed().as_millis()
+    );
+    for (end, reports) in &ends {
+        assert_eq!(end.status, pb::TournamentStatus::Finished as i32);
+        assert_eq!(reports.len(), 4, "each entrant plays its 4 games");
+    }
+    // The end is told to the entrants as it is written: read once stored.
+    let row = loop {
+        let row = db
+            .query_one(
+                "SELECT owner, epoch, status FROM tournaments WHERE id = $1",
+                &[&id],
+            )
+            .await
+            .unwrap();
+        if row.get::<_, String>(2) == "finished" || killed_at.elapsed() > Duration::from_secs(70) {
+            break row;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let new_owner = row.get::<_, Option<String>>(0).unwrap_or_default();
+    assert!(
+        ["tour-b", "tour-c"].contains(&new_owner.as_str()),
+        "taken over by a live replica, not {new_owner}"
+    );
+    assert!(row.get::<_, i64>(1) >= 2, "taken over: a new epoch");
+    assert_eq!(row.get::<_, String>(2), "finished");
+    let game_row = db
+        .query_one("SELECT owner, status FROM games WHERE id = $1", &[&in_play])
+        .await
+        .unwrap();
+    let game_owner = game_row.get::<_, Option<String>>(0).unwrap_or_default();
+    assert!(
+        ["tour-b", "tour-c"].contains(&game_owner.as_str()),
+        "the game in play was taken over, not left to {game_owner}"
+    );
+    assert_eq!(game_row.get::<_, String>(1), "finished");
+    eprintln!("tournament taken over by {new_owner}, the game in play by {game_owner}");
+
+    let done = tournament_of(&mut on_b, &id).await;
+    assert_eq!(done.status, pb::TournamentStatus::Finished as i32);
+    assert_eq!(done.games.len(), 6);
+    let ids: std::collections::BTreeSet<&str> =
+        done.games.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(ids.len(), 6, "six distinct games");
+    // Every result recorded once, as the game itself ended; the standings
+    // are a recount of the games' outcomes.
+    let mut points: BTreeMap<u32, f64> = BTreeMap::new();
+    for g in &done.games {
+        assert_eq!(g.status, pb::TournamentGameStatus::Finished as i32);
+        eprintln!(
+            "game {}: {} at ply {}, winners {:?}",
+            g.number, g.reason, g.ply, g.winners
+        );
+        // Played out by the bots across the failover: nobody lost on time.
+        assert!(
+            !["TIMEOUT", "FORFEIT", "EXPIRED", "ABORTED"].contains(&g.reason.as_str()),
+            "game {} ended {}",
+            g.number,
+            g.reason
+        );
+        let game = common::get(&mut games_b, &g.game_id).await;
+        assert_eq!(game.status, pb::GameStatus::Finished as i32);
+        let outcome = game.outcome.unwrap();
+        assert_eq!(
+            (g.reason.as_str(), g.ply),
+            (outcome.reason.as_str(), game.ply)
+        );
+        let mut winners = g.winners.clone();
+        winners.sort();
+        let mut theirs = outcome.winners.clone();
+        theirs.sort();
+        assert_eq!(winners, theirs, "game {}", g.number);
+        for (seat, &e) in g.entrants.iter().enumerate() {
+            let share = if outcome.winners.is_empty() {
+                0.5
+            } else if outcome.winners.contains(&(seat as u32 + 1)) {
+                1.0 / outcome.winners.len() as f64
+            } else {
+                0.0
+            };
+            *points.entry(e).or_default() += share;
+        }
+    }
+    for s in &done.standings {
+        assert_eq!(s.points, points[&s.entrant], "entrant {}", s.name);
+        assert_eq!(s.games, 4);
+    }
+    assert_eq!(done.standings.iter().map(|s| s.points).sum::<f64>(), 6.0);
+    // No other game carries the tournament's label: none was created twice.
+    let labelled = list_all(
+        &mut games_b,
+        pb::GameStatus::Unspecified,
+        &[("tournament_id", id.as_str())],
+    )
+    .await;
+    let listed: std::collections::BTreeSet<&str> =
+        labelled.iter().map(|g| g.game_id.as_str()).collect();
+    assert_eq!(listed, ids, "the tournament's games, and only them");
+    // And ListTournaments on B lists it (from the database).
+    let list = on_b
+        .list_tournaments(pb::ListTournamentsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(list.tournaments.len(), 1);
+    assert_eq!(list.tournaments[0].tournament_id, id);
+    for child in [&mut other, &mut third] {
+        signal(child, "-TERM");
+        let _ = child.wait();
+    }
+}

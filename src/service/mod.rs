@@ -47,6 +47,7 @@ use tonic_health::ServingStatus;
 use self::access::{AccessLayer, Keys};
 use self::cluster::Cluster;
 use self::cluster::forward::ForwardLayer;
+use self::cluster::tournaments::TournamentCluster;
 use self::grpc::RefereeApi;
 use self::grpc::TournamentApi;
 use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
@@ -210,7 +211,7 @@ pub async fn run_with_http(
     warn_if_open(&listener, http.as_ref(), &security);
     let (store, postgres) = open_store(&options)?;
     let stop = CancellationToken::new();
-    let cluster = match postgres {
+    let cluster = match postgres.clone() {
         Some(storage) => {
             let advertise = if options.cluster.advertise.is_empty() {
                 cluster::default_advertise(
@@ -246,12 +247,35 @@ pub async fn run_with_http(
         None => None,
     };
     let tournaments = Tournaments::new(store.clone(), stop.clone());
-    let resumed = tournaments
-        .recover()
-        .map_err(|e| ServeError::Storage(e.to_string()))?;
-    if resumed > 0 {
-        tracing::info!(tournaments = resumed, "stored tournaments read back");
-    }
+    // In a cluster, each replica resumes only its own tournaments (and
+    // takes over those of replicas that died); a single referee resumes
+    // every stored one.
+    let tournament_cluster = match (&cluster, postgres) {
+        (Some(cluster), Some(storage)) => {
+            let leased = Arc::new(TournamentCluster::new(
+                cluster.clone(),
+                storage,
+                tournaments.clone(),
+            ));
+            let resumed = leased
+                .start()
+                .await
+                .map_err(|e| ServeError::Storage(e.to_string()))?;
+            if resumed > 0 {
+                tracing::info!(tournaments = resumed, "own tournaments resumed");
+            }
+            Some(leased)
+        }
+        _ => {
+            let resumed = tournaments
+                .recover()
+                .map_err(|e| ServeError::Storage(e.to_string()))?;
+            if resumed > 0 {
+                tracing::info!(tournaments = resumed, "stored tournaments read back");
+            }
+            None
+        }
+    };
     let http_task = http.map(|port| {
         spawn_http(
             port,
@@ -275,6 +299,9 @@ pub async fn run_with_http(
     let cluster_task = cluster
         .clone()
         .map(|c| tokio::spawn(c.run(health.clone(), stop.clone())));
+    let tournament_lease_task = tournament_cluster
+        .clone()
+        .map(|t| tokio::spawn(t.run(stop.clone())));
     let sweeper = tokio::spawn(sweep(
         store.clone(),
         security.quotas.clone(),
@@ -289,7 +316,7 @@ pub async fn run_with_http(
     let result = serve_grpc(
         listener,
         &options,
-        (store, tournaments.clone(), cluster),
+        (store, tournaments.clone(), cluster, tournament_cluster),
         &security,
         health_service,
         &stop,
@@ -308,6 +335,9 @@ pub async fn run_with_http(
     drop(tournaments);
     let _ = sweeper.await;
     if let Some(task) = cluster_task {
+        let _ = task.await;
+    }
+    if let Some(task) = tournament_lease_task {
         let _ = task.await;
     }
     if let Some(reloads) = reloads {
@@ -507,13 +537,22 @@ fn drain_signal(
     (signal, drain_started)
 }
 
+/// What the gRPC services serve: the games, the tournaments, and in a
+/// cluster the routing of games' and tournaments' calls to their owners.
+type Served = (
+    Arc<SessionStore>,
+    Arc<Tournaments>,
+    Option<Arc<Cluster>>,
+    Option<Arc<TournamentCluster>>,
+);
+
 /// Serves gRPC (the referee, health, reflection) on `listener` until the
 /// `drain` signal, then drains for at most the drain timeout once its
 /// receiver says the drain started.
 async fn serve_grpc(
     listener: TcpListener,
     options: &ServerOptions,
-    (store, tournaments, cluster): (Arc<SessionStore>, Arc<Tournaments>, Option<Arc<Cluster>>),
+    (store, tournaments, cluster, tournament_cluster): Served,
     security: &Security,
     health_service: tonic_health::pb::health_server::HealthServer<
         impl tonic_health::pb::health_server::Health,
@@ -565,7 +604,10 @@ async fn serve_grpc(
         .layer(ClientRateLayer::new(security.quotas.clone()))
         // Innermost: a call about a game another replica owns goes there
         // (its key and limits were checked here, and are again there).
-        .layer(ForwardLayer::new(cluster, options.max_message_bytes))
+        .layer(
+            ForwardLayer::new(cluster, options.max_message_bytes)
+                .with_tournaments(tournament_cluster),
+        )
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -12,6 +12,12 @@
 //! never forwarded twice: a replica that gets one for a game it does not
 //! own answers `UNAVAILABLE` (`GAME_MOVED`), and the first replica asks the
 //! database again.
+//!
+//! The calls about one tournament are routed the same way to the
+//! tournament's owner ([`super::tournaments`]): their message has the
+//! tournament id as field 1, except `ConnectEntrant`, routed by its
+//! `tournament_id` (field 2) when given, else by the tournament its
+//! entrant key (field 1) belongs to.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -25,7 +31,8 @@ use tonic::body::Body;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt as _};
 
-use super::{Cluster, Route};
+use super::tournaments::TournamentCluster;
+use super::{Cluster, Route, RouteError};
 use crate::service::grpc::error::{ERROR_DOMAIN, GAME_MOVED_HEADER};
 use crate::service::telemetry;
 
@@ -50,6 +57,18 @@ const GAME_CALLS: [&str; 11] = [
     "/referee.v1.RefereeService/RenderPosition",
 ];
 
+/// The calls about one tournament, whose message has the tournament id as
+/// field 1.
+const TOURNAMENT_CALLS: [&str; 4] = [
+    "/referee.v1.TournamentService/AddEntrant",
+    "/referee.v1.TournamentService/StartTournament",
+    "/referee.v1.TournamentService/CancelTournament",
+    "/referee.v1.TournamentService/GetTournament",
+];
+
+/// The entrants' stream: `entrant_key` is field 1, `tournament_id` field 2.
+const CONNECT_ENTRANT: &str = "/referee.v1.TournamentService/ConnectEntrant";
+
 /// Just the game id of a call's message (prost skips the other fields).
 #[derive(Clone, PartialEq, prost::Message)]
 struct GameIdOnly {
@@ -57,10 +76,105 @@ struct GameIdOnly {
     game_id: String,
 }
 
+/// Just the key and tournament of a `ConnectEntrant` message.
+#[derive(Clone, PartialEq, prost::Message)]
+struct EntrantOnly {
+    #[prost(string, tag = "1")]
+    entrant_key: String,
+    #[prost(string, tag = "2")]
+    tournament_id: String,
+}
+
+/// What a family of calls is about, and who routes it.
+#[derive(Debug, Clone)]
+enum Family {
+    /// A game's calls.
+    Game(Arc<Cluster>),
+    /// A tournament's calls.
+    Tournament(Arc<TournamentCluster>),
+}
+
+impl Family {
+    fn cluster(&self) -> &Cluster {
+        match self {
+            Family::Game(cluster) => cluster,
+            Family::Tournament(t) => t.cluster(),
+        }
+    }
+
+    /// What the subject is called in messages.
+    fn noun(&self) -> &'static str {
+        match self {
+            Family::Game(_) => "game",
+            Family::Tournament(_) => "tournament",
+        }
+    }
+
+    /// The `ErrorInfo` metadata key naming the subject.
+    fn id_key(&self) -> &'static str {
+        match self {
+            Family::Game(_) => "game_id",
+            Family::Tournament(_) => "tournament_id",
+        }
+    }
+
+    /// The reason of a refusal because the subject changed owner.
+    fn moved(&self) -> &'static str {
+        match self {
+            Family::Game(_) => "GAME_MOVED",
+            Family::Tournament(_) => "TOURNAMENT_MOVED",
+        }
+    }
+
+    /// The subject of the call's unary message (`None`: compressed, not a
+    /// message, or no subject named: the handler answers).
+    async fn subject(&self, path: &str, bytes: &Bytes) -> Result<Option<String>, RouteError> {
+        match self {
+            Family::Tournament(t) if path == CONNECT_ENTRANT => {
+                let Some(message) = message_of(bytes) else {
+                    return Ok(None);
+                };
+                let Ok(m) = <EntrantOnly as prost::Message>::decode(message) else {
+                    return Ok(None);
+                };
+                if !m.tournament_id.is_empty() {
+                    return Ok(Some(m.tournament_id));
+                }
+                t.tournament_of_key(&m.entrant_key).await
+            }
+            _ => Ok(game_id_of(bytes)),
+        }
+    }
+
+    async fn route(&self, id: &str, fresh: bool) -> Result<Route, RouteError> {
+        match (self, fresh) {
+            (Family::Game(c), false) => c.route(id).await,
+            (Family::Game(c), true) => c.route_fresh(id).await,
+            (Family::Tournament(t), false) => t.route(id).await,
+            (Family::Tournament(t), true) => t.route_fresh(id).await,
+        }
+    }
+
+    fn lost(&self, id: &str) {
+        match self {
+            Family::Game(c) => c.lost(id),
+            Family::Tournament(t) => t.lost(id),
+        }
+    }
+
+    fn forget_owner(&self, id: &str) {
+        match self {
+            Family::Game(c) => c.forget_owner(id),
+            Family::Tournament(t) => t.forget_owner(id),
+        }
+    }
+}
+
 /// The layer (see the module docs); `None` passes every call through.
 #[derive(Debug, Clone)]
 pub struct ForwardLayer {
     cluster: Option<Arc<Cluster>>,
+    tournaments: Option<Arc<TournamentCluster>>,
     max_message_bytes: usize,
 }
 
@@ -69,8 +183,15 @@ impl ForwardLayer {
     pub fn new(cluster: Option<Arc<Cluster>>, max_message_bytes: usize) -> ForwardLayer {
         ForwardLayer {
             cluster,
+            tournaments: None,
             max_message_bytes,
         }
+    }
+
+    /// Forwards the calls of tournaments `tournaments` says others own too.
+    pub fn with_tournaments(mut self, tournaments: Option<Arc<TournamentCluster>>) -> ForwardLayer {
+        self.tournaments = tournaments;
+        self
     }
 }
 
@@ -80,6 +201,7 @@ impl<S> tower::Layer<S> for ForwardLayer {
         Forward {
             inner,
             cluster: self.cluster.clone(),
+            tournaments: self.tournaments.clone(),
             max_message_bytes: self.max_message_bytes,
         }
     }
@@ -90,6 +212,7 @@ impl<S> tower::Layer<S> for ForwardLayer {
 pub struct Forward<S> {
     inner: S,
     cluster: Option<Arc<Cluster>>,
+    tournaments: Option<Arc<TournamentCluster>>,
     max_message_bytes: usize,
 }
 
@@ -114,7 +237,14 @@ where
 
     fn call(&mut self, request: http::Request<Body>) -> Self::Future {
         let path = request.uri().path();
-        let Some(cluster) = self.cluster.clone().filter(|_| GAME_CALLS.contains(&path)) else {
+        let family = if GAME_CALLS.contains(&path) {
+            self.cluster.clone().map(Family::Game)
+        } else if TOURNAMENT_CALLS.contains(&path) || path == CONNECT_ENTRANT {
+            self.tournaments.clone().map(Family::Tournament)
+        } else {
+            None
+        };
+        let Some(family) = family else {
             return Box::pin(self.inner.call(request));
         };
         // The service that was made ready answers this call; a fresh clone
@@ -122,13 +252,13 @@ where
         let clone = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, clone);
         let limit = self.max_message_bytes.saturating_add(5);
-        Box::pin(route(cluster, inner, request, limit))
+        Box::pin(route(family, inner, request, limit))
     }
 }
 
-/// Routes one game call: here, or to the owner.
+/// Routes one call about a game or a tournament: here, or to the owner.
 async fn route<S>(
-    cluster: Arc<Cluster>,
+    family: Family,
     mut inner: S,
     request: http::Request<Body>,
     limit: usize,
@@ -151,7 +281,18 @@ where
             return Ok(status.into_http());
         }
     };
-    let Some(game_id) = game_id_of(&bytes) else {
+    let subject = match family.subject(parts.uri.path(), &bytes).await {
+        Ok(subject) => subject,
+        Err(e) => {
+            return Ok(unavailable(
+                &format!("cannot route the call: {e}"),
+                "CLUSTER_UNAVAILABLE",
+                (family.id_key(), ""),
+            )
+            .into_http());
+        }
+    };
+    let Some(id) = subject else {
         // Compressed, or not a message: the handler says what is wrong.
         return inner.call(rebuilt(&parts, bytes)).await;
     };
@@ -159,31 +300,27 @@ where
         // Watched here whoever owns it: from this replica's copy, fed by
         // the database (a follower), unless the game is ours or orphaned
         // (routing takes it over). A follower is made by the handler.
-        if let Err(e) = cluster.route(&game_id).await {
+        if let Err(e) = family.route(&id, false).await {
             return Ok(unavailable(
-                &format!("cannot route game `{game_id}`: {e}"),
+                &format!("cannot route game `{id}`: {e}"),
                 "CLUSTER_UNAVAILABLE",
-                &game_id,
+                ("game_id", &id),
             )
             .into_http());
         }
         return inner.call(rebuilt(&parts, bytes)).await;
     }
+    let (noun, key) = (family.noun(), family.id_key());
     let forwarded = parts.headers.contains_key(FORWARDED_HEADER);
     let mut tried: Option<String> = None;
     for attempt in 0..2 {
-        let route = if attempt == 0 {
-            cluster.route(&game_id).await
-        } else {
-            cluster.route_fresh(&game_id).await
-        };
-        let route = match route {
+        let route = match family.route(&id, attempt > 0).await {
             Ok(route) => route,
             Err(e) => {
                 return Ok(unavailable(
-                    &format!("cannot route game `{game_id}`: {e}"),
+                    &format!("cannot route {noun} `{id}`: {e}"),
                     "CLUSTER_UNAVAILABLE",
-                    &game_id,
+                    (key, &id),
                 )
                 .into_http());
             }
@@ -192,11 +329,11 @@ where
             Route::Local => {
                 let response = inner.call(rebuilt(&parts, bytes.clone())).await?;
                 if response.headers().contains_key(GAME_MOVED_HEADER) {
-                    // A write was fenced (the game has a new owner) or found
-                    // this copy behind the database: the copy goes, and the
-                    // call is made again once, unless it came forwarded
-                    // (the forwarding replica makes it again).
-                    cluster.lost(&game_id);
+                    // A write was fenced (the subject has a new owner) or
+                    // found this copy behind the database: the copy goes,
+                    // and the call is made again once, unless it came
+                    // forwarded (the forwarding replica makes it again).
+                    family.lost(&id);
                     if attempt == 0 && !forwarded {
                         continue;
                     }
@@ -205,9 +342,9 @@ where
             }
             Route::Remote(_) if forwarded => {
                 return Ok(unavailable(
-                    &format!("game `{game_id}` is owned by another replica than the one that forwarded this call; call again"),
-                    "GAME_MOVED",
-                    &game_id,
+                    &format!("{noun} `{id}` is owned by another replica than the one that forwarded this call; call again"),
+                    family.moved(),
+                    (key, &id),
                 )
                 .into_http());
             }
@@ -215,11 +352,11 @@ where
                 if tried.as_deref() == Some(address.as_str()) {
                     break;
                 }
-                match send(&cluster, &address, &parts, bytes.clone()).await {
+                match send(family.cluster(), &address, &parts, bytes.clone()).await {
                     Ok(response)
                         if response.headers().contains_key(GAME_MOVED_HEADER) && attempt == 0 =>
                     {
-                        cluster.forget_owner(&game_id);
+                        family.forget_owner(&id);
                         tried = Some(address);
                         continue;
                     }
@@ -231,14 +368,14 @@ where
                     Err(e) => {
                         metrics::counter!(telemetry::CLUSTER_FORWARDED, "outcome" => "unreachable")
                             .increment(1);
-                        cluster.forget_owner(&game_id);
+                        family.forget_owner(&id);
                         return Ok(unavailable(
                             &format!(
-                                "the replica owning game `{game_id}` ({address}) does not answer ({e}); \
-                                 its games are taken over once its lease expires: call again"
+                                "the replica owning {noun} `{id}` ({address}) does not answer ({e}); \
+                                 its {noun}s are taken over once its lease expires: call again"
                             ),
                             "OWNER_UNREACHABLE",
-                            &game_id,
+                            (key, &id),
                         )
                         .into_http());
                     }
@@ -247,19 +384,20 @@ where
         }
     }
     Ok(unavailable(
-        &format!("game `{game_id}` is changing owner; call again"),
-        "GAME_MOVED",
-        &game_id,
+        &format!("{noun} `{id}` is changing owner; call again"),
+        family.moved(),
+        (key, &id),
     )
     .into_http())
 }
 
-/// `UNAVAILABLE` with `ErrorInfo{reason, game_id}` and a short retry hint.
-fn unavailable(message: &str, reason: &str, game_id: &str) -> Status {
+/// `UNAVAILABLE` with `ErrorInfo{reason, <key>: <id>}` (`game_id` or
+/// `tournament_id`) and a short retry hint.
+fn unavailable(message: &str, reason: &str, (key, id): (&str, &str)) -> Status {
     let mut details = ErrorDetails::with_error_info(
         reason,
         ERROR_DOMAIN,
-        std::collections::HashMap::from([("game_id".to_string(), game_id.to_string())]),
+        std::collections::HashMap::from([(key.to_string(), id.to_string())]),
     );
     details.set_retry_info(Some(std::time::Duration::from_millis(100)));
     Status::with_error_details(Code::Unavailable, message, details)
@@ -325,15 +463,20 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// The game id in a unary gRPC message (5-byte prefix, uncompressed).
-fn game_id_of(bytes: &Bytes) -> Option<String> {
+/// The message of a unary gRPC request (5-byte prefix, uncompressed).
+fn message_of(bytes: &Bytes) -> Option<&[u8]> {
     if bytes.len() < 5 || bytes[0] != 0 {
         return None;
     }
     let mut header = &bytes[1..5];
     let len = header.get_u32() as usize;
-    let message = bytes.get(5..5 + len)?;
-    let decoded = <GameIdOnly as prost::Message>::decode(message).ok()?;
+    bytes.get(5..5 + len)
+}
+
+/// The id in field 1 of a unary gRPC message: the game id of a game's
+/// call, the tournament id of a tournament's.
+fn game_id_of(bytes: &Bytes) -> Option<String> {
+    let decoded = <GameIdOnly as prost::Message>::decode(message_of(bytes)?).ok()?;
     (!decoded.game_id.is_empty()).then_some(decoded.game_id)
 }
 
@@ -360,8 +503,8 @@ impl http_body::Body for Guarded {
             Poll::Ready(Some(Err(e))) => {
                 self.done = true;
                 let status = Status::unavailable(format!(
-                    "the replica owning the game stopped answering ({e}); \
-                     resume on any replica (WatchGame: from_ply)"
+                    "the replica owning the game or tournament stopped answering ({e}); \
+                     resume on any replica (WatchGame: from_ply; ConnectEntrant: reconnect)"
                 ));
                 let mut trailers = http::HeaderMap::new();
                 match status.add_header(&mut trailers) {

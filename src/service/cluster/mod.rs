@@ -54,6 +54,7 @@ impl Default for ClusterOptions {
 }
 
 pub mod forward;
+pub mod tournaments;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -113,6 +114,11 @@ pub struct Cluster {
     /// Until when other owners' lapsed leases are left to them (a lease
     /// after this replica reached the database again).
     grace_until: std::sync::Mutex<Option<Instant>>,
+    /// Held while a game is taken over: a call routed and the orphan sweep
+    /// taking the same game at once would each raise its epoch (this node
+    /// may re-take its own), the second fencing the first and dropping its
+    /// session while calls use it.
+    taking: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -166,6 +172,7 @@ impl Cluster {
             channels: DashMap::new(),
             owners: DashMap::new(),
             grace_until: std::sync::Mutex::new(None),
+            taking: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -272,6 +279,8 @@ impl Cluster {
     /// Takes game `id` over if its lease allows; true when this replica
     /// owns it now (and holds it).
     async fn take_over(&self, id: &str) -> Result<bool, StorageError> {
+        // One at a time: a game taken meanwhile is found held, and renewed.
+        let _taking = self.taking.lock().await;
         let started = Instant::now();
         // Ours and held, its lease lapsed (the database was unreachable):
         // renewed as it is, so the copy held and its watchers stay.

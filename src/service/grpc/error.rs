@@ -18,6 +18,7 @@
 //! | no / unknown / malformed platform key | `UNAUTHENTICATED` | `ErrorInfo{KEY_MISSING/KEY_UNKNOWN/KEY_MALFORMED}` |
 //! | a key without the call's scope | `PERMISSION_DENIED` | `ErrorInfo{SCOPE_MISSING, scope}` |
 //! | the game moved to another replica (cluster) | `UNAVAILABLE` | `ErrorInfo{GAME_MOVED, game_id}` |
+//! | the tournament moved to another replica (cluster) | `UNAVAILABLE` | `ErrorInfo{TOURNAMENT_MOVED, tournament_id}` |
 
 use std::collections::HashMap;
 
@@ -28,7 +29,8 @@ use crate::games::MoveError;
 use crate::service::sessions::SessionError;
 use crate::service::tournaments::TournamentError;
 
-/// The header of a `GAME_MOVED` refusal (see [`status`]).
+/// The header of a `GAME_MOVED` (or `TOURNAMENT_MOVED`) refusal (see
+/// [`status`]).
 pub const GAME_MOVED_HEADER: &str = "referee-game-moved";
 
 /// The `ErrorInfo.domain` of every error this server sends.
@@ -202,6 +204,23 @@ pub fn tournament_status(err: TournamentError) -> Status {
             message,
             ErrorDetails::with_error_info("STORAGE_UNAVAILABLE", ERROR_DOMAIN, HashMap::new()),
         ),
+        TournamentError::Moved(id) => {
+            let mut status = Status::with_error_details(
+                Code::Unavailable,
+                message,
+                ErrorDetails::with_error_info(
+                    "TOURNAMENT_MOVED",
+                    ERROR_DOMAIN,
+                    HashMap::from([("tournament_id".to_string(), id)]),
+                ),
+            );
+            // As for a game: the forwarding layer then calls the new owner.
+            status.metadata_mut().insert(
+                GAME_MOVED_HEADER,
+                tonic::metadata::MetadataValue::from_static("1"),
+            );
+            status
+        }
     }
 }
 

@@ -304,8 +304,8 @@ async fn assignment_pb(
     tournaments: &Tournaments,
     a: Assignment,
 ) -> Option<pb::ConnectEntrantResponse> {
-    let session = tournaments.sessions().find(&a.game_id).await.ok()?;
-    let view = session.view(false);
+    // Held here, or (a cluster) by another replica: as stored.
+    let view = tournaments.sessions().peek(&a.game_id).await.ok()?;
     Some(pb::ConnectEntrantResponse {
         event: Some(pb::connect_entrant_response::Event::Game(
             pb::GameAssignment {
@@ -393,7 +393,8 @@ impl TournamentService for TournamentApi {
     ) -> Result<Response<pb::GetTournamentResponse>, Status> {
         let view = self
             .tournaments
-            .get(&request.get_ref().tournament_id)
+            .view_any(&request.get_ref().tournament_id)
+            .await
             .map_err(tournament_status)?;
         Ok(Response::new(pb::GetTournamentResponse {
             tournament: Some(tournament_pb(&view, true)),
@@ -422,7 +423,11 @@ impl TournamentService for TournamentApi {
             0 => crate::service::sessions::DEFAULT_PAGE_SIZE,
             n => (n as usize).min(crate::service::sessions::MAX_PAGE_SIZE),
         };
-        let (views, more) = self.tournaments.list(&req.page_token, size, status);
+        let (views, more) = self
+            .tournaments
+            .list_all(&req.page_token, size, status)
+            .await
+            .map_err(tournament_status)?;
         let next_page_token = if more {
             views.last().map(|v| v.doc.id.clone()).unwrap_or_default()
         } else {
@@ -477,6 +482,15 @@ impl TournamentService for TournamentApi {
                         },
                         true,
                     ),
+                    Some(Push::Moved) => {
+                        let id = connection.tournament_id();
+                        let _ = tx
+                            .send(Err(tournament_status(
+                                crate::service::tournaments::TournamentError::Moved(id),
+                            )))
+                            .await;
+                        break;
+                    }
                     None => break,
                 };
                 if tx.send(Ok(message)).await.is_err() || last {

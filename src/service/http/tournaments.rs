@@ -224,14 +224,25 @@ pub struct TournamentList {
 }
 
 /// `GET /api/tournaments`.
-pub async fn list(State(state): State<WebState>) -> Response {
+pub async fn list(State(state): State<WebState>) -> Result<Response, HttpError> {
+    // In a cluster, every tournament of the database.
     let (views, _) = state
         .tournaments
-        .list("", crate::service::tournaments::MAX_TOURNAMENTS, None);
-    axum::Json(TournamentList {
+        .list_all("", crate::service::tournaments::MAX_TOURNAMENTS, None)
+        .await
+        .map_err(unavailable)?;
+    Ok(axum::Json(TournamentList {
         tournaments: views.iter().map(|v| tournament_json(v, false)).collect(),
     })
-    .into_response()
+    .into_response())
+}
+
+/// The database could not be read.
+fn unavailable(e: TournamentError) -> HttpError {
+    HttpError {
+        status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        message: e.to_string(),
+    }
 }
 
 /// `GET /api/tournaments/{id}`.
@@ -239,8 +250,10 @@ pub async fn get(
     State(state): State<WebState>,
     Path(id): Path<String>,
 ) -> Result<Response, HttpError> {
-    let view = state.tournaments.get(&id).map_err(|e| match e {
+    // In a cluster, one owned by another replica as last stored.
+    let view = state.tournaments.view_any(&id).await.map_err(|e| match e {
         TournamentError::NotFound(_) => HttpError::not_found(e.to_string()),
+        e @ (TournamentError::Unavailable(_) | TournamentError::Moved(_)) => unavailable(e),
         other => HttpError::bad_request(other.to_string()),
     })?;
     Ok(axum::Json(tournament_json(&view, true)).into_response())

@@ -933,6 +933,32 @@ impl SessionStore {
         Ok(self.hold_archived(session))
     }
 
+    /// A picture of game `id` (without its state), whoever holds it: the
+    /// held game's view, else the stored game replayed as a listing shows
+    /// it (a game another replica owns, or finished and not held); nothing
+    /// is held by it.
+    pub async fn peek(&self, id: &str) -> Result<GameView, SessionError> {
+        match self.get(id) {
+            Err(SessionError::NotFound(_))
+                if self.storage.durable() && Token::parse(id).is_some() => {}
+            held => return held.map(|s| s.view(false)),
+        }
+        let storage = self.storage.clone();
+        let key = id.to_string();
+        let stored = tokio::task::spawn_blocking(move || storage.load(&key))
+            .await
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?;
+        let Some(stored) = stored.filter(|g| g.end.as_ref().is_none_or(|e| e.status == "finished"))
+        else {
+            return Err(SessionError::NotFound(id.to_string()));
+        };
+        let session = self.rebuild_listed(stored).map_err(|e| {
+            SessionError::Unavailable(format!("stored game `{id}` cannot be read back: {e}"))
+        })?;
+        Ok(session.view(false))
+    }
+
     /// Holds a finished game read back from storage (or gives the one
     /// another call held first), dropping the longest held past the cap.
     fn hold_archived(&self, session: Arc<Session>) -> Arc<Session> {
@@ -1012,7 +1038,17 @@ impl SessionStore {
                 break;
             }
         }
-        if self.storage.durable() && query.finished != Some(false) {
+        if self.storage.shared() {
+            // A cluster's database: the games in progress other replicas
+            // own are there too. The first page-and-one of the stored games
+            // and of the held ones hold the first page-and-one of both.
+            for g in self
+                .stored_games(after, &query.labels, query.finished, size + 1)
+                .await?
+            {
+                found.push((g.key(), Listed::Stored(Box::new(g))));
+            }
+        } else if self.storage.durable() && query.finished != Some(false) {
             for g in self.stored_finished(after, &query.labels, size + 1).await? {
                 found.push((g.key(), Listed::Stored(Box::new(g))));
             }
@@ -1035,7 +1071,7 @@ impl SessionStore {
         for (key, listed) in found {
             match listed {
                 Listed::Held(view) => page.push(*view),
-                Listed::Stored(g) => match self.rebuild(*g, true, Duration::ZERO) {
+                Listed::Stored(g) => match self.rebuild_listed(*g) {
                     Ok(session) => page.push(session.view(false)),
                     Err(e) => {
                         tracing::warn!(game_id = key.id, error = %e, "stored game cannot be read back");
@@ -1044,6 +1080,45 @@ impl SessionStore {
             }
         }
         Ok((page, next))
+    }
+
+    /// Up to `limit` games from a shared store (in progress, finished, or
+    /// either), after `after`, with all of `labels`; held ones included
+    /// (the listing keeps the held copy).
+    async fn stored_games(
+        &self,
+        after: Option<ListKey>,
+        labels: &BTreeMap<String, String>,
+        finished: Option<bool>,
+        limit: usize,
+    ) -> Result<Vec<StoredGame>, SessionError> {
+        let query = ArchiveQuery {
+            after,
+            labels: labels.clone(),
+            limit,
+        };
+        let storage = self.storage.clone();
+        tokio::task::spawn_blocking(move || storage.list_games(&query, finished))
+            .await
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?
+            .map_err(|e| SessionError::Unavailable(e.to_string()))
+    }
+
+    /// A stored game as a listing shows it, replayed: a finished one with
+    /// its ending; one in progress (owned by another replica) with its
+    /// clock run on from its last stored move by the wall clock, as its
+    /// owner's clock runs.
+    fn rebuild_listed(&self, stored: StoredGame) -> Result<Arc<Session>, String> {
+        if stored.end.is_some() {
+            return self.rebuild(stored, true, Duration::ZERO);
+        }
+        let last_ms = stored
+            .moves
+            .last()
+            .map_or(stored.game.created_at_ms, |m| m.played_at_ms);
+        let now_ms = storage::unix_ms(std::time::SystemTime::now());
+        let running = Duration::from_millis(u64::try_from(now_ms - last_ms).unwrap_or(0));
+        self.rebuild(stored, false, running)
     }
 
     /// Up to `limit` finished games from storage after `after` with all of

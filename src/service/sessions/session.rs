@@ -575,7 +575,9 @@ impl Session {
     /// stops at the deadline itself, so the loser's reading is exactly zero
     /// however late this runs.
     fn settle(&self, st: &mut State, now: time::Instant) {
-        if st.pending || st.game.verdict().is_some() {
+        // A follower's deadlines are its owner's to call, and a copy that
+        // moved away decides nothing any more.
+        if st.pending || st.game.verdict().is_some() || self.follower || self.moved() {
             return;
         }
         let Some((at, expiry)) = st.clock.expired(now) else {

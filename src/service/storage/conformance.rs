@@ -1028,3 +1028,213 @@ async fn postgres_heartbeat_reports_the_games_another_replica_took() {
     assert!(!a.holds("g"));
     assert!(a.leases_valid());
 }
+
+/// A tournament's row as the tournaments module writes it: a JSON document
+/// naming an entrant's key hash.
+fn leased_tournament(id: &str, status: &str, key_sha256: &str) -> TournamentRow {
+    TournamentRow {
+        id: id.into(),
+        status: status.into(),
+        document: format!(
+            "{{\"id\":\"{id}\",\"status\":\"{status}\",\"entrants\":[{{\"name\":\"e\",\"key_sha256\":\"{key_sha256}\"}}]}}"
+        ),
+        created_at_ms: 10,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_leases_tournaments_fences_their_writes_and_hands_them_over() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let a = open_node(&url, "node-a").await;
+    let b = open_node(&url, "node-b").await;
+    a.heartbeat("http://127.0.0.1:1").await.unwrap();
+    b.heartbeat("http://127.0.0.1:2").await.unwrap();
+    // Created under a's first lease.
+    let row = leased_tournament("t1", "registering", "aa");
+    a.write_leased(Write::Tournament(row.clone()), Some(1))
+        .await
+        .unwrap();
+    let owner = b.tournament_ownership("t1").await.unwrap().unwrap();
+    assert_eq!(owner.owner.as_deref(), Some("node-a"));
+    assert_eq!(owner.address.as_deref(), Some("http://127.0.0.1:1"));
+    assert!(owner.live && owner.in_progress);
+    assert!(b.tournament_ownership("nope").await.unwrap().is_none());
+    // While a's lease runs nobody else takes it, or writes it.
+    assert!(b.take_over_tournament("t1").await.unwrap().is_none());
+    let e = b
+        .write_leased(
+            Write::Tournament(leased_tournament("t1", "running", "aa")),
+            Some(1),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.is_fenced(), "{e}");
+    assert_eq!(
+        a.tournament_heartbeat(vec![("t1".into(), 1)])
+            .await
+            .unwrap(),
+        Vec::<String>::new()
+    );
+
+    // a stops renewing: once its lease expires b takes it, epoch 2, with
+    // the stored document.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(
+        b.tournament_orphans(10).await.unwrap(),
+        vec!["t1".to_string()]
+    );
+    let (epoch, taken) = b.take_over_tournament("t1").await.unwrap().unwrap();
+    assert_eq!((epoch, &taken), (2, &row));
+    assert!(
+        a.take_over_tournament("t1").await.unwrap().is_none(),
+        "b's lease runs"
+    );
+    // a's write is refused (fenced) and changes nothing; b's goes through.
+    let e = a
+        .write_leased(
+            Write::Tournament(leased_tournament("t1", "running", "aa")),
+            Some(1),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.is_fenced(), "{e}");
+    assert!(e.0.contains("tournament `t1`"), "{e}");
+    assert_eq!(b.tournament("t1").unwrap().unwrap(), row);
+    let running = leased_tournament("t1", "running", "aa");
+    b.write_leased(Write::Tournament(running.clone()), Some(2))
+        .await
+        .unwrap();
+    // a's heartbeat finds it lost; b's renews it.
+    assert_eq!(
+        a.tournament_heartbeat(vec![("t1".into(), 1)])
+            .await
+            .unwrap(),
+        vec!["t1".to_string()]
+    );
+    assert!(
+        b.tournament_heartbeat(vec![("t1".into(), 2)])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Ended by its owner: not lost, not an orphan, and any replica reads it.
+    let finished = leased_tournament("t1", "finished", "aa");
+    b.write_leased(Write::Tournament(finished.clone()), Some(2))
+        .await
+        .unwrap();
+    assert!(
+        b.tournament_heartbeat(vec![("t1".into(), 2)])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        !b.tournament_ownership("t1")
+            .await
+            .unwrap()
+            .unwrap()
+            .in_progress
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(b.tournament_orphans(10).await.unwrap().is_empty());
+    assert_eq!(a.tournament("t1").unwrap().unwrap(), finished);
+
+    // A tournament without an owner (stored before schema 4) is resumed
+    // by the first replica that starts; a key finds its tournament.
+    a.write(Write::Tournament(leased_tournament("t2", "running", "bb")))
+        .await
+        .unwrap();
+    let resumed = b.recover_tournaments().await.unwrap();
+    assert_eq!(resumed.len(), 1);
+    assert_eq!((resumed[0].0, resumed[0].1.id.as_str()), (1, "t2"));
+    let found =
+        |hash: &str| serde_json::json!({ "entrants": [{ "key_sha256": hash }] }).to_string();
+    assert_eq!(
+        a.tournament_containing(&found("bb"))
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("t2")
+    );
+    assert!(
+        a.tournament_containing(&found("cc"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Pages by id, by status.
+    let page = a.tournament_page("", None, 10).unwrap();
+    assert_eq!(
+        page.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["t1", "t2"]
+    );
+    let page = a.tournament_page("t1", None, 10).unwrap();
+    assert_eq!(
+        page.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+        ["t2"]
+    );
+    let page = a.tournament_page("", Some("finished"), 10).unwrap();
+    assert_eq!(page, vec![finished]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_lists_games_in_progress_and_finished_in_one_order() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    assert!(s.shared());
+    for (id, at) in [("g1", 3), ("g2", 1), ("g3", 2), ("g4", 2)] {
+        let row = GameRow {
+            created_at_ms: at,
+            ..game(id)
+        };
+        s.write(Write::Create(row, vec![mv(id, 1)], None))
+            .await
+            .unwrap();
+    }
+    s.write(Write::End(end("g3", 1))).await.unwrap();
+    s.write(Write::End(EndRow {
+        status: "expired",
+        ..end("g4", 1)
+    }))
+    .await
+    .unwrap();
+    let ids = |games: Vec<StoredGame>| games.into_iter().map(|g| g.game.id).collect::<Vec<_>>();
+    let query = ArchiveQuery {
+        limit: 10,
+        ..ArchiveQuery::default()
+    };
+    // Expired games are not listed; creation time, then id.
+    assert_eq!(ids(s.list_games(&query, None).unwrap()), ["g2", "g3", "g1"]);
+    assert_eq!(ids(s.list_games(&query, Some(true)).unwrap()), ["g3"]);
+    assert_eq!(
+        ids(s.list_games(&query, Some(false)).unwrap()),
+        ["g2", "g1"]
+    );
+    let after = ArchiveQuery {
+        after: Some(ListKey {
+            created_at_ms: 2,
+            id: "g3".into(),
+        }),
+        limit: 10,
+        ..ArchiveQuery::default()
+    };
+    assert_eq!(ids(s.list_games(&after, None).unwrap()), ["g1"]);
+    let other_label = ArchiveQuery {
+        labels: BTreeMap::from([("event".into(), "league".into())]),
+        limit: 10,
+        ..ArchiveQuery::default()
+    };
+    assert!(s.list_games(&other_label, None).unwrap().is_empty());
+    let first = s.list_games(&query, Some(false)).unwrap();
+    assert_eq!(first[0].moves, vec![mv("g2", 1)]);
+    // A store only this process writes lists none in progress.
+    let memory = MemoryStorage::new();
+    assert!(!memory.shared());
+    assert!(memory.list_games(&query, Some(false)).unwrap().is_empty());
+}

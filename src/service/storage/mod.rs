@@ -210,6 +210,15 @@ impl StorageError {
         ))
     }
 
+    /// A write of tournament `id` refused because this replica no longer
+    /// owns it (docs/TOURNAMENTS.md, "In a cluster"); [`StorageError::is_fenced`]
+    /// tells it apart like a game's.
+    pub fn fenced_tournament(id: &str, why: &str) -> StorageError {
+        StorageError(format!(
+            "{FENCED}tournament `{id}` is owned by another replica now ({why})"
+        ))
+    }
+
     /// Whether the write was refused by fencing (the game moved), not by a
     /// failure of the database.
     pub fn is_fenced(&self) -> bool {
@@ -310,6 +319,57 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError>;
     /// Every stored tournament, oldest first. Blocking.
     fn tournaments(&self) -> Result<Vec<TournamentRow>, StorageError>;
+
+    /// Whether other processes write to this store too (the database a
+    /// cluster's replicas share, docs/CLUSTER.md): the games in progress it
+    /// keeps are then not all held by this process, and listings read them
+    /// from it ([`Storage::list_games`]).
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// What a listing reads from a [`Storage::shared`] store: the games in
+    /// progress and the finished ones (not expired ones), in [`ListKey`]
+    /// order, after `query.after`, with all of `query.labels`, at most
+    /// `query.limit`; only finished ones (`finished: Some(true)`) or only
+    /// those in progress (`Some(false)`). Read in one statement, so a game
+    /// ending meanwhile is found once. By default the finished ones: a store
+    /// that is not shared holds no game in progress that this process does
+    /// not hold. Blocking.
+    fn list_games(
+        &self,
+        query: &ArchiveQuery,
+        finished: Option<bool>,
+    ) -> Result<Vec<StoredGame>, StorageError> {
+        match finished {
+            Some(false) => Ok(Vec::new()),
+            _ => self.list_finished(query),
+        }
+    }
+
+    /// The stored tournament `id` (`None`: not stored). Blocking.
+    fn tournament(&self, id: &str) -> Result<Option<TournamentRow>, StorageError> {
+        Ok(self.tournaments()?.into_iter().find(|t| t.id == id))
+    }
+
+    /// Stored tournaments with an id after `after` (empty: from the
+    /// first), in id order (ids grow with creation), of `status` if given,
+    /// at most `limit`. Blocking.
+    fn tournament_page(
+        &self,
+        after: &str,
+        status: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TournamentRow>, StorageError> {
+        let mut rows: Vec<TournamentRow> = self
+            .tournaments()?
+            .into_iter()
+            .filter(|t| t.id.as_str() > after && status.is_none_or(|s| t.status == s))
+            .collect();
+        rows.sort_by(|a, b| a.id.cmp(&b.id));
+        rows.truncate(limit);
+        Ok(rows)
+    }
 }
 
 /// Keeps nothing: sessions live only in memory (`--storage memory`).

@@ -36,7 +36,7 @@ use crate::games::{Seat, SeatSet, Setup};
 use crate::service::telemetry;
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').
@@ -56,7 +56,21 @@ const SCHEMA_LOCK: i64 = 0x7075_6e63_7472_6566; // "punctref"
 /// `v` to `v + 1` (version 0 is an empty database). Each runs in the
 /// transaction that records the new version, so a failed one changes
 /// nothing.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_1, SCHEMA_2, SCHEMA_3];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4];
+
+/// Version 4: a tournament has one owner replica at a time, like a game
+/// (docs/TOURNAMENTS.md, "In a cluster"): `owner`, `epoch` and
+/// `lease_expires_at` on its row, renewed by the owner's heartbeat, raised
+/// by a takeover, and checked by every write of its document.
+const SCHEMA_4: &str = r#"
+ALTER TABLE tournaments ADD COLUMN owner TEXT;
+ALTER TABLE tournaments ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tournaments ADD COLUMN lease_expires_at TIMESTAMPTZ;
+CREATE INDEX tournaments_by_lease ON tournaments (lease_expires_at)
+    WHERE status IN ('registering', 'running');
+CREATE INDEX tournaments_by_owner ON tournaments (owner)
+    WHERE status IN ('registering', 'running');
+"#;
 
 /// Version 3: the cluster (docs/CLUSTER.md). `nodes` lists the running
 /// replicas and where the others forward to them; `turn_started_at` is the
@@ -750,6 +764,231 @@ impl PostgresStorage {
         .await
     }
 
+    /// Who owns tournament `id` (`None`: no such tournament stored);
+    /// `in_progress` means open (registering or running): an ended one has
+    /// no owner that matters.
+    pub async fn tournament_ownership(&self, id: &str) -> Result<Option<Ownership>, StorageError> {
+        let id = id.to_string();
+        self.run(|pool, target, _| async move {
+            let client = get(&pool, &target).await?;
+            let row = client
+                .query_opt(
+                    &format!(
+                        "SELECT t.owner, n.address,
+                            COALESCE(t.lease_expires_at > now(), FALSE),
+                            t.{OPEN_TOURNAMENT},
+                            COALESCE(n.expires_at > now(), FALSE)
+                         FROM tournaments t LEFT JOIN nodes n ON n.node_id = t.owner
+                         WHERE t.id = $1"
+                    ),
+                    &[&id],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(row.map(|r| Ownership {
+                owner: r.get(0),
+                address: r.get(1),
+                live: r.get(2),
+                in_progress: r.get(3),
+                owner_alive: r.get(4),
+            }))
+        })
+        .await
+    }
+
+    /// Renews this node's leases of `held` (the id and epoch of each open
+    /// tournament this replica holds), and says which of them another
+    /// replica took meanwhile: those are to be dropped. One ended by this
+    /// node is not lost. A failure changes nothing.
+    pub async fn tournament_heartbeat(
+        &self,
+        held: Vec<(String, i64)>,
+    ) -> Result<Vec<String>, StorageError> {
+        self.run(|pool, target, node| async move {
+            let client = get(&pool, &target).await?;
+            let err = |e| pg_error(&target, e);
+            if held.is_empty() {
+                return Ok(Vec::new());
+            }
+            // Only the leases held here, at their epochs: a tournament this
+            // node owns but does not hold (unreadable) is left to expire.
+            let ids: Vec<&str> = held.iter().map(|(id, _)| id.as_str()).collect();
+            let epochs: Vec<i64> = held.iter().map(|(_, e)| *e).collect();
+            let renewed = client
+                .query(
+                    &format!(
+                        "UPDATE tournaments
+                         SET lease_expires_at = now() + $2::float8 * interval '1 millisecond'
+                         WHERE owner = $1 AND {OPEN_TOURNAMENT}
+                           AND (id, epoch) IN (SELECT * FROM unnest($3::text[], $4::bigint[]))
+                         RETURNING id, epoch"
+                    ),
+                    &[&node.id, &(node.lease_ms() as f64), &ids, &epochs],
+                )
+                .await
+                .map_err(err)?;
+            let renewed: HashMap<String, i64> =
+                renewed.iter().map(|r| (r.get(0), r.get(1))).collect();
+            let gone: Vec<String> = held
+                .iter()
+                .filter(|(id, epoch)| renewed.get(id) != Some(epoch))
+                .map(|(id, _)| id.clone())
+                .collect();
+            if gone.is_empty() {
+                return Ok(Vec::new());
+            }
+            // Not renewed: ended (by this node, same lease) or taken.
+            let rows = client
+                .query(
+                    "SELECT id, COALESCE(owner, ''), epoch FROM tournaments WHERE id = ANY($1)",
+                    &[&gone],
+                )
+                .await
+                .map_err(err)?;
+            let epochs: HashMap<&str, i64> = held.iter().map(|(id, e)| (id.as_str(), *e)).collect();
+            Ok(rows
+                .iter()
+                .filter(|r| {
+                    let id: &str = r.get(0);
+                    r.get::<_, &str>(1) != node.id
+                        || Some(r.get::<_, i64>(2)) != epochs.get(id).copied()
+                })
+                .map(|r| r.get::<_, String>(0))
+                .collect())
+        })
+        .await
+    }
+
+    /// Takes tournament `id` over if it is open and its lease has expired
+    /// (or it has no owner, or this node owned it before a restart): one
+    /// replica wins, raising the epoch, which fences the previous owner's
+    /// writes. Its new epoch and stored row; `None`: the lease runs, or it
+    /// is not open.
+    pub async fn take_over_tournament(
+        &self,
+        id: &str,
+    ) -> Result<Option<(i64, super::TournamentRow)>, StorageError> {
+        let id = id.to_string();
+        self.run(|pool, target, node| async move {
+            let client = get(&pool, &target).await?;
+            let row = client
+                .query_opt(
+                    &format!(
+                        "UPDATE tournaments SET owner = $2, epoch = epoch + 1,
+                            lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+                         WHERE id = $1 AND {OPEN_TOURNAMENT}
+                           AND (owner IS NULL OR owner = $2 OR lease_expires_at IS NULL
+                                OR lease_expires_at < now())
+                         RETURNING epoch, id, status, document, created_at_ms"
+                    ),
+                    &[&id, &node.id, &(node.lease_ms() as f64)],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(row.map(|r| (r.get::<_, i64>("epoch"), tournament_row(&r))))
+        })
+        .await
+    }
+
+    /// Renews this node's lease of epoch `epoch` on tournament `id` alone
+    /// (it ran out while the database was unreachable, and nobody took it):
+    /// true when it is still that lease, which then runs again.
+    pub async fn renew_tournament(&self, id: &str, epoch: i64) -> Result<bool, StorageError> {
+        let id = id.to_string();
+        self.run(|pool, target, node| async move {
+            let client = get(&pool, &target).await?;
+            let n = client
+                .execute(
+                    &format!(
+                        "UPDATE tournaments
+                         SET lease_expires_at = now() + $4::float8 * interval '1 millisecond'
+                         WHERE id = $1 AND owner = $2 AND epoch = $3 AND {OPEN_TOURNAMENT}"
+                    ),
+                    &[&id, &node.id, &epoch, &(node.lease_ms() as f64)],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(n == 1)
+        })
+        .await
+    }
+
+    /// Up to `limit` open tournaments whose lease has expired or that have
+    /// no owner, longest expired first.
+    pub async fn tournament_orphans(&self, limit: i64) -> Result<Vec<String>, StorageError> {
+        self.run(|pool, target, _| async move {
+            let client = get(&pool, &target).await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT id FROM tournaments WHERE {OPEN_TOURNAMENT}
+                            AND (owner IS NULL OR lease_expires_at IS NULL
+                                 OR lease_expires_at < now())
+                         ORDER BY lease_expires_at NULLS FIRST LIMIT $1"
+                    ),
+                    &[&limit],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+        .await
+    }
+
+    /// The open tournaments this node owned (before a restart) or that
+    /// have no owner, each taken with a new epoch, oldest first: what a
+    /// replica resumes at start. The others are their owners' until their
+    /// leases expire.
+    pub async fn recover_tournaments(
+        &self,
+    ) -> Result<Vec<(i64, super::TournamentRow)>, StorageError> {
+        self.run(|pool, target, node| async move {
+            let client = get(&pool, &target).await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "UPDATE tournaments SET owner = $1, epoch = epoch + 1,
+                            lease_expires_at = now() + $2::float8 * interval '1 millisecond'
+                         WHERE {OPEN_TOURNAMENT} AND (owner IS NULL OR owner = $1)
+                         RETURNING epoch, id, status, document, created_at_ms"
+                    ),
+                    &[&node.id, &(node.lease_ms() as f64)],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            let mut taken: Vec<(i64, super::TournamentRow)> = rows
+                .iter()
+                .map(|r| (r.get::<_, i64>("epoch"), tournament_row(r)))
+                .collect();
+            taken.sort_by(|a, b| (a.1.created_at_ms, &a.1.id).cmp(&(b.1.created_at_ms, &b.1.id)));
+            Ok(taken)
+        })
+        .await
+    }
+
+    /// The id of a stored tournament whose document contains `fragment` (a
+    /// JSON value, by `jsonb` containment: e.g. an entrant with a given key
+    /// hash), if any.
+    pub async fn tournament_containing(
+        &self,
+        fragment: &str,
+    ) -> Result<Option<String>, StorageError> {
+        let fragment = fragment.to_string();
+        self.run(|pool, target, _| async move {
+            let client = get(&pool, &target).await?;
+            let row = client
+                .query_opt(
+                    "SELECT id FROM tournaments WHERE document::jsonb @> $1::text::jsonb
+                     ORDER BY id LIMIT 1",
+                    &[&fragment],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(row.map(|r| r.get(0)))
+        })
+        .await
+    }
+
     /// Where the database is (no user or password).
     pub fn target(&self) -> &str {
         &self.target
@@ -908,6 +1147,79 @@ impl Storage for PostgresStorage {
                     created_at_ms: r.get(3),
                 })
                 .collect())
+        })
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn list_games(
+        &self,
+        query: &ArchiveQuery,
+        finished: Option<bool>,
+    ) -> Result<Vec<StoredGame>, StorageError> {
+        let (after_ms, after_id) = query.after.as_ref().map_or((i64::MIN, String::new()), |k| {
+            (k.created_at_ms, k.id.clone())
+        });
+        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        let labels = serde_json::to_string(&query.labels)
+            .map_err(|e| StorageError(format!("labels: {e}")))?;
+        let statuses: Vec<&'static str> = match finished {
+            Some(true) => vec!["finished"],
+            Some(false) => vec!["in_progress"],
+            None => vec!["in_progress", "finished"],
+        };
+        self.call(|pool, target| async move {
+            let client = get(&pool, &target).await?;
+            read_games(
+                &client,
+                "WHERE status = ANY($5) AND (created_at_ms, id) > ($1, $2)
+                    AND labels @> $4::text::jsonb
+                 ORDER BY created_at_ms, id LIMIT $3",
+                &[&after_ms, &after_id, &limit, &labels, &statuses],
+                &target,
+            )
+            .await
+        })
+    }
+
+    fn tournament(&self, id: &str) -> Result<Option<super::TournamentRow>, StorageError> {
+        let id = id.to_string();
+        self.call(|pool, target| async move {
+            let client = get(&pool, &target).await?;
+            let row = client
+                .query_opt(
+                    "SELECT id, status, document, created_at_ms FROM tournaments WHERE id = $1",
+                    &[&id],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(row.as_ref().map(tournament_row))
+        })
+    }
+
+    fn tournament_page(
+        &self,
+        after: &str,
+        status: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<super::TournamentRow>, StorageError> {
+        let after = after.to_string();
+        let status = status.map(str::to_string);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.call(|pool, target| async move {
+            let client = get(&pool, &target).await?;
+            let rows = client
+                .query(
+                    "SELECT id, status, document, created_at_ms FROM tournaments
+                     WHERE id > $1 AND ($2::text IS NULL OR status = $2)
+                     ORDER BY id LIMIT $3",
+                    &[&after, &status, &limit],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))?;
+            Ok(rows.iter().map(tournament_row).collect())
         })
     }
 
@@ -1177,6 +1489,16 @@ async fn release_all(pool: &Pool, target: &str, node: &Node) -> Result<(), Stora
         .map_err(err)?;
     client
         .execute(
+            &format!(
+                "UPDATE tournaments SET lease_expires_at = now() - interval '1 millisecond'
+                 WHERE owner = $1 AND {OPEN_TOURNAMENT}"
+            ),
+            &[&node.id],
+        )
+        .await
+        .map_err(err)?;
+    client
+        .execute(
             "DELETE FROM nodes WHERE node_id = $1 AND boot_id = $2",
             &[&node.id, &node.boot],
         )
@@ -1369,31 +1691,11 @@ async fn apply(
 ) -> Result<(), StorageError> {
     let err = |e| pg_error(target, e);
     match write {
-        Write::Tournament(row) => {
-            let now = super::unix_ms(std::time::SystemTime::now());
-            let stmt = tx
-                .prepare_cached(
-                    "INSERT INTO tournaments (id, status, document, created_at_ms, updated_at_ms)
-                     VALUES ($1, $2, $3, $4, $5)
-                     ON CONFLICT (id) DO UPDATE
-                     SET status = EXCLUDED.status, document = EXCLUDED.document,
-                         updated_at_ms = EXCLUDED.updated_at_ms",
-                )
-                .await
-                .map_err(err)?;
-            tx.execute(
-                &stmt,
-                &[
-                    &row.id,
-                    &row.status,
-                    &row.document,
-                    &row.created_at_ms,
-                    &now,
-                ],
-            )
-            .await
-            .map_err(err)?;
-        }
+        Write::Tournament(row) => match epoch {
+            // Under a lease (cluster mode): fenced.
+            Some(epoch) => apply_tournament_leased(tx, row, epoch, target, node).await?,
+            None => apply_tournament(tx, row, target).await?,
+        },
         Write::Create(game, moves, end) => {
             let labels = serde_json::to_string(&game.labels)
                 .map_err(|e| StorageError(format!("labels: {e}")))?;
@@ -1541,6 +1843,115 @@ async fn apply(
         }
     }
     Ok(())
+}
+
+/// Inserts or replaces a tournament's document, whoever owns it (a store
+/// without leases on it: tests, a referee before schema 4).
+async fn apply_tournament(
+    tx: &Transaction<'_>,
+    row: &super::TournamentRow,
+    target: &str,
+) -> Result<(), StorageError> {
+    let err = |e| pg_error(target, e);
+    let now = super::unix_ms(std::time::SystemTime::now());
+    let stmt = tx
+        .prepare_cached(
+            "INSERT INTO tournaments (id, status, document, created_at_ms, updated_at_ms)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (id) DO UPDATE
+             SET status = EXCLUDED.status, document = EXCLUDED.document,
+                 updated_at_ms = EXCLUDED.updated_at_ms",
+        )
+        .await
+        .map_err(err)?;
+    tx.execute(
+        &stmt,
+        &[
+            &row.id,
+            &row.status,
+            &row.document,
+            &row.created_at_ms,
+            &now,
+        ],
+    )
+    .await
+    .map_err(err)?;
+    Ok(())
+}
+
+/// Writes a tournament's document under this node's lease of epoch
+/// `epoch` (fencing, docs/TOURNAMENTS.md "In a cluster"): a new tournament
+/// is inserted with that lease; a stored one is replaced only while its row
+/// still names this node and that epoch, else the write is refused, fenced.
+async fn apply_tournament_leased(
+    tx: &Transaction<'_>,
+    row: &super::TournamentRow,
+    epoch: i64,
+    target: &str,
+    node: &Node,
+) -> Result<(), StorageError> {
+    let err = |e| pg_error(target, e);
+    let now = super::unix_ms(std::time::SystemTime::now());
+    let stmt = tx
+        .prepare_cached(
+            "INSERT INTO tournaments (id, status, document, created_at_ms, updated_at_ms,
+                owner, epoch, lease_expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, now() + $8::float8 * interval '1 millisecond')
+             ON CONFLICT (id) DO UPDATE
+             SET status = EXCLUDED.status, document = EXCLUDED.document,
+                 updated_at_ms = EXCLUDED.updated_at_ms
+             WHERE tournaments.owner = EXCLUDED.owner AND tournaments.epoch = EXCLUDED.epoch",
+        )
+        .await
+        .map_err(err)?;
+    let changed = tx
+        .execute(
+            &stmt,
+            &[
+                &row.id,
+                &row.status,
+                &row.document,
+                &row.created_at_ms,
+                &now,
+                &node.id,
+                &epoch,
+                &(node.lease_ms() as f64),
+            ],
+        )
+        .await
+        .map_err(err)?;
+    if changed == 1 {
+        return Ok(());
+    }
+    let holder = tx
+        .query_opt(
+            "SELECT COALESCE(owner, 'no owner'), epoch FROM tournaments WHERE id = $1",
+            &[&row.id],
+        )
+        .await
+        .map_err(err)?;
+    metrics::counter!(telemetry::CLUSTER_FENCED_WRITES).increment(1);
+    let why = match holder {
+        Some(r) => format!(
+            "epoch {} of {}, this replica held {epoch}",
+            r.get::<_, i64>(1),
+            r.get::<_, String>(0)
+        ),
+        None => format!("not stored, this replica held epoch {epoch}"),
+    };
+    Err(StorageError::fenced_tournament(&row.id, &why))
+}
+
+/// The statuses of a tournament that has an owner: it may still change.
+const OPEN_TOURNAMENT: &str = "status IN ('registering', 'running')";
+
+fn tournament_row(r: &tokio_postgres::Row) -> super::TournamentRow {
+    super::TournamentRow {
+        id: r.get("id"),
+        status: r.get("status"),
+        document: r.get("document"),
+        created_at_ms: r.get("created_at_ms"),
+    }
 }
 
 fn no_such_game(target: &str, id: &str) -> StorageError {

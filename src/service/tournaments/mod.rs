@@ -17,6 +17,14 @@
 //! in progress were recovered by the session store, and entrants reconnect
 //! with the same keys.
 //!
+//! In a cluster ([`Tournaments::lease_in_cluster`], docs/TOURNAMENTS.md "In
+//! a cluster") each tournament has one owner replica at a time, which holds
+//! it and runs it under a lease in the database; every write of its
+//! document names the lease's epoch, and a write refused (fenced) drops it
+//! here. [`crate::service::cluster::tournaments`] renews the leases, takes
+//! over the tournaments of a replica that died ([`Tournaments::adopt`]) and
+//! routes calls to the owner; listings read the database.
+//!
 //! No gRPC here: [`crate::service::grpc::tournament`] converts.
 
 pub mod record;
@@ -27,7 +35,8 @@ pub mod standings;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -36,7 +45,7 @@ use self::record::{Doc, GameDoc, GameState, Status};
 use self::schedule::{Format, Meeting};
 use crate::games::{Catalog, GameRules, MoveDetail, MoveInput, Setup};
 use crate::service::sessions::{GameId, SessionStore, TimeControl, Token, TokenHash};
-use crate::service::storage::{self, Write};
+use crate::service::storage::{self, Commit, TournamentRow, Write};
 
 /// Most tournaments a server holds open (registering or running) at once;
 /// ended ones stay readable and do not count.
@@ -105,6 +114,10 @@ pub enum TournamentError {
     /// Storage failed: nothing was changed.
     #[error("the change could not be stored, so it was not made: {0}")]
     Unavailable(String),
+    /// Another replica owns the tournament (cluster mode): nothing was
+    /// changed here; the call is to be made again, and reaches the owner.
+    #[error("tournament `{0}` is owned by another replica; call again (entrants: reconnect)")]
+    Moved(String),
 }
 
 impl TournamentError {
@@ -200,6 +213,9 @@ pub enum Push {
     Game(Assignment),
     /// The tournament ended (finished or cancelled): the last push.
     Ended(Box<TournamentView>),
+    /// Another replica owns the tournament now (cluster mode): the stream
+    /// ends, and the entrant reconnects (reaching the new owner).
+    Moved,
 }
 
 /// A tournament as a reader sees it.
@@ -236,6 +252,32 @@ struct Tournament {
     /// (entrants, games scheduled, games counted): the Elo posterior is a
     /// few thousand exponentials per line, and pages read every 2 s.
     standings: std::cell::RefCell<Option<(StandingsKey, standings::Table)>>,
+    /// Under what right this replica writes it.
+    lease: Lease,
+}
+
+/// Under what right a held tournament is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lease {
+    /// A single referee: it owns every tournament it holds.
+    Sole,
+    /// Cluster mode: owned here under the lease of this epoch.
+    Held(i64),
+    /// Cluster mode: an ended tournament read from the database, held to
+    /// be read (never written).
+    Copy,
+}
+
+/// How the tournaments of a cluster's replica are leased.
+#[derive(Debug)]
+struct Leasing {
+    /// How often the stored end of a game no replica holds here is read.
+    poll: Duration,
+    /// Until when the leases surely still run by this process's clock (the
+    /// start of the last successful renewal plus the lease): no game is
+    /// started after it, until a renewal says which tournaments are still
+    /// this replica's.
+    valid_until: Mutex<Option<Instant>>,
 }
 
 /// What a tournament's standings depend on: entrants, games scheduled,
@@ -250,6 +292,9 @@ pub(crate) struct Entry {
     wake: Notify,
     /// Bumped at every change (for live pages).
     version: AtomicU64,
+    /// Cancelled when another replica owns the tournament now: its runner
+    /// and game watchers stop.
+    gone: CancellationToken,
 }
 
 impl Entry {
@@ -271,6 +316,8 @@ pub struct Tournaments {
     /// Tasks alive (runners, game watchers, entrant streams): the server
     /// waits for them at shutdown, so that nothing holds the store after.
     live: Arc<(std::sync::atomic::AtomicUsize, Notify)>,
+    /// Set in cluster mode.
+    leasing: OnceLock<Leasing>,
 }
 
 /// Counts a task as alive until dropped ([`Tournaments::stopped`]).
@@ -294,6 +341,13 @@ pub struct Connection {
     stream: u64,
     /// The pushes, in order.
     pub pushes: mpsc::UnboundedReceiver<Push>,
+}
+
+impl Connection {
+    /// The tournament of the stream.
+    pub fn tournament_id(&self) -> String {
+        self.entry.lock().doc.id.clone()
+    }
 }
 
 impl Drop for Connection {
@@ -321,7 +375,275 @@ impl Tournaments {
             shutdown,
             next_stream: AtomicU64::new(1),
             live: Arc::new((std::sync::atomic::AtomicUsize::new(0), Notify::new())),
+            leasing: OnceLock::new(),
         })
+    }
+
+    /// Cluster mode (docs/TOURNAMENTS.md, "In a cluster"): tournaments are
+    /// created under a lease of `lease`, written fenced by its epoch, and
+    /// listed from the database; the ends of games other replicas hold are
+    /// read from storage every half lease. Call once, before serving.
+    pub fn lease_in_cluster(&self, lease: Duration) {
+        let _ = self.leasing.set(Leasing {
+            poll: (lease / 2).max(Duration::from_millis(50)),
+            valid_until: Mutex::new(None),
+        });
+    }
+
+    /// Whether tournaments are leased (cluster mode).
+    pub fn in_cluster(&self) -> bool {
+        self.leasing.get().is_some()
+    }
+
+    /// Notes a renewal of this replica's tournament leases, begun at
+    /// `started`, lasting `lease`.
+    pub fn leases_renewed(&self, started: Instant, lease: Duration) {
+        if let Some(leasing) = self.leasing.get() {
+            *leasing
+                .valid_until
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(started + lease);
+        }
+    }
+
+    /// Whether a runner may start games: always for a single referee; in a
+    /// cluster while the leases surely run.
+    pub fn leases_valid(&self) -> bool {
+        self.leasing.get().is_none_or(|l| {
+            l.valid_until
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some_and(|until| Instant::now() < until)
+        })
+    }
+
+    /// How often a runner reads the stored end of a game held elsewhere
+    /// (`None`: not a cluster; every game is held here).
+    fn poll(&self) -> Option<Duration> {
+        self.leasing.get().map(|l| l.poll)
+    }
+
+    /// The tournaments owned here and their leases' epochs.
+    pub fn leases(&self) -> Vec<(String, i64)> {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(|(id, e)| match e.lock().lease {
+                Lease::Held(epoch) => Some((id.clone(), epoch)),
+                Lease::Sole | Lease::Copy => None,
+            })
+            .collect()
+    }
+
+    /// The epoch of the lease held here on tournament `id`, if owned here.
+    pub fn lease_of(&self, id: &str) -> Option<i64> {
+        let entry = self.entry(id).ok()?;
+        match entry.lock().lease {
+            Lease::Held(epoch) => Some(epoch),
+            Lease::Sole | Lease::Copy => None,
+        }
+    }
+
+    /// The tournament of the entrant whose key hashes to `hash`, if held
+    /// here (or held here before it moved).
+    pub fn key_tournament(&self, hash: &[u8; 32]) -> Option<String> {
+        self.keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(hash)
+            .map(|(id, _)| id.clone())
+    }
+
+    /// Whether tournament `id` is held here ended (its copy is final).
+    pub fn holds_ended(&self, id: &str) -> bool {
+        self.entry(id)
+            .is_ok_and(|e| matches!(e.lock().doc.status, Status::Finished | Status::Cancelled))
+    }
+
+    /// Holds tournament `row`, taken over (or resumed) by this replica
+    /// under the lease of `epoch`, and resumes it if it is running: its
+    /// games in progress are watched to their ends wherever they are held,
+    /// its entrants reconnect (docs/TOURNAMENTS.md, "In a cluster"). A copy
+    /// held before is replaced.
+    pub fn adopt(self: &Arc<Self>, row: &TournamentRow, epoch: i64) -> Result<(), TournamentError> {
+        let doc: Doc = serde_json::from_str(&row.document).map_err(|e| {
+            TournamentError::Unavailable(format!("stored tournament `{}` unreadable: {e}", row.id))
+        })?;
+        let mut tournament = self.rebuild(doc).map_err(|e| {
+            TournamentError::Unavailable(format!(
+                "stored tournament `{}` cannot be rebuilt: {e}",
+                row.id
+            ))
+        })?;
+        tournament.lease = Lease::Held(epoch);
+        self.release(&row.id);
+        let running = tournament.doc.status == Status::Running;
+        let entry = self.hold(tournament);
+        if running {
+            runner::spawn(self.clone(), row.id.clone(), entry);
+        }
+        Ok(())
+    }
+
+    /// Drops tournament `id`: another replica owns it now. Its runner and
+    /// game watchers stop, its entrants' streams end (they reconnect and
+    /// reach the owner). Returns whether it was held.
+    pub fn release(&self, id: &str) -> bool {
+        self.release_if(id, |_| true)
+    }
+
+    /// [`Tournaments::release`] if it is held under `lease` (a write under
+    /// that lease was fenced; a lease taken since stays).
+    fn release_lease(&self, id: &str, lease: Lease) -> bool {
+        self.release_if(id, |t| t.lease == lease)
+    }
+
+    fn release_if(&self, id: &str, held_so: impl Fn(&Tournament) -> bool) -> bool {
+        let entry = {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            match held.get(id) {
+                Some(e) if held_so(&e.lock()) => held.remove(id),
+                _ => None,
+            }
+        };
+        let Some(entry) = entry else {
+            return false;
+        };
+        entry.gone.cancel();
+        let mut t = entry.lock();
+        for slot in &mut t.streams {
+            if let Some((_, stream)) = slot.take() {
+                let _ = stream.send(Push::Moved);
+            }
+        }
+        drop(t);
+        entry.version.fetch_add(1, Ordering::SeqCst);
+        entry.wake.notify_one();
+        tracing::info!(tournament = %id, "tournament dropped: another replica owns it now");
+        true
+    }
+
+    /// The held tournament `id`; in a cluster, one held nowhere here read
+    /// from the database: an ended one is held (as a final copy), an open
+    /// one is another replica's ([`TournamentError::Moved`]).
+    pub(crate) async fn entry_any(&self, id: &str) -> Result<Arc<Entry>, TournamentError> {
+        match self.entry(id) {
+            Err(TournamentError::NotFound(_)) if self.in_cluster() => {}
+            held => return held,
+        }
+        let Some(tournament) = self.stored(id).await? else {
+            return Err(TournamentError::NotFound(id.to_string()));
+        };
+        if !matches!(tournament.doc.status, Status::Finished | Status::Cancelled) {
+            return Err(TournamentError::Moved(id.to_string()));
+        }
+        // Another call may have held it meanwhile.
+        if let Ok(held) = self.entry(id) {
+            return Ok(held);
+        }
+        Ok(self.hold(tournament))
+    }
+
+    /// Tournament `id` as stored (`None`: not stored), rebuilt as a copy.
+    async fn stored(&self, id: &str) -> Result<Option<Tournament>, TournamentError> {
+        let storage = self.sessions.storage().clone();
+        let key = id.to_string();
+        let row = tokio::task::spawn_blocking(move || storage.tournament(&key))
+            .await
+            .map_err(|e| TournamentError::Unavailable(e.to_string()))?
+            .map_err(|e| TournamentError::Unavailable(e.to_string()))?;
+        row.map(|row| self.copy_of(&row)).transpose()
+    }
+
+    /// A stored row rebuilt as a read-only copy.
+    fn copy_of(&self, row: &TournamentRow) -> Result<Tournament, TournamentError> {
+        let doc: Doc = serde_json::from_str(&row.document).map_err(|e| {
+            TournamentError::Unavailable(format!("stored tournament `{}` unreadable: {e}", row.id))
+        })?;
+        let mut t = self.rebuild(doc).map_err(|e| {
+            TournamentError::Unavailable(format!(
+                "stored tournament `{}` cannot be rebuilt: {e}",
+                row.id
+            ))
+        })?;
+        t.lease = Lease::Copy;
+        Ok(t)
+    }
+
+    /// The tournament now: held here, or in a cluster as the database has
+    /// it (a tournament another replica owns is shown as last stored, its
+    /// entrants as not connected: the owner knows their streams).
+    pub async fn view_any(&self, id: &str) -> Result<TournamentView, TournamentError> {
+        match self.entry(id) {
+            Err(TournamentError::NotFound(_)) if self.in_cluster() => {}
+            held => return Ok(view_of(&held?.lock())),
+        }
+        let Some(tournament) = self.stored(id).await? else {
+            return Err(TournamentError::NotFound(id.to_string()));
+        };
+        let view = view_of(&tournament);
+        if matches!(tournament.doc.status, Status::Finished | Status::Cancelled)
+            && self.entry(id).is_err()
+        {
+            // Final: held, so that the next reads need no database.
+            self.hold(tournament);
+        }
+        Ok(view)
+    }
+
+    /// [`Tournaments::list`] over the whole cluster in cluster mode: the
+    /// stored tournaments, each held one as held here (fresher than its
+    /// row while a write is on its way).
+    pub async fn list_all(
+        &self,
+        after: &str,
+        limit: usize,
+        status: Option<Status>,
+    ) -> Result<(Vec<TournamentView>, bool), TournamentError> {
+        if !self.in_cluster() {
+            return Ok(self.list(after, limit, status));
+        }
+        // One more than a page, to know whether another follows: the first
+        // of the held ones and of the stored ones not held hold the first
+        // of both.
+        let (mut found, _) = self.list(after, limit + 1, status);
+        let mut cursor = after.to_string();
+        let mut stored = 0;
+        loop {
+            let storage = self.sessions.storage().clone();
+            let from = cursor.clone();
+            let page = tokio::task::spawn_blocking(move || {
+                storage.tournament_page(&from, status.map(Status::name), limit + 1)
+            })
+            .await
+            .map_err(|e| TournamentError::Unavailable(e.to_string()))?
+            .map_err(|e| TournamentError::Unavailable(e.to_string()))?;
+            let full = page.len() == limit + 1;
+            for row in page {
+                cursor = row.id.clone();
+                if self.entry(&row.id).is_ok() {
+                    continue;
+                }
+                match self.copy_of(&row) {
+                    Ok(t) => {
+                        found.push(view_of(&t));
+                        stored += 1;
+                    }
+                    Err(e) => {
+                        tracing::warn!(tournament = %row.id, error = %e, "stored tournament not listed")
+                    }
+                }
+            }
+            if stored > limit || !full {
+                break;
+            }
+        }
+        found.sort_by(|a, b| a.doc.id.cmp(&b.doc.id));
+        found.dedup_by(|later, first| later.doc.id == first.doc.id);
+        let more = found.len() > limit;
+        found.truncate(limit);
+        Ok((found, more))
     }
 
     /// Counts the calling task as alive until the guard drops.
@@ -407,6 +729,7 @@ impl Tournaments {
             openings,
             streams,
             standings: Default::default(),
+            lease: Lease::Sole,
         })
     }
 
@@ -425,6 +748,7 @@ impl Tournaments {
             state: Mutex::new(t),
             wake: Notify::new(),
             version: AtomicU64::new(0),
+            gone: CancellationToken::new(),
         });
         self.held
             .lock()
@@ -494,9 +818,15 @@ impl Tournaments {
             time_control: new.time_control,
             rules: new.rules.clone(),
             openings,
+            // In a cluster, created under the first lease.
+            lease: if self.in_cluster() {
+                Lease::Held(1)
+            } else {
+                Lease::Sole
+            },
             doc,
         };
-        self.persist(&t.doc).await?;
+        self.persist(&t.doc, t.lease).await?;
         let entry = self.hold(t);
         let view = view_of(&entry.lock());
         tracing::info!(tournament = %view.doc.id, entrants = keys.len(), "tournament created");
@@ -506,8 +836,8 @@ impl Tournaments {
     /// Adds an entrant named `name` (before the start, with open
     /// registration).
     pub async fn add_entrant(&self, id: &str, name: &str) -> Result<EntrantKey, TournamentError> {
-        let entry = self.entry(id)?;
-        let (doc, key, index) = {
+        let entry = self.entry_any(id).await?;
+        let (doc, key, index, lease) = {
             let t = entry.lock();
             if !t.doc.open_registration {
                 return Err(TournamentError::precondition(
@@ -530,9 +860,9 @@ impl Tournaments {
             let mut doc = t.doc.clone();
             let (entrant, key) = record::new_entrant(&doc, name, "name")?;
             doc.entrants.push(entrant);
-            (doc, key, t.doc.entrants.len())
+            (doc, key, t.doc.entrants.len(), t.lease)
         };
-        self.persist(&doc).await?;
+        self.persist(&doc, lease).await?;
         {
             let mut t = entry.lock();
             // Another call may have changed it meanwhile: apply to the
@@ -562,8 +892,8 @@ impl Tournaments {
 
     /// Schedules and starts the tournament.
     pub async fn start(self: &Arc<Self>, id: &str) -> Result<TournamentView, TournamentError> {
-        let entry = self.entry(id)?;
-        let doc = {
+        let entry = self.entry_any(id).await?;
+        let (doc, lease) = {
             let t = entry.lock();
             match t.doc.status {
                 Status::Registering => {}
@@ -582,9 +912,9 @@ impl Tournaments {
             }
             let mut doc = t.doc.clone();
             record::schedule_start(&mut doc, t.openings.len())?;
-            doc
+            (doc, t.lease)
         };
-        self.persist(&doc).await?;
+        self.persist(&doc, lease).await?;
         {
             let mut t = entry.lock();
             if t.doc.status != Status::Registering {
@@ -603,8 +933,8 @@ impl Tournaments {
 
     /// Cancels the tournament: no more games; the entrants are told.
     pub async fn cancel(&self, id: &str) -> Result<TournamentView, TournamentError> {
-        let entry = self.entry(id)?;
-        let doc = {
+        let entry = self.entry_any(id).await?;
+        let (doc, lease) = {
             let t = entry.lock();
             if matches!(t.doc.status, Status::Finished | Status::Cancelled) {
                 return Err(TournamentError::precondition(
@@ -622,9 +952,9 @@ impl Tournaments {
                     };
                 }
             }
-            doc
+            (doc, t.lease)
         };
-        self.persist(&doc).await?;
+        self.persist(&doc, lease).await?;
         {
             let mut t = entry.lock();
             t.doc = doc;
@@ -716,7 +1046,14 @@ impl Tournaments {
                 message: format!("this key is no entrant of tournament `{tournament_id}`"),
             });
         }
-        let entry = self.entry(&id)?;
+        let entry = match self.entry(&id) {
+            // Its key is known: it was held here, and another replica
+            // owns it now.
+            Err(TournamentError::NotFound(_)) if self.in_cluster() => {
+                return Err(TournamentError::Moved(id));
+            }
+            other => other?,
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         let stream = self.next_stream.fetch_add(1, Ordering::SeqCst);
         {
@@ -751,14 +1088,33 @@ impl Tournaments {
         })
     }
 
-    /// Writes `doc` and waits for it to be stored.
-    async fn persist(&self, doc: &Doc) -> Result<(), TournamentError> {
+    /// Writes `doc` under `lease` and waits for it to be stored. A write
+    /// refused by fencing drops the tournament here: another replica owns
+    /// it now.
+    async fn persist(&self, doc: &Doc, lease: Lease) -> Result<(), TournamentError> {
         let row = record::row_of(doc).map_err(TournamentError::Unavailable)?;
-        self.sessions
-            .storage()
-            .write(Write::Tournament(row))
-            .await
-            .map_err(|e| TournamentError::Unavailable(e.to_string()))
+        match self.write(row, lease).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_fenced() => {
+                self.release_lease(&doc.id, lease);
+                Err(TournamentError::Moved(doc.id.clone()))
+            }
+            Err(e) => Err(TournamentError::Unavailable(e.to_string())),
+        }
+    }
+
+    /// Queues the write of `row` under `lease` (in order: call it under
+    /// the tournament's lock when the order matters).
+    fn write(&self, row: TournamentRow, lease: Lease) -> Commit {
+        let storage = self.sessions.storage();
+        match lease {
+            Lease::Sole => storage.write(Write::Tournament(row)),
+            Lease::Held(epoch) => storage.write_leased(Write::Tournament(row), Some(epoch)),
+            Lease::Copy => Commit::ready(Err(storage::StorageError::fenced_tournament(
+                &row.id,
+                "this replica holds a read-only copy",
+            ))),
+        }
     }
 }
 

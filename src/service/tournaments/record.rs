@@ -733,6 +733,13 @@ pub fn next_swiss_round(doc: &mut Doc, openings: usize) -> bool {
     true
 }
 
+/// A JSON value that a stored document contains (`jsonb` containment)
+/// exactly when one of its entrants' keys hashes to `key_sha256` (hex): how
+/// a replica finds the tournament of a key it has not seen.
+pub fn key_fragment(key_sha256: &str) -> String {
+    serde_json::json!({ "entrants": [{ "key_sha256": key_sha256 }] }).to_string()
+}
+
 /// A finished game's result for the standings: the game's point shared by
 /// its winners.
 pub fn done(

@@ -12,6 +12,13 @@
 //! game-over event gives the verdict; a game aborted because a seat missed
 //! its first-move deadline is a loss of that seat (`FORFEIT`), so an absent
 //! entrant loses and the event goes on.
+//!
+//! In a cluster the runner runs on the tournament's owner replica, and a
+//! game of it may be held by another (taken over after a replica died):
+//! its end is then read from storage every half lease until it is stored
+//! ([`wait_end`]). No game is started while the tournament's lease is not
+//! surely renewed, and a write of the document refused by fencing stops the
+//! runner: another replica runs the tournament now.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -22,9 +29,9 @@ use tokio::sync::mpsc;
 use super::record::{self, Doc, GameState, Status};
 use super::schedule::Format;
 use super::{Entry, Push, Tournament, Tournaments, assignment_of, view_of};
-use crate::games::Seat;
-use crate::service::sessions::{EventKind, SessionStore, WatchItem};
-use crate::service::storage::{self, Commit, Write};
+use crate::games::{Seat, Setup};
+use crate::service::sessions::{EventKind, Session, SessionStore, WatchItem};
+use crate::service::storage::{self, Commit};
 
 /// A game's end, as its watcher reports it.
 #[derive(Debug)]
@@ -60,7 +67,7 @@ async fn run(ts: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
             .collect()
     };
     for (number, game_id, seats) in playing {
-        watch_end(&ts, game_id, number, seats, ended_tx.clone());
+        watch_end(&ts, &entry, game_id, number, seats, ended_tx.clone());
     }
     loop {
         let retry = match step(&ts, &entry, &ended_tx).await {
@@ -68,8 +75,12 @@ async fn run(ts: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
             Step::Wait => false,
             Step::Retry => true,
         };
+        if entry.gone.is_cancelled() {
+            break;
+        }
         tokio::select! {
             _ = ts.shutdown.cancelled() => return,
+            _ = entry.gone.cancelled() => break,
             ended = ended_rx.recv() => {
                 if let Some(ended) = ended {
                     record_end(&ts, &id, &entry, ended).await;
@@ -100,6 +111,8 @@ async fn step(
 ) -> Step {
     loop {
         match plan(ts, entry) {
+            // Only under a lease surely still this replica's.
+            Plan::Start(_) if !ts.leases_valid() => return Step::Retry,
             Plan::Start(i) => {
                 if start_game(ts, entry, i, ended_tx).await.is_err() {
                     return Step::Retry;
@@ -107,8 +120,7 @@ async fn step(
             }
             Plan::Stored(commit, over) => {
                 entry.version.fetch_add(1, Ordering::SeqCst);
-                log_failure(commit.await);
-                if over {
+                if !stored(ts, entry, commit.await) || over {
                     return Step::Over;
                 }
             }
@@ -220,6 +232,7 @@ async fn start_game(
         }
     };
     let tokens: Vec<String> = tokens.iter().map(ToString::to_string).collect();
+    let session_tokens = tokens.clone();
     for detail in opening.iter().flatten() {
         let view = session.view(false);
         let Some(seat) = view.to_move else { break };
@@ -255,9 +268,18 @@ async fn start_game(
         (number, seats, save(ts, &t))
     };
     entry.version.fetch_add(1, Ordering::SeqCst);
-    log_failure(commit.await);
+    if !stored(ts, entry, commit.await) {
+        // Another replica runs the tournament now, without this game: it
+        // is called off (nobody may play it for a result).
+        if let Some(token) = session_tokens.first()
+            && let Err(e) = session.abort(token).await
+        {
+            tracing::warn!(game_id = %game_id, error = %e, "game of a moved tournament not called off");
+        }
+        return Ok(());
+    }
     tracing::info!(tournament = %entry.lock().doc.id, game = number, game_id = %game_id, "tournament game started");
-    watch_end(ts, game_id, number, seats.len(), ended_tx.clone());
+    watch_end(ts, entry, game_id, number, seats.len(), ended_tx.clone());
     Ok(())
 }
 
@@ -276,7 +298,7 @@ async fn record_end(ts: &Tournaments, id: &str, entry: &Entry, ended: Ended) {
         save(ts, &t)
     };
     entry.version.fetch_add(1, Ordering::SeqCst);
-    log_failure(commit.await);
+    stored(ts, entry, commit.await);
 }
 
 /// Once the SPRT decides: the decision, logged; games not started yet are
@@ -307,35 +329,59 @@ fn check_sprt(id: &str, doc: &mut Doc) {
     );
 }
 
-/// Queues `t`'s document for storage (in order: called under its lock).
+/// Queues `t`'s document for storage under its lease (in order: called
+/// under its lock).
 fn save(ts: &Tournaments, t: &Tournament) -> Commit {
     match record::row_of(&t.doc) {
-        Ok(row) => ts.sessions.storage().write(Write::Tournament(row)),
+        Ok(row) => ts.write(row, t.lease),
         Err(e) => Commit::ready(Err(storage::StorageError(e))),
     }
 }
 
-fn log_failure(result: Result<(), storage::StorageError>) {
-    if let Err(e) = result {
-        tracing::warn!(error = %e, "tournament state not stored; the next change stores it");
+/// What became of a write of the document: false when fencing refused it
+/// (another replica owns the tournament now: it is dropped here, and the
+/// runner stops); another failure is logged, and the next change stores
+/// the document.
+fn stored(ts: &Tournaments, entry: &Entry, result: Result<(), storage::StorageError>) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(e) if e.is_fenced() => {
+            let (id, lease) = {
+                let t = entry.lock();
+                (t.doc.id.clone(), t.lease)
+            };
+            tracing::warn!(tournament = %id, error = %e, "tournament write fenced");
+            ts.release_lease(&id, lease);
+            // Stopped, even if a newer lease is held here now: that one
+            // has a runner of its own.
+            entry.gone.cancel();
+            false
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "tournament state not stored; the next change stores it");
+            true
+        }
     }
 }
 
 /// Watches game `game_id` (number `number`, `seats` seats) to its end and
-/// reports it.
+/// reports it (until the server stops, or the tournament moves away).
 fn watch_end(
     ts: &Tournaments,
+    entry: &Entry,
     game_id: String,
     number: u32,
     seats: usize,
     ended: mpsc::UnboundedSender<Ended>,
 ) {
     let (sessions, shutdown, alive) = (ts.sessions.clone(), ts.shutdown.clone(), ts.track());
+    let (gone, poll) = (entry.gone.clone(), ts.poll());
     tokio::spawn(async move {
         let _alive = alive;
         tokio::select! {
             _ = shutdown.cancelled() => {}
-            state = wait_end(&sessions, game_id, seats) => {
+            _ = gone.cancelled() => {}
+            state = wait_end(&sessions, game_id, seats, poll) => {
                 let _ = ended.send(Ended { number, state });
             }
         }
@@ -344,11 +390,52 @@ fn watch_end(
 
 /// The end of game `game_id`: its verdict, with a missed first-move
 /// deadline as a forfeit of the seat that missed it; a game that vanished
-/// unfinished (expired) is a draw.
-async fn wait_end(sessions: &SessionStore, game_id: String, seats: usize) -> GameState {
-    let Ok(session) = sessions.find(&game_id).await else {
-        return record::done(game_id, seats, Vec::new(), "EXPIRED".into(), 0);
-    };
+/// unfinished (expired) is a draw. In a cluster (`poll`), a game held
+/// nowhere here is followed through storage: its stored end is read every
+/// `poll` until there is one, and a game held here that moves away is
+/// looked for again.
+async fn wait_end(
+    sessions: &SessionStore,
+    game_id: String,
+    seats: usize,
+    poll: Option<std::time::Duration>,
+) -> GameState {
+    loop {
+        let session = match (sessions.find(&game_id).await, poll) {
+            (Ok(session), _) => session,
+            (Err(_), None) => {
+                return record::done(game_id, seats, Vec::new(), "EXPIRED".into(), 0);
+            }
+            (Err(_), Some(poll)) => match stored_end(sessions, &game_id, seats).await {
+                Some(state) => return state,
+                None => {
+                    tokio::time::sleep(poll).await;
+                    continue;
+                }
+            },
+        };
+        if let Some(state) = follow(sessions, &session, &game_id, seats, poll.is_none()).await {
+            return state;
+        }
+        // Moved away unfinished (another replica holds it now).
+        if let Some(poll) = poll {
+            tokio::time::sleep(poll).await;
+        }
+    }
+}
+
+/// Follows a held game to its end; `None` when `expire` is false (a
+/// cluster) and this session stops being the one held here (the game moved
+/// away, or was taken back as a new session: a copy let go of is never
+/// trusted, its end is read again); with `expire`, an unfinished game that
+/// is dropped counts as expired.
+async fn follow(
+    sessions: &SessionStore,
+    session: &Arc<Session>,
+    game_id: &str,
+    seats: usize,
+    expire: bool,
+) -> Option<GameState> {
     let mut to_move: Option<Seat> = None;
     if let Ok(mut watch) = session.watch(None) {
         loop {
@@ -369,22 +456,180 @@ async fn wait_end(sessions: &SessionStore, game_id: String, seats: usize) -> Gam
         }
     }
     loop {
+        let held = sessions
+            .get(game_id)
+            .is_ok_and(|h| Arc::ptr_eq(&h, session));
+        if !held && !expire {
+            return None;
+        }
         let view = session.view(false);
         if let Some(verdict) = view.verdict {
             let mut winners: Vec<usize> = verdict.winners.iter().map(Seat::index).collect();
             let mut reason = verdict.reason.to_string();
+            // A game read back finished was not seen being played: who was
+            // to move comes from its record.
+            let missed = to_move.or_else(|| to_move_at_end(session));
             if verdict.reason == "ABORTED"
                 && winners.is_empty()
-                && let Some(missed) = to_move
+                && let Some(missed) = missed
             {
                 winners = (0..seats).filter(|&s| s != missed.index()).collect();
                 reason = "FORFEIT".into();
             }
-            return record::done(game_id, seats, winners, reason, view.ply);
+            return Some(record::done(
+                game_id.to_string(),
+                seats,
+                winners,
+                reason,
+                view.ply,
+            ));
         }
-        if sessions.get(&game_id).is_err() {
-            return record::done(game_id, seats, Vec::new(), "EXPIRED".into(), view.ply);
+        if !held {
+            return Some(record::done(
+                game_id.to_string(),
+                seats,
+                Vec::new(),
+                "EXPIRED".into(),
+                view.ply,
+            ));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The seat that was to move when a finished game ended: the next of its
+/// last move, or its first mover when it ended before any move.
+fn to_move_at_end(session: &Session) -> Option<Seat> {
+    let (view, events) = session.view_with_events();
+    let last = events.iter().rev().find_map(|e| match &e.kind {
+        EventKind::MoveApplied { report } => Some(report.next),
+        EventKind::GameOver { .. } => None,
+    });
+    match last {
+        Some(next) => next,
+        None => {
+            let setup = view.setup.as_ref().and_then(|s| {
+                s.seed.map(|seed| Setup {
+                    seed,
+                    supplied: s.supplied,
+                })
+            });
+            view.rules.rules().start(setup).to_move()
+        }
+    }
+}
+
+/// The end of game `game_id` as storage has it, for a game held nowhere
+/// here: `None` while it is in progress (its owner plays it) or storage
+/// cannot be read; a finished game that could not be read back is counted
+/// from its stored ending; one stored as expired, or not at all, expired.
+async fn stored_end(sessions: &SessionStore, game_id: &str, seats: usize) -> Option<GameState> {
+    let storage = sessions.storage().clone();
+    let id = game_id.to_string();
+    let stored = tokio::task::spawn_blocking(move || storage.load(&id))
+        .await
+        .ok()?
+        .ok()?;
+    let Some(stored) = stored else {
+        return Some(record::done(
+            game_id.to_string(),
+            seats,
+            Vec::new(),
+            "EXPIRED".into(),
+            0,
+        ));
+    };
+    let end = stored.end?;
+    let (winners, reason) = if end.status == "finished" {
+        (end.winners.iter().map(Seat::index).collect(), end.reason)
+    } else {
+        (Vec::new(), "EXPIRED".to_string())
+    };
+    Some(record::done(
+        game_id.to_string(),
+        seats,
+        winners,
+        reason,
+        end.ply,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::games::GameRules;
+    use crate::service::sessions::Limits;
+    use crate::service::storage::conformance;
+    use crate::service::storage::postgres::{PostgresOptions, PostgresStorage};
+
+    /// A store of replica `node` on the database at `url`.
+    async fn replica(url: &str, node: &str) -> Arc<SessionStore> {
+        let options = PostgresOptions {
+            url: url.into(),
+            pool_size: 6,
+            node_id: node.into(),
+            lease: Duration::from_millis(400),
+        };
+        let storage = tokio::task::spawn_blocking(move || PostgresStorage::open(&options))
+            .await
+            .unwrap()
+            .unwrap();
+        Arc::new(SessionStore::with_storage(
+            Limits::default(),
+            Arc::new(storage),
+        ))
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_end_of_a_game_another_replica_holds_is_read_from_storage() {
+        let Some(server) = conformance::test_database_url() else {
+            return;
+        };
+        let url = conformance::fresh_database(&server);
+        let owner = replica(&url, "owner").await;
+        let runner = replica(&url, "runner").await;
+        let poll = Some(Duration::from_millis(50));
+
+        // Resigned on the replica holding it: the runner's replica, which
+        // does not hold it, learns the resignation from storage.
+        let (game, tokens) = owner
+            .create(GameRules::default(), BTreeMap::new())
+            .await
+            .unwrap();
+        let id = game.id().to_string();
+        let waiting = {
+            let (runner, id) = (runner.clone(), id.clone());
+            tokio::spawn(async move { wait_end(&runner, id, 2, poll).await })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!waiting.is_finished(), "in progress elsewhere: waited for");
+        assert!(!runner.holds(&id));
+        game.resign(&tokens[0].to_string()).await.unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the end is read within a few polls")
+            .unwrap();
+        assert_eq!(ended, record::done(id, 2, vec![1], "RESIGNATION".into(), 0));
+
+        // Called off before any move: the seat that was to move (the
+        // first) forfeits, as when the runner watches the game itself.
+        let (game, tokens) = owner
+            .create(GameRules::default(), BTreeMap::new())
+            .await
+            .unwrap();
+        let id = game.id().to_string();
+        let waiting = {
+            let (runner, id) = (runner.clone(), id.clone());
+            tokio::spawn(async move { wait_end(&runner, id, 2, poll).await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        game.abort(&tokens[1].to_string()).await.unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the end is read within a few polls")
+            .unwrap();
+        assert_eq!(ended, record::done(id, 2, vec![1], "FORFEIT".into(), 0));
     }
 }

@@ -7,8 +7,15 @@
 //! fails, answers an illegal move or resigns gives the game up (`Resign`),
 //! as in the local runner. Built-in and external-program bots alike
 //! ([`BotSpec`]).
+//!
+//! With [`EntrantBot::resume_for`], a bot rides out a replica of a cluster
+//! dying or a tournament or game changing owner (docs/TOURNAMENTS.md, "In
+//! a cluster"): a stream that breaks, or a call the referee cannot answer
+//! now (`UNAVAILABLE`, …), is made again — the entrant reconnects and gets
+//! its games in progress again, each game is followed again from ply 0 —
+//! until nothing but such failures has happened for that long.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 use tokio_stream::StreamExt as _;
@@ -38,6 +45,9 @@ pub struct EntrantBot {
     /// The base of the games' seeds, when the tournament supplies them
     /// (`setup_seed_base`): the bot may then follow its game's setup.
     pub setup_seed_base: Option<u64>,
+    /// How long the bot keeps reconnecting and calling again while the
+    /// referee fails to answer (zero: the first failure ends its play).
+    pub resume_for: Duration,
 }
 
 impl EntrantBot {
@@ -49,7 +59,58 @@ impl EntrantBot {
             move_timeout,
             tell_clock: true,
             setup_seed_base: None,
+            resume_for: Duration::ZERO,
         }
+    }
+
+    /// The bot, reconnecting for up to `patience` after a failure (see
+    /// [`EntrantBot::resume_for`]).
+    pub fn resuming(mut self, patience: Duration) -> EntrantBot {
+        self.resume_for = patience;
+        self
+    }
+}
+
+/// The wait before a call is made again.
+const RETRY_AFTER: Duration = Duration::from_millis(200);
+
+/// How long failures in a row are ridden out.
+struct Patience {
+    limit: Duration,
+    since: Option<Instant>,
+}
+
+impl Patience {
+    fn new(limit: Duration) -> Patience {
+        Patience { limit, since: None }
+    }
+
+    /// Whether to call again after `status`: a failure to reach the
+    /// referee or to be answered now (not a refusal of the call), within the
+    /// limit since the first of the failures in a row. Waits a moment first.
+    async fn again(&mut self, status: &Status) -> bool {
+        let transient = matches!(
+            status.code(),
+            tonic::Code::Unavailable
+                | tonic::Code::Unknown
+                | tonic::Code::Internal
+                | tonic::Code::Cancelled
+                | tonic::Code::DeadlineExceeded
+        ) || rpc::refusal_reason(status).as_deref() == Some("ALREADY_CONNECTED");
+        if self.limit.is_zero() || !transient {
+            return false;
+        }
+        let since = *self.since.get_or_insert_with(Instant::now);
+        if since.elapsed() >= self.limit {
+            return false;
+        }
+        tokio::time::sleep(RETRY_AFTER).await;
+        true
+    }
+
+    /// A call went through: failures start over.
+    fn answered(&mut self) {
+        self.since = None;
     }
 }
 
@@ -72,34 +133,47 @@ pub async fn play_entrant(
     bot: EntrantBot,
 ) -> Result<(pb::TournamentEnded, Vec<SeatReport>), Status> {
     let mut tournaments = TournamentServiceClient::new(channel.clone());
-    let mut stream = tournaments
-        .connect_entrant(pb::ConnectEntrantRequest {
-            entrant_key: key,
-            tournament_id: String::new(),
-        })
-        .await?
-        .into_inner();
     let mut games: JoinSet<Result<SeatReport, Status>> = JoinSet::new();
     let mut started = std::collections::BTreeSet::new();
-    let mut ended = None;
-    while let Some(message) = stream.next().await {
-        match message?.event {
-            // Sent again on a reconnection: one task per game.
-            Some(pb::connect_entrant_response::Event::Game(assignment))
-                if started.insert(assignment.game_id.clone()) =>
-            {
-                let client = Client::new(channel.clone());
-                games.spawn(play_seat(client, assignment, bot.clone()));
+    let mut patience = Patience::new(bot.resume_for);
+    let ended = 'connect: loop {
+        let connected = tournaments
+            .connect_entrant(pb::ConnectEntrantRequest {
+                entrant_key: key.clone(),
+                tournament_id: String::new(),
+            })
+            .await;
+        let mut stream = match connected {
+            Ok(stream) => stream.into_inner(),
+            Err(s) if patience.again(&s).await => continue,
+            Err(s) => return Err(s),
+        };
+        while let Some(message) = stream.next().await {
+            let message = match message {
+                Ok(message) => message,
+                // Reconnected, the games in progress come again.
+                Err(s) if patience.again(&s).await => continue 'connect,
+                Err(s) => return Err(s),
+            };
+            patience.answered();
+            match message.event {
+                // Sent again on a reconnection: one task per game.
+                Some(pb::connect_entrant_response::Event::Game(assignment))
+                    if started.insert(assignment.game_id.clone()) =>
+                {
+                    let client = Client::new(channel.clone());
+                    games.spawn(play_seat(client, assignment, bot.clone()));
+                }
+                Some(pb::connect_entrant_response::Event::Game(_)) => {}
+                Some(pb::connect_entrant_response::Event::Ended(end)) => break 'connect end,
+                None => {}
             }
-            Some(pb::connect_entrant_response::Event::Game(_)) => {}
-            Some(pb::connect_entrant_response::Event::Ended(end)) => {
-                ended = Some(end);
-                break;
-            }
-            None => {}
         }
-    }
-    let ended = ended.ok_or_else(|| Status::unavailable("the tournament stream ended early"))?;
+        let early = Status::unavailable("the tournament stream ended early");
+        if !patience.again(&early).await {
+            return Err(early);
+        }
+    };
     let mut reports = Vec::new();
     while let Some(done) = games.join_next().await {
         match done {
@@ -151,15 +225,33 @@ async fn play_seat(
         game_id: a.game_id.clone(),
         forfeit,
     };
+    let mut patience = Patience::new(bot.resume_for);
+    // A call the referee could not answer now: the game is followed again
+    // from its start (when the bot resumes), else its play ends.
+    macro_rules! answered {
+        ($call:expr, $again:lifetime) => {
+            match $call {
+                Ok(answer) => {
+                    patience.answered();
+                    answer
+                }
+                Err(s) if patience.again(&s).await => continue $again,
+                Err(s) => return Err(s),
+            }
+        };
+    }
     'watch: loop {
-        let mut watch = client
-            .watch_game(pb::WatchGameRequest {
-                game_id: a.game_id.clone(),
-                from_ply: Some(0),
-                token: a.seat_token.clone(),
-            })
-            .await?
-            .into_inner();
+        let mut watch = answered!(
+            client
+                .watch_game(pb::WatchGameRequest {
+                    game_id: a.game_id.clone(),
+                    from_ply: Some(0),
+                    token: a.seat_token.clone(),
+                })
+                .await,
+            'watch
+        )
+        .into_inner();
         let mut seat = Seat {
             history: Vec::new(),
             to_move: 0,
@@ -168,7 +260,7 @@ async fn play_seat(
         };
         let mut answered: Option<u32> = None;
         while let Some(item) = watch.next().await {
-            let item = item?;
+            let item = answered!(item, 'watch);
             match item.item {
                 Some(pb::watch_game_response::Item::Snapshot(g)) => {
                     if item.resync {
@@ -205,23 +297,28 @@ async fn play_seat(
                 continue;
             }
             answered = Some(seat.ply);
-            let legal = client
-                .list_legal_moves(pb::ListLegalMovesRequest {
-                    game_id: a.game_id.clone(),
-                    seat: 0,
-                    token: a.seat_token.clone(),
-                    view: pb::MovesView::Notation as i32,
-                })
-                .await?
-                .into_inner();
+            let legal = answered!(
+                client
+                    .list_legal_moves(pb::ListLegalMovesRequest {
+                        game_id: a.game_id.clone(),
+                        seat: 0,
+                        token: a.seat_token.clone(),
+                        view: pb::MovesView::Notation as i32,
+                    })
+                    .await,
+                'watch
+            )
+            .into_inner();
             if legal.ply != seat.ply || legal.to_move != a.seat {
                 // The watch is catching up on moves already played.
                 continue;
             }
             let state = if game.bots_read_state {
-                rpc::get_game_as(&mut client, &a.game_id, &a.seat_token)
-                    .await?
-                    .state
+                answered!(
+                    rpc::get_game_as(&mut client, &a.game_id, &a.seat_token).await,
+                    'watch
+                )
+                .state
             } else {
                 None
             };
@@ -267,6 +364,8 @@ async fn play_seat(
                         Err(s) if s.code() == tonic::Code::InvalidArgument => {
                             format!("unreadable move `{text}`: {}", s.message())
                         }
+                        // Not known to be played: the watch says.
+                        Err(s) if patience.again(&s).await => continue 'watch,
                         Err(s) => return Err(s),
                     }
                 }
@@ -283,6 +382,7 @@ async fn play_seat(
                     ))));
                 }
                 Err(s) if s.code() == tonic::Code::FailedPrecondition => continue,
+                Err(s) if patience.again(&s).await => continue 'watch,
                 Err(s) => return Err(s),
             }
         }

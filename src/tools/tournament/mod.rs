@@ -360,6 +360,7 @@ pub async fn run_with_openings(
             tell_clock: config.time_control.is_some(),
             setup_seed_base: setup_seed_base(&config)
                 .filter(|_| openings.iter().all(|o| o.seed.is_none())),
+            resume_for: Duration::ZERO,
         };
         entrants.spawn(entrant::play_entrant(
             channel.clone(),
