@@ -125,6 +125,8 @@ export PUNCT_REFEREE_TEST_DATABASE_URL="postgres://$pg_user@127.0.0.1:$port/refe
 export PUNCT_REFEREE_TEST_PG_CTL="$bin/pg_ctl"
 export PUNCT_REFEREE_TEST_PG_DATA="$data"
 export PUNCT_REFEREE_TEST_PG_USER="$pg_user"
+export PUNCT_REFEREE_TEST_PG_OPTS="-c listen_addresses=127.0.0.1 -p $port -k $sock -c fsync=off -c max_connections=200"
+export PUNCT_REFEREE_TEST_PG_LOG="$tmp/server.log"
 echo "== with-postgres: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port ($PUNCT_REFEREE_TEST_DATABASE_URL)" >&2
 
 "$@"

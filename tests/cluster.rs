@@ -412,39 +412,80 @@ async fn owners(db: &tokio_postgres::Client) -> HashMap<String, String> {
     .collect()
 }
 
-fn restart_postgres() {
-    let ctl = std::env::var("PUNCT_REFEREE_TEST_PG_CTL").expect("PUNCT_REFEREE_TEST_PG_CTL");
-    let data = std::env::var("PUNCT_REFEREE_TEST_PG_DATA").expect("PUNCT_REFEREE_TEST_PG_DATA");
-    let user = std::env::var("PUNCT_REFEREE_TEST_PG_USER").unwrap_or_default();
-    let args = [
-        ctl.as_str(),
-        "-D",
-        &data,
-        "-m",
-        "fast",
-        "-w",
-        "-t",
-        "30",
-        "restart",
-    ];
+/// Stops (`"stop"`) or starts (`"start"`) the test's PostgreSQL server with
+/// the options scripts/with-postgres.sh started it with.
+fn pg_ctl(action: &str) {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
+    let (ctl, data, user) = (
+        var("PUNCT_REFEREE_TEST_PG_CTL"),
+        var("PUNCT_REFEREE_TEST_PG_DATA"),
+        var("PUNCT_REFEREE_TEST_PG_USER"),
+    );
+    let (opts, log) = (
+        var("PUNCT_REFEREE_TEST_PG_OPTS"),
+        var("PUNCT_REFEREE_TEST_PG_LOG"),
+    );
+    let mut args = vec![ctl.as_str(), "-D", &data, "-m", "fast", "-w", "-t", "30"];
+    if action == "start" {
+        args.extend(["-o", opts.as_str(), "-l", log.as_str()]);
+    }
+    args.push(action);
     let mut command = if unsafe_is_root() {
         let mut c = Command::new("runuser");
-        c.args(["-u", &user, "--"]).args(args);
+        c.args(["-u", &user, "--"]).args(&args);
         c
     } else {
         let mut c = Command::new(args[0]);
         c.args(&args[1..]);
         c
     };
-    let out = command
-        .stdout(Stdio::null())
-        .output()
-        .expect("pg_ctl restart");
+    let out = command.stdout(Stdio::null()).output().expect("pg_ctl");
     assert!(
         out.status.success(),
-        "pg_ctl restart: {}",
+        "pg_ctl {action}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Waits (at most 10 s) until the replica at `addr` reports the referee
+/// service ready (`true`) or not; its overall health stays SERVING.
+async fn wait_for_readiness(addr: SocketAddr, ready: bool) {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_client::HealthClient;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = HealthClient::new(channel);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let request = |service: &str| HealthCheckRequest {
+        service: service.to_string(),
+    };
+    loop {
+        let referee = health
+            .check(request("referee.v1.RefereeService"))
+            .await
+            .unwrap()
+            .into_inner()
+            .status;
+        let overall = health.check(request("")).await.unwrap().into_inner().status;
+        assert_eq!(
+            overall,
+            ServingStatus::Serving as i32,
+            "liveness stays SERVING"
+        );
+        if (referee == ServingStatus::Serving as i32) == ready {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "readiness did not turn {}",
+            if ready { "SERVING" } else { "NOT_SERVING" }
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 fn unsafe_is_root() -> bool {
@@ -606,14 +647,20 @@ async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart
     signal(replicas[paused].child.as_ref().unwrap(), "-CONT");
     pool.up.lock().unwrap()[paused] = true;
 
-    // 3. Restart PostgreSQL under the running replicas.
+    // 3. Stop PostgreSQL under the running replicas: readiness turns
+    // NOT_SERVING (liveness stays SERVING), and back once it is started.
     tokio::time::sleep(Duration::from_millis(800)).await;
     let playing = owners(&db).await.len();
     assert!(
         playing >= GAMES / 2,
         "{playing} games still in progress at the restart"
     );
-    restart_postgres();
+    pg_ctl("stop");
+    // The replica neither killed nor paused.
+    let probe = replicas[(0..3).find(|&i| i != victim && i != paused).unwrap()].addr;
+    wait_for_readiness(probe, false).await;
+    pg_ctl("start");
+    wait_for_readiness(probe, true).await;
 
     // 4. The killed replica comes back (same node id, new process).
     let (child, addr) = spawn(&url, &replicas[victim].node, replicas[victim].addr.port());
