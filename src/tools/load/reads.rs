@@ -199,8 +199,9 @@ pub async fn points(
 }
 
 /// One read task: `read` of the point's games, round robin from game
-/// `task`, until the window ends. The first answer's size goes to
-/// `size` (whichever task answers first).
+/// `task`, until the window ends. The size reported is that of the point's
+/// first game (the first answer of a task that starts with it), so the
+/// sizes of the read kinds of a point compare the same position.
 pub async fn read_games(
     channel: Channel,
     read: Read,
@@ -253,7 +254,9 @@ pub async fn read_games(
         match answer {
             Ok((ply, bytes)) if ply == point.ply => {
                 if first {
-                    size.get_or_init(|| bytes);
+                    if task.is_multiple_of(point.ids.len()) {
+                        size.get_or_init(|| bytes);
+                    }
                     first = false;
                 }
                 if window.counts(started, done) {
