@@ -18,21 +18,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== cargo fmt --check"
+# Each stage's heading carries the seconds since the start, so a slow CI run
+# shows where its time went.
+stage() { echo "== [${SECONDS}s] $*"; }
+
+stage "cargo fmt --check"
 cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
-echo "== cargo clippy"
+stage "cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
 
-echo "== buf lint (proto/)"
+stage "buf lint (proto/)"
 # STANDARD rules on the contract (buf.yaml). buf comes from the npm package
 # pinned in tools/buf/package-lock.json (it ships the binary); scripts/buf.sh
 # runs it. Findings exit non-zero and stop the suite.
 (cd tools/buf && npm ci --no-audit --no-fund --loglevel=error)
 scripts/buf.sh lint
 
-echo "== buf breaking (proto/ against the previous commit)"
+stage "buf breaking (proto/ against the previous commit)"
 # The previous commit (the first parent, for a merge) is the baseline, once it
 # has the breaking rules in its buf.yaml; a clone without history has nothing
 # to compare with.
@@ -45,13 +49,13 @@ else
     echo "no baseline with breaking rules (first guarded commit, or no history): skipped"
 fi
 
-echo "== one tonic, hyper, h2, prost and tokio in the dependency tree"
+stage "one tonic, hyper, h2, prost and tokio in the dependency tree"
 if cargo tree -d --locked | grep -E '^(tonic|tonic-prost|hyper|hyper-util|h2|prost|tokio|tower|http) v'; then
     echo "duplicate networking crates above: align the versions (docs/OBSERVABILITY.md)" >&2
     exit 1
 fi
 
-echo "== Debian's nginx (tests/deploy.rs checks and runs the cluster profile's proxy config)"
+stage "Debian's nginx (tests/deploy.rs checks and runs the cluster profile's proxy config)"
 if [ ! -x /usr/sbin/nginx ]; then
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -65,23 +69,23 @@ if [ ! -x /usr/sbin/nginx ]; then
 fi
 export PUNCT_REFEREE_REQUIRE_NGINX=1
 
-echo "== cargo test (release: the property tests play thousands of games; PostgreSQL for the storage tests)"
+stage "cargo test (release: the property tests play thousands of games; PostgreSQL for the storage tests)"
 export PUNCT_REFEREE_REQUIRE_POSTGRES=1
 scripts/with-postgres.sh cargo test --release --locked --all-targets
 
-echo "== fuzz targets, ${FUZZ_SECONDS:-20}s each (cargo-fuzz on stable; docs/FUZZING.md)"
+stage "fuzz targets, ${FUZZ_SECONDS:-20}s each (cargo-fuzz on stable; docs/FUZZING.md)"
 scripts/fuzz.sh
 
-echo "== grpcurl walk-through of README.md (release binary)"
+stage "grpcurl walk-through of README.md (release binary)"
 scripts/grpcurl-walkthrough.sh target/release/punct-referee
 
-echo "== Python and Node clients against the release binary"
+stage "Python and Node clients against the release binary"
 scripts/test-clients.sh target/release/punct-referee
 
-echo "== spectator page in headless Chromium (scripts/test-web.sh)"
+stage "spectator page in headless Chromium (scripts/test-web.sh)"
 scripts/test-web.sh target/release/punct-referee
 
-echo "== the image and deploy/k8s under podman (scripts/test-container.sh)"
+stage "the image and deploy/k8s under podman (scripts/test-container.sh)"
 scripts/test-container.sh target/release/punct-referee
 
-echo "== all tests passed"
+echo "== all tests passed in ${SECONDS}s"
