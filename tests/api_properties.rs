@@ -775,9 +775,13 @@ fn other_calls_with_any_fields_answer_precisely_and_change_nothing() {
                             .get_game(pb::GetGameRequest {
                                 game_id: id.clone(),
                                 token: String::new(),
+                                view: case.seat as i32,
                             })
                             .await;
-                        let e = if real_game {
+                        // The view is checked before the game is looked up.
+                        let e = if pb::SnapshotView::try_from(case.seat as i32).is_err() {
+                            Expect::Refused(Code::InvalidArgument, "view".into())
+                        } else if real_game {
                             Expect::Accepted { replayed: false }
                         } else {
                             not_found.clone()

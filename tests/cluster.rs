@@ -273,6 +273,7 @@ async fn play(pool: Pool, game: usize, id: String, tokens: Vec<String>, out: Arc
             c.get_game(pb::GetGameRequest {
                 game_id: id,
                 token: String::new(),
+                ..Default::default()
             })
             .await
             .map(tonic::Response::into_inner)
@@ -897,6 +898,7 @@ async fn a_takeover_charges_the_ownerless_time_only_when_asked() {
                 .get_game(pb::GetGameRequest {
                     game_id: table.id.clone(),
                     token: String::new(),
+                    ..Default::default()
                 })
                 .await;
             match answer {

@@ -1495,6 +1495,7 @@ async fn nginx_carries_calls_streams_and_failovers_to_the_replicas() {
         .get_game(pb::GetGameRequest {
             game_id: "no-such-game".to_string(),
             token: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -188,6 +188,7 @@ fn the_read_phases_measure_get_game_and_both_legal_move_views() {
         .flat_map(|ply| {
             [
                 "GetGame",
+                "GetGame compact",
                 "ListLegalMoves text",
                 "ListLegalMoves notation",
                 "ListLegalMoves full",
@@ -209,15 +210,71 @@ fn the_read_phases_measure_get_game_and_both_legal_move_views() {
     // The text and notation views are well under half the full one, the
     // text the smallest.
     let bytes = |i: usize| reads[i]["answer_bytes"].as_u64().unwrap();
-    for start in [0, 4] {
-        let (text, notation, full) = (bytes(start + 1), bytes(start + 2), bytes(start + 3));
+    for start in [0, 5] {
+        let (text, notation, full) = (bytes(start + 2), bytes(start + 3), bytes(start + 4));
         assert!(
             text < notation && notation * 2 < full,
             "{text} {notation} {full}"
         );
+        // The compact snapshot is well under half the full one.
+        let (snapshot, compact) = (bytes(start), bytes(start + 1));
+        assert!(compact * 2 < snapshot, "{compact} vs {snapshot}");
     }
     // An empty board's snapshot lists no spaces: smaller than mid-game's.
-    assert!(bytes(0) < bytes(4), "{} vs {}", bytes(0), bytes(4));
+    assert!(bytes(0) < bytes(5), "{} vs {}", bytes(0), bytes(5));
+}
+
+/// `--read-kinds` runs only the read phases it names, in their order.
+#[test]
+fn read_kinds_choose_the_read_phases() {
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            "--spawn",
+            "--games",
+            "1",
+            "--seconds",
+            "0.3",
+            "--warmup",
+            "0.1",
+            "--channels",
+            "1",
+            "--pool",
+            "4",
+            "--reads",
+            "--read-ply",
+            "0",
+            "--read-kinds",
+            "legal-text,get-game-compact",
+            "--json",
+            "-",
+        ])
+        .args(["--", "--storage", "memory"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let names: Vec<&str> = report["runs"][0]["reads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["read"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["GetGame compact", "ListLegalMoves text"]);
+    let bad = Command::new(BIN)
+        .args(["load", "--reads", "--read-kinds", "everything"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("get-game-compact"),
+        "the error lists the kinds"
+    );
 }
 
 /// Punto with 3 players: the pool is dealt from the seed the tool gives

@@ -443,6 +443,7 @@ async fn each_scope_allows_exactly_its_calls() {
     let get = |token: &str| pb::GetGameRequest {
         game_id: table.id.clone(),
         token: token.to_string(),
+        ..Default::default()
     };
     assert_eq!(
         outcome(c.get_game(keyed(get(""), Some(&keys.read))).await),
@@ -593,6 +594,7 @@ async fn a_wrong_key_is_refused_and_changes_nothing() {
             pb::GetGameRequest {
                 game_id: table.id.clone(),
                 token: String::new(),
+                ..Default::default()
             },
             Some(&keys.read),
         ))

@@ -126,6 +126,7 @@ async fn unknown_game_is_not_found_with_resource_info() {
         .get_game(pb::GetGameRequest {
             game_id: "nope".into(),
             token: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -543,6 +543,7 @@ async fn get_game_names_each_callers_view_of_one_shared_answer() {
             .get_game(pb::GetGameRequest {
                 game_id: table.id.clone(),
                 token,
+                ..Default::default()
             })
             .await
             .unwrap()

@@ -524,6 +524,7 @@ async fn game_of(client: &mut Client, id: &str) -> pb::Game {
         .get_game(pb::GetGameRequest {
             game_id: id.to_string(),
             token: String::new(),
+            ..Default::default()
         })
         .await
         .expect("get")

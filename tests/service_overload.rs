@@ -136,6 +136,7 @@ async fn calls_beyond_the_concurrency_limit_are_refused_at_once_not_queued() {
                 .get_game(pb::GetGameRequest {
                     game_id: t.id.clone(),
                     token: String::new(),
+                    ..Default::default()
                 })
                 .await
             {
@@ -181,6 +182,7 @@ async fn calls_beyond_the_concurrency_limit_are_refused_at_once_not_queued() {
                 grpc_frame(&pb::GetGameRequest {
                     game_id: t.id.clone(),
                     token: String::new(),
+                    ..Default::default()
                 }),
                 true,
             )

@@ -90,6 +90,7 @@ async fn get_as(c: &mut Client, id: &str, token: &str) -> pb::Game {
     c.get_game(pb::GetGameRequest {
         game_id: id.to_string(),
         token: token.to_string(),
+        ..Default::default()
     })
     .await
     .expect("get")

@@ -283,6 +283,7 @@ async fn metrics_count_a_scripted_game_exactly() {
         .get_game(pb::GetGameRequest {
             game_id: "0123456789abcdef0123456789abcdef".into(),
             token: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -510,6 +511,7 @@ async fn spans_reach_otlp_continuing_the_callers_trace() {
     c.get_game(pb::GetGameRequest {
         game_id: t.id.clone(),
         token: String::new(),
+        ..Default::default()
     })
     .await
     .unwrap();

@@ -147,6 +147,7 @@ async fn two_builtin_bots_play_and_their_records_replay_through_import() {
             .get_game(pb::GetGameRequest {
                 game_id: game.game_id.clone(),
                 token: String::new(),
+                ..Default::default()
             })
             .await
             .unwrap()

@@ -141,6 +141,7 @@ async fn recount(server: &TestServer, t: &pb::Tournament) -> BTreeMap<u32, f64> 
             .get_game(pb::GetGameRequest {
                 game_id: g.game_id.clone(),
                 token: String::new(),
+                ..Default::default()
             })
             .await
             .unwrap()

@@ -49,7 +49,7 @@ export declare class RefereeClient {
   close(): void;
   serving(service?: string): Promise<boolean>;
   createGame(options?: { variant?: string; labels?: Record<string, string>; rules?: GameName | Message; seed?: string }): Promise<Table>;
-  getGame(gameId: string, options?: { token?: string }): Promise<Message>;
+  getGame(gameId: string, options?: { token?: string; view?: string }): Promise<Message>;
   legalMoves(gameId: string, options?: { seat?: number; token?: string; view?: string }): Promise<Message>;
   legalNotations(gameId: string, options?: { seat?: number; token?: string }): Promise<Message>;
   play(gameId: string, token: string, move: string | Message, expectedPly: number, options?: { game?: GameName }): Promise<Message>;

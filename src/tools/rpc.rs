@@ -695,6 +695,7 @@ pub async fn get_game_as(
     let request = pb::GetGameRequest {
         game_id: game_id.to_string(),
         token: token.to_string(),
+        ..Default::default()
     };
     Ok(client
         .get_game(request)

@@ -247,6 +247,7 @@ pub async fn get(client: &mut Client, id: &str) -> pb::Game {
         .get_game(pb::GetGameRequest {
             game_id: id.to_string(),
             token: String::new(),
+            ..Default::default()
         })
         .await
         .expect("get")

@@ -261,8 +261,8 @@ export class RefereeClient {
 
   /** A snapshot: a spectator's view, or with a seat's `token` that seat's
    * (`Game.viewer` says whose). */
-  async getGame(gameId, { token = '' } = {}) {
-    return (await this.#call(this.stub, 'GetGame', { game_id: gameId, token })).game;
+  async getGame(gameId, { token = '', view = 'SNAPSHOT_VIEW_UNSPECIFIED' } = {}) {
+    return (await this.#call(this.stub, 'GetGame', { game_id: gameId, token, view })).game;
   }
 
   /** The legal moves of the player to move (or of seat number `seat`: empty

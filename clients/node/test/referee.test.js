@@ -54,6 +54,16 @@ test('two bots play complete games that replay through import', async () => {
       game.outcome.reason,
     );
     assert.equal(game.labels.suite, 'node');
+    // The compact view: the same play, without what never changes or is
+    // derived (the stacks follow from the pieces).
+    const compact = await client.getGame(table.gameId, { view: 'SNAPSHOT_VIEW_COMPACT' });
+    assert.deepEqual([compact.ply, compact.status, compact.outcome], [game.ply, game.status, game.outcome]);
+    assert.equal(compact.rules, null);
+    assert.deepEqual(compact.labels, {});
+    assert.deepEqual(compact.state.punct.board.spaces, []);
+    assert.equal(compact.state.punct.picture, '');
+    assert.ok(game.state.punct.board.spaces.length > 0 && game.state.punct.picture !== '');
+    assert.deepEqual(compact.state.punct.board.pieces, game.state.punct.board.pieces);
     const record = await client.exportGame(table.gameId);
     assert.deepEqual(record.trimEnd().split('\n').slice(-moves.length), moves);
     const copy = (await client.importGame(record)).game;

@@ -315,11 +315,18 @@ class RefereeClient:
         )
         return Table(reply.game, list(reply.seats))
 
-    def get_game(self, game_id: str, token: str = "") -> referee_pb2.Game:
+    def get_game(
+        self,
+        game_id: str,
+        token: str = "",
+        view: int = referee_pb2.SNAPSHOT_VIEW_UNSPECIFIED,
+    ) -> referee_pb2.Game:
         """A snapshot: a spectator's view, or with a seat's ``token`` that
-        seat's (``Game.viewer`` says whose)."""
+        seat's (``Game.viewer`` says whose). ``view`` ``SNAPSHOT_VIEW_COMPACT``
+        leaves out what never changes and the derived forms (docs/API.md)."""
         return self._call(
-            self._stub.GetGame, referee_pb2.GetGameRequest(game_id=game_id, token=token)
+            self._stub.GetGame,
+            referee_pb2.GetGameRequest(game_id=game_id, token=token, view=view),
         ).game
 
     def legal_moves(

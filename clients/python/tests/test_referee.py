@@ -51,6 +51,16 @@ def test_two_bots_play_complete_games(client):
             "CONNECTION", "LAST_PIECE", "NO_LEGAL_MOVE", "REPETITION", "MOVE_LIMIT",
         }
         assert game.labels["suite"] == "python"
+        # The compact view: the same play, without what never changes or
+        # is derived (the stacks follow from the pieces).
+        compact = client.get_game(table.game_id, view=referee_pb2.SNAPSHOT_VIEW_COMPACT)
+        assert (compact.ply, compact.status, compact.outcome) == (
+            game.ply, game.status, game.outcome,
+        )
+        assert not compact.HasField("rules") and not compact.labels
+        assert not compact.state.punct.board.spaces and not compact.state.punct.picture
+        assert game.state.punct.board.spaces and game.state.punct.picture
+        assert compact.state.punct.board.pieces == game.state.punct.board.pieces
         # The record replays into an identical game.
         record = client.export_game(table.game_id)
         assert record.splitlines()[-len(moves):] == moves

@@ -47,6 +47,12 @@ impl EncodedGame {
     }
 }
 
+/// An [`EncodedGame`] in `SNAPSHOT_VIEW_COMPACT`
+/// ([`super::convert::compact_game_pb`]): a type of its own, so that a
+/// session keeps both views of a state side by side.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompactGame(pub EncodedGame);
+
 /// GetGame's answer: `referee.v1.GetGameResponse` on the wire (see the
 /// module's documentation).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -341,6 +341,26 @@ pub fn shared_game_pb(session: &Session, v: &GameView) -> pb::Game {
     game_pb_with(v, state)
 }
 
+/// `game` as `SNAPSHOT_VIEW_COMPACT` sends it: without what never changes
+/// after creation, nor the state's rules and derived forms (each game's
+/// `compact_state`).
+pub fn compact_game_pb(mut game: pb::Game) -> pb::Game {
+    game.labels.clear();
+    game.rules = None;
+    game.time_control = None;
+    game.created_unix_ms = 0;
+    game.seats.clear();
+    game.setup = None;
+    if let Some(state) = game.state.as_mut().and_then(|s| s.game.as_mut()) {
+        match state {
+            pb::game_state::Game::Punct(s) => punct::compact_state(s),
+            pb::game_state::Game::Dots(s) => dots::compact_state(s),
+            pb::game_state::Game::Punto(s) => punto::compact_state(s),
+        }
+    }
+    game
+}
+
 fn game_pb_with(v: &GameView, state: Option<pb::GameState>) -> pb::Game {
     pb::Game {
         game_id: v.id.to_string(),

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
 use super::answer::server::referee_service_server::RefereeService;
-use super::answer::{EncodedGame, GetGameAnswer};
+use super::answer::{CompactGame, EncodedGame, GetGameAnswer};
 use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, status_pb};
 use super::error::status;
 use super::games::punct::{MOVE_FIELDS, RULE_FIELDS};
@@ -131,15 +131,37 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<GetGameAnswer>, Status> {
         let req = request.get_ref();
         Caller::of(&request).may_read(&req.token)?;
+        // A view no game has is malformed whatever the game.
+        let compact = match pb::SnapshotView::try_from(req.view) {
+            Ok(pb::SnapshotView::Compact) => true,
+            Ok(_) => false,
+            Err(_) => {
+                return Err(SessionError::InvalidArgument {
+                    field: "view",
+                    description: format!("{} is not a SnapshotView", req.view),
+                }
+                .into());
+            }
+        };
         let session = self.store.find(&req.game_id).await?;
         let viewer = session.viewer_for(&req.token)?;
-        // Encoded once per state and shared; the clock and presence are
-        // read now (docs/API.md "Compact reads").
-        let (view, game) = session.shared_view(viewer, |view| {
-            EncodedGame::of(convert::shared_game_pb(&session, view))
-        });
+        // Encoded once per state (and view) and shared; the clock and
+        // presence are read now (docs/API.md "Compact reads").
+        let (view, game) = if compact {
+            let (view, game) = session.shared_view(viewer, |view| {
+                CompactGame(EncodedGame::of(convert::compact_game_pb(
+                    convert::shared_game_pb(&session, view),
+                )))
+            });
+            (view, game.0.clone())
+        } else {
+            let (view, game) = session.shared_view(viewer, |view| {
+                EncodedGame::of(convert::shared_game_pb(&session, view))
+            });
+            (view, EncodedGame::clone(&game))
+        };
         Ok(Response::new(GetGameAnswer {
-            game: EncodedGame::clone(&game),
+            game,
             clock: convert::clock_pb(&view.clock),
             presence: convert::presence_pb(&view.presence),
             viewer: convert::viewer_pb(view.viewer),

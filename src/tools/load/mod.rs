@@ -124,6 +124,9 @@ pub struct LoadArgs {
     /// The ply of the mid-game reads of `--reads` (0: only the start).
     #[arg(long, default_value_t = 40)]
     pub read_ply: u32,
+    /// Only these read phases of `--reads`, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', value_enum, value_name = "READ")]
+    pub read_kinds: Vec<reads::Read>,
     /// Also write the results as JSON to this file (`-`: to standard
     /// output, instead of the table).
     #[arg(long, value_name = "FILE")]

@@ -156,7 +156,10 @@ async fn one_run(
     .await;
     let mut run = run_report(games, &baseline, moves);
     for point in points {
-        for read in Read::ALL {
+        let kinds = Read::ALL
+            .into_iter()
+            .filter(|r| args.read_kinds.is_empty() || args.read_kinds.contains(r));
+        for read in kinds {
             let size = Arc::new(std::sync::OnceLock::new());
             let measured = measure(args, server_pid, games, |i, window, errors| {
                 tokio::spawn(reads::read_games(

@@ -1,6 +1,6 @@
 //! The read phases of `--reads`: after the moves phase of a concurrency,
 //! the same number of tasks read games instead of playing them — `GetGame`
-//! and `ListLegalMoves` (text, notation and full views), each at the start
+//! (full and compact views) and `ListLegalMoves` (text, notation and full views), each at the start
 //! of a game and in the middle of one (`--read-ply`, 40 by default) — and
 //! each phase is reported as a ratio to the same run's baseline. The games
 //! read are set up beforehand from the pool (a few per point, shared by
@@ -43,11 +43,12 @@ struct GameHead {
     ply: u32,
 }
 
-/// GetGame of game `id`, as a spectator.
-fn get_request(id: String) -> pb::GetGameRequest {
+/// GetGame of game `id`, as a spectator, in `view`.
+fn get_request(id: String, view: pb::SnapshotView) -> pb::GetGameRequest {
     pb::GetGameRequest {
         game_id: id,
         token: String::new(),
+        view: view as i32,
     }
 }
 
@@ -67,10 +68,12 @@ async fn get_game_head(
 }
 
 /// What a read phase asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Read {
     /// `GetGame`: the whole snapshot.
     GetGame,
+    /// `GetGame` with `SNAPSHOT_VIEW_COMPACT`.
+    GetGameCompact,
     /// `ListLegalMoves` with `MOVES_VIEW_NOTATION`.
     LegalNotation,
     /// `ListLegalMoves` with `MOVES_VIEW_TEXT`.
@@ -81,8 +84,9 @@ pub enum Read {
 
 impl Read {
     /// Every read, in the order they run.
-    pub const ALL: [Read; 4] = [
+    pub const ALL: [Read; 5] = [
         Read::GetGame,
+        Read::GetGameCompact,
         Read::LegalText,
         Read::LegalNotation,
         Read::LegalFull,
@@ -92,6 +96,7 @@ impl Read {
     pub fn name(self) -> &'static str {
         match self {
             Read::GetGame => "GetGame",
+            Read::GetGameCompact => "GetGame compact",
             Read::LegalText => "ListLegalMoves text",
             Read::LegalNotation => "ListLegalMoves notation",
             Read::LegalFull => "ListLegalMoves full",
@@ -224,16 +229,24 @@ pub async fn read_games(
         }
         let id = point.ids[next % point.ids.len()].clone();
         next = next.wrapping_add(1);
+        let view = match read {
+            Read::GetGameCompact => pb::SnapshotView::Compact,
+            _ => pb::SnapshotView::Full,
+        };
         let answer = match read {
-            Read::GetGame if first => client.get_game(get_request(id)).await.map(|r| {
-                let r = r.into_inner();
-                let ply = r.game.as_ref().map_or(u32::MAX, |g| g.ply);
-                (ply, r.encoded_len())
-            }),
-            Read::GetGame => get_game_head(&mut grpc, get_request(id)).await.map(|r| {
-                let ply = r.game.as_ref().map_or(u32::MAX, |g| g.ply);
-                (ply, 0)
-            }),
+            Read::GetGame | Read::GetGameCompact if first => {
+                client.get_game(get_request(id, view)).await.map(|r| {
+                    let r = r.into_inner();
+                    let ply = r.game.as_ref().map_or(u32::MAX, |g| g.ply);
+                    (ply, r.encoded_len())
+                })
+            }
+            Read::GetGame | Read::GetGameCompact => get_game_head(&mut grpc, get_request(id, view))
+                .await
+                .map(|r| {
+                    let ply = r.game.as_ref().map_or(u32::MAX, |g| g.ply);
+                    (ply, 0)
+                }),
             Read::LegalText | Read::LegalNotation | Read::LegalFull => client
                 .list_legal_moves(pb::ListLegalMovesRequest {
                     game_id: id,

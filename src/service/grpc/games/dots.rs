@@ -259,6 +259,15 @@ fn dot_pb(d: &SnapshotDot) -> pb::Dot {
     }
 }
 
+/// A state as `SNAPSHOT_VIEW_COMPACT` sends it: without its rules (the
+/// game's, sent in full) and the picture. The position text stays: its
+/// held cells and base markers follow from the enclosures only through
+/// geometry a client should not have to redo.
+pub fn compact_state(state: &mut pb::GameState) {
+    state.rules = None;
+    state.picture.clear();
+}
+
 /// The Dots state of a game: options, every dot, the enclosures standing,
 /// the scores, the position text and the picture.
 pub fn state_pb(s: &DotsSnapshot) -> pb::GameState {

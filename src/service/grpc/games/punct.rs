@@ -298,6 +298,16 @@ pub fn board_pb(pos: &Position) -> pb::Board {
     }
 }
 
+/// A state as `SNAPSHOT_VIEW_COMPACT` sends it: without its rules (the
+/// game's, sent in full) and the forms derived from the rest.
+pub fn compact_state(state: &mut pb::GameState) {
+    state.rules = None;
+    state.picture.clear();
+    if let Some(board) = state.board.as_mut() {
+        board.spaces.clear();
+    }
+}
+
 /// The PÜNCT state of a game.
 pub fn state_pb(s: &PunctSnapshot) -> pb::GameState {
     pb::GameState {

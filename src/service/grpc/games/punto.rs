@@ -351,6 +351,13 @@ fn sides_pb(configuration: Configuration, wins: &[u32]) -> Vec<pb::SideState> {
         .collect()
 }
 
+/// A state as `SNAPSHOT_VIEW_COMPACT` sends it: without its rules (the
+/// game's, sent in full) and the forms derived from the rest.
+pub fn compact_state(state: &mut pb::GameState) {
+    state.rules = None;
+    state.picture.clear();
+}
+
 /// The Punto state of a match.
 pub fn state_pb(s: &PuntoSnapshot) -> pb::GameState {
     let configuration = s.options.configuration();
