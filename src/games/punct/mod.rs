@@ -229,7 +229,7 @@ pub struct Played {
 
 /// A game: options, the current position, the moves so far and the outcome.
 /// This is what the referee keeps per session.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Game {
     options: RuleOptions,
     position: Position,
@@ -238,6 +238,26 @@ pub struct Game {
     /// can never be undone, so no earlier position can occur again.
     history: Vec<PositionKey>,
     outcome: Option<Outcome>,
+}
+
+/// A copy with room for one more move: the referee decides each move on a
+/// copy ([`crate::games::Game::clone_box`]), and a copy of exactly the
+/// original's length would be copied again by the move it is made for.
+impl Clone for Game {
+    fn clone(&self) -> Game {
+        fn with_room<T: Clone>(v: &[T]) -> Vec<T> {
+            let mut copy = Vec::with_capacity(v.len() + 1);
+            copy.extend_from_slice(v);
+            copy
+        }
+        Game {
+            options: self.options,
+            position: self.position.clone(),
+            moves: with_room(&self.moves),
+            history: with_room(&self.history),
+            outcome: self.outcome.clone(),
+        }
+    }
 }
 
 impl Game {

@@ -898,13 +898,20 @@ impl Session {
             });
         }
         let seat = self.seat_for(token)?;
-        let this = self.clone();
-        let request_id = request_id.map(str::to_string);
-        let result = to_the_end(async move {
-            this.try_submit(seat, mv, expected_ply, request_id.as_deref())
-                .await
-        })
-        .await;
+        let result = if self.storage.commits_at_once() {
+            // Stored and applied within one poll: nothing to protect from
+            // a caller going away, and a task of its own would only cost
+            // the hand-off (a spawn and a wake-up per move).
+            self.try_submit(seat, mv, expected_ply, request_id).await
+        } else {
+            let this = self.clone();
+            let request_id = request_id.map(str::to_string);
+            to_the_end(async move {
+                this.try_submit(seat, mv, expected_ply, request_id.as_deref())
+                    .await
+            })
+            .await
+        };
         match &result {
             Ok(receipt) => {
                 tracing::Span::current().record("ply", receipt.report.ply);

@@ -141,6 +141,10 @@ impl Storage for MemoryStorage {
         Commit::ready(self.apply(write))
     }
 
+    fn commits_at_once(&self) -> bool {
+        true
+    }
+
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
         let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
         Ok(rows

@@ -283,6 +283,15 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Writes are applied in the order they are queued.
     fn write(&self, write: Write) -> Commit;
 
+    /// Whether every [`Commit`] this backend returns is already decided
+    /// (no I/O to wait for): then a change is stored and applied within
+    /// one poll, and a caller going away cannot leave it half done, so the
+    /// session layer makes it in the caller's task instead of a task of
+    /// its own (docs/STORAGE.md, "Cancellation").
+    fn commits_at_once(&self) -> bool {
+        false
+    }
+
     /// [`Storage::write`] made under the lease of epoch `epoch` on the
     /// write's game: a backend with leases refuses it, fenced, unless that
     /// lease is still this replica's (docs/CLUSTER.md). Others ignore it.
@@ -387,6 +396,10 @@ impl Storage for Volatile {
 
     fn write(&self, _write: Write) -> Commit {
         Commit::ready(Ok(()))
+    }
+
+    fn commits_at_once(&self) -> bool {
+        true
     }
 
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
