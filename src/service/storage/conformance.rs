@@ -339,6 +339,52 @@ async fn pruning_many_games_goes_in_batches_and_takes_them_all() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Commits one after another, as a busy server makes them, keep the log
+/// bounded: the checkpointer has it start over (docs/STORAGE.md,
+/// "Checkpoints"). Without that the log took every frame ever written
+/// (here about 4 frames a commit: well over 200 MiB).
+#[tokio::test]
+async fn sqlite_checkpoints_keep_the_log_bounded_under_steady_writes() {
+    let dir = tempdir();
+    let s = SqliteStorage::open(&SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Normal,
+        max_bytes: None,
+    })
+    .unwrap();
+    let wal = dir.join(format!("{}-wal", sqlite::DB_FILE));
+    let wal_len = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    let games = 64;
+    for g in 0..games {
+        s.write(Write::Create(game(&format!("g{g:02}")), vec![], None))
+            .await
+            .unwrap();
+    }
+    let (mut largest, mut written) = (0, 0u64);
+    // Paced (about 2 s in all) so that the checkpointer, every 200 ms,
+    // sees the log grow many times over.
+    for ply in 1..=250u32 {
+        for g in 0..games {
+            s.write(Write::Move(mv(&format!("g{g:02}"), ply), None))
+                .await
+                .unwrap();
+            written += 1;
+        }
+        largest = largest.max(wal_len());
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(written, 16_000);
+    let bound = 40 << 20;
+    assert!(
+        largest < bound,
+        "the log reached {largest} bytes (bound {bound}) over {written} commits"
+    );
+    // Everything is there.
+    assert_eq!(s.load("g63").unwrap().unwrap().moves.len(), 250);
+    drop(s);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[tokio::test]
 async fn sqlite_backend_passes_the_suite_in_every_sync_mode() {
     for sync in [SyncMode::Full, SyncMode::Normal, SyncMode::Off] {

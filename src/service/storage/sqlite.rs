@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -141,16 +141,18 @@ impl SqliteStorage {
         let checkpoints = open_connection(&path, options)?;
         let reader = open_connection(&path, options)?;
         let (stop_checkpoints, stopped) = mpsc::channel::<()>();
+        let restart = Arc::new(AtomicBool::new(false));
+        let restart_asked = restart.clone();
         let checkpointer = thread::Builder::new()
             .name("storage-checkpoint".into())
-            .spawn(move || checkpoint_loop(&checkpoints, &stopped))
+            .spawn(move || checkpoint_loop(&checkpoints, &stopped, &restart_asked))
             .map_err(|e| StorageError(format!("cannot start the checkpointer: {e}")))?;
         let (tx, rx) = mpsc::channel::<Job>();
         let commits = Arc::new(AtomicU64::new(0));
         let counter = commits.clone();
         let writer = thread::Builder::new()
             .name("storage-writer".into())
-            .spawn(move || writer_loop(conn, rx, &counter))
+            .spawn(move || writer_loop(conn, rx, &counter, &restart))
             .map_err(|e| StorageError(format!("cannot start the storage writer: {e}")))?;
         Ok(SqliteStorage {
             jobs: Mutex::new(Some(tx)),
@@ -498,16 +500,36 @@ PRAGMA user_version = 3;
 COMMIT;
 ";
 
+/// Log frames (pages) past which the log is made to start over (see
+/// [`checkpoint_loop`]): 16 MiB with 4 KiB pages.
+const RESTART_LOG_FRAMES: i64 = 4096;
+
 /// Copies the log into the database every 200 ms (PASSIVE: never blocks the
 /// writer, skips what readers still need), and once more at the end.
-fn checkpoint_loop(conn: &Connection, stop: &mpsc::Receiver<()>) {
+///
+/// A passive checkpoint never makes the log start over while commits keep
+/// coming (the writer appends during each one, so the log is never wholly
+/// copied when the next transaction begins): under steady load it grew
+/// without bound (over 100 MiB in half a minute of `load`), every commit
+/// appending to a longer file (new blocks for the filesystem to allocate
+/// and zero). So when the log holds more than [`RESTART_LOG_FRAMES`] after a
+/// passive checkpoint, this asks the writer (`restart`) to run a RESTART
+/// checkpoint between two batches, when no transaction is open: it copies
+/// what is left (little, just after a passive one) and the next commit
+/// writes the log from its start again, over blocks already there
+/// (docs/STORAGE.md, "Checkpoints"). Run from this thread instead, it
+/// could not reliably find the writer between transactions.
+fn checkpoint_loop(conn: &Connection, stop: &mpsc::Receiver<()>, restart: &AtomicBool) {
     loop {
         let stopping = !matches!(
             stop.recv_timeout(std::time::Duration::from_millis(200)),
             Err(mpsc::RecvTimeoutError::Timeout)
         );
-        if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-            tracing::warn!(error = %e, "storage checkpoint failed");
+        // (busy, frames in the log, frames copied)
+        match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1)) {
+            Ok(log) if log > RESTART_LOG_FRAMES => restart.store(true, Ordering::Relaxed),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "storage checkpoint failed"),
         }
         if stopping {
             return;
@@ -515,9 +537,27 @@ fn checkpoint_loop(conn: &Connection, stop: &mpsc::Receiver<()>) {
     }
 }
 
-fn writer_loop(mut conn: Connection, rx: mpsc::Receiver<Job>, commits: &AtomicU64) {
+/// The RESTART checkpoint [`checkpoint_loop`] asks for, run by the writer
+/// between batches.
+fn restart_log(conn: &Connection) {
+    match conn.query_row("PRAGMA wal_checkpoint(RESTART)", [], |r| r.get::<_, i64>(0)) {
+        Ok(0) => {}
+        Ok(_) => tracing::debug!("storage log restart deferred: readers still on the log"),
+        Err(e) => tracing::warn!(error = %e, "storage checkpoint (restart) failed"),
+    }
+}
+
+fn writer_loop(
+    mut conn: Connection,
+    rx: mpsc::Receiver<Job>,
+    commits: &AtomicU64,
+    restart: &AtomicBool,
+) {
     let path = conn.path().map(PathBuf::from).unwrap_or_default();
     while let Ok(first) = rx.recv() {
+        if restart.swap(false, Ordering::Relaxed) {
+            restart_log(&conn);
+        }
         let mut writes = Vec::new();
         let mut next = Some(first);
         while let Some(job) = next.take() {
