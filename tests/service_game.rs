@@ -2,6 +2,10 @@
 //! endings of both variants, ValidateMove / ExportGame / ImportGame.
 
 mod common;
+// GetGame's views at every ply of random games of every game (in this
+// binary rather than one of its own: one test target less to build).
+#[path = "service_game/snapshot_views.rs"]
+mod snapshot_views;
 
 use common::*;
 use punct_referee::games::punct::{Game, Move, RuleOptions, Variant};

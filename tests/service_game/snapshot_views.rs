@@ -6,9 +6,7 @@
 //! the full view lists. The unspecified view is the full one; an unknown
 //! view is refused.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use punct_referee::games::punct::Space;
 use punct_referee::service::grpc::pb::dots::v1 as dpb;
 use punct_referee::service::grpc::pb::punct::v1 as ppb;
