@@ -252,10 +252,10 @@ impl Clone for Game {
         }
         Game {
             options: self.options,
-            position: self.position.clone(),
+            position: self.position,
             moves: with_room(&self.moves),
             history: with_room(&self.history),
-            outcome: self.outcome.clone(),
+            outcome: self.outcome,
         }
     }
 }
