@@ -6,9 +6,18 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
 use common::TestServer;
+use http_body::Frame;
+use http_body_util::{BodyExt as _, Full, StreamBody};
 use punct_referee::service::grpc::pb::dots::v1 as dpb;
 use punct_referee::service::grpc::pb::punto::v1 as tpb;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
@@ -18,6 +27,7 @@ use punct_referee::service::{ServerOptions, StorageConfig};
 use punct_referee::tools::tournament::entrant::{EntrantBot, SeatReport, play_entrant};
 use tokio_stream::StreamExt as _;
 use tonic::Code;
+use tonic::body::Body;
 use tonic::transport::Channel;
 use tonic_types::StatusExt as _;
 
@@ -528,6 +538,195 @@ async fn an_entrant_that_reconnects_mid_game_gets_its_game_again_and_finishes_it
         pb::TournamentGameStatus::Finished as i32
     );
     assert_ne!(done.games[0].reason, "TIMEOUT");
+}
+
+/// A referee in front of the real one whose `ListLegalMoves` answers lag
+/// behind its watches, as those of a replica of a cluster that does not
+/// own the game can (docs/CLUSTER.md, "Watchers on any replica": its watch
+/// is fed from the database, where a move is stored a moment before its
+/// owner has applied it and answers from it): every second call of a seat
+/// gets the answer of the call before — on the seat's next turn, that of
+/// its turn before. Every other call passes through unchanged.
+#[derive(Clone)]
+struct Lagging {
+    upstream: Channel,
+    /// The request (game, seat token, view) → the last answer passed on,
+    /// if the next call is to get it again.
+    last: Arc<Mutex<HashMap<Bytes, Answer>>>,
+    /// How many answers were given again.
+    lagged: Arc<AtomicUsize>,
+}
+
+/// A unary answer as it came: head, message and trailers.
+#[derive(Clone)]
+struct Answer {
+    status: http::StatusCode,
+    headers: http::HeaderMap,
+    data: Bytes,
+    trailers: Option<http::HeaderMap>,
+}
+
+impl Answer {
+    fn response(self) -> http::Response<Body> {
+        let mut frames = vec![Ok::<_, tonic::Status>(Frame::data(self.data))];
+        frames.extend(self.trailers.map(|t| Ok(Frame::trailers(t))));
+        let mut response =
+            http::Response::new(Body::new(StreamBody::new(tokio_stream::iter(frames))));
+        *response.status_mut() = self.status;
+        *response.headers_mut() = self.headers;
+        response
+    }
+}
+
+impl Lagging {
+    /// Serves in front of the server `upstream` reaches; its address.
+    async fn start(upstream: Channel) -> (Lagging, std::net::SocketAddr) {
+        let lagging = Lagging {
+            upstream,
+            last: Arc::default(),
+            lagged: Arc::default(),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(Named::<RefereeName>(lagging.clone(), PhantomData))
+                .add_service(Named::<TournamentName>(lagging.clone(), PhantomData))
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+        );
+        (lagging, addr)
+    }
+
+    async fn send(&self, request: http::Request<Body>) -> http::Response<Body> {
+        use tower::ServiceExt as _;
+        match self.upstream.clone().oneshot(request).await {
+            Ok(response) => response,
+            Err(e) => tonic::Status::unavailable(e.to_string()).into_http(),
+        }
+    }
+
+    async fn pass(self, request: http::Request<Body>) -> http::Response<Body> {
+        let (mut parts, body) = request.into_parts();
+        // The path alone (the channel sets the rest), no server-side
+        // extensions.
+        parts.uri = http::Uri::from(parts.uri.path_and_query().unwrap().clone());
+        parts.extensions = http::Extensions::new();
+        if parts.uri.path() != "/referee.v1.RefereeService/ListLegalMoves" {
+            return self.send(http::Request::from_parts(parts, body)).await;
+        }
+        let message = body.collect().await.unwrap().to_bytes();
+        let again = self.last.lock().unwrap().remove(&message);
+        if let Some(answer) = again {
+            self.lagged.fetch_add(1, Ordering::SeqCst);
+            return answer.response();
+        }
+        let request = http::Request::from_parts(parts, Body::new(Full::new(message.clone())));
+        let (head, body) = self.send(request).await.into_parts();
+        let Ok(collected) = body.collect().await else {
+            return tonic::Status::unavailable("the answer broke off").into_http();
+        };
+        let answer = Answer {
+            status: head.status,
+            headers: head.headers,
+            trailers: collected.trailers().cloned(),
+            data: collected.to_bytes(),
+        };
+        self.last.lock().unwrap().insert(message, answer.clone());
+        answer.response()
+    }
+}
+
+/// [`Lagging`] as the service `N` names.
+#[derive(Clone)]
+struct Named<N>(Lagging, PhantomData<N>);
+
+trait ServiceName {
+    const NAME: &'static str;
+}
+
+#[derive(Clone)]
+struct RefereeName;
+
+impl ServiceName for RefereeName {
+    const NAME: &'static str = "referee.v1.RefereeService";
+}
+
+#[derive(Clone)]
+struct TournamentName;
+
+impl ServiceName for TournamentName {
+    const NAME: &'static str = "referee.v1.TournamentService";
+}
+
+impl<N: ServiceName> tonic::server::NamedService for Named<N> {
+    const NAME: &'static str = N::NAME;
+}
+
+impl<N> tower::Service<http::Request<Body>> for Named<N> {
+    type Response = http::Response<Body>;
+    type Error = std::convert::Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
+        let lagging = self.0.clone();
+        Box::pin(async move { Ok(lagging.pass(request).await) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entrants_whose_answers_lag_behind_their_watch_ask_again_and_play_every_game() {
+    let server = TestServer::start().await;
+    let (lagging, addr) = Lagging::start(server.channel().await).await;
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let mut s = spec(dots_rules(), pb::TournamentFormat::RoundRobin, 2);
+    // A turn given up for an answer behind the watch would end on time.
+    s.time_control = Some(clock(2_000));
+    let (created, keys) = create(&mut t, s, &["r1", "r2"]).await;
+    start(&mut t, &created.tournament_id).await;
+    let mut tasks = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let bot = bot(&format!("r{}", i + 1), i as u64 + 1);
+        tasks.push(tokio::spawn(play_entrant(
+            channel,
+            key.entrant_key.clone(),
+            bot,
+        )));
+    }
+    for task in tasks {
+        let (end, reports) = tokio::time::timeout(Duration::from_secs(60), task)
+            .await
+            .expect("the tournament finishes")
+            .unwrap()
+            .unwrap();
+        assert_eq!(end.status, pb::TournamentStatus::Finished as i32);
+        assert_eq!(reports.len(), 2);
+        assert!(reports.iter().all(|r| r.forfeit.is_none()));
+    }
+    assert!(
+        lagging.lagged.load(Ordering::SeqCst) > 0,
+        "answers were given behind the watch"
+    );
+    let done = get(&mut t, &created.tournament_id).await;
+    assert_eq!(done.games.len(), 2);
+    for g in &done.games {
+        assert_eq!(g.status, pb::TournamentGameStatus::Finished as i32);
+        // Played out: nobody lost a turn, and on time.
+        assert!(
+            !["TIMEOUT", "FORFEIT", "ABORTED"].contains(&g.reason.as_str()),
+            "game {} ended {}",
+            g.number,
+            g.reason
+        );
+    }
 }
 
 /// A server on the data directory `dir` once the stopped one has let go of

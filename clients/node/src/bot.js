@@ -80,7 +80,15 @@ export class Bot {
       }
       if (toMove !== a.seat || answered === ply) continue;
       answered = ply;
-      const legal = await client.legalNotations(a.game_id, { token: a.seat_token });
+      let legal = await client.legalNotations(a.game_id, { token: a.seat_token });
+      while (legal.ply < ply) {
+        // Behind the watch: in a cluster the watch may come from a replica
+        // that does not own the game, which shows a move once stored, a
+        // moment before its owner answers from it (docs/CLUSTER.md).
+        // Nothing else comes: it is our turn.
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        legal = await client.legalNotations(a.game_id, { token: a.seat_token });
+      }
       if (legal.ply !== ply || legal.to_move !== a.seat) continue; // catching up
       const state = await client.getGame(a.game_id, { token: a.seat_token });
       const left = clock?.remaining_ms?.length >= a.seat ? Number(clock.remaining_ms[a.seat - 1]) : null;

@@ -20,6 +20,7 @@ reconnection is followed from its first move), ``ListLegalMoves`` and
 from __future__ import annotations
 
 import threading
+import time
 
 import grpc
 
@@ -100,6 +101,13 @@ class Bot:
                 continue
             answered = ply
             legal = client.legal_notations(a.game_id, token=a.seat_token)
+            while legal.ply < ply:
+                # Behind the watch: in a cluster the watch may come from a
+                # replica that does not own the game, which shows a move
+                # once stored, a moment before its owner answers from it
+                # (docs/CLUSTER.md). Nothing else comes: it is our turn.
+                time.sleep(0.01)
+                legal = client.legal_notations(a.game_id, token=a.seat_token)
             if legal.ply != ply or legal.to_move != a.seat:
                 continue  # catching up on moves already played
             state = client.get_game(a.game_id, token=a.seat_token)

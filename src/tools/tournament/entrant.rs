@@ -74,6 +74,17 @@ impl EntrantBot {
 /// The wait before a call is made again.
 const RETRY_AFTER: Duration = Duration::from_millis(200);
 
+/// The wait before the legal moves are asked for again when the answer is
+/// behind the watch (the owner is applying the move the watch showed).
+const BEHIND_RETRY: Duration = Duration::from_millis(10);
+
+/// How long answers behind the watch are asked for again before the game
+/// is followed again from its start (and asked again): far longer than an
+/// owner takes to apply a stored move. (A replica that lost a game may
+/// answer from its copy until its lease surely ran out: the bot keeps
+/// following and asking until then.)
+const BEHIND_FOR: Duration = Duration::from_secs(2);
+
 /// How long failures in a row are ridden out.
 struct Patience {
     limit: Duration,
@@ -297,18 +308,34 @@ async fn play_seat(
                 continue;
             }
             answered = Some(seat.ply);
-            let legal = answered!(
-                client
-                    .list_legal_moves(pb::ListLegalMovesRequest {
-                        game_id: a.game_id.clone(),
-                        seat: 0,
-                        token: a.seat_token.clone(),
-                        view: pb::MovesView::Notation as i32,
-                    })
-                    .await,
-                'watch
-            )
-            .into_inner();
+            // An answer behind the watch is asked for again: in a cluster
+            // the watch may come from a follower, which shows a move once
+            // it is stored, a moment before its owner has applied it and
+            // answers from it (docs/CLUSTER.md, "Watchers on any replica").
+            // Nothing else would come to end the wait: it is this seat's
+            // turn. Past a while the game is followed again from its start.
+            let mut behind_since: Option<Instant> = None;
+            let legal = loop {
+                let legal = answered!(
+                    client
+                        .list_legal_moves(pb::ListLegalMovesRequest {
+                            game_id: a.game_id.clone(),
+                            seat: 0,
+                            token: a.seat_token.clone(),
+                            view: pb::MovesView::Notation as i32,
+                        })
+                        .await,
+                    'watch
+                )
+                .into_inner();
+                if legal.ply >= seat.ply {
+                    break legal;
+                }
+                if behind_since.get_or_insert_with(Instant::now).elapsed() >= BEHIND_FOR {
+                    continue 'watch;
+                }
+                tokio::time::sleep(BEHIND_RETRY).await;
+            };
             if legal.ply != seat.ply || legal.to_move != a.seat {
                 // The watch is catching up on moves already played.
                 continue;
