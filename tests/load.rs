@@ -88,6 +88,8 @@ fn bad_flags_are_refused_before_anything_starts() {
         &["load", "--idle-sessions", "10"][..],
         &["load", "--games", "0"][..],
         &["load", "--seconds", "0"][..],
+        &["load", "--rounds", "0"][..],
+        &["load", "--rounds", "100"][..],
         &["load", "--", "--max-sessions", "5"][..],
     ] {
         let out = Command::new(BIN).args(args).output().unwrap();
@@ -275,6 +277,67 @@ fn read_kinds_choose_the_read_phases() {
         String::from_utf8_lossy(&bad.stderr).contains("get-game-compact"),
         "the error lists the kinds"
     );
+}
+
+/// `--rounds 3`: the moves and each read phase are measured three times,
+/// each read round against a baseline of its own; the figures shown are the
+/// median round's, and every round's ratios are in the report.
+#[test]
+fn rounds_report_the_median_round_and_every_rounds_ratios() {
+    let out = Command::new(BIN)
+        .args([
+            "load",
+            "--spawn",
+            "--games",
+            "2",
+            "--seconds",
+            "0.3",
+            "--warmup",
+            "0.1",
+            "--channels",
+            "1",
+            "--pool",
+            "4",
+            "--rounds",
+            "3",
+            "--reads",
+            "--read-ply",
+            "0",
+            "--read-kinds",
+            "get-game",
+            "--json",
+            "-",
+        ])
+        .args(["--", "--storage", "memory"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let median_of = |entry: &serde_json::Value| {
+        let rounds = entry["rounds"].as_array().expect("rounds");
+        assert_eq!(rounds.len(), 3, "{entry}");
+        let mut ratios: Vec<f64> = rounds
+            .iter()
+            .map(|r| r["ratio"].as_f64().unwrap())
+            .collect();
+        assert!(ratios.iter().all(|r| *r > 0.0), "{entry}");
+        assert!(rounds.iter().all(|r| r["cpu_ratio"].as_f64().is_some()));
+        ratios.sort_by(f64::total_cmp);
+        assert_eq!(entry["ratio"].as_f64().unwrap(), ratios[1], "{entry}");
+    };
+    let run = &report["runs"][0];
+    median_of(run);
+    assert_eq!(run["errors"], 0);
+    assert!(run["moves"].as_u64().unwrap() > 0);
+    let reads = run["reads"].as_array().unwrap();
+    assert_eq!(reads.len(), 1);
+    median_of(&reads[0]);
+    assert_eq!(reads[0]["errors"], 0);
 }
 
 /// Punto with 3 players: the pool is dealt from the seed the tool gives

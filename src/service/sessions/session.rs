@@ -631,10 +631,12 @@ impl Session {
                 message: "the seat token is not 32 hex digits",
             });
         };
-        // Every seat is compared, whichever matches: no early exit.
+        // The given token is hashed once; every seat is compared, whichever
+        // matches: no early exit.
+        let given = given.hash();
         let mut found = None;
         for (i, hash) in self.token_hashes.iter().enumerate() {
-            if bool::from(hash.matches(&given)) {
+            if bool::from(hash.is(&given)) {
                 found = Seat::new(i);
             }
         }

@@ -52,7 +52,13 @@ pub struct TokenHash(pub [u8; 32]);
 impl TokenHash {
     /// Whether `token` hashes to `self`, in constant time.
     pub fn matches(&self, token: &Token) -> subtle::Choice {
-        self.0.ct_eq(&token.hash().0)
+        self.is(&token.hash())
+    }
+
+    /// Whether `other` is the same hash, in constant time: for a token
+    /// hashed once and compared with several seats'.
+    pub fn is(&self, other: &TokenHash) -> subtle::Choice {
+        self.0.ct_eq(&other.0)
     }
 }
 

@@ -127,6 +127,14 @@ pub struct LoadArgs {
     /// Only these read phases of `--reads`, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', value_enum, value_name = "READ")]
     pub read_kinds: Vec<reads::Read>,
+    /// Rounds of each comparison: the baseline and the moves phase are
+    /// measured this many times, one after the other, and so is each read
+    /// phase, each after a baseline of its own; the round with the median
+    /// ratio is reported (with every round's ratios), and errors of every
+    /// round count. On a shared machine, whose other work drifts within
+    /// seconds, this is what makes a ratio repeatable (1..=99).
+    #[arg(long, default_value_t = 1)]
+    pub rounds: usize,
     /// Also write the results as JSON to this file (`-`: to standard
     /// output, instead of the table).
     #[arg(long, value_name = "FILE")]
@@ -155,6 +163,9 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
 fn check(args: &LoadArgs) -> Result<ServerAddress, String> {
     if !(args.seconds > 0.0 && args.seconds.is_finite()) {
         return Err("--seconds must be positive".into());
+    }
+    if !(1..=99).contains(&args.rounds) {
+        return Err("--rounds must be 1 to 99".into());
     }
     if !(args.warmup >= 0.0 && args.warmup.is_finite()) {
         return Err("--warmup must be zero or more".into());

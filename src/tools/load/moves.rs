@@ -15,7 +15,7 @@ use super::LoadArgs;
 use super::pool::{random_games, random_games_of};
 use super::procfs::{self, CpuTicks};
 use super::reads::{self, Point, Read, ReadReport};
-use super::report::{self, LoadReport, RunReport};
+use super::report::{self, LoadReport, Round, RunReport, median_round};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::games::{GameArg, ToolGame, ToolRules};
@@ -126,7 +126,8 @@ struct Measured {
     seconds: f64,
 }
 
-/// One concurrency: the baseline phase, then the moves phase.
+/// One concurrency: the baseline phase, then the moves phase (`--rounds`
+/// times), then the read phases.
 async fn one_run(
     args: &LoadArgs,
     channels: &[Channel],
@@ -136,48 +137,116 @@ async fn one_run(
     server_pid: Option<u32>,
     points: &[Point],
 ) -> RunReport {
-    let baseline = measure(args, server_pid, games, |i, window, errors| {
-        let client = HealthClient::new(channels[i % channels.len()].clone());
-        tokio::spawn(check_health(client, window, errors))
-    })
-    .await;
-    let moves = measure(args, server_pid, games, |i, window, errors| {
-        let client = rpc::Client::new(channels[i % channels.len()].clone());
-        tokio::spawn(play_games(
-            client,
-            pool.clone(),
-            played.clone(),
-            i,
-            games,
-            window,
-            errors,
-        ))
-    })
-    .await;
-    let mut run = run_report(games, &baseline, moves);
+    let baseline_phase = || {
+        measure(args, server_pid, games, |i, window, errors| {
+            let client = HealthClient::new(channels[i % channels.len()].clone());
+            tokio::spawn(check_health(client, window, errors))
+        })
+    };
+    let mut runs = Vec::with_capacity(args.rounds);
+    let mut baseline = None;
+    for _ in 0..args.rounds {
+        let b = baseline_phase().await;
+        let moves = measure(args, server_pid, games, |i, window, errors| {
+            let channel = channels[i % channels.len()].clone();
+            tokio::spawn(play_games(
+                channel,
+                pool.clone(),
+                played.clone(),
+                i,
+                games,
+                window,
+                errors,
+            ))
+        })
+        .await;
+        runs.push(run_report(games, &b, moves));
+        baseline = Some(b);
+    }
+    let mut run = median_of_runs(runs);
+    let Some(run_baseline) = baseline else {
+        return run;
+    };
     for point in points {
         let kinds = Read::ALL
             .into_iter()
             .filter(|r| args.read_kinds.is_empty() || args.read_kinds.contains(r));
         for read in kinds {
-            let size = Arc::new(std::sync::OnceLock::new());
-            let measured = measure(args, server_pid, games, |i, window, errors| {
-                tokio::spawn(reads::read_games(
-                    channels[i % channels.len()].clone(),
-                    read,
-                    point.clone(),
-                    i,
-                    window,
-                    errors,
-                    size.clone(),
-                ))
-            })
-            .await;
-            run.reads
-                .push(read_report(read, point.ply, &baseline, measured, &size));
+            let mut rounds = Vec::with_capacity(args.rounds);
+            for _ in 0..args.rounds {
+                // One round reads against the run's last baseline, as
+                // before; more rounds each measure their own just before.
+                let fresh = if args.rounds > 1 {
+                    Some(baseline_phase().await)
+                } else {
+                    None
+                };
+                let size = Arc::new(std::sync::OnceLock::new());
+                let measured = measure(args, server_pid, games, |i, window, errors| {
+                    tokio::spawn(reads::read_games(
+                        channels[i % channels.len()].clone(),
+                        read,
+                        point.clone(),
+                        i,
+                        window,
+                        errors,
+                        size.clone(),
+                    ))
+                })
+                .await;
+                let against = fresh.as_ref().unwrap_or(&run_baseline);
+                rounds.push(read_report(read, point.ply, against, measured, &size));
+            }
+            run.reads.push(median_of_reads(rounds));
         }
     }
     run
+}
+
+/// The median round of a concurrency's moves, with every round's ratios
+/// and errors.
+fn median_of_runs(runs: Vec<RunReport>) -> RunReport {
+    let rounds: Vec<Round> = runs
+        .iter()
+        .map(|r| Round {
+            ratio: r.ratio,
+            cpu_ratio: r.cpu_ratio,
+        })
+        .collect();
+    let errors: u64 = runs.iter().map(|r| r.errors).sum();
+    let baseline_errors: u64 = runs.iter().map(|r| r.baseline_errors).sum();
+    let first_errors: Vec<String> = runs.iter().flat_map(|r| r.first_errors.clone()).collect();
+    let baseline_first: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.baseline_first_errors.clone())
+        .collect();
+    let median = median_round(&rounds);
+    let mut run = runs.into_iter().nth(median).expect("one round at least");
+    run.errors = errors;
+    run.baseline_errors = baseline_errors;
+    run.first_errors = first_errors;
+    run.baseline_first_errors = baseline_first;
+    run.rounds = rounds;
+    run
+}
+
+/// The median round of a read phase, with every round's ratios and errors.
+fn median_of_reads(reads: Vec<ReadReport>) -> ReadReport {
+    let rounds: Vec<Round> = reads
+        .iter()
+        .map(|r| Round {
+            ratio: r.ratio,
+            cpu_ratio: r.cpu_ratio,
+        })
+        .collect();
+    let errors: u64 = reads.iter().map(|r| r.errors).sum();
+    let first_errors: Vec<String> = reads.iter().flat_map(|r| r.first_errors.clone()).collect();
+    let median = median_round(&rounds);
+    let mut read = reads.into_iter().nth(median).expect("one round at least");
+    read.errors = errors;
+    read.first_errors = first_errors;
+    read.rounds = rounds;
+    read
 }
 
 /// The figures of one read phase, against the run's baseline.
@@ -205,6 +274,7 @@ fn read_report(
             0.0
         },
         server_cpu_us_per_call: procfs::per_call(measured.cpu.0, measured.phase.calls),
+        rounds: Vec::new(),
         cpu_ratio: procfs::cpu_ratio(
             baseline.cpu,
             baseline.phase.calls,
@@ -270,6 +340,7 @@ fn run_report(games: usize, baseline: &Measured, moves: Measured) -> RunReport {
         client_cpu_us_per_baseline_call: procfs::per_call(baseline.cpu.1, b.calls),
         cpu_ratio: procfs::cpu_ratio(baseline.cpu, b.calls, moves.cpu, m.calls),
         reads: Vec::new(),
+        rounds: Vec::new(),
     }
 }
 
@@ -305,10 +376,44 @@ async fn check_health(
     }
 }
 
+/// What the moves phase reads of a `SubmitMoveResponse`: the fields it
+/// checks (the ply and the status) and the next mover, decoded without the
+/// move, which the server echoes and nobody here looks at. A load
+/// generator measures the server (h2load, which decodes nothing, is the
+/// model); the move's strings, decoded on the same two cores, would measure
+/// the client. The server still encodes and sends the whole answer.
+#[derive(Clone, PartialEq, prost::Message)]
+struct SubmitMoveHead {
+    /// `SubmitMoveResponse.ply`.
+    #[prost(uint32, tag = "3")]
+    ply: u32,
+    /// `SubmitMoveResponse.status`.
+    #[prost(int32, tag = "4")]
+    status: i32,
+    /// `SubmitMoveResponse.to_move`.
+    #[prost(uint32, tag = "6")]
+    to_move: u32,
+}
+
+/// SubmitMove with the answer decoded as a [`SubmitMoveHead`].
+async fn submit_move_head(
+    grpc: &mut tonic::client::Grpc<Channel>,
+    request: pb::SubmitMoveRequest,
+) -> Result<SubmitMoveHead, tonic::Status> {
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let codec = tonic_prost::ProstCodec::<pb::SubmitMoveRequest, SubmitMoveHead>::default();
+    let path = http::uri::PathAndQuery::from_static("/referee.v1.RefereeService/SubmitMove");
+    grpc.unary(tonic::Request::new(request), path, codec)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
 /// Moves: games from the pool, one after another, until the window ends.
 /// Task `task` of `tasks` plays pool games `task`, `task + tasks`, ….
 async fn play_games(
-    mut client: rpc::Client,
+    channel: Channel,
     pool: Pool,
     played: Played,
     task: usize,
@@ -316,6 +421,8 @@ async fn play_games(
     window: Window,
     errors: Arc<Errors>,
 ) -> Tally {
+    let mut client = rpc::Client::new(channel.clone());
+    let mut grpc = tonic::client::Grpc::new(channel);
     let mut tally = Tally::default();
     let mut next = task;
     'games: while Instant::now() < window.end {
@@ -346,7 +453,14 @@ async fn play_games(
             }
             let token = &tokens[mover % tokens.len()];
             let mv = (played.game.wire_move)(notation);
-            let answer = rpc::submit_move(&mut client, id, token, mv, ply as u32, None).await;
+            let request = pb::SubmitMoveRequest {
+                game_id: id.to_string(),
+                token: token.clone(),
+                r#move: Some(mv),
+                expected_ply: ply as u32,
+                request_id: String::new(),
+            };
+            let answer = submit_move_head(&mut grpc, request).await;
             let done = Instant::now();
             match answer {
                 Ok(r) => {

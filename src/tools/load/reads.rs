@@ -123,13 +123,17 @@ pub struct ReadReport {
     pub errors: u64,
     /// The first few of them.
     pub first_errors: Vec<String>,
-    /// `per_sec` / the same run's baseline calls per second.
+    /// `per_sec` / the baseline's calls per second (the run's, or with
+    /// `--rounds` above 1 the round's own, measured just before).
     pub ratio: f64,
     /// CPU time of the spawned server per call, in microseconds.
     pub server_cpu_us_per_call: Option<f64>,
     /// As `RunReport::cpu_ratio`: the ratio with the machine's other work
     /// taken out (only with --spawn).
     pub cpu_ratio: Option<f64>,
+    /// Every round's ratios (`--rounds`), each against a baseline measured
+    /// just before it; the figures above are the median round's.
+    pub rounds: Vec<super::report::Round>,
 }
 
 /// A point games are read at: the games' ids there, and the ply.

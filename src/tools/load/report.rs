@@ -54,6 +54,44 @@ pub struct RunReport {
     pub cpu_ratio: Option<f64>,
     /// The read phases of `--reads`, in the order they ran.
     pub reads: Vec<super::reads::ReadReport>,
+    /// Every round's ratios (`--rounds`), in the order they ran; the figures
+    /// above are those of the median round, the errors those of all.
+    pub rounds: Vec<Round>,
+}
+
+/// The ratios of one round of a comparison (`--rounds`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Round {
+    /// Calls per second against the round's own baseline.
+    pub ratio: f64,
+    /// The CPU ratio of the round (only with --spawn).
+    pub cpu_ratio: Option<f64>,
+}
+
+/// The index of the median round by ratio (the lower middle of an even
+/// count); 0 for none.
+pub fn median_round(rounds: &[Round]) -> usize {
+    let mut order: Vec<usize> = (0..rounds.len()).collect();
+    order.sort_by(|&a, &b| rounds[a].ratio.total_cmp(&rounds[b].ratio));
+    order
+        .get(rounds.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// `rounds` as `0.712 0.744 …` (ratios) and the same of the CPU ratios.
+fn rounds_text(rounds: &[Round]) -> String {
+    let ratios: Vec<String> = rounds.iter().map(|r| format!("{:.3}", r.ratio)).collect();
+    let cpu: Vec<String> = rounds
+        .iter()
+        .map(|r| r.cpu_ratio.map_or("-".to_string(), |c| format!("{c:.3}")))
+        .collect();
+    format!(
+        "{} rounds, median shown: ratios {}; cpu ratios {}",
+        rounds.len(),
+        ratios.join(" "),
+        cpu.join(" ")
+    )
 }
 
 /// Latency percentiles, in microseconds.
@@ -168,6 +206,9 @@ pub fn print_row(run: &RunReport) {
         ),
         run.cpu_ratio.map_or("-".to_string(), |r| format!("{r:.3}")),
     );
+    if run.rounds.len() > 1 {
+        println!("{:>6}   {}", "", rounds_text(&run.rounds));
+    }
     for e in run.baseline_first_errors.iter().chain(&run.first_errors) {
         println!("       error: {e}");
     }
@@ -185,6 +226,9 @@ pub fn print_row(run: &RunReport) {
             r.cpu_ratio.map_or("-".to_string(), |c| format!("{c:.3}")),
             r.errors,
         );
+        if r.rounds.len() > 1 {
+            println!("{:>6}        {}", "", rounds_text(&r.rounds));
+        }
         for e in &r.first_errors {
             println!("       error: {e}");
         }

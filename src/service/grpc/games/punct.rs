@@ -190,6 +190,11 @@ fn kind_pb(k: MoveKind) -> i32 {
 
 /// A played or legal move: structured, notation, kind, level, mover.
 pub fn move_pb(info: &PunctMoveInfo) -> pb::Move {
+    move_pb_notated(info, info.notation.to_string())
+}
+
+/// [`move_pb`] with the notation already written (a [`MoveDetail`]'s).
+fn move_pb_notated(info: &PunctMoveInfo, notation: String) -> pb::Move {
     let action = match info.mv {
         Move::Place {
             code,
@@ -208,7 +213,7 @@ pub fn move_pb(info: &PunctMoveInfo) -> pb::Move {
     };
     pb::Move {
         action: Some(action),
-        notation: info.notation.to_string(),
+        notation,
         kind: kind_pb(info.kind),
         level: u32::from(info.level),
         colour: colour_pb(info.colour),
@@ -326,7 +331,9 @@ pub fn rules_pb(rules: &GameRules) -> Option<pb::RuleOptions> {
 
 /// A PÜNCT move on the wire, if `detail` is one.
 pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
-    detail.get::<PunctMoveInfo>().map(move_pb)
+    detail
+        .get::<PunctMoveInfo>()
+        .map(|info| move_pb_notated(info, detail.notation.clone()))
 }
 
 /// PÜNCT's details of a verdict, if it has them.
