@@ -428,7 +428,9 @@ impl SessionStore {
                 serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
                 labels,
                 token_hashes: tokens.iter().map(Token::hash).collect(),
-                game: replayed.game.clone_box(),
+                // Moved, not copied: a copy has room for one more move
+                // (for deciding moves on), which an idle game would keep.
+                game: replayed.game,
                 history: &replayed.moves,
                 time_control,
                 created_at,
