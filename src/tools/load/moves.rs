@@ -15,7 +15,7 @@ use super::LoadArgs;
 use super::pool::{random_games, random_games_of};
 use super::procfs::{self, CpuTicks};
 use super::reads::{self, Point, Read, ReadReport};
-use super::report::{self, LoadReport, Round, RunReport, median_round};
+use super::report::{self, LoadReport, Round, RunReport, take_median};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::games::{GameArg, ToolGame, ToolRules};
@@ -206,22 +206,17 @@ async fn one_run(
 /// The median round of a concurrency's moves, with every round's ratios
 /// and errors.
 fn median_of_runs(runs: Vec<RunReport>) -> RunReport {
-    let rounds: Vec<Round> = runs
-        .iter()
-        .map(|r| Round {
-            ratio: r.ratio,
-            cpu_ratio: r.cpu_ratio,
-        })
-        .collect();
-    let errors: u64 = runs.iter().map(|r| r.errors).sum();
-    let baseline_errors: u64 = runs.iter().map(|r| r.baseline_errors).sum();
-    let first_errors: Vec<String> = runs.iter().flat_map(|r| r.first_errors.clone()).collect();
-    let baseline_first: Vec<String> = runs
+    let errors = runs.iter().map(|r| r.errors).sum();
+    let baseline_errors = runs.iter().map(|r| r.baseline_errors).sum();
+    let first_errors = runs.iter().flat_map(|r| r.first_errors.clone()).collect();
+    let baseline_first = runs
         .iter()
         .flat_map(|r| r.baseline_first_errors.clone())
         .collect();
-    let median = median_round(&rounds);
-    let mut run = runs.into_iter().nth(median).expect("one round at least");
+    let (mut run, rounds) = take_median(runs, |r| Round {
+        ratio: r.ratio,
+        cpu_ratio: r.cpu_ratio,
+    });
     run.errors = errors;
     run.baseline_errors = baseline_errors;
     run.first_errors = first_errors;
@@ -232,17 +227,12 @@ fn median_of_runs(runs: Vec<RunReport>) -> RunReport {
 
 /// The median round of a read phase, with every round's ratios and errors.
 fn median_of_reads(reads: Vec<ReadReport>) -> ReadReport {
-    let rounds: Vec<Round> = reads
-        .iter()
-        .map(|r| Round {
-            ratio: r.ratio,
-            cpu_ratio: r.cpu_ratio,
-        })
-        .collect();
-    let errors: u64 = reads.iter().map(|r| r.errors).sum();
-    let first_errors: Vec<String> = reads.iter().flat_map(|r| r.first_errors.clone()).collect();
-    let median = median_round(&rounds);
-    let mut read = reads.into_iter().nth(median).expect("one round at least");
+    let errors = reads.iter().map(|r| r.errors).sum();
+    let first_errors = reads.iter().flat_map(|r| r.first_errors.clone()).collect();
+    let (mut read, rounds) = take_median(reads, |r| Round {
+        ratio: r.ratio,
+        cpu_ratio: r.cpu_ratio,
+    });
     read.errors = errors;
     read.first_errors = first_errors;
     read.rounds = rounds;
@@ -395,21 +385,6 @@ struct SubmitMoveHead {
     to_move: u32,
 }
 
-/// SubmitMove with the answer decoded as a [`SubmitMoveHead`].
-async fn submit_move_head(
-    grpc: &mut tonic::client::Grpc<Channel>,
-    request: pb::SubmitMoveRequest,
-) -> Result<SubmitMoveHead, tonic::Status> {
-    grpc.ready()
-        .await
-        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
-    let codec = tonic_prost::ProstCodec::<pb::SubmitMoveRequest, SubmitMoveHead>::default();
-    let path = http::uri::PathAndQuery::from_static("/referee.v1.RefereeService/SubmitMove");
-    grpc.unary(tonic::Request::new(request), path, codec)
-        .await
-        .map(tonic::Response::into_inner)
-}
-
 /// Moves: games from the pool, one after another, until the window ends.
 /// Task `task` of `tasks` plays pool games `task`, `task + tasks`, ….
 async fn play_games(
@@ -460,7 +435,8 @@ async fn play_games(
                 expected_ply: ply as u32,
                 request_id: String::new(),
             };
-            let answer = submit_move_head(&mut grpc, request).await;
+            let answer: Result<SubmitMoveHead, _> =
+                reads::unary_as(&mut grpc, request, "/referee.v1.RefereeService/SubmitMove").await;
             let done = Instant::now();
             match answer {
                 Ok(r) => {

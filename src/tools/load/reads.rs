@@ -52,19 +52,34 @@ fn get_request(id: String, view: pb::SnapshotView) -> pb::GetGameRequest {
     }
 }
 
+/// A unary call to `path` with the answer decoded as `R`: a message that
+/// names only the fields of the real answer the tool checks (the rest are
+/// skipped as unknown fields).
+pub(super) async fn unary_as<Q, R>(
+    grpc: &mut tonic::client::Grpc<Channel>,
+    request: Q,
+    path: &'static str,
+) -> Result<R, tonic::Status>
+where
+    Q: prost::Message + Send + Sync + 'static,
+    R: prost::Message + Default + Send + Sync + 'static,
+{
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let codec = tonic_prost::ProstCodec::<Q, R>::default();
+    let path = http::uri::PathAndQuery::from_static(path);
+    grpc.unary(tonic::Request::new(request), path, codec)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
 /// GetGame with the answer decoded as a [`GetGameHead`].
 async fn get_game_head(
     grpc: &mut tonic::client::Grpc<Channel>,
     request: pb::GetGameRequest,
 ) -> Result<GetGameHead, tonic::Status> {
-    grpc.ready()
-        .await
-        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
-    let codec = tonic_prost::ProstCodec::<pb::GetGameRequest, GetGameHead>::default();
-    let path = http::uri::PathAndQuery::from_static("/referee.v1.RefereeService/GetGame");
-    grpc.unary(tonic::Request::new(request), path, codec)
-        .await
-        .map(tonic::Response::into_inner)
+    unary_as(grpc, request, "/referee.v1.RefereeService/GetGame").await
 }
 
 /// What a read phase asks.

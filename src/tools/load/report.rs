@@ -68,15 +68,15 @@ pub struct Round {
     pub cpu_ratio: Option<f64>,
 }
 
-/// The index of the median round by ratio (the lower middle of an even
-/// count); 0 for none.
-pub fn median_round(rounds: &[Round]) -> usize {
+/// Of one report per round, the round with the median ratio (the lower
+/// middle of an even count), and every round's ratios in order.
+pub fn take_median<T>(reports: Vec<T>, round: impl Fn(&T) -> Round) -> (T, Vec<Round>) {
+    let rounds: Vec<Round> = reports.iter().map(round).collect();
     let mut order: Vec<usize> = (0..rounds.len()).collect();
     order.sort_by(|&a, &b| rounds[a].ratio.total_cmp(&rounds[b].ratio));
-    order
-        .get(rounds.len().saturating_sub(1) / 2)
-        .copied()
-        .unwrap_or(0)
+    let median = order[rounds.len().saturating_sub(1) / 2];
+    let chosen = reports.into_iter().nth(median).expect("one round at least");
+    (chosen, rounds)
 }
 
 /// `rounds` as `0.712 0.744 …` (ratios) and the same of the CPU ratios.
