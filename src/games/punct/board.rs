@@ -52,6 +52,24 @@ struct Tables {
 
 const TABLES: Tables = build_tables();
 
+/// Each space's neighbours as a set, for floods done a set at a time.
+const NEIGHBOURHOODS: [SpaceSet; SPACE_COUNT] = {
+    let mut sets = [SpaceSet::EMPTY; SPACE_COUNT];
+    let mut i = 0;
+    while i < SPACE_COUNT {
+        let mut d = 0;
+        while d < 6 {
+            let n = TABLES.neighbours[i][d];
+            if n != NO_SPACE {
+                sets[i].insert(Space(n));
+            }
+            d += 1;
+        }
+        i += 1;
+    }
+    sets
+};
+
 const fn build_tables() -> Tables {
     let mut t = Tables {
         coords: [(0, 0); SPACE_COUNT],
@@ -137,6 +155,12 @@ impl Space {
     pub const fn neighbour(self, d: usize) -> Option<Space> {
         let n = TABLES.neighbours[self.0 as usize][d % 6];
         if n == NO_SPACE { None } else { Some(Space(n)) }
+    }
+
+    /// The neighbours of this space as a set (2 to 6 spaces).
+    #[inline]
+    pub const fn neighbourhood(self) -> SpaceSet {
+        NEIGHBOURHOODS[self.0 as usize]
     }
 
     /// All spaces in canonical order.
@@ -314,6 +338,19 @@ impl SpaceSet {
             + self.0[1].count_ones()
             + self.0[2].count_ones()
             + self.0[3].count_ones()
+    }
+
+    /// The first space of the set in canonical order, if any.
+    #[inline]
+    pub const fn first(&self) -> Option<Space> {
+        let mut w = 0;
+        while w < 4 {
+            if self.0[w] != 0 {
+                return Some(Space((w as u32 * 64 + self.0[w].trailing_zeros()) as u8));
+            }
+            w += 1;
+        }
+        None
     }
 
     /// The spaces of the set in canonical order.

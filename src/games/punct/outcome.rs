@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::board::{CENTRE, SIDES, SPACE_COUNT, SidePair, Space, SpaceSet};
+use super::board::{CENTRE, SidePair, SpaceSet};
 use super::piece::Colour;
 use super::position::Position;
 
@@ -148,34 +148,89 @@ pub struct Connection {
     pub chain: SpaceSet,
 }
 
+/// The connection among the spaces of `mask` (one colour's top dots), if a
+/// group of them touches both sides of a pair: the first such group in
+/// canonical order of its lowest space, and its first pair in
+/// [`SidePair::ALL`] order.
+fn connection_in(mask: SpaceSet) -> Option<Connection> {
+    // Quick reject: a connection needs a top dot on both sides of some pair.
+    let possible = SidePair::ALL.iter().any(|p| {
+        let (a, b) = p.sides();
+        mask.intersects(a) && mask.intersects(b)
+    });
+    if !possible {
+        return None;
+    }
+    // Flood one group at a time, a set at a time (the lowest remaining
+    // top dot first): the first group that touches both sides of a pair,
+    // in `SidePair::ALL` order, is the connection.
+    let mut rest = mask;
+    while let Some(start) = rest.first() {
+        let mut group = SpaceSet::EMPTY.with(start);
+        let mut frontier = group;
+        loop {
+            let mut reached = SpaceSet::EMPTY;
+            for s in frontier.iter() {
+                reached = reached.or(s.neighbourhood());
+            }
+            let new = reached.and(mask).minus(group);
+            if new.is_empty() {
+                break;
+            }
+            group = group.or(new);
+            frontier = new;
+        }
+        rest = rest.minus(group);
+        for pair in SidePair::ALL {
+            let (a, b) = pair.sides();
+            if group.intersects(a) && group.intersects(b) {
+                return Some(Connection {
+                    sides: pair,
+                    chain: group,
+                });
+            }
+        }
+    }
+    None
+}
+
 impl Position {
     /// `colour`'s connection, if its top dots join a pair of opposite sides
     /// (RULES.md §5; levels do not matter, PÜNCT and minor dots alike).
     pub fn connection(&self, colour: Colour) -> Option<Connection> {
-        let mask = self.tops_of(colour);
-        // Quick reject: a connection needs a top dot on both sides of some pair.
-        let possible = SidePair::ALL.iter().any(|p| {
-            let (a, b) = p.sides();
-            mask.intersects(a) && mask.intersects(b)
-        });
-        if !possible {
-            return None;
-        }
+        connection_in(self.tops_of(colour))
+    }
+
+    /// Centre spaces whose top dot is White's and Black's (RULES.md §5.3).
+    pub fn centre_count(&self) -> [u8; 2] {
+        [
+            self.tops_of(Colour::White).and(CENTRE).len() as u8,
+            self.tops_of(Colour::Black).and(CENTRE).len() as u8,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::punct::board::{SIDES, SPACE_COUNT, Space};
+    use rand::rngs::StdRng;
+    use rand::{RngExt as _, SeedableRng};
+
+    /// The connection found one space at a time: a depth-first flood from
+    /// each unseen space in canonical order, noting the sides each group
+    /// touches.
+    fn connection_by_spaces(mask: SpaceSet) -> Option<Connection> {
         let mut seen = SpaceSet::EMPTY;
-        let mut stack = [Space::CENTRE; SPACE_COUNT];
         for start in mask.iter() {
             if seen.contains(start) {
                 continue;
             }
-            // Flood one group, noting which of the six sides it touches.
             let mut group = SpaceSet::EMPTY;
             let mut touches = 0u8;
-            let mut len = 1;
-            stack[0] = start;
+            let mut stack = vec![start];
             seen.insert(start);
-            while len > 0 {
-                len -= 1;
-                let s = stack[len];
+            while let Some(s) = stack.pop() {
                 group.insert(s);
                 for (i, side) in SIDES.iter().enumerate() {
                     if side.contains(s) {
@@ -188,8 +243,7 @@ impl Position {
                         && !seen.contains(n)
                     {
                         seen.insert(n);
-                        stack[len] = n;
-                        len += 1;
+                        stack.push(n);
                     }
                 }
             }
@@ -205,11 +259,31 @@ impl Position {
         None
     }
 
-    /// Centre spaces whose top dot is White's and Black's (RULES.md §5.3).
-    pub fn centre_count(&self) -> [u8; 2] {
-        [
-            self.tops_of(Colour::White).and(CENTRE).len() as u8,
-            self.tops_of(Colour::Black).and(CENTRE).len() as u8,
-        ]
+    #[test]
+    fn neighbourhoods_are_the_neighbours() {
+        for s in Space::all() {
+            let by_direction: SpaceSet = (0..6).filter_map(|d| s.neighbour(d)).collect();
+            assert_eq!(s.neighbourhood(), by_direction, "{s}");
+        }
+    }
+
+    #[test]
+    fn the_set_flood_finds_what_the_space_flood_finds() {
+        // Random sets of every density, from sparse to nearly full: the
+        // dense ones connect, often by several pairs and groups at once.
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut connected = 0;
+        for round in 0..4000 {
+            let density = (round % 20) as f64 / 20.0;
+            let mask: SpaceSet = Space::all().filter(|_| rng.random_bool(density)).collect();
+            let expected = connection_by_spaces(mask);
+            connected += usize::from(expected.is_some());
+            assert_eq!(connection_in(mask), expected, "mask {mask:?}");
+        }
+        assert!(connected > 500 && connected < 3500, "{connected} connected");
+        assert_eq!(connection_in(SpaceSet::EMPTY), None);
+        let all: SpaceSet = Space::all().collect();
+        assert_eq!(all.len() as usize, SPACE_COUNT);
+        assert_eq!(connection_in(all).map(|c| c.sides), Some(SidePair::Columns));
     }
 }
