@@ -77,6 +77,14 @@ impl GameId {
     }
 }
 
+/// Looked up by the id a caller sent, without copying it (hashes and
+/// compares as its string, as the derived `Hash` and `Eq` do).
+impl std::borrow::Borrow<str> for GameId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl fmt::Display for GameId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -992,7 +1000,7 @@ impl SessionStore {
             tracing::Span::current().record("game_id", id);
         }
         self.sessions
-            .get(&GameId(id.to_string()))
+            .get(id)
             .map(|s| s.value().clone())
             .ok_or_else(|| SessionError::NotFound(id.to_string()))
     }
