@@ -175,6 +175,56 @@ struct PendingMove {
     write: Write,
 }
 
+/// A decided move waiting for its write: what applying it needs.
+struct DecidedMove {
+    game: Box<dyn Game>,
+    report: MoveReport,
+    draw_after: SeatSet,
+    seat: Seat,
+    expected_ply: u32,
+    request_id: Option<String>,
+    now: time::Instant,
+}
+
+/// A move being stored, with the game's write turn. If the call goes away
+/// before the write's outcome, dropping this hands the rest to a task of
+/// its own (with the turn), so that a move stored is a move applied and the
+/// next change waits for it.
+struct StoringMove<'a> {
+    session: &'a Arc<Session>,
+    turn: Option<tokio::sync::SemaphorePermit<'a>>,
+    commit: storage::Commit,
+    decided: Option<DecidedMove>,
+}
+
+impl Drop for StoringMove<'_> {
+    fn drop(&mut self) {
+        let Some(decided) = self.decided.take() else {
+            return;
+        };
+        let commit = std::mem::replace(&mut self.commit, storage::Commit::ready(Ok(())));
+        let session = self.session.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                // The turn goes with the task: given back when it is done.
+                if let Some(turn) = self.turn.take() {
+                    turn.forget();
+                }
+                let finish = async move {
+                    let stored = commit.await;
+                    let _ = session.finish_move(stored, decided);
+                    session.writing.add_permits(1);
+                };
+                runtime.spawn(finish.instrument(tracing::Span::current()));
+            }
+            // No runtime to finish in: wait here.
+            Err(_) => {
+                let _ = session.finish_move(commit.wait_blocking(), decided);
+            }
+        }
+    }
+}
+
 /// The mutable part of a session, behind one mutex.
 #[derive(Debug)]
 struct State {
@@ -244,8 +294,10 @@ pub(super) struct SessionInit<'a> {
 /// is decided on a copy of the game under the lock, written to storage
 /// without the lock (one change at a time per game, under the async
 /// `writing` mutex), then applied, or dropped if storage failed. Readers in
-/// between see the game as it was. The stored part runs in its own task so
-/// that a caller going away cannot leave a change stored but not applied.
+/// between see the game as it was. A caller going away cannot leave a
+/// change stored but not applied: the other changes store in a task of
+/// their own; a move stores in its call, and if the call goes away
+/// mid-write, a task is started then to finish it (`StoringMove`).
 #[derive(Debug)]
 pub struct Session {
     id: GameId,
@@ -276,7 +328,7 @@ pub struct Session {
     lease: Option<i64>,
     follower: bool,
     /// Held while a change is stored and applied.
-    writing: tokio::sync::Mutex<()>,
+    writing: tokio::sync::Semaphore,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
     /// The API layer's forms of the current state (see
@@ -385,7 +437,7 @@ impl Session {
             storage,
             lease,
             follower,
-            writing: tokio::sync::Mutex::new(()),
+            writing: tokio::sync::Semaphore::const_new(1),
             archived,
             shared: Mutex::new(Vec::new()),
         }
@@ -900,20 +952,10 @@ impl Session {
             });
         }
         let seat = self.seat_for(token)?;
-        let result = if self.storage.commits_at_once() {
-            // Stored and applied within one poll: nothing to protect from
-            // a caller going away, and a task of its own would only cost
-            // the hand-off (a spawn and a wake-up per move).
-            self.try_submit(seat, mv, expected_ply, request_id).await
-        } else {
-            let this = self.clone();
-            let request_id = request_id.map(str::to_string);
-            to_the_end(async move {
-                this.try_submit(seat, mv, expected_ply, request_id.as_deref())
-                    .await
-            })
-            .await
-        };
+        // Not in a task of its own: a move whose caller goes away while it
+        // is being stored is finished by a task then (`StoringMove`), so
+        // the common case costs no spawn and no hand-off.
+        let result = self.try_submit(seat, mv, expected_ply, request_id).await;
         match &result {
             Ok(receipt) => {
                 tracing::Span::current().record("ply", receipt.report.ply);
@@ -938,13 +980,13 @@ impl Session {
     /// first result for a known request id; else checked, decided on a copy,
     /// stored, then applied.
     async fn try_submit(
-        &self,
+        self: &Arc<Self>,
         seat: Seat,
         mv: MoveInput,
         expected_ply: u32,
         request_id: Option<&str>,
     ) -> Result<MoveReceipt, SessionError> {
-        let _writing = self.writing.lock().await;
+        let turn = self.write_turn().await?;
         let now = time::Instant::now();
         let decided = {
             let mut st = self.lock();
@@ -963,7 +1005,51 @@ impl Session {
             draw_after,
             write,
         } = decided;
-        let mut st = self.end_pending(self.persist(write).await)?;
+        let commit = match self.start_write(write) {
+            Ok(commit) => commit,
+            Err(e) => return Err(self.pending_failed(e)),
+        };
+        let mut storing = StoringMove {
+            session: self,
+            turn: Some(turn),
+            commit,
+            decided: Some(DecidedMove {
+                game,
+                report,
+                draw_after,
+                seat,
+                expected_ply,
+                request_id: request_id.map(str::to_string),
+                now,
+            }),
+        };
+        let stored = (&mut storing.commit).await;
+        // No await from here on: the call finishes the move itself.
+        let Some(decided) = storing.decided.take() else {
+            return Err(SessionError::Unavailable(
+                "the move was finished twice".into(),
+            ));
+        };
+        self.finish_move(stored, decided)
+    }
+
+    /// Applies a stored move (`stored`: its write's outcome) and remembers
+    /// its answer under its request id; a failed write applies nothing.
+    fn finish_move(
+        &self,
+        stored: Result<(), storage::StorageError>,
+        decided: DecidedMove,
+    ) -> Result<MoveReceipt, SessionError> {
+        let DecidedMove {
+            game,
+            report,
+            draw_after,
+            seat,
+            expected_ply,
+            request_id,
+            now,
+        } = decided;
+        let mut st = self.end_pending(self.stored(stored))?;
         st.game = game;
         st.draw_offers = draw_after;
         self.apply_move(&mut st, &report, now);
@@ -977,10 +1063,18 @@ impl Session {
                 expected_ply,
                 played: receipt.report.detail.clone(),
             };
-            st.receipts
-                .insert(id.to_string(), (fingerprint, receipt.clone()));
+            st.receipts.insert(id, (fingerprint, receipt.clone()));
         }
         Ok(receipt)
+    }
+
+    /// Waits for this game's turn to change it: one change at a time, from
+    /// its decision until it is applied (or dropped).
+    async fn write_turn(&self) -> Result<tokio::sync::SemaphorePermit<'_>, SessionError> {
+        self.writing
+            .acquire()
+            .await
+            .map_err(|_| SessionError::Unavailable("the game is closed to changes".into()))
     }
 
     /// The first answer to `request_id`, if it was used before: the same
@@ -1098,23 +1192,43 @@ impl Session {
         &self,
         stored: Result<(), SessionError>,
     ) -> Result<MutexGuard<'_, State>, SessionError> {
+        if let Err(e) = stored {
+            return Err(self.pending_failed(e));
+        }
         let mut st = self.lock();
         st.pending = false;
-        if let Err(e) = stored {
-            self.settle(&mut st, time::Instant::now());
-            self.timer.notify_one();
-            return Err(e);
-        }
         Ok(st)
+    }
+
+    /// Ends the pending change that could not be stored (`e`), with
+    /// nothing applied and a deadline that passed meanwhile counted now.
+    fn pending_failed(&self, e: SessionError) -> SessionError {
+        let mut st = self.lock();
+        st.pending = false;
+        self.settle(&mut st, time::Instant::now());
+        self.timer.notify_one();
+        e
     }
 
     /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
     async fn persist(&self, write: Write) -> Result<(), SessionError> {
+        let commit = self.start_write(write)?;
+        self.stored(commit.await)
+    }
+
+    /// Queues `write`: its commit, to wait for; a follower writes nothing.
+    fn start_write(&self, write: Write) -> Result<storage::Commit, SessionError> {
         if self.follower {
             // The owner decides; the caller is sent there.
             return Err(SessionError::Moved(self.id.to_string()));
         }
-        self.storage.write_leased(write, self.lease).await.map_err(|e| {
+        Ok(self.storage.write_leased(write, self.lease))
+    }
+
+    /// A write's outcome as the caller sees it: a fenced write means the
+    /// game moved; any other failure is `UNAVAILABLE`.
+    fn stored(&self, result: Result<(), storage::StorageError>) -> Result<(), SessionError> {
+        result.map_err(|e| {
             if e.is_fenced() {
                 tracing::info!(game_id = %self.id, error = %e, "change refused: the game moved");
                 return SessionError::Moved(self.id.to_string());
@@ -1190,7 +1304,7 @@ impl Session {
         let seat = self.seat_for(token)?;
         let this = self.clone();
         to_the_end(async move {
-            let _writing = this.writing.lock().await;
+            let _writing = this.write_turn().await?;
             this.conclude_stored(Viewer::Seat(seat), |_| {
                 Ok(Ending::Resignation { loser: seat })
             })
@@ -1229,7 +1343,7 @@ impl Session {
     ) -> Result<(bool, GameView), SessionError> {
         let this = self.clone();
         to_the_end(async move {
-            let _writing = this.writing.lock().await;
+            let _writing = this.write_turn().await?;
             let agreeing = {
                 let st = this.lock_settled();
                 if st.game.verdict().is_some() {
@@ -1290,7 +1404,7 @@ impl Session {
         let seat = self.seat_for(token)?;
         let this = self.clone();
         to_the_end(async move {
-            let _writing = this.writing.lock().await;
+            let _writing = this.write_turn().await?;
             this.conclude_stored(Viewer::Seat(seat), |st| {
                 if st.game.verdict().is_some() {
                     return Err(game_over());
@@ -1360,7 +1474,7 @@ impl Session {
         let seat = self.seat_for(token)?;
         let this = self.clone();
         to_the_end(async move {
-            let _writing = this.writing.lock().await;
+            let _writing = this.write_turn().await?;
             let abandon_after = this.abandon_after;
             let presence = this.presence();
             this.conclude_stored(Viewer::Seat(seat), |st| {

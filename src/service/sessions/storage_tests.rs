@@ -235,6 +235,68 @@ async fn a_failing_store_refuses_changes_and_applies_none() {
     assert!(matches!(w.next().await, Ok(Some(WatchItem::Event(e))) if e.ply == 2));
 }
 
+#[tokio::test]
+async fn a_move_whose_caller_goes_away_mid_write_is_applied_and_answers_its_retry() {
+    let storage = Arc::new(MemoryStorage::new());
+    let store = SessionStore::with_storage(Limits::default(), storage.clone());
+    let (s, t) = store
+        .create(GameRules::default(), BTreeMap::new())
+        .await
+        .unwrap();
+    let tokens = texts(t);
+    let id = s.id().to_string();
+    let mut w = s.watch(None).unwrap();
+    assert!(matches!(
+        w.next().await,
+        Ok(Some(WatchItem::Snapshot { .. }))
+    ));
+
+    // The write is under way (held by the disk) when the caller goes away.
+    storage.set_holding(true);
+    let call = {
+        let (s, token, mv) = (s.clone(), tokens[0].clone(), first_move(&s));
+        tokio::spawn(async move { s.submit(&token, mv, 0, Some("gone")).await })
+    };
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while storage.held() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the move's write is queued");
+    call.abort();
+    assert!(call.await.unwrap_err().is_cancelled());
+    assert_eq!(s.view(true).ply, 0, "nothing applied before it is stored");
+
+    // The client retries: the retry waits for the first write's turn, not
+    // deciding the move again beside it.
+    let retry = {
+        let (s, token, mv) = (s.clone(), tokens[0].clone(), first_move(&s));
+        tokio::spawn(async move { s.submit(&token, mv, 0, Some("gone")).await })
+    };
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert!(
+        !retry.is_finished(),
+        "the retry waits for the write under way"
+    );
+    assert_eq!(storage.held(), 1, "one write, not two");
+
+    // Stored: applied by the task the drop started, then the retry gets
+    // the first answer.
+    storage.set_holding(false);
+    let r = retry.await.unwrap().unwrap();
+    assert!(r.replayed, "the retry is answered from the first move");
+    assert_eq!(r.report.ply, 1);
+    assert_eq!(s.view(true).ply, 1);
+    assert_eq!(storage.moves(&id).len(), 1);
+    assert!(matches!(w.next().await, Ok(Some(WatchItem::Event(e))) if e.ply == 1));
+
+    // The game goes on: the turn was given back.
+    let next = play(&s, &tokens, None).await;
+    assert_eq!(next.report.ply, 2);
+    assert_eq!(storage.moves(&id).len(), 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_clock_survives_a_restart_without_charging_the_downtime() {
     let storage = Arc::new(MemoryStorage::new());

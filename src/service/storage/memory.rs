@@ -1,6 +1,7 @@
 //! A backend that keeps rows in memory: the reference implementation the
 //! storage tests run against beside SQLite, and a fault injector
-//! ([`MemoryStorage::set_failing`]) for the session layer's tests. A restart
+//! ([`MemoryStorage::set_failing`]) and a slow disk
+//! ([`MemoryStorage::set_holding`]) for the session layer's tests. A restart
 //! is simulated by handing the same `MemoryStorage` to a new store.
 
 use std::collections::HashMap;
@@ -24,7 +25,15 @@ struct Rows {
 pub struct MemoryStorage {
     rows: Mutex<Rows>,
     failing: AtomicBool,
+    /// While set, writes wait here, unanswered, until released.
+    held: Mutex<Option<Vec<Held>>>,
 }
+
+/// A write held back, and where its outcome goes.
+type Held = (
+    Write,
+    tokio::sync::oneshot::Sender<Result<(), StorageError>>,
+);
 
 impl MemoryStorage {
     /// An empty backend.
@@ -36,6 +45,29 @@ impl MemoryStorage {
     /// would) and changes nothing.
     pub fn set_failing(&self, failing: bool) {
         self.failing.store(failing, Ordering::SeqCst);
+    }
+
+    /// While `holding`, writes are queued unanswered (a commit under way
+    /// on a slow disk); turning it off stores and answers them, in order.
+    pub fn set_holding(&self, holding: bool) {
+        let released = {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            if holding {
+                held.get_or_insert_with(Vec::new);
+                Vec::new()
+            } else {
+                held.take().unwrap_or_default()
+            }
+        };
+        for (write, reply) in released {
+            let _ = reply.send(self.apply(write));
+        }
+    }
+
+    /// How many writes are held (see [`MemoryStorage::set_holding`]).
+    pub fn held(&self) -> usize {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.as_ref().map_or(0, Vec::len)
     }
 
     /// The stored status of game `id` (`in_progress`, `finished`, `expired`).
@@ -138,11 +170,14 @@ impl Storage for MemoryStorage {
     }
 
     fn write(&self, write: Write) -> Commit {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(queue) = held.as_mut() {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            queue.push((write, tx));
+            return Commit::waiting(rx);
+        }
+        drop(held);
         Commit::ready(self.apply(write))
-    }
-
-    fn commits_at_once(&self) -> bool {
-        true
     }
 
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {

@@ -247,6 +247,21 @@ impl Commit {
     }
 }
 
+impl Commit {
+    /// Waits for the outcome on this thread. Outside an async runtime only
+    /// (inside one, await the commit).
+    pub fn wait_blocking(self) -> Result<(), StorageError> {
+        match self.0 {
+            CommitInner::Ready(result) => {
+                result.unwrap_or_else(|| Err(StorageError("commit polled twice".into())))
+            }
+            CommitInner::Waiting(rx) => rx
+                .blocking_recv()
+                .unwrap_or_else(|_| Err(StorageError("the storage writer stopped".into()))),
+        }
+    }
+}
+
 impl fmt::Debug for Commit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Commit")
@@ -282,15 +297,6 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Queues `write`; the returned future resolves when it is committed.
     /// Writes are applied in the order they are queued.
     fn write(&self, write: Write) -> Commit;
-
-    /// Whether every [`Commit`] this backend returns is already decided
-    /// (no I/O to wait for): then a change is stored and applied within
-    /// one poll, and a caller going away cannot leave it half done, so the
-    /// session layer makes it in the caller's task instead of a task of
-    /// its own (docs/STORAGE.md, "Cancellation").
-    fn commits_at_once(&self) -> bool {
-        false
-    }
 
     /// [`Storage::write`] made under the lease of epoch `epoch` on the
     /// write's game: a backend with leases refuses it, fenced, unless that
@@ -396,10 +402,6 @@ impl Storage for Volatile {
 
     fn write(&self, _write: Write) -> Commit {
         Commit::ready(Ok(()))
-    }
-
-    fn commits_at_once(&self) -> bool {
-        true
     }
 
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
