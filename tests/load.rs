@@ -6,6 +6,24 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
 
+/// Runs `load --spawn ARGS --json -` against an in-memory server and returns
+/// its JSON report; the run must succeed.
+fn memory_load_report(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(["load", "--spawn"])
+        .args(args)
+        .args(["--json", "-", "--", "--storage", "memory"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap()
+}
+
 #[test]
 fn a_short_load_run_plays_moves_without_errors() {
     let dir = std::env::temp_dir().join(format!("punct-load-{}", std::process::id()));
@@ -60,18 +78,7 @@ fn a_short_load_run_plays_moves_without_errors() {
 
 #[test]
 fn the_idle_session_meter_reports_memory_per_game() {
-    let out = Command::new(BIN)
-        .args(["load", "--spawn", "--idle-sessions", "2000", "--json", "-"])
-        .args(["--", "--storage", "memory"])
-        .output()
-        .expect("run the load generator");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report = memory_load_report(&["--idle-sessions", "2000"]);
     assert_eq!(report["sessions"], 2000);
     let after = report["rss_after_kib"].as_u64().unwrap();
     let before = report["rss_before_kib"].as_u64().unwrap();
@@ -103,38 +110,26 @@ fn bad_flags_are_refused_before_anything_starts() {
 
 #[test]
 fn a_short_dots_load_run_replays_its_pool_without_errors() {
-    let out = Command::new(BIN)
-        .args([
-            "load",
-            "--spawn",
-            "--games",
-            "2",
-            "--seconds",
-            "1",
-            "--warmup",
-            "0.1",
-            "--channels",
-            "1",
-            "--pool",
-            "4",
-            "--json",
-            "-",
-            "--game",
-            "dots",
-            "--width",
-            "8",
-            "--height",
-            "8",
-            "--start",
-            "quadruple-cross",
-        ])
-        .args(["--", "--storage", "memory"])
-        .output()
-        .expect("run the load generator");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report = memory_load_report(&[
+        "--games",
+        "2",
+        "--seconds",
+        "1",
+        "--warmup",
+        "0.1",
+        "--channels",
+        "1",
+        "--pool",
+        "4",
+        "--game",
+        "dots",
+        "--width",
+        "8",
+        "--height",
+        "8",
+        "--start",
+        "quadruple-cross",
+    ]);
     let run = &report["runs"][0];
     assert_eq!(run["errors"].as_u64(), Some(0), "{run}");
     assert!(run["moves"].as_u64().unwrap() > 0, "{run}");
@@ -145,36 +140,21 @@ fn a_short_dots_load_run_replays_its_pool_without_errors() {
 
 #[test]
 fn the_read_phases_measure_get_game_and_both_legal_move_views() {
-    let out = Command::new(BIN)
-        .args([
-            "load",
-            "--spawn",
-            "--games",
-            "2",
-            "--seconds",
-            "0.5",
-            "--warmup",
-            "0.1",
-            "--channels",
-            "1",
-            "--pool",
-            "8",
-            "--reads",
-            "--read-ply",
-            "10",
-            "--json",
-            "-",
-        ])
-        .args(["--", "--storage", "memory"])
-        .output()
-        .expect("run the load generator");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report = memory_load_report(&[
+        "--games",
+        "2",
+        "--seconds",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--channels",
+        "1",
+        "--pool",
+        "8",
+        "--reads",
+        "--read-ply",
+        "10",
+    ]);
     let reads = report["runs"][0]["reads"].as_array().unwrap();
     let names: Vec<(String, u64)> = reads
         .iter()
@@ -229,38 +209,23 @@ fn the_read_phases_measure_get_game_and_both_legal_move_views() {
 /// `--read-kinds` runs only the read phases it names, in their order.
 #[test]
 fn read_kinds_choose_the_read_phases() {
-    let out = Command::new(BIN)
-        .args([
-            "load",
-            "--spawn",
-            "--games",
-            "1",
-            "--seconds",
-            "0.3",
-            "--warmup",
-            "0.1",
-            "--channels",
-            "1",
-            "--pool",
-            "4",
-            "--reads",
-            "--read-ply",
-            "0",
-            "--read-kinds",
-            "legal-text,get-game-compact",
-            "--json",
-            "-",
-        ])
-        .args(["--", "--storage", "memory"])
-        .output()
-        .expect("run the load generator");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report = memory_load_report(&[
+        "--games",
+        "1",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--channels",
+        "1",
+        "--pool",
+        "4",
+        "--reads",
+        "--read-ply",
+        "0",
+        "--read-kinds",
+        "legal-text,get-game-compact",
+    ]);
     let names: Vec<&str> = report["runs"][0]["reads"]
         .as_array()
         .unwrap()
@@ -284,40 +249,25 @@ fn read_kinds_choose_the_read_phases() {
 /// median round's, and every round's ratios are in the report.
 #[test]
 fn rounds_report_the_median_round_and_every_rounds_ratios() {
-    let out = Command::new(BIN)
-        .args([
-            "load",
-            "--spawn",
-            "--games",
-            "2",
-            "--seconds",
-            "0.3",
-            "--warmup",
-            "0.1",
-            "--channels",
-            "1",
-            "--pool",
-            "4",
-            "--rounds",
-            "3",
-            "--reads",
-            "--read-ply",
-            "0",
-            "--read-kinds",
-            "get-game",
-            "--json",
-            "-",
-        ])
-        .args(["--", "--storage", "memory"])
-        .output()
-        .expect("run the load generator");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report = memory_load_report(&[
+        "--games",
+        "2",
+        "--seconds",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--channels",
+        "1",
+        "--pool",
+        "4",
+        "--rounds",
+        "3",
+        "--reads",
+        "--read-ply",
+        "0",
+        "--read-kinds",
+        "get-game",
+    ]);
     let median_of = |entry: &serde_json::Value| {
         let rounds = entry["rounds"].as_array().expect("rounds");
         assert_eq!(rounds.len(), 3, "{entry}");
@@ -346,34 +296,22 @@ fn rounds_report_the_median_round_and_every_rounds_ratios() {
 /// seats included (the tool follows the mover the referee names).
 #[test]
 fn a_short_punto_load_run_replays_whole_three_seat_matches() {
-    let out = Command::new(BIN)
-        .args([
-            "load",
-            "--spawn",
-            "--games",
-            "2",
-            "--seconds",
-            "2",
-            "--warmup",
-            "0.1",
-            "--channels",
-            "1",
-            "--pool",
-            "4",
-            "--json",
-            "-",
-            "--game",
-            "punto",
-            "--players",
-            "3",
-        ])
-        .args(["--", "--storage", "memory"])
-        .output()
-        .expect("run the load generator");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let report = memory_load_report(&[
+        "--games",
+        "2",
+        "--seconds",
+        "2",
+        "--warmup",
+        "0.1",
+        "--channels",
+        "1",
+        "--pool",
+        "4",
+        "--game",
+        "punto",
+        "--players",
+        "3",
+    ]);
     let run = &report["runs"][0];
     assert_eq!(run["errors"].as_u64(), Some(0), "{run}");
     assert!(run["moves"].as_u64().unwrap() > 0, "{run}");

@@ -98,6 +98,26 @@ fn texts(tokens: Vec<Token>) -> [String; 2] {
     [w.to_string(), b.to_string()]
 }
 
+/// A new game on `storage`: its store, its session and its seats' tokens.
+async fn new_game(storage: &Arc<MemoryStorage>) -> (SessionStore, Arc<Session>, [String; 2]) {
+    let store = SessionStore::with_storage(Limits::default(), storage.clone());
+    let (s, t) = store
+        .create(GameRules::default(), BTreeMap::new())
+        .await
+        .unwrap();
+    (store, s, texts(t))
+}
+
+/// A watcher of `s` that has had its first snapshot (events come next).
+async fn watch_past_snapshot(s: &Arc<Session>) -> Watch {
+    let mut w = s.watch(None).unwrap();
+    assert!(matches!(
+        w.next().await,
+        Ok(Some(WatchItem::Snapshot { .. }))
+    ));
+    w
+}
+
 /// The game's state as a picture (snapshots compare by what they show).
 fn picture(v: &GameView) -> Option<String> {
     v.snapshot.as_ref().map(|s| s.svg(None, None))
@@ -182,18 +202,9 @@ async fn games_come_back_after_a_restart_with_tokens_retries_and_offers() {
 #[tokio::test]
 async fn a_failing_store_refuses_changes_and_applies_none() {
     let storage = Arc::new(MemoryStorage::new());
-    let store = SessionStore::with_storage(Limits::default(), storage.clone());
-    let (s, t) = store
-        .create(GameRules::default(), BTreeMap::new())
-        .await
-        .unwrap();
-    let tokens = texts(t);
+    let (store, s, tokens) = new_game(&storage).await;
     play(&s, &tokens, None).await;
-    let mut w = s.watch(None).unwrap();
-    assert!(matches!(
-        w.next().await,
-        Ok(Some(WatchItem::Snapshot { .. }))
-    ));
+    let mut w = watch_past_snapshot(&s).await;
     let before = s.view(true);
 
     storage.set_failing(true);
@@ -238,18 +249,9 @@ async fn a_failing_store_refuses_changes_and_applies_none() {
 #[tokio::test]
 async fn a_move_whose_caller_goes_away_mid_write_is_applied_and_answers_its_retry() {
     let storage = Arc::new(MemoryStorage::new());
-    let store = SessionStore::with_storage(Limits::default(), storage.clone());
-    let (s, t) = store
-        .create(GameRules::default(), BTreeMap::new())
-        .await
-        .unwrap();
-    let tokens = texts(t);
+    let (_store, s, tokens) = new_game(&storage).await;
     let id = s.id().to_string();
-    let mut w = s.watch(None).unwrap();
-    assert!(matches!(
-        w.next().await,
-        Ok(Some(WatchItem::Snapshot { .. }))
-    ));
+    let mut w = watch_past_snapshot(&s).await;
 
     // The write is under way (held by the disk) when the caller goes away.
     storage.set_holding(true);
