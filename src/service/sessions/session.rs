@@ -292,9 +292,10 @@ pub(super) struct SessionInit<'a> {
 ///
 /// Changes are stored before they are applied (docs/STORAGE.md): a change
 /// is decided on a copy of the game under the lock, written to storage
-/// without the lock (one change at a time per game, under the async
-/// `writing` mutex), then applied, or dropped if storage failed. Readers in
-/// between see the game as it was. A caller going away cannot leave a
+/// without the lock (one change at a time per game: the `writing` turn,
+/// held from the decision until the change is applied or dropped), then
+/// applied, or dropped if storage failed. Readers in between see the game
+/// as it was. A caller going away cannot leave a
 /// change stored but not applied: the other changes store in a task of
 /// their own; a move stores in its call, and if the call goes away
 /// mid-write, a task is started then to finish it (`StoringMove`).
@@ -327,7 +328,8 @@ pub struct Session {
     storage: Arc<dyn Storage>,
     lease: Option<i64>,
     follower: bool,
-    /// Held while a change is stored and applied.
+    /// The write turn, one permit: held while a change is decided, stored
+    /// and applied (see [`Session::write_turn`]).
     writing: tokio::sync::Semaphore,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,

@@ -245,20 +245,26 @@ impl Commit {
     pub fn waiting(rx: oneshot::Receiver<Result<(), StorageError>>) -> Commit {
         Commit(CommitInner::Waiting(rx))
     }
-}
 
-impl Commit {
     /// Waits for the outcome on this thread. Outside an async runtime only
     /// (inside one, await the commit).
     pub fn wait_blocking(self) -> Result<(), StorageError> {
         match self.0 {
-            CommitInner::Ready(result) => {
-                result.unwrap_or_else(|| Err(StorageError("commit polled twice".into())))
-            }
-            CommitInner::Waiting(rx) => rx
-                .blocking_recv()
-                .unwrap_or_else(|_| Err(StorageError("the storage writer stopped".into()))),
+            CommitInner::Ready(result) => Commit::taken(result),
+            CommitInner::Waiting(rx) => Commit::received(rx.blocking_recv()),
         }
+    }
+
+    /// A ready outcome, which only the first look gets.
+    fn taken(result: Option<Result<(), StorageError>>) -> Result<(), StorageError> {
+        result.unwrap_or_else(|| Err(StorageError("commit polled twice".into())))
+    }
+
+    /// A waited-for outcome; a writer that dropped its answer failed it.
+    fn received(
+        answer: Result<Result<(), StorageError>, oneshot::error::RecvError>,
+    ) -> Result<(), StorageError> {
+        answer.unwrap_or_else(|_| Err(StorageError("the storage writer stopped".into())))
     }
 }
 
@@ -273,14 +279,8 @@ impl Future for Commit {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match &mut self.get_mut().0 {
-            CommitInner::Ready(result) => Poll::Ready(
-                result
-                    .take()
-                    .unwrap_or_else(|| Err(StorageError("commit polled twice".into()))),
-            ),
-            CommitInner::Waiting(rx) => Pin::new(rx).poll(cx).map(|r| {
-                r.unwrap_or_else(|_| Err(StorageError("the storage writer stopped".into())))
-            }),
+            CommitInner::Ready(result) => Poll::Ready(Commit::taken(result.take())),
+            CommitInner::Waiting(rx) => Pin::new(rx).poll(cx).map(Commit::received),
         }
     }
 }
