@@ -1507,9 +1507,21 @@ async fn nginx_carries_calls_streams_and_failovers_to_the_replicas() {
         ("referee.v1.Game", "no-such-game")
     );
     drop(stream);
+    // nginx logs a stream when it has seen it end, which may come after the
+    // client let go: wait for that line before stopping nginx.
+    let access_log = scratch.0.join("access.log");
+    common::within(10, async {
+        while !std::fs::read_to_string(&access_log)
+            .unwrap_or_default()
+            .contains("/referee.v1.RefereeService/WatchGame ")
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
     drop(child);
     // nginx logged each call with the replica it went to and its gRPC status.
-    let log = std::fs::read_to_string(scratch.0.join("access.log")).unwrap();
+    let log = std::fs::read_to_string(&access_log).unwrap();
     let lines: Vec<&str> = log.lines().collect();
     let calls = |method: &str, status: &str| {
         lines
