@@ -23,6 +23,7 @@
 pub mod access;
 pub mod cluster;
 pub mod config;
+pub mod frames;
 pub mod grpc;
 pub mod http;
 pub mod listen;
@@ -594,6 +595,9 @@ async fn serve_grpc(
     let serve = Server::builder()
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
+        // Outermost: answers of a few KiB leave in frames h2 batches
+        // (crate::service::frames).
+        .layer(frames::SmallFramesLayer)
         // One span and the RED metrics per call (crate::service::telemetry); the
         // session layer adds the game id, seat and ply to the span.
         .layer(RpcLayer)
