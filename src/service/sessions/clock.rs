@@ -313,19 +313,21 @@ impl Clock {
     /// The clocks as they stand at `now`.
     pub fn reading(&self, now: Instant) -> ClockReading {
         let elapsed = now.saturating_duration_since(self.turn_started);
-        let mut remaining = self.remaining.clone();
+        // Without a clock there are no times to copy (an untimed game's
+        // reading is made on every move and every read).
+        let mut remaining = self.control.has_clock().then(|| self.remaining.clone());
         let mut running = None;
         let mut first_move_left = None;
         if let Some(seat) = self.turn {
             if self.in_first_move(seat) {
                 first_move_left = self.control.first_move.map(|d| d.saturating_sub(elapsed));
-            } else if self.control.has_clock() {
+            } else if let Some(remaining) = &mut remaining {
                 running = Some(seat);
                 remaining[seat.index()] = remaining[seat.index()].saturating_sub(elapsed);
             }
         }
         ClockReading {
-            remaining: self.control.has_clock().then_some(remaining),
+            remaining,
             running,
             first_move_left,
         }

@@ -1149,7 +1149,7 @@ impl Session {
             st.draw_offers
         };
         let row = MoveRow {
-            game_id: self.id.to_string(),
+            game_id: self.id.as_str().to_owned(),
             ply: report.ply,
             seat,
             notation: report.detail.notation.clone(),
