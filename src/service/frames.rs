@@ -1,4 +1,4 @@
-//! Answers of a few hundred bytes to a few KiB go out as HTTP/2 DATA frames
+//! Answers of a few hundred bytes to 2 KiB go out as HTTP/2 DATA frames
 //! small enough to share one write with the connection's other frames.
 //!
 //! h2 copies a DATA frame shorter than 256 bytes into the connection's
@@ -15,8 +15,9 @@
 //! most [`MAX_SPLIT`] bytes into pieces of at most [`PIECE`] bytes (views of
 //! the same buffer: nothing is copied here), which h2 then copies and sends
 //! together with the rest. Each extra frame costs 9 bytes of header; larger
-//! chunks (a legal-move list of 170 KB, a record) pass unchanged, since a
-//! system call per answer is little beside their size. docs/BENCHMARKS.md,
+//! chunks (the full view of a game well under way, a legal-move list of
+//! 170 KB, a record) pass unchanged, since a system call per answer is
+//! little beside their size. docs/BENCHMARKS.md,
 //! "DATA frames under h2's copy threshold", has the measurements.
 
 use std::pin::Pin;
@@ -28,8 +29,11 @@ use bytes::{Buf, Bytes};
 /// (`CHAIN_THRESHOLD` in h2's `codec/framed_write.rs`), with room.
 pub const PIECE: usize = 240;
 
-/// Largest data chunk that is split: 4 KiB makes at most 18 pieces.
-pub const MAX_SPLIT: usize = 4096;
+/// Largest data chunk that is split, in at most 9 pieces. Past it, the
+/// pieces' own costs (a frame each to queue, encode and copy here, and to
+/// decode at the client) outweigh the write they save: the full `GetGame`
+/// view after 40 plies (3.9 KB, 17 pieces) did no better split than whole.
+pub const MAX_SPLIT: usize = 2048;
 
 /// Wraps a service's response bodies in [`SmallFrames`].
 #[derive(Debug, Clone, Copy, Default)]

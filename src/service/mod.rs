@@ -595,7 +595,7 @@ async fn serve_grpc(
     let serve = Server::builder()
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
-        // Outermost: answers of a few KiB leave in frames h2 batches
+        // Outermost: answers of up to 2 KiB leave in frames h2 batches
         // (crate::service::frames).
         .layer(frames::SmallFramesLayer)
         // One span and the RED metrics per call (crate::service::telemetry); the
