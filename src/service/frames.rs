@@ -11,7 +11,7 @@
 //! (1 KB) ran at 0.7 of the no-op's rate against 1.0 for the 175-byte one
 //! at ply 0, the same work on the server but for the bytes.
 //!
-//! [`SmallFramesLayer`] splits each data chunk of a response body of at
+//! [`small_frames`] splits each data chunk of a response body of at
 //! most [`MAX_SPLIT`] bytes into pieces of at most [`PIECE`] bytes (views of
 //! the same buffer: nothing is copied here), which h2 then copies and sends
 //! together with the rest. Each extra frame costs 9 bytes of header; larger
@@ -35,63 +35,10 @@ pub const PIECE: usize = 240;
 /// view after 40 plies (3.9 KB, 17 pieces) did no better split than whole.
 pub const MAX_SPLIT: usize = 2048;
 
-/// Wraps a service's response bodies in [`SmallFrames`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SmallFramesLayer;
-
-impl<S> tower::Layer<S> for SmallFramesLayer {
-    type Service = SmallFramesService<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        SmallFramesService { inner }
-    }
-}
-
-/// See [`SmallFramesLayer`].
-#[derive(Debug, Clone)]
-pub struct SmallFramesService<S> {
-    inner: S,
-}
-
-impl<S, B, R> tower::Service<http::Request<B>> for SmallFramesService<S>
-where
-    S: tower::Service<http::Request<B>, Response = http::Response<R>>,
-{
-    type Response = http::Response<SmallFrames<R>>;
-    type Error = S::Error;
-    type Future = SmallFramesFuture<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        SmallFramesFuture {
-            inner: self.inner.call(request),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The inner service's future, its body wrapped.
-    pub struct SmallFramesFuture<F> {
-        #[pin]
-        inner: F,
-    }
-}
-
-impl<F, R, E> std::future::Future for SmallFramesFuture<F>
-where
-    F: std::future::Future<Output = Result<http::Response<R>, E>>,
-{
-    type Output = Result<http::Response<SmallFrames<R>>, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project()
-            .inner
-            .poll(cx)
-            .map(|r| r.map(|response| response.map(SmallFrames::new)))
-    }
+/// `response` with its body in [`SmallFrames`]: the gRPC server's
+/// outermost layer, as `tower::util::MapResponseLayer::new(small_frames)`.
+pub fn small_frames<B>(response: http::Response<B>) -> http::Response<SmallFrames<B>> {
+    response.map(SmallFrames::new)
 }
 
 pin_project_lite::pin_project! {

@@ -597,7 +597,7 @@ async fn serve_grpc(
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
         // Outermost: answers of up to 2 KiB leave in frames h2 batches
         // (crate::service::frames).
-        .layer(frames::SmallFramesLayer)
+        .layer(tower::util::MapResponseLayer::new(frames::small_frames))
         // One span and the RED metrics per call (crate::service::telemetry); the
         // session layer adds the game id, seat and ply to the span.
         .layer(RpcLayer)
