@@ -203,7 +203,7 @@ fn two_seats_level_at_the_top_win_together() {
         (verdict.reason, verdict.scores.as_slice()),
         ("SHARED_SCORE", &[1, 1, 0][..])
     );
-    assert_eq!(moves[5].verdict.as_ref(), Some(&verdict));
+    assert_eq!(moves[5].verdict.as_deref(), Some(&verdict));
     assert_eq!((moves[5].next, g.to_move()), (None, None));
     assert!(g.legal_moves().is_empty());
 }

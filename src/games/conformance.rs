@@ -584,7 +584,7 @@ fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> MoveReport 
             ),
         );
     }
-    if report.next != game.to_move() || report.verdict != game.verdict() {
+    if report.next != game.to_move() || report.verdict.as_deref() != game.verdict().as_ref() {
         fail(
             &at,
             "the report's next seat or verdict disagrees with the game",

@@ -452,8 +452,10 @@ pub struct MoveReport {
     /// Who moves next, as the game decides (`None` when the move ended the
     /// game).
     pub next: Option<Seat>,
-    /// How the game ended, if this move ended it.
-    pub verdict: Option<Verdict>,
+    /// How the game ended, if this move ended it (boxed: only a game's
+    /// last move has one, and every move's report is kept in its log and
+    /// every legal move's in its list).
+    pub verdict: Option<Box<Verdict>>,
     /// The move itself, in the game's terms.
     pub detail: MoveDetail,
 }

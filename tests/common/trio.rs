@@ -500,7 +500,7 @@ impl TrioGame {
             seat: detail.mover,
             ply,
             next: table.to_move,
-            verdict: table.verdict(),
+            verdict: table.verdict().map(Box::new),
             detail: detail.to_detail(),
         }
     }

@@ -374,7 +374,7 @@ impl DotsGame {
                 .outcome
                 .is_none()
                 .then(|| seat.next(SEAT_NAMES.len())),
-            verdict: played.outcome.map(verdict),
+            verdict: played.outcome.map(verdict).map(Box::new),
             detail: detail(info),
         }
     }

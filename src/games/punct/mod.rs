@@ -235,7 +235,8 @@ pub struct Game {
     position: Position,
     moves: Vec<Move>,
     /// Keys of the positions since the last placement, current last. A placement
-    /// can never be undone, so no earlier position can occur again.
+    /// can never be undone, so no earlier position can occur again. Emptied
+    /// once the game is over: no position follows.
     history: Vec<PositionKey>,
     outcome: Option<Outcome>,
 }
@@ -370,6 +371,11 @@ impl Game {
             kind == MoveKind::Place,
             &self.history,
         );
+        if self.outcome.is_some() {
+            // No move follows the last: nothing is left to repeat, and a
+            // finished game is kept for a while.
+            self.history = Vec::new();
+        }
         Ok(Played {
             mv,
             notation,
@@ -407,6 +413,7 @@ impl Game {
             return Err(IllegalMove::GameOver);
         }
         self.outcome = Some(outcome);
+        self.history = Vec::new();
         Ok(())
     }
 

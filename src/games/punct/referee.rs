@@ -194,7 +194,7 @@ impl PunctGame {
             ply,
             // PÜNCT alternates (RULES.md §2).
             next: outcome.is_none().then(|| seat.next(SEAT_NAMES.len())),
-            verdict: outcome.map(verdict),
+            verdict: outcome.map(verdict).map(Box::new),
             detail: detail(info),
         }
     }

@@ -444,7 +444,7 @@ impl Game for PuntoGame {
             seat: info.seat,
             ply: self.engine.ply(),
             next: self.to_move(),
-            verdict: self.verdict(),
+            verdict: self.verdict().map(Box::new),
             detail,
         })
     }

@@ -91,7 +91,7 @@ pub fn viewer_pb(v: Viewer) -> u32 {
 }
 
 /// Finished or in progress, from a verdict.
-pub fn status_pb(verdict: &Option<Verdict>) -> i32 {
+pub fn status_pb(verdict: Option<&Verdict>) -> i32 {
     (if verdict.is_some() {
         pb::GameStatus::Finished
     } else {
@@ -365,7 +365,7 @@ fn game_pb_with(v: &GameView, state: Option<pb::GameState>) -> pb::Game {
     pb::Game {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
-        status: status_pb(&v.verdict),
+        status: status_pb(v.verdict.as_ref()),
         ply: v.ply,
         to_move: seat_pb(v.to_move),
         outcome: v.verdict.as_ref().map(outcome_pb),
@@ -388,7 +388,7 @@ pub fn summary_pb(v: &GameView) -> pb::GameSummary {
     pb::GameSummary {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
-        status: status_pb(&v.verdict),
+        status: status_pb(v.verdict.as_ref()),
         ply: v.ply,
         to_move: seat_pb(v.to_move),
         outcome: v.verdict.as_ref().map(outcome_pb),
@@ -431,7 +431,7 @@ pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
         sequence: e.sequence,
         ply: e.ply,
         kind: Some(kind),
-        clock: Some(clock_pb(&e.clock)),
+        clock: Some(clock_pb(e.clock())),
         presence: Some(presence_pb(presence)),
     }
 }

@@ -243,8 +243,8 @@ impl RefereeService for RefereeApi {
             r#move: Some(move_pb(&report.detail)),
             seat: seat_pb(Some(report.seat)),
             ply: report.ply,
-            status: status_pb(&report.verdict),
-            outcome: report.verdict.as_ref().map(outcome_pb),
+            status: status_pb(report.verdict.as_deref()),
+            outcome: report.verdict.as_deref().map(outcome_pb),
             to_move: seat_pb(report.next),
             replayed: receipt.replayed,
         }))
@@ -452,8 +452,8 @@ impl RefereeService for RefereeApi {
                 r#move: Some(move_pb(&report.detail)),
                 seat,
                 ply: report.ply,
-                status: status_pb(&report.verdict),
-                outcome: report.verdict.as_ref().map(outcome_pb),
+                status: status_pb(report.verdict.as_deref()),
+                outcome: report.verdict.as_deref().map(outcome_pb),
                 ..Default::default()
             },
             Err(MoveError::Illegal { reason, message }) => pb::ValidateMoveResponse {

@@ -118,8 +118,11 @@ async fn flag_falls_by_itself_at_the_deadline_with_no_request() {
     assert_eq!(Instant::now() - t0, MS * 1000);
     let v = verdict_of(&over);
     assert_eq!((v.winner(), v.reason), (Some(Seat::SECOND), "TIMEOUT"));
-    assert_eq!(over.clock.remaining, Some(vec![Duration::ZERO, MS * 1000]));
-    assert_eq!(over.clock.running, None);
+    assert_eq!(
+        over.clock().remaining,
+        Some(vec![Duration::ZERO, MS * 1000])
+    );
+    assert_eq!(over.clock().running, None);
     assert!(spectator.next().await.unwrap().is_none());
 }
 
@@ -251,7 +254,7 @@ async fn a_move_just_before_the_flag_is_played_everywhere() {
     assert_eq!(remaining(&view)[0], MS);
     // The stream has the move, then (black not moving) black's flag.
     assert!(matches!(&seen[0].kind, EventKind::MoveApplied { report } if report.ply == 3));
-    assert_eq!(seen[0].clock.remaining.as_ref().unwrap()[0], MS);
+    assert_eq!(seen[0].clock().remaining.as_ref().unwrap()[0], MS);
     let v = verdict_of(&seen[1]);
     assert_eq!((v.winner(), v.reason), (Some(Seat::FIRST), "TIMEOUT"));
 }

@@ -37,8 +37,40 @@ pub struct Event {
     pub ply: u32,
     /// What happened.
     pub kind: EventKind,
-    /// The clocks right after it.
-    pub clock: ClockReading,
+    /// The clocks right after it, when there is anything to read (a game
+    /// without a clock has nothing, and most games have none: a finished
+    /// game keeps its events, so they are kept small).
+    clock: Option<Box<ClockReading>>,
+}
+
+// Every move's event stays in its game's log while the game is kept
+// (finished games too): keep them this small (docs/BENCHMARKS.md, "What a
+// finished game keeps").
+const _: () = assert!(std::mem::size_of::<Event>() <= 96);
+
+/// The reading of no clock.
+static NO_CLOCK: ClockReading = ClockReading {
+    remaining: None,
+    running: None,
+    first_move_left: None,
+};
+
+impl Event {
+    /// Event `sequence` of a log, leaving the game at `ply`, with the
+    /// clocks `clock` right after it.
+    pub fn new(sequence: u64, ply: u32, kind: EventKind, clock: ClockReading) -> Event {
+        Event {
+            sequence,
+            ply,
+            kind,
+            clock: (clock != NO_CLOCK).then(|| Box::new(clock)),
+        }
+    }
+
+    /// The clocks right after the event.
+    pub fn clock(&self) -> &ClockReading {
+        self.clock.as_deref().unwrap_or(&NO_CLOCK)
+    }
 }
 
 /// What an event says.
@@ -373,25 +405,25 @@ impl Session {
         let mut log: Vec<Arc<Event>> = history
             .iter()
             .map(|r| {
-                Arc::new(Event {
-                    sequence: u64::from(r.ply),
-                    ply: r.ply,
-                    kind: EventKind::MoveApplied { report: r.clone() },
-                    clock: ClockReading::default(),
-                })
+                Arc::new(Event::new(
+                    u64::from(r.ply),
+                    r.ply,
+                    EventKind::MoveApplied { report: r.clone() },
+                    ClockReading::default(),
+                ))
             })
             .collect();
         let now = Instant::now();
         let verdict = game.verdict();
         if let Some(verdict) = &verdict {
-            log.push(Arc::new(Event {
-                sequence: log.len() as u64 + 1,
-                ply: game.ply(),
-                kind: EventKind::GameOver {
+            log.push(Arc::new(Event::new(
+                log.len() as u64 + 1,
+                game.ply(),
+                EventKind::GameOver {
                     verdict: verdict.clone(),
                 },
-                clock: ClockReading::default(),
-            }));
+                ClockReading::default(),
+            )));
         }
         let clock = match (clock, game.to_move()) {
             (Some(clock), Some(_)) => clock,
@@ -860,7 +892,7 @@ impl Session {
                         Clock::new(st.clock.control(), self.seat_names.len(), first, now)
                             .reading(now)
                     },
-                    |e| e.clock.clone(),
+                    |e| e.clock().clone(),
                 ),
             presence: self.presence(),
         })
@@ -1183,7 +1215,7 @@ impl Session {
             now,
         );
         if let Some(verdict) = &report.verdict {
-            self.finish(st, verdict.clone());
+            self.finish(st, Verdict::clone(verdict));
         }
     }
 
@@ -1773,12 +1805,12 @@ impl Session {
     /// Logs and broadcasts an event, with the clocks read at `at` (for a
     /// move: the instant it was accepted).
     fn publish(&self, st: &mut State, kind: EventKind, ply: u32, at: time::Instant) {
-        let event = Arc::new(Event {
-            sequence: st.log.len() as u64 + 1,
+        let event = Arc::new(Event::new(
+            st.log.len() as u64 + 1,
             ply,
             kind,
-            clock: st.clock.reading(at),
-        });
+            st.clock.reading(at),
+        ));
         st.log.push(event.clone());
         st.last_activity = Instant::now();
         // No receiver left: nobody watches, the ring goes.
