@@ -106,6 +106,15 @@ async fn play(store: &SessionStore, moves: &[NotatedMove]) {
     }
 }
 
+/// Plays every game of `pool` in `store`, one after the other.
+fn play_pool(runtime: &tokio::runtime::Runtime, store: &SessionStore, pool: &[Vec<NotatedMove>]) {
+    runtime.block_on(async {
+        for moves in pool {
+            play(store, moves).await;
+        }
+    });
+}
+
 fn submit(c: &mut Criterion) {
     let pool: Vec<Vec<NotatedMove>> = (1..=64).map(random_game).collect();
     let plies: usize = pool.iter().map(Vec::len).sum();
@@ -117,11 +126,7 @@ fn submit(c: &mut Criterion) {
     // played, less those of an empty store.
     let store = SessionStore::new(Limits::default());
     let before = LIVE.load(Ordering::Relaxed);
-    runtime.block_on(async {
-        for moves in &pool {
-            play(&store, moves).await;
-        }
-    });
+    play_pool(&runtime, &store, &pool);
     let kept = LIVE.load(Ordering::Relaxed) - before;
     eprintln!(
         "{} finished games of {:.1} plies on average keep {} bytes each ({:.0} per ply)",
@@ -139,11 +144,7 @@ fn submit(c: &mut Criterion) {
         b.iter_batched(
             || SessionStore::new(Limits::default()),
             |store| {
-                runtime.block_on(async {
-                    for moves in &pool {
-                        play(&store, moves).await;
-                    }
-                });
+                play_pool(&runtime, &store, &pool);
                 store
             },
             BatchSize::PerIteration,
