@@ -29,6 +29,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .type_attribute(".", "#[allow(clippy::all)]")
         // Shared per ply, sent without a copy (docs/API.md "Compact reads").
         .bytes(".referee.v1.ListLegalMovesResponse.notation_text")
+        // A move travels by value through every layer of a call (decoded,
+        // wrapped, handed on, encoded): the Dots and Punto moves (200 and
+        // 408 bytes) and a game's outcome (168 bytes, only a last move has
+        // one) are boxed so that a PÜNCT move's request and answer are not
+        // copied at their size (docs/API.md "Transport").
+        .boxed(".referee.v1.Move.game.dots")
+        .boxed(".referee.v1.Move.game.punto")
+        .boxed(".referee.v1.SubmitMoveResponse.outcome")
         .compile_fds(fds.clone())?;
     // The server stubs once more, on their own, over the messages above,
     // but for answers the service sends encoded once and shared

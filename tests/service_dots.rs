@@ -40,7 +40,7 @@ fn dots_rules(width: u32, height: u32, start: dpb::Start, max_moves: u32) -> pb:
 
 fn dots_move(m: dpb::Move) -> pb::Move {
     pb::Move {
-        game: Some(pb::r#move::Game::Dots(m)),
+        game: Some(pb::r#move::Game::Dots(Box::new(m))),
     }
 }
 

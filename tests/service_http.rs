@@ -690,10 +690,10 @@ async fn a_dots_game_shows_its_seats_moves_scores_and_field() {
         .enumerate()
     {
         let dots = pb::Move {
-            game: Some(pb::r#move::Game::Dots(dpb::Move {
+            game: Some(pb::r#move::Game::Dots(Box::new(dpb::Move {
                 notation: mv.to_string(),
                 ..Default::default()
-            })),
+            }))),
         };
         submit(&mut client, &table, ply as u32, dots).await.unwrap();
     }

@@ -66,19 +66,19 @@ fn punto_of(m: &pb::Move) -> &tpb::Move {
 
 fn cell_move(x: i32, y: i32) -> pb::Move {
     pb::Move {
-        game: Some(pb::r#move::Game::Punto(tpb::Move {
+        game: Some(pb::r#move::Game::Punto(Box::new(tpb::Move {
             cell: Some(tpb::Cell { x, y }),
             ..Default::default()
-        })),
+        }))),
     }
 }
 
 fn text_move(text: &str) -> pb::Move {
     pb::Move {
-        game: Some(pb::r#move::Game::Punto(tpb::Move {
+        game: Some(pb::r#move::Game::Punto(Box::new(tpb::Move {
             notation: text.to_string(),
             ..Default::default()
-        })),
+        }))),
     }
 }
 
@@ -766,11 +766,11 @@ async fn bad_moves_are_refused_with_a_reason_and_change_nothing() {
         assert!(s.message().contains("MALFORMED"), "{}", s.message());
     }
     let both = pb::Move {
-        game: Some(pb::r#move::Game::Punto(tpb::Move {
+        game: Some(pb::r#move::Game::Punto(Box::new(tpb::Move {
             cell: Some(tpb::Cell { x: 0, y: 0 }),
             notation: "1,0".into(),
             ..Default::default()
-        })),
+        }))),
     };
     let s = submit_move(&mut c, id, &t[0], both, 0).await.unwrap_err();
     assert_eq!(bad_field(&s), "move.punto");

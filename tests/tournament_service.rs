@@ -1196,10 +1196,10 @@ async fn the_web_page_shows_tournaments_with_standings_and_links_to_their_games(
 
 fn dots_move(notation: &str) -> pb::Move {
     pb::Move {
-        game: Some(pb::r#move::Game::Dots(dpb::Move {
+        game: Some(pb::r#move::Game::Dots(Box::new(dpb::Move {
             notation: notation.into(),
             ..Default::default()
-        })),
+        }))),
     }
 }
 

@@ -90,10 +90,10 @@ const DOTS: ToolGame = ToolGame {
     seats: dots::referee::SEAT_NAMES,
     notation: dots::referee::notation_input,
     wire_move: |text| pb::Move {
-        game: Some(pb::r#move::Game::Dots(dpb::Move {
+        game: Some(pb::r#move::Game::Dots(Box::new(dpb::Move {
             notation: text.to_string(),
             ..Default::default()
-        })),
+        }))),
     },
     picture: |snapshot| {
         snapshot
@@ -133,10 +133,10 @@ const PUNTO: ToolGame = ToolGame {
     seats: PUNTO_SEATS,
     notation: punto::referee::notation,
     wire_move: |text| pb::Move {
-        game: Some(pb::r#move::Game::Punto(tpb::Move {
+        game: Some(pb::r#move::Game::Punto(Box::new(tpb::Move {
             notation: text.to_string(),
             ..Default::default()
-        })),
+        }))),
     },
     picture: |snapshot| {
         snapshot

@@ -111,14 +111,14 @@ fn wire_move(game: &pb::game_rules::Game, text: &str) -> pb::Move {
                 notation,
                 ..Default::default()
             }),
-            pb::game_rules::Game::Dots(_) => Game::Dots(dpb::Move {
+            pb::game_rules::Game::Dots(_) => Game::Dots(Box::new(dpb::Move {
                 notation,
                 ..Default::default()
-            }),
-            pb::game_rules::Game::Punto(_) => Game::Punto(tpb::Move {
+            })),
+            pb::game_rules::Game::Punto(_) => Game::Punto(Box::new(tpb::Move {
                 notation,
                 ..Default::default()
-            }),
+            })),
         }),
     }
 }

@@ -204,8 +204,8 @@ pub fn validate_move_request(
 pub fn move_pb(detail: &MoveDetail) -> pb::Move {
     let game = punct::detail_pb(detail)
         .map(pb::r#move::Game::Punct)
-        .or_else(|| dots::detail_pb(detail).map(pb::r#move::Game::Dots))
-        .or_else(|| punto::detail_pb(detail).map(pb::r#move::Game::Punto));
+        .or_else(|| dots::detail_pb(detail).map(|m| pb::r#move::Game::Dots(Box::new(m))))
+        .or_else(|| punto::detail_pb(detail).map(|m| pb::r#move::Game::Punto(Box::new(m))));
     pb::Move { game }
 }
 

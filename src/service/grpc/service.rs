@@ -244,7 +244,7 @@ impl RefereeService for RefereeApi {
             seat: seat_pb(Some(report.seat)),
             ply: report.ply,
             status: status_pb(report.verdict.as_deref()),
-            outcome: report.verdict.as_deref().map(outcome_pb),
+            outcome: report.verdict.as_deref().map(|v| Box::new(outcome_pb(v))),
             to_move: seat_pb(report.next),
             replayed: receipt.replayed,
         }))

@@ -76,6 +76,6 @@ fn print_reply(names: &[String], reply: &pb::SubmitMoveResponse) {
     }
     println!(
         "{}",
-        status_line(names, reply.status, reply.outcome.as_ref(), reply.to_move)
+        status_line(names, reply.status, reply.outcome.as_deref(), reply.to_move)
     );
 }
