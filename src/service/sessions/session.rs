@@ -1029,6 +1029,12 @@ impl Session {
                 return answer;
             }
             self.check_turn(&st, seat, expected_ply)?;
+            if self.storage.discards_writes() && !self.follower {
+                // Nothing to store, and no write that could fail: the move
+                // is played on the game itself, with no copy to decide it
+                // on (a refused move changes nothing), and applied at once.
+                return self.play_in_place(&mut st, seat, &mv, expected_ply, request_id, now);
+            }
             let decided = self.decide_move(&st, seat, &mv, request_id, now)?;
             st.pending = true;
             decided
@@ -1087,6 +1093,43 @@ impl Session {
         st.game = game;
         st.draw_offers = draw_after;
         self.apply_move(&mut st, &report, now);
+        Ok(Session::receipt(
+            &mut st,
+            report,
+            seat,
+            expected_ply,
+            request_id,
+        ))
+    }
+
+    /// Plays and applies `mv` on the game itself, for a storage that
+    /// discards writes ([`storage::Storage::discards_writes`]): what
+    /// [`Session::decide_move`], the write and [`Session::finish_move`] do,
+    /// less the copy and the write.
+    fn play_in_place(
+        &self,
+        st: &mut State,
+        seat: Seat,
+        mv: &MoveInput,
+        expected_ply: u32,
+        request_id: Option<&str>,
+        now: time::Instant,
+    ) -> Result<MoveReceipt, SessionError> {
+        let report = st.game.play(mv)?;
+        st.draw_offers = Session::draw_after(st, seat, &report);
+        self.apply_move(st, &report, now);
+        let request_id = request_id.map(str::to_string);
+        Ok(Session::receipt(st, report, seat, expected_ply, request_id))
+    }
+
+    /// The answer to an applied move, remembered under its request id.
+    fn receipt(
+        st: &mut State,
+        report: MoveReport,
+        seat: Seat,
+        expected_ply: u32,
+        request_id: Option<String>,
+    ) -> MoveReceipt {
         let receipt = MoveReceipt {
             report,
             replayed: false,
@@ -1099,7 +1142,17 @@ impl Session {
             };
             st.receipts.insert(id, (fingerprint, receipt.clone()));
         }
-        Ok(receipt)
+        receipt
+    }
+
+    /// The draw offer standing after `seat`'s move: a move by a seat that
+    /// has not agreed to it declines it, and a game's last move ends it.
+    fn draw_after(st: &State, seat: Seat, report: &MoveReport) -> SeatSet {
+        if report.verdict.is_some() || !st.draw_offers.contains(seat) {
+            SeatSet::EMPTY
+        } else {
+            st.draw_offers
+        }
     }
 
     /// Waits for this game's turn to change it: one change at a time, from
@@ -1173,13 +1226,7 @@ impl Session {
     ) -> Result<PendingMove, SessionError> {
         let mut game = st.game.clone_box();
         let report = game.play(mv)?;
-        // A move by a seat that has not agreed to the standing draw offer
-        // declines it.
-        let draw_after = if report.verdict.is_some() || !st.draw_offers.contains(seat) {
-            SeatSet::EMPTY
-        } else {
-            st.draw_offers
-        };
+        let draw_after = Session::draw_after(st, seat, &report);
         let row = MoveRow {
             game_id: self.id.as_str().to_owned(),
             ply: report.ply,

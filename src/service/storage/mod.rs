@@ -294,6 +294,15 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Whether writes survive a restart (false for [`Volatile`]).
     fn durable(&self) -> bool;
 
+    /// Whether every write succeeds at once and is forgotten (true for
+    /// [`Volatile`] alone): a session then applies a change without
+    /// writing it, and plays a move on the game itself rather than on a
+    /// copy kept in case the write fails (docs/STORAGE.md "With `--storage
+    /// memory`").
+    fn discards_writes(&self) -> bool {
+        false
+    }
+
     /// Queues `write`; the returned future resolves when it is committed.
     /// Writes are applied in the order they are queued.
     fn write(&self, write: Write) -> Commit;
@@ -398,6 +407,10 @@ impl Storage for Volatile {
 
     fn durable(&self) -> bool {
         false
+    }
+
+    fn discards_writes(&self) -> bool {
+        true
     }
 
     fn write(&self, _write: Write) -> Commit {
