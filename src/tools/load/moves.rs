@@ -6,6 +6,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
+use prost::Message as _;
 use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -23,6 +25,23 @@ use crate::tools::rpc::{self, ServerAddress};
 
 /// The moves every task replays: one list of notations per game.
 type Pool = Arc<Vec<Arc<[String]>>>;
+
+/// The pool's moves as the requests carry them: each game's moves, each an
+/// encoded `referee.v1.Move`, made once before the runs.
+type Encoded = Arc<Vec<Arc<[Bytes]>>>;
+
+/// Encodes every move of `pool` as `wire_move` makes it.
+fn encoded_moves(pool: &Pool, wire_move: fn(&str) -> pb::Move) -> Encoded {
+    Arc::new(
+        pool.iter()
+            .map(|game| {
+                game.iter()
+                    .map(|n| Bytes::from(wire_move(n).encode_to_vec()))
+                    .collect()
+            })
+            .collect(),
+    )
+}
 
 /// The game every task plays: how it is created, and its row.
 #[derive(Clone)]
@@ -94,12 +113,22 @@ pub async fn load(
     } else {
         Vec::new()
     };
+    let encoded = encoded_moves(&pool, played.game.wire_move);
     let table = report::prints_table(args);
     if table {
         report::print_header(&report);
     }
     for &games in &args.games {
-        let run = one_run(args, channels, &pool, &played, games, server_pid, &points).await;
+        let run = one_run(
+            args,
+            channels,
+            (&pool, &encoded),
+            &played,
+            games,
+            server_pid,
+            &points,
+        )
+        .await;
         if table {
             report::print_row(&run);
         }
@@ -131,7 +160,7 @@ struct Measured {
 async fn one_run(
     args: &LoadArgs,
     channels: &[Channel],
-    pool: &Pool,
+    (pool, encoded): (&Pool, &Encoded),
     played: &Played,
     games: usize,
     server_pid: Option<u32>,
@@ -151,7 +180,7 @@ async fn one_run(
             let channel = channels[i % channels.len()].clone();
             tokio::spawn(play_games(
                 channel,
-                pool.clone(),
+                (pool.clone(), encoded.clone()),
                 played.clone(),
                 i,
                 games,
@@ -385,25 +414,76 @@ struct SubmitMoveHead {
     to_move: u32,
 }
 
+/// A `SubmitMoveRequest` as the moves phase sends it: the same fields with
+/// the same tags, so the same bytes on the wire (a string and an embedded
+/// message are both length-delimited, as bytes are), held as shared
+/// buffers: the game's id and each seat's token taken once per game, each
+/// move encoded once before the runs. Building and encoding the request
+/// anew for every call (three strings and a nested message) was client
+/// work the ratio counted against the server; h2load, which sends
+/// pre-encoded frames, is again the model.
+#[derive(Clone, PartialEq, prost::Message)]
+struct SubmitMoveWire {
+    /// `SubmitMoveRequest.game_id`.
+    #[prost(bytes = "bytes", tag = "1")]
+    game_id: Bytes,
+    /// `SubmitMoveRequest.token`.
+    #[prost(bytes = "bytes", tag = "2")]
+    token: Bytes,
+    /// `SubmitMoveRequest.move`, encoded.
+    #[prost(bytes = "bytes", tag = "3")]
+    r#move: Bytes,
+    /// `SubmitMoveRequest.expected_ply`.
+    #[prost(uint32, tag = "4")]
+    expected_ply: u32,
+}
+
+/// What the moves phase reads of a `CreateGameResponse`: the game's id and
+/// the seats' tokens, without the new game's snapshot (1.4 KB for PÜNCT)
+/// that nobody here looks at.
+#[derive(Clone, PartialEq, prost::Message)]
+struct CreateGameHead {
+    /// `CreateGameResponse.game`, its id alone.
+    #[prost(message, optional, tag = "1")]
+    game: Option<GameIdHead>,
+    /// `CreateGameResponse.seats`.
+    #[prost(message, repeated, tag = "2")]
+    seats: Vec<pb::SeatToken>,
+}
+
+/// `Game.game_id` alone.
+#[derive(Clone, PartialEq, prost::Message)]
+struct GameIdHead {
+    /// `Game.game_id`.
+    #[prost(string, tag = "1")]
+    game_id: String,
+}
+
 /// Moves: games from the pool, one after another, until the window ends.
 /// Task `task` of `tasks` plays pool games `task`, `task + tasks`, ….
 async fn play_games(
     channel: Channel,
-    pool: Pool,
+    (pool, encoded): (Pool, Encoded),
     played: Played,
     task: usize,
     tasks: usize,
     window: Window,
     errors: Arc<Errors>,
 ) -> Tally {
-    let mut client = rpc::Client::new(channel.clone());
     let mut grpc = tonic::client::Grpc::new(channel);
     let mut tally = Tally::default();
     let mut next = task;
     'games: while Instant::now() < window.end {
         let moves = pool[next % pool.len()].clone();
+        let wire_moves = encoded[next % encoded.len()].clone();
         next = next.wrapping_add(tasks);
-        let created = match rpc::create_game(&mut client, played.create.clone()).await {
+        let created: CreateGameHead = match reads::unary_as(
+            &mut grpc,
+            played.create.clone(),
+            "/referee.v1.RefereeService/CreateGame",
+        )
+        .await
+        {
             Ok(created) => created,
             Err(s) => {
                 // The server refuses games (a limit, or it is gone): stop
@@ -412,11 +492,16 @@ async fn play_games(
                 return tally;
             }
         };
-        let id = created.id();
-        let Some(tokens) = created.tokens.every_seat().filter(|_| !id.is_empty()) else {
+        let id = created.game.map(|g| g.game_id).unwrap_or_default();
+        let Some(tokens) = rpc::SeatTokens::from_wire(&created.seats)
+            .every_seat()
+            .filter(|_| !id.is_empty())
+        else {
             errors.note(|| "CreateGame: no game id or seat tokens in the answer".into());
             return tally;
         };
+        let tokens: Vec<Bytes> = tokens.into_iter().map(Bytes::from).collect();
+        let game_id = Bytes::from(id.clone());
         tally.games_started += 1;
         // The first seat moves first; then whoever the referee names (a
         // game played in rounds picks each round's first seat itself).
@@ -426,14 +511,11 @@ async fn play_games(
             if started >= window.end {
                 break 'games;
             }
-            let token = &tokens[mover % tokens.len()];
-            let mv = (played.game.wire_move)(notation);
-            let request = pb::SubmitMoveRequest {
-                game_id: id.to_string(),
-                token: token.clone(),
-                r#move: Some(mv),
+            let request = SubmitMoveWire {
+                game_id: game_id.clone(),
+                token: tokens[mover % tokens.len()].clone(),
+                r#move: wire_moves[ply].clone(),
                 expected_ply: ply as u32,
-                request_id: String::new(),
             };
             let answer: Result<SubmitMoveHead, _> =
                 reads::unary_as(&mut grpc, request, "/referee.v1.RefereeService/SubmitMove").await;
@@ -471,4 +553,66 @@ async fn play_games(
         tally.games_finished += 1;
     }
     tally
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The load's request is byte for byte the `SubmitMoveRequest` it
+    /// stands for, so the server does exactly the work a client's costs it.
+    #[test]
+    fn the_wire_request_encodes_as_the_real_one() {
+        for (game, notation) in [("punct", "W:c3"), ("dots", "3,4"), ("punto", "c4")] {
+            let wire_move = crate::tools::games::tool_game(game).unwrap().wire_move;
+            let real = pb::SubmitMoveRequest {
+                game_id: "g-0123456789abcdef".into(),
+                token: "0123456789abcdef0123456789abcdef".into(),
+                r#move: Some(wire_move(notation)),
+                expected_ply: 41,
+                request_id: String::new(),
+            };
+            let ours = SubmitMoveWire {
+                game_id: Bytes::from_static(b"g-0123456789abcdef"),
+                token: Bytes::from_static(b"0123456789abcdef0123456789abcdef"),
+                r#move: Bytes::from(wire_move(notation).encode_to_vec()),
+                expected_ply: 41,
+            };
+            assert_eq!(ours.encode_to_vec(), real.encode_to_vec(), "{notation}");
+            assert_eq!(
+                pb::SubmitMoveRequest::decode(ours.encode_to_vec().as_slice()).unwrap(),
+                real
+            );
+        }
+    }
+
+    /// The head of a `CreateGameResponse` reads its id and tokens.
+    #[test]
+    fn the_create_head_reads_the_id_and_the_tokens() {
+        let real = pb::CreateGameResponse {
+            game: Some(pb::Game {
+                game_id: "g-1".into(),
+                ply: 3,
+                ..Default::default()
+            }),
+            seats: vec![
+                pb::SeatToken {
+                    seat: 2,
+                    token: "b".into(),
+                    name: "black".into(),
+                },
+                pb::SeatToken {
+                    seat: 1,
+                    token: "w".into(),
+                    name: "white".into(),
+                },
+            ],
+        };
+        let head = CreateGameHead::decode(real.encode_to_vec().as_slice()).unwrap();
+        assert_eq!(head.game.unwrap().game_id, "g-1");
+        assert_eq!(
+            rpc::SeatTokens::from_wire(&head.seats).every_seat(),
+            Some(vec!["w".to_string(), "b".to_string()])
+        );
+    }
 }
