@@ -4,6 +4,7 @@
 //! ([`games`]: `games/punct.rs`, …).
 
 pub mod answer;
+pub mod codec;
 pub mod convert;
 pub mod error;
 pub mod games;
