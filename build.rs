@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(false)
-        // prost's codec with smaller per-call buffers (src/service/grpc/codec.rs).
+        // prost's codec with a smaller decode buffer (src/service/grpc/codec.rs).
         .codec_path("crate::service::grpc::codec::SmallBufferCodec")
         .out_dir(&server_dir)
         .extern_path(".referee.v1", "crate::service::grpc::pb::referee::v1")
