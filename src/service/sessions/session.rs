@@ -994,12 +994,7 @@ impl Session {
             Ok(receipt) => {
                 tracing::Span::current().record("ply", receipt.report.ply);
                 if !receipt.replayed {
-                    metrics::counter!(
-                        telemetry::MOVES_APPLIED,
-                        "game" => self.game_name,
-                        "kind" => receipt.report.detail.kind,
-                    )
-                    .increment(1);
+                    telemetry::count_move_applied(self.game_name, receipt.report.detail.kind);
                 }
             }
             Err(SessionError::Rejected(MoveError::Illegal { reason, .. })) => {
