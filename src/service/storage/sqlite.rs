@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Instant;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 use tokio::sync::oneshot;
 
 use super::{
@@ -601,13 +601,12 @@ fn commit_batch(
     commits.fetch_add(1, Ordering::Relaxed);
     let started = Instant::now();
     let n = writes.len();
-    let together = (|| {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let together = in_transaction(conn, |tx| {
         for (w, _) in &writes {
-            apply(&tx, w)?;
+            apply(tx, w)?;
         }
-        tx.commit()
-    })();
+        Ok(())
+    });
     match together {
         Ok(()) => {
             for (_, reply) in writes {
@@ -616,11 +615,7 @@ fn commit_batch(
         }
         Err(_) if n > 1 => {
             for (w, reply) in writes {
-                let alone = (|| {
-                    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                    apply(&tx, &w)?;
-                    tx.commit()
-                })();
+                let alone = in_transaction(conn, |tx| apply(tx, &w));
                 let _ = reply.send(alone.map_err(|e| sql_error(path, e)));
             }
         }
@@ -637,13 +632,32 @@ fn commit_batch(
     metrics::histogram!(telemetry::STORAGE_COMMIT_DURATION).record(started.elapsed().as_secs_f64());
 }
 
+/// Runs `body` in an immediate transaction and commits it, or rolls it
+/// back if anything fails. Like rusqlite's `Transaction`, but `BEGIN` and
+/// `COMMIT` are prepared once and kept: parsing them anew took a few
+/// microseconds of every commit of the writer.
+fn in_transaction(
+    conn: &Connection,
+    body: impl FnOnce(&Connection) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    let done = body(conn).and_then(|()| conn.prepare_cached("COMMIT")?.execute([]).map(drop));
+    if done.is_err()
+        && !conn.is_autocommit()
+        && let Err(e) = conn.execute_batch("ROLLBACK")
+    {
+        tracing::warn!(error = %e, "storage rollback failed");
+    }
+    done
+}
+
 /// A statement that changed no row: the game it names is not stored or no
 /// longer in progress.
 fn no_such_game(id: &str) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(format!("no stored game `{id}` in progress").into())
 }
 
-fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
+fn apply(tx: &Connection, write: &Write) -> rusqlite::Result<()> {
     match write {
         Write::Tournament(row) => {
             let now = super::unix_ms(std::time::SystemTime::now());
@@ -751,7 +765,7 @@ fn apply(tx: &Transaction<'_>, write: &Write) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn insert_move(tx: &Transaction<'_>, mv: &MoveRow) -> rusqlite::Result<()> {
+fn insert_move(tx: &Connection, mv: &MoveRow) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -768,7 +782,7 @@ fn insert_move(tx: &Transaction<'_>, mv: &MoveRow) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn apply_end(tx: &Transaction<'_>, end: &EndRow) -> rusqlite::Result<()> {
+fn apply_end(tx: &Connection, end: &EndRow) -> rusqlite::Result<()> {
     let changed = tx
         .prepare_cached(
             "UPDATE games SET status = ?2, winners = ?3, reason = ?4, ply = ?5,
