@@ -32,6 +32,15 @@ pub const LOCK_FILE: &str = "referee.lock";
 pub const SCHEMA_VERSION: i64 = 3;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
+/// The writer's page cache, in KiB (2048 pages of 4 KiB). Every commit
+/// whose inserts split a page scans the writer's whole page cache: SQLite
+/// renumbers the pages of a split through a page number past 1 GiB, and
+/// the cache then drops "pages beyond the end" by walking every page it
+/// holds. With the 32 MiB cache of the other connections, a writer whose
+/// cache had filled spent 5–6 µs of every move on that walk at 256
+/// concurrent games; 8 MiB still holds the pages of the games in play
+/// (docs/STORAGE.md "Group commit", docs/BENCHMARKS.md).
+const WRITER_CACHE_KIB: u32 = 8192;
 /// Most games one pruning transaction deletes (the writer takes other
 /// writes between two).
 const PRUNE_BATCH: usize = 256;
@@ -132,12 +141,7 @@ impl SqliteStorage {
             ))
         })?;
         let path = dir.join(DB_FILE);
-        let conn = open_connection(&path, options)?;
-        // The writer never checkpoints: a second connection copies the log
-        // into the database in the background, so commits do not wait for it.
-        // A log grown by a burst is cut back to 64 MiB when it restarts.
-        conn.execute_batch("PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864;")
-            .map_err(|e| sql_error(&path, e))?;
+        let conn = writer_connection(&path, options)?;
         let checkpoints = open_connection(&path, options)?;
         let reader = open_connection(&path, options)?;
         let (stop_checkpoints, stopped) = mpsc::channel::<()>();
@@ -321,6 +325,21 @@ fn sql_error(path: &Path, e: rusqlite::Error) -> StorageError {
     StorageError(format!("{}: {e}{hint}", path.display()))
 }
 
+/// The writer's connection: as [`open_connection`], with no checkpoints of
+/// its own and the smaller page cache of [`WRITER_CACHE_KIB`].
+fn writer_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, StorageError> {
+    let conn = open_connection(path, options)?;
+    // The writer never checkpoints: a second connection copies the log
+    // into the database in the background, so commits do not wait for it.
+    // A log grown by a burst is cut back to 64 MiB when it restarts.
+    conn.execute_batch(&format!(
+        "PRAGMA wal_autocheckpoint = 0; PRAGMA journal_size_limit = 67108864;
+         PRAGMA cache_size = -{WRITER_CACHE_KIB};"
+    ))
+    .map_err(|e| sql_error(path, e))?;
+    Ok(conn)
+}
+
 fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, StorageError> {
     let err = |e| sql_error(path, e);
     let conn = Connection::open_with_flags(
@@ -344,7 +363,8 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
         )));
     }
     // A 32 MiB page cache (allocated as used): the pages of the games in
-    // play stay in memory instead of being read back from the OS.
+    // play stay in memory instead of being read back from the OS. (The
+    // writer's is smaller: see WRITER_CACHE_KIB.)
     conn.execute_batch(&format!(
         "PRAGMA synchronous={}; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;",
         options.sync.pragma()
@@ -1018,4 +1038,42 @@ fn stored_seat(value: rusqlite::types::Value) -> Option<Seat> {
         _ => return None,
     };
     Seat::from_number(number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writer_keeps_a_smaller_page_cache_than_the_readers() {
+        let dir = std::env::temp_dir().join(format!(
+            "punct-referee-writer-cache-{}-{}",
+            std::process::id(),
+            crate::service::sessions::Token::random()
+        ));
+        let options = SqliteOptions {
+            dir: dir.clone(),
+            sync: SyncMode::Normal,
+            max_bytes: None,
+        };
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(DB_FILE);
+        let cache = |conn: &Connection| -> i64 {
+            conn.query_row("PRAGMA cache_size", [], |r| r.get(0))
+                .unwrap()
+        };
+        let reader = open_connection(&path, &options).unwrap();
+        let writer = writer_connection(&path, &options).unwrap();
+        assert_eq!(cache(&reader), -32768);
+        assert_eq!(cache(&writer), -i64::from(WRITER_CACHE_KIB));
+        let autocheckpoint: i64 = writer
+            .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            autocheckpoint, 0,
+            "the writer leaves checkpoints to the checkpointer"
+        );
+        drop((reader, writer));
+        let _ = fs::remove_dir_all(dir);
+    }
 }
