@@ -533,7 +533,7 @@ async fn a_full_database_fails_writes_and_keeps_what_was_stored() {
 }
 
 /// A fresh directory under the system's temp dir (removed by each test).
-fn tempdir() -> std::path::PathBuf {
+pub(super) fn tempdir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "punct-storage-{}-{}",
         std::process::id(),

@@ -39,8 +39,10 @@ const MAX_BATCH: usize = 1024;
 /// holds. With the 32 MiB cache of the other connections, a writer whose
 /// cache had filled spent 5–6 µs of every move on that walk at 256
 /// concurrent games; 8 MiB still holds the pages of the games in play
-/// (docs/STORAGE.md "Group commit", docs/BENCHMARKS.md).
+/// (docs/STORAGE.md "The writer's page cache", docs/BENCHMARKS.md).
 const WRITER_CACHE_KIB: u32 = 8192;
+/// The page cache of the other connections, in KiB (allocated as used).
+const CACHE_KIB: u32 = 32768;
 /// Most games one pruning transaction deletes (the writer takes other
 /// writes between two).
 const PRUNE_BATCH: usize = 256;
@@ -366,7 +368,7 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
     // play stay in memory instead of being read back from the OS. (The
     // writer's is smaller: see WRITER_CACHE_KIB.)
     conn.execute_batch(&format!(
-        "PRAGMA synchronous={}; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;",
+        "PRAGMA synchronous={}; PRAGMA foreign_keys=ON; PRAGMA cache_size=-{CACHE_KIB};",
         options.sync.pragma()
     ))
     .map_err(err)?;
@@ -1046,11 +1048,7 @@ mod tests {
 
     #[test]
     fn the_writer_keeps_a_smaller_page_cache_than_the_readers() {
-        let dir = std::env::temp_dir().join(format!(
-            "punct-referee-writer-cache-{}-{}",
-            std::process::id(),
-            crate::service::sessions::Token::random()
-        ));
+        let dir = super::super::conformance::tempdir();
         let options = SqliteOptions {
             dir: dir.clone(),
             sync: SyncMode::Normal,
@@ -1064,7 +1062,7 @@ mod tests {
         };
         let reader = open_connection(&path, &options).unwrap();
         let writer = writer_connection(&path, &options).unwrap();
-        assert_eq!(cache(&reader), -32768);
+        assert_eq!(cache(&reader), -i64::from(CACHE_KIB));
         assert_eq!(cache(&writer), -i64::from(WRITER_CACHE_KIB));
         let autocheckpoint: i64 = writer
             .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
