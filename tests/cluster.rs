@@ -1270,6 +1270,15 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
     signal(&owner, "-KILL");
     let killed_at = Instant::now();
     let _ = owner.wait();
+    // Between seeing the game in play and the kill landing, A may have
+    // played it to its end (the bots play fast, and a loaded machine
+    // stretches that window): then there was no game in play to take over.
+    let ended_before_kill = db
+        .query_one("SELECT status FROM games WHERE id = $1", &[&in_play])
+        .await
+        .unwrap()
+        .get::<_, String>(0)
+        != "in_progress";
 
     // B or C takes the tournament over (and the game in play), and the
     // bots, reconnecting to B, play it to its end.
@@ -1316,10 +1325,14 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
         .await
         .unwrap();
     let game_owner = game_row.get::<_, Option<String>>(0).unwrap_or_default();
-    assert!(
-        ["tour-b", "tour-c"].contains(&game_owner.as_str()),
-        "the game in play was taken over, not left to {game_owner}"
-    );
+    if ended_before_kill {
+        eprintln!("the game in play ended before the kill landed: no game takeover to check");
+    } else {
+        assert!(
+            ["tour-b", "tour-c"].contains(&game_owner.as_str()),
+            "the game in play was taken over, not left to {game_owner}"
+        );
+    }
     assert_eq!(game_row.get::<_, String>(1), "finished");
     eprintln!("tournament taken over by {new_owner}, the game in play by {game_owner}");
 
