@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints (clippy, and buf lint of proto/ with
 # the buf pinned in tools/buf), every Rust test (unit, black-box,
-# property tests, the gRPC service through a real socket), a bounded run of
-# each fuzz target (scripts/fuzz.sh) and the README's
+# property tests, the gRPC service through a real socket, every fuzz
+# target's committed corpus replayed; the instrumented fuzzing itself is
+# scripts/fuzz.sh, run on demand: docs/FUZZING.md) and the README's
 # grpcurl walk-through against the release binary, then the Python and Node
 # clients' suites against it (scripts/test-clients.sh), and the spectator page in
 # headless Chromium (scripts/test-web.sh), and the container image and the
 # single-node Kubernetes manifests run under podman (scripts/test-container.sh).
 # Run from anywhere; installs nothing outside the repository (grpcurl goes into
-# a venv under target/, cargo-fuzz into target/cargo-fuzz) except Debian
+# a venv under target/) except Debian
 # packages, with apt-get, when they are missing: `chromium`, `postgresql`,
 # `nginx`, and podman with what it needs (scripts/test-container.sh). The Rust
 # tests run under scripts/with-postgres.sh: a throw-away PostgreSQL server for
@@ -72,9 +73,6 @@ export PUNCT_REFEREE_REQUIRE_NGINX=1
 stage "cargo test (release: the property tests play thousands of games; PostgreSQL for the storage tests)"
 export PUNCT_REFEREE_REQUIRE_POSTGRES=1
 scripts/with-postgres.sh cargo test --release --locked --all-targets
-
-stage "fuzz targets, ${FUZZ_SECONDS:-20}s each (cargo-fuzz on stable; docs/FUZZING.md)"
-scripts/fuzz.sh
 
 stage "grpcurl walk-through of README.md (release binary)"
 scripts/grpcurl-walkthrough.sh target/release/punct-referee

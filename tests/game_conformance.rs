@@ -425,3 +425,84 @@ fn a_catalog_with_trio_reads_each_record_with_its_own_importer() {
     let unknown = Catalog::default().import("game: trio\n\n1>red\n", None);
     assert_eq!(unknown.unwrap_err().reason, Some("UNKNOWN_GAME"));
 }
+
+#[path = "../fuzz/src/lib.rs"]
+#[allow(
+    dead_code,
+    reason = "the fuzz crate's helpers serve its binaries too; the replay calls every target"
+)]
+mod fuzz;
+
+/// The fuzz targets' checks (`fuzz/src/targets/`), replayed on their
+/// committed corpora (`fuzz/corpus/<target>/`) in the ordinary build, so a
+/// regression on any seed input fails the test suite without the
+/// instrumented fuzz build (docs/FUZZING.md; `scripts/fuzz.sh` explores
+/// further, for as long as one asks).
+mod fuzz_corpus {
+    use super::fuzz;
+
+    use std::path::{Path, PathBuf};
+
+    /// The corpus files of one target, sorted by name (at least one).
+    fn corpus(target: &str) -> Vec<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus")
+            .join(target);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|entry| entry.expect("a directory entry").path())
+            .filter(|path| path.is_file())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty(), "no corpus in {}", dir.display());
+        files
+    }
+
+    /// Runs every corpus input of `target` through `run`, naming the input
+    /// that fails.
+    fn replay(target: &str, run: fn(&[u8])) {
+        for path in corpus(target) {
+            let data = std::fs::read(&path).expect("a corpus file reads");
+            let outcome = std::panic::catch_unwind(|| run(&data));
+            if let Err(panic) = outcome {
+                eprintln!("fuzz target {target} fails on {}", path.display());
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+
+    #[test]
+    fn the_notation_corpus_passes_the_notation_target() {
+        replay("notation", fuzz::targets::notation::run);
+    }
+
+    #[test]
+    fn the_record_corpus_passes_the_record_target() {
+        replay("record", fuzz::targets::record::run);
+    }
+
+    #[test]
+    fn the_request_corpus_passes_the_request_target() {
+        replay("request", fuzz::targets::request::run);
+    }
+
+    #[test]
+    fn the_moves_corpus_passes_the_moves_target() {
+        replay("moves", fuzz::targets::moves::run);
+    }
+
+    #[test]
+    fn the_punto_corpus_passes_the_punto_target() {
+        replay("punto", fuzz::targets::punto::run);
+    }
+
+    #[test]
+    fn the_dots_corpus_passes_the_dots_target() {
+        replay("dots", fuzz::targets::dots::run);
+    }
+
+    #[test]
+    fn the_dots_moves_corpus_passes_the_dots_moves_target() {
+        replay("dots_moves", fuzz::targets::dots_moves::run);
+    }
+}

@@ -6,6 +6,8 @@ use std::sync::LazyLock;
 use punct_referee::games::punct::{Game, GameRecord, RuleOptions};
 use punct_referee::games::{self, Replayed, Viewer};
 
+pub mod targets;
+
 /// The sample game of the docs (a standard game White wins by connection).
 pub const SAMPLE_GAME: &str = include_str!("../../docs/pictures/sample-game.txt");
 
