@@ -229,12 +229,57 @@ async fn every_watcher_sees_every_move_and_the_end_across_an_immediate_database_
             played[g].clone(),
         )));
     }
+    // More games played as fast as the replicas answer, so that commits
+    // are in flight when the server goes (their outcome unknown to the
+    // replica), each watched too; they are resigned after the restart.
+    const FAST: usize = 8;
+    let done = Arc::new(AtomicBool::new(false));
+    let mut fast = Vec::new();
+    let mut movers = Vec::new();
+    for f in 0..FAST {
+        let (_, mut client) = pool.client(f).await.expect("a replica");
+        let created = client
+            .create_game(pb::CreateGameRequest {
+                rules: Some(common::rules(ppb::Variant::Standard)),
+                ..Default::default()
+            })
+            .await
+            .expect("create")
+            .into_inner();
+        let mut seats = created.seats.clone();
+        seats.sort_by_key(|s| s.seat);
+        let id = created.game.unwrap().game_id;
+        let tokens: Vec<String> = seats.into_iter().map(|s| s.token).collect();
+        let out: Arc<Mutex<Seen>> = Arc::default();
+        watchers.push(tokio::spawn(watch_patiently(
+            pool.clone(),
+            N + f,
+            id.clone(),
+            out.clone(),
+            Duration::from_secs(60),
+        )));
+        movers.push(tokio::spawn(keep_moving(
+            pool.addrs[f % 2],
+            id.clone(),
+            tokens.clone(),
+            done.clone(),
+        )));
+        fast.push((id, tokens, out));
+    }
     // While every game is being played: an immediate stop (no checkpoint,
     // connections cut during their commits), then a start.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     pg_ctl_mode("stop", "immediate");
     tokio::time::sleep(Duration::from_millis(300)).await;
     pg_ctl("start");
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    done.store(true, Ordering::SeqCst);
+    for m in movers {
+        common::within(60, m).await.expect("a mover panicked");
+    }
+    for (f, (id, tokens, _)) in fast.iter().enumerate() {
+        resign(&pool, f, id, tokens).await;
+    }
     for p in players {
         common::within(150, p).await.expect("a player panicked");
     }
@@ -275,7 +320,63 @@ async fn every_watcher_sees_every_move_and_the_end_across_an_immediate_database_
             );
         }
     }
+    for (f, (id, _, seen)) in fast.iter().enumerate() {
+        let stored: Vec<(u32, String)> = db
+            .query(
+                "SELECT ply, notation FROM moves WHERE game_id = $1 ORDER BY ply",
+                &[id],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get::<_, i64>(0) as u32, r.get(1)))
+            .collect();
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen.moves, stored,
+            "fast game {f}: the watcher saw the record"
+        );
+        assert_eq!(seen.game_overs, 1, "fast game {f}: one game-over");
+    }
     replicas.stop();
+}
+
+/// Resigns game `id` for the seat to move, through any replica.
+async fn resign(pool: &Pool, seed: usize, id: &str, tokens: &[String]) {
+    let view = retrying(pool, seed, |mut c| {
+        let id = id.to_string();
+        async move {
+            c.get_game(pb::GetGameRequest {
+                game_id: id,
+                token: String::new(),
+                ..Default::default()
+            })
+            .await
+            .map(tonic::Response::into_inner)
+        }
+    })
+    .await
+    .unwrap()
+    .game
+    .unwrap();
+    if view.status != pb::GameStatus::InProgress as i32 {
+        return;
+    }
+    let token = tokens[view.to_move as usize - 1].clone();
+    let resigned = retrying(pool, seed + 1, |mut c| {
+        let (id, token) = (id.to_string(), token.clone());
+        async move {
+            c.resign(pb::ResignRequest { game_id: id, token })
+                .await
+                .map(tonic::Response::into_inner)
+        }
+    })
+    .await;
+    match resigned {
+        Ok(_) => {}
+        Err(s) if s.code() == tonic::Code::FailedPrecondition => {}
+        Err(s) => panic!("game {id}: resign: {s:?}"),
+    }
 }
 
 /// Plays game `id` on the replica at `addr` alone, as fast as it answers,
