@@ -314,8 +314,20 @@ struct Seen {
 }
 
 /// Watches one game until it ends, resuming with `from_ply` on another
-/// replica whenever its stream breaks.
+/// replica whenever its stream breaks or says nothing for 4 s (a paused
+/// replica's).
 async fn watch(pool: Pool, game: usize, id: String, out: Arc<Mutex<Seen>>) {
+    watch_patiently(pool, game, id, out, Duration::from_secs(4)).await
+}
+
+/// [`watch`], giving a stream up after `patience` without a message.
+async fn watch_patiently(
+    pool: Pool,
+    game: usize,
+    id: String,
+    out: Arc<Mutex<Seen>>,
+    patience: Duration,
+) {
     // From the start: the first snapshot is the empty board, every move
     // follows as an event.
     let mut from: u32 = 0;
@@ -353,7 +365,7 @@ async fn watch(pool: Pool, game: usize, id: String, out: Arc<Mutex<Seen>>) {
         loop {
             // A paused replica's stream says nothing: it is given up after
             // a while and resumed elsewhere.
-            let item = tokio::time::timeout(Duration::from_secs(4), stream.message()).await;
+            let item = tokio::time::timeout(patience, stream.message()).await;
             let message = match item {
                 Ok(Ok(Some(message))) => message,
                 Ok(Err(status)) if status.metadata().contains_key("referee-last-ply") => {
@@ -416,6 +428,11 @@ async fn owners(db: &tokio_postgres::Client) -> HashMap<String, String> {
 /// Stops (`"stop"`) or starts (`"start"`) the test's PostgreSQL server with
 /// the options scripts/with-postgres.sh started it with.
 fn pg_ctl(action: &str) {
+    pg_ctl_mode(action, "fast")
+}
+
+/// [`pg_ctl`] with the shutdown mode of a stop (`fast`, `immediate`).
+fn pg_ctl_mode(action: &str, mode: &str) {
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
     let (ctl, data, user) = (
         var("PUNCT_REFEREE_TEST_PG_CTL"),
@@ -426,7 +443,7 @@ fn pg_ctl(action: &str) {
         var("PUNCT_REFEREE_TEST_PG_OPTS"),
         var("PUNCT_REFEREE_TEST_PG_LOG"),
     );
-    let mut args = vec![ctl.as_str(), "-D", &data, "-m", "fast", "-w", "-t", "30"];
+    let mut args = vec![ctl.as_str(), "-D", &data, "-m", mode, "-w", "-t", "30"];
     if action == "start" {
         args.extend(["-o", opts.as_str(), "-l", log.as_str()]);
     }
@@ -1409,3 +1426,8 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
         let _ = child.wait();
     }
 }
+
+// Deadlocks, commits of unknown outcome and takeover of a paused owner
+// (docs/CLUSTER.md, "Leases", "Fencing", "Takeover bound").
+#[path = "cluster/faults.rs"]
+mod faults;

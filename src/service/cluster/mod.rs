@@ -97,8 +97,13 @@ const OWNER_CACHE: Duration = Duration::from_millis(500);
 /// How often followed games are read again without a notification.
 const FOLLOWER_REREAD: Duration = Duration::from_secs(1);
 
-/// Most games one sweep takes over (the rest at the next).
+/// Most games one look for orphans returns; a sweep looks again until it
+/// finds fewer.
 const ORPHANS_PER_SWEEP: i64 = 64;
+
+/// How often the games whose last commit's outcome is unknown are looked
+/// for (a lock and an empty set, most of the time).
+const UNCERTAIN_CHECK: Duration = Duration::from_millis(100);
 
 /// One replica's part in the cluster: its leases, the routing of calls to
 /// the owners of their games, and the takeover of games whose owner died.
@@ -359,24 +364,73 @@ impl Cluster {
         Ok(channel)
     }
 
-    /// The lease's heartbeat and the takeover of orphaned games, until
-    /// `stop`; the referee service is reported NOT_SERVING to readiness
-    /// probes while the database is unreachable.
+    /// The lease's heartbeat, the takeover of orphaned games and the
+    /// followers' updates, until `stop`; the referee service is reported
+    /// NOT_SERVING to readiness probes while the database is unreachable.
+    /// Each runs in a task of its own: a long sweep (a dead replica owned
+    /// many games) or many followed games never delay this replica's own
+    /// heartbeat.
     pub async fn run(
         self: Arc<Self>,
         health: tonic_health::server::HealthReporter,
         stop: CancellationToken,
     ) {
+        let sweeper = tokio::spawn(self.clone().sweep(stop.clone()));
+        let follower = tokio::spawn(self.clone().follow(stop.clone()));
         let beat = (self.options.lease / 3).max(Duration::from_millis(50));
         let mut heartbeat = tokio::time::interval(beat);
         heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut serving = true;
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = heartbeat.tick() => {
+                    let ok = self.beat().await;
+                    if ok != serving {
+                        serving = ok;
+                        if ok {
+                            *self.grace_until.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(Instant::now() + self.options.lease);
+                        }
+                        let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
+                        health.set_service_status(crate::service::SERVICE_NAME, status).await;
+                        if ok {
+                            tracing::info!("database reachable again: ready");
+                        } else {
+                            tracing::warn!("database unreachable: not ready");
+                        }
+                    }
+                }
+            }
+        }
+        let _ = sweeper.await;
+        let _ = follower.await;
+    }
+
+    /// Takes over the games whose owner died (every lease/4), and reads
+    /// back the games whose last commit's outcome is unknown (at once),
+    /// until `stop`.
+    async fn sweep(self: Arc<Self>, stop: CancellationToken) {
         // Orphans are looked for a little more often than leases are
         // renewed, so a dead replica's games are taken within about
-        // 1.25 leases of its death.
+        // 1.25 leases of its last renewal.
         let mut sweep =
             tokio::time::interval((self.options.lease / 4).max(Duration::from_millis(50)));
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut serving = true;
+        let mut unsure = tokio::time::interval(UNCERTAIN_CHECK);
+        unsure.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = unsure.tick() => self.read_back_uncertain().await,
+                _ = sweep.tick() => self.take_orphans().await,
+            }
+        }
+    }
+
+    /// Keeps the followed games up to date from the notifications and a
+    /// periodic re-read, until `stop`.
+    async fn follow(self: Arc<Self>, stop: CancellationToken) {
         let mut notices = self.storage.notices();
         // Followers are read again now and then whatever the notifications
         // say: a notification is only a wake-up.
@@ -400,24 +454,34 @@ impl Cluster {
                     None => notices = self.storage.notices(),
                 },
                 _ = reread.tick() => self.refresh_all().await,
-                _ = heartbeat.tick() => {
-                    let ok = self.beat().await;
-                    if ok != serving {
-                        serving = ok;
-                        if ok {
-                            *self.grace_until.lock().unwrap_or_else(|e| e.into_inner()) =
-                                Some(Instant::now() + self.options.lease);
-                        }
-                        let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
-                        health.set_service_status(crate::service::SERVICE_NAME, status).await;
-                        if ok {
-                            tracing::info!("database reachable again: ready");
-                        } else {
-                            tracing::warn!("database unreachable: not ready");
-                        }
-                    }
+            }
+        }
+    }
+
+    /// Reads back each game held here whose last commit's outcome is
+    /// unknown: the copy (and its watchers, who resume) is replaced by the
+    /// stored game taken over again, or dropped when the game is no longer
+    /// this replica's or no longer in progress. Until that is done the game
+    /// is not served from the copy (its lease is forgotten, so every call
+    /// asks the database). A read that fails is tried again.
+    async fn read_back_uncertain(&self) {
+        for id in self.storage.take_uncertain() {
+            let Some(held) = self.held(&id) else {
+                continue;
+            };
+            if held.archived() {
+                continue;
+            }
+            drop(held);
+            match self.take_over(&id).await {
+                Ok(true) => {
+                    tracing::info!(game_id = %id, "game read back after a commit of unknown outcome");
                 }
-                _ = sweep.tick() => self.take_orphans().await,
+                Ok(false) => self.lost(&id),
+                Err(e) => {
+                    tracing::debug!(game_id = %id, error = %e, "reading back a game failed; again");
+                    self.storage.still_uncertain(&id);
+                }
             }
         }
     }
@@ -480,21 +544,49 @@ impl Cluster {
             .is_some_and(|until| Instant::now() < until)
     }
 
-    /// Takes over the games whose owner's lease expired.
+    /// Takes over every game whose owner's lease expired, a batch at a
+    /// time. A game whose row stays locked (a paused owner's transaction,
+    /// until the server ends it) is left to the next sweep, and does not
+    /// hold up the others.
     async fn take_orphans(&self) {
-        if self.in_grace() {
-            return;
-        }
-        let orphans = match self.storage.orphans(ORPHANS_PER_SWEEP).await {
-            Ok(ids) => ids,
-            Err(e) => {
-                tracing::debug!(error = %e, "looking for orphaned games failed");
+        let mut skipped = std::collections::HashSet::new();
+        loop {
+            if self.in_grace() {
                 return;
             }
-        };
-        for id in orphans {
-            if let Err(e) = self.take_over(&id).await {
-                tracing::warn!(game_id = %id, error = %e, "takeover failed");
+            let orphans = match self
+                .storage
+                .orphans(ORPHANS_PER_SWEEP + skipped.len() as i64)
+                .await
+            {
+                Ok(ids) => ids,
+                Err(e) => {
+                    tracing::debug!(error = %e, "looking for orphaned games failed");
+                    return;
+                }
+            };
+            let fresh: Vec<String> = orphans
+                .into_iter()
+                .filter(|id| !skipped.contains(id))
+                .collect();
+            if fresh.is_empty() {
+                return;
+            }
+            let full = fresh.len() as i64 >= ORPHANS_PER_SWEEP;
+            for id in fresh {
+                match self.take_over(&id).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        skipped.insert(id);
+                    }
+                    Err(e) => {
+                        tracing::warn!(game_id = %id, error = %e, "takeover failed");
+                        skipped.insert(id);
+                    }
+                }
+            }
+            if !full {
+                return;
             }
         }
     }

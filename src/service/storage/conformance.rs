@@ -1075,6 +1075,104 @@ async fn postgres_heartbeat_reports_the_games_another_replica_took() {
     assert!(a.leases_valid());
 }
 
+/// A TCP relay to `target` whose connections can all be cut at once (the
+/// network failing under a replica).
+async fn cuttable_relay(
+    target: std::net::SocketAddr,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let handles = open.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let relay = tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+            handles.lock().unwrap().push(relay.abort_handle());
+        }
+    });
+    (addr, open)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_a_commit_whose_answer_is_lost_lists_its_game_to_be_read_back() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    // The same database through a relay that can be cut.
+    let config: tokio_postgres::Config = url.parse().unwrap();
+    let host = match &config.get_hosts()[0] {
+        tokio_postgres::config::Host::Tcp(h) => h.clone(),
+        #[allow(unreachable_patterns)]
+        _ => {
+            eprintln!("the test server is not on TCP: test not run");
+            return;
+        }
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let target = tokio::net::lookup_host((host.as_str(), port))
+        .await
+        .unwrap()
+        .next()
+        .unwrap();
+    let (relay, open) = cuttable_relay(target).await;
+    let dbname = config.get_dbname().unwrap().to_string();
+    let user = config.get_user().unwrap_or("postgres").to_string();
+    let relayed_url = format!("postgres://{user}@127.0.0.1:{}/{dbname}", relay.port());
+    let a = open_node(&relayed_url, "node-a").await;
+    a.heartbeat("a:1").await.unwrap();
+    a.write(Write::Create(game("g"), vec![], None))
+        .await
+        .unwrap();
+    // Commits of moves take a second from now on (a deferred trigger), so
+    // the connection can be cut while one is under way.
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    admin
+        .batch_execute(
+            "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS
+                $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
+             CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON moves
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();",
+        )
+        .await
+        .unwrap();
+    let commit = a.write(Write::Move(mv("g", 1), None));
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    for relay in open.lock().unwrap().drain(..) {
+        relay.abort();
+    }
+    let e = commit.await.unwrap_err();
+    // Not a failure to report (the move may be stored): the game is to be
+    // read again, and is not held until then.
+    assert!(e.is_fenced(), "{e}");
+    assert!(
+        !a.holds("g"),
+        "the lease of a game of unknown state is dropped"
+    );
+    assert_eq!(a.take_uncertain(), vec!["g".to_string()]);
+    assert!(a.take_uncertain().is_empty(), "listed once");
+    // The server finished the commit: the move is stored. Read back (taken
+    // over again by its owner), the game has it.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    admin
+        .batch_execute("DROP TRIGGER slow_commit ON moves")
+        .await
+        .unwrap();
+    let taken = a.take_over("g").await.unwrap().expect("its own game");
+    assert_eq!(taken.game.moves, vec![mv("g", 1)]);
+    assert!(a.holds("g"));
+}
+
 /// A tournament's row as the tournaments module writes it: a JSON document
 /// naming an entrant's key hash.
 fn leased_tournament(id: &str, status: &str, key_sha256: &str) -> TournamentRow {

@@ -278,6 +278,10 @@ pub(crate) struct Node {
     /// that was paused past it stops answering for its games until a renewal
     /// says which it still holds.
     valid_until: Mutex<Option<Instant>>,
+    /// Games a commit of which may or may not have landed (its answer was
+    /// lost): their copies are to be read again from the database before
+    /// they are served ([`PostgresStorage::take_uncertain`]).
+    uncertain: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Node {
@@ -305,6 +309,17 @@ impl Node {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(game_id);
+    }
+
+    /// A commit of `game_id`'s write may or may not have landed: the lease
+    /// is forgotten (so the game is not served from its copy without asking
+    /// the database) and the game is listed to be read again.
+    fn unsure(&self, game_id: &str) {
+        self.forget(game_id);
+        self.uncertain
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(game_id.to_string());
     }
 }
 
@@ -394,8 +409,21 @@ impl PostgresStorage {
     /// Fails with a readable message when the URL is wrong, the database
     /// cannot be reached or its schema is newer than this binary's.
     pub fn open(options: &PostgresOptions) -> Result<PostgresStorage, StorageError> {
-        let config = options.config()?;
+        let mut config = options.config()?;
         let listen_config = config.clone();
+        // A transaction of this replica left open (the process paused or
+        // stuck between two statements) is ended by the server, releasing
+        // its row locks, well before its lease runs out: a takeover never
+        // waits on a paused owner (docs/CLUSTER.md, "Takeover").
+        let idle = format!(
+            "-c idle_in_transaction_session_timeout={}",
+            idle_timeout(options.lease).as_millis()
+        );
+        let joined = match config.get_options() {
+            Some(given) if !given.trim().is_empty() => format!("{given} {idle}"),
+            _ => idle,
+        };
+        config.options(joined);
         let target = options.target();
         let pool_size = options.pool_size.max(WRITERS + 1);
         let commits = Arc::new(AtomicU64::new(0));
@@ -410,6 +438,7 @@ impl PostgresStorage {
             lease: options.lease,
             leases: Mutex::new(HashMap::new()),
             valid_until: Mutex::new(None),
+            uncertain: Mutex::new(std::collections::HashSet::new()),
         });
         let writer_node = node.clone();
         let (ready_tx, ready_rx) = std_mpsc::channel();
@@ -544,6 +573,27 @@ impl PostgresStorage {
         self.node.forget(id);
     }
 
+    /// The games a commit of which may or may not have landed (the
+    /// connection broke during `COMMIT`), listed once each: their copies
+    /// are behind or ahead of the database and must be read again before
+    /// they are served. Their leases are already forgotten.
+    pub fn take_uncertain(&self) -> Vec<String> {
+        std::mem::take(
+            &mut *self
+                .node
+                .uncertain
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        )
+        .into_iter()
+        .collect()
+    }
+
+    /// Lists game `id` again to be read back ([`PostgresStorage::take_uncertain`]).
+    pub fn still_uncertain(&self, id: &str) {
+        self.node.unsure(id);
+    }
+
     /// Runs `job` with the pool on the storage runtime and awaits it (for
     /// async callers).
     async fn run<T, F>(
@@ -564,72 +614,26 @@ impl PostgresStorage {
     }
 
     /// Registers this replica (or renews its registration) with the address
-    /// the others forward to, and renews the leases of its games. Returns
-    /// the games whose lease another replica took meanwhile: they must be
-    /// dropped from memory. A failure (the database unreachable) changes
-    /// nothing; the leases run out if it lasts.
+    /// the others forward to: that one row is the lease of every game this
+    /// replica owns (docs/CLUSTER.md, "Leases"). Then reads, without
+    /// locking anything, which games the database says it owns, and returns
+    /// those it held whose lease another replica took meanwhile: they must
+    /// be dropped from memory. A deadlock or serialization failure is
+    /// retried; a failure (the database unreachable) changes nothing, and
+    /// the leases run out if it lasts.
     pub async fn heartbeat(&self, address: &str) -> Result<Vec<String>, StorageError> {
         let address = address.to_string();
         self.run(|pool, target, node| async move {
-            let started = Instant::now();
-            let before: HashMap<String, i64> = node
-                .leases
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone();
-            let client = get(&pool, &target).await?;
-            let err = |e| pg_error(&target, e);
-            client
-                .execute(
-                    "INSERT INTO nodes (node_id, address, boot_id, expires_at)
-                     VALUES ($1, $2, $3, now() + $4::float8 * interval '1 millisecond')
-                     ON CONFLICT (node_id) DO UPDATE
-                     SET address = EXCLUDED.address, boot_id = EXCLUDED.boot_id,
-                         heartbeat_at = now(), expires_at = EXCLUDED.expires_at",
-                    &[&node.id, &address, &node.boot, &(node.lease_ms() as f64)],
-                )
-                .await
-                .map_err(err)?;
-            let renewed = client
-                .query(
-                    "UPDATE games SET lease_expires_at = now() + $2::float8 * interval '1 millisecond'
-                     WHERE owner = $1 AND status = 'in_progress' RETURNING id, epoch",
-                    &[&node.id, &(node.lease_ms() as f64)],
-                )
-                .await
-                .map_err(err)?;
-            let renewed: HashMap<String, i64> =
-                renewed.iter().map(|r| (r.get(0), r.get(1))).collect();
-            let gone: Vec<String> = before
-                .iter()
-                .filter(|(id, epoch)| renewed.get(*id) != Some(epoch))
-                .map(|(id, _)| id.clone())
-                .collect();
-            // Of those, the ones still in progress were taken over; the
-            // others ended (by this replica's own writes) or were deleted.
-            let mut lost = Vec::new();
-            if !gone.is_empty() {
-                let rows = client
-                    .query(
-                        "SELECT id FROM games WHERE id = ANY($1) AND status = 'in_progress'",
-                        &[&gone],
-                    )
-                    .await
-                    .map_err(err)?;
-                lost = rows.iter().map(|r| r.get::<_, String>(0)).collect();
-            }
-            {
-                let mut leases = node.leases.lock().unwrap_or_else(|e| e.into_inner());
-                for id in &gone {
-                    // Unless taken again since the renewal began.
-                    if leases.get(id) == before.get(id) {
-                        leases.remove(id);
+            let mut attempt = 0;
+            loop {
+                attempt += 1;
+                match beat(&pool, &target, &node, &address).await {
+                    Err(e) if e.conflict && attempt < CONFLICT_RETRIES => {
+                        tracing::debug!(error = %e.error, attempt, "heartbeat conflict; retried");
                     }
+                    other => return other.map_err(|e| e.error),
                 }
             }
-            *node.valid_until.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(started + node.lease);
-            Ok(lost)
         })
         .await
     }
@@ -642,7 +646,8 @@ impl PostgresStorage {
             let row = client
                 .query_opt(
                     "SELECT g.owner, n.address,
-                        COALESCE(g.lease_expires_at > now(), FALSE),
+                        COALESCE(g.lease_expires_at > now(), FALSE)
+                            OR COALESCE(n.expires_at > now(), FALSE),
                         g.status = 'in_progress',
                         COALESCE(n.expires_at > now(), FALSE)
                      FROM games g LEFT JOIN nodes n ON n.node_id = g.owner
@@ -663,32 +668,69 @@ impl PostgresStorage {
     }
 
     /// Takes game `id` over if it is in progress and its lease has expired
-    /// (or it has no owner, or this node owned it before a restart): one
-    /// replica wins, raising the epoch, which fences the previous owner.
-    /// `None`: the lease runs (or the game is not in progress).
+    /// (the lease written with it, and its owner's registration), or it has
+    /// no owner, or this node owned it before a restart: one replica wins,
+    /// raising the epoch, which fences the previous owner. `None`: the lease
+    /// runs (or the game is not in progress), or the game's row stayed
+    /// locked for [`TAKEOVER_LOCK_WAIT`] (a transaction of a paused owner:
+    /// the server ends it, see [`idle_timeout`]; tried again later).
     pub async fn take_over(&self, id: &str) -> Result<Option<TakenOver>, StorageError> {
         let id = id.to_string();
         self.run(|pool, target, node| async move {
-            let client = get(&pool, &target).await?;
+            let mut client = get(&pool, &target).await?;
             let err = |e| pg_error(&target, e);
-            let row = client
+            let tx = client.transaction().await.map_err(err)?;
+            tx.batch_execute(&format!(
+                "SET LOCAL lock_timeout = {}",
+                TAKEOVER_LOCK_WAIT.as_millis()
+            ))
+            .await
+            .map_err(err)?;
+            // The owner's registration is read locked (FOR SHARE): a
+            // heartbeat renewing it meanwhile waits for this takeover, and
+            // then sees the game gone; one that committed first makes this
+            // takeover find the lease running.
+            let row = tx
                 .query_opt(
-                    "UPDATE games SET owner = $2, epoch = epoch + 1,
+                    "WITH owner_node AS (
+                        SELECT n.expires_at FROM games g JOIN nodes n ON n.node_id = g.owner
+                        WHERE g.id = $1 FOR SHARE OF n
+                     )
+                     UPDATE games SET owner = $2, epoch = epoch + 1,
                         lease_expires_at = now() + $3::float8 * interval '1 millisecond'
                      WHERE id = $1 AND status = 'in_progress'
-                       AND (owner IS NULL OR owner = $2 OR lease_expires_at IS NULL
-                            OR lease_expires_at < now())
+                       AND (owner IS NULL OR owner = $2
+                            OR ((lease_expires_at IS NULL OR lease_expires_at < now())
+                                AND NOT EXISTS (SELECT 1 FROM owner_node
+                                                WHERE expires_at > now())))
                      RETURNING epoch,
                         (EXTRACT(EPOCH FROM (now() - COALESCE(turn_started_at, now())))
                             * 1000)::bigint",
                     &[&id, &node.id, &(node.lease_ms() as f64)],
                 )
-                .await
-                .map_err(err)?;
-            let Some(row) = row else { return Ok(None) };
+                .await;
+            let row = match row {
+                Ok(row) => row,
+                Err(e)
+                    if e.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
+                {
+                    tracing::debug!(game_id = %id, "takeover: the game's row is locked; later");
+                    return Ok(None);
+                }
+                Err(e) => return Err(err(e)),
+            };
+            let Some(row) = row else {
+                tx.commit().await.map_err(err)?;
+                return Ok(None);
+            };
             let epoch: i64 = row.get(0);
             let since: i64 = row.get(1);
+            tx.commit().await.map_err(err)?;
             node.hold(&id, epoch);
+            node.uncertain
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&id);
             let mut games = read_games(&client, "WHERE id = $1", &[&id], &target).await?;
             let Some(game) = games.pop() else {
                 node.forget(&id);
@@ -1285,6 +1327,12 @@ fn pg_error(target: &str, e: tokio_postgres::Error) -> StorageError {
     StorageError(format!("postgres {target}: {text}"))
 }
 
+/// Whether `e` (made by [`pg_error`]) is a deadlock (40P01) or
+/// serialization failure (40001): see [`is_conflict`].
+fn is_conflict_text(e: &StorageError) -> bool {
+    e.0.ends_with("[SQLSTATE 40P01]") || e.0.ends_with("[SQLSTATE 40001]")
+}
+
 /// A connection from the pool.
 async fn get(pool: &Pool, target: &str) -> Result<deadpool_postgres::Object, StorageError> {
     pool.get().await.map_err(|e| {
@@ -1474,6 +1522,138 @@ async fn notify(tx: &Transaction<'_>, game_id: &str, target: &str) -> Result<(),
     Ok(())
 }
 
+/// How long a takeover waits for a game's row lock before leaving the game
+/// to the next sweep: a live owner's transactions hold it for a commit.
+const TAKEOVER_LOCK_WAIT: Duration = Duration::from_millis(200);
+
+/// How long a transaction of this replica may stay idle (between two of its
+/// statements) before the server ends it: half a lease, so the row locks of
+/// a paused replica are released before its lease expires and the games
+/// can be taken over. Never below 200 ms: a busy replica's tasks may stall
+/// that long, and an ended transaction only fails its writes (or leaves
+/// their outcome unknown, which the owner reads back).
+fn idle_timeout(lease: Duration) -> Duration {
+    (lease / 2).clamp(Duration::from_millis(200), Duration::from_secs(30))
+}
+
+/// A statement's failure, and whether it was a deadlock or serialization
+/// failure (to retry: nothing of it was stored).
+struct Failed {
+    error: StorageError,
+    conflict: bool,
+}
+
+impl Failed {
+    fn of(target: &str) -> impl Fn(tokio_postgres::Error) -> Failed + '_ {
+        move |e| Failed {
+            conflict: is_conflict(&e),
+            error: pg_error(target, e),
+        }
+    }
+}
+
+impl From<StorageError> for Failed {
+    fn from(error: StorageError) -> Failed {
+        Failed {
+            error,
+            conflict: false,
+        }
+    }
+}
+
+/// How often a transaction refused by a deadlock or a serialization failure
+/// is tried in all.
+const CONFLICT_RETRIES: u32 = 5;
+
+/// Whether PostgreSQL refused the statement as a deadlock victim (40P01) or
+/// a serialization failure (40001): the transaction was rolled back and may
+/// simply be run again.
+fn is_conflict(e: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::SqlState;
+    e.code().is_some_and(|c| {
+        *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
+    })
+}
+
+/// One heartbeat ([`PostgresStorage::heartbeat`]): the registration's upsert
+/// (the only row it writes, which no other replica's statement writes, so it
+/// waits on no move), then a plain read of the games this node owns.
+async fn beat(
+    pool: &Pool,
+    target: &str,
+    node: &Node,
+    address: &str,
+) -> Result<Vec<String>, Failed> {
+    let started = Instant::now();
+    let before: HashMap<String, i64> = node
+        .leases
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let client = get(pool, target).await?;
+    let err = Failed::of(target);
+    client
+        .execute(
+            "INSERT INTO nodes (node_id, address, boot_id, expires_at)
+             VALUES ($1, $2, $3, now() + $4::float8 * interval '1 millisecond')
+             ON CONFLICT (node_id) DO UPDATE
+             SET address = EXCLUDED.address, boot_id = EXCLUDED.boot_id,
+                 heartbeat_at = now(), expires_at = EXCLUDED.expires_at",
+            &[&node.id, &address, &node.boot, &(node.lease_ms() as f64)],
+        )
+        .await
+        .map_err(&err)?;
+    // After the registration: a takeover that read it expired holds the
+    // registration's row until it commits (see `take_over`), so its change
+    // of owner is seen here.
+    let owned = client
+        .query(
+            "SELECT id, epoch FROM games WHERE owner = $1 AND status = 'in_progress'",
+            &[&node.id],
+        )
+        .await
+        .map_err(&err)?;
+    let owned: HashMap<String, i64> = owned.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let gone: Vec<String> = before
+        .iter()
+        .filter(|(id, epoch)| owned.get(*id) != Some(epoch))
+        .map(|(id, _)| id.clone())
+        .collect();
+    // Of those, the ones in progress were taken over; the others ended (by
+    // this replica's own writes) or were deleted. One not stored at all is
+    // being created (its lease is held before its insert commits): kept.
+    let mut lost = Vec::new();
+    if !gone.is_empty() {
+        let rows = client
+            .query(
+                "SELECT id, status = 'in_progress', owner = $2, epoch FROM games WHERE id = ANY($1)",
+                &[&gone, &node.id],
+            )
+            .await
+            .map_err(&err)?;
+        let mut leases = node.leases.lock().unwrap_or_else(|e| e.into_inner());
+        for r in &rows {
+            let id: String = r.get(0);
+            let in_progress: bool = r.get(1);
+            let ours = r.get::<_, Option<bool>>(2) == Some(true);
+            let epoch: i64 = r.get(3);
+            if in_progress && ours && leases.get(&id) == Some(&epoch) {
+                // Taken (back) by this node since the heartbeat began.
+                continue;
+            }
+            if in_progress {
+                lost.push(id.clone());
+            }
+            // Unless taken again since the heartbeat began.
+            if leases.get(&id) == before.get(&id) {
+                leases.remove(&id);
+            }
+        }
+    }
+    *node.valid_until.lock().unwrap_or_else(|e| e.into_inner()) = Some(started + node.lease);
+    Ok(lost)
+}
+
 /// Gives up this node's leases (their games can be taken over at once) and
 /// its registration: a replica stopping cleanly.
 async fn release_all(pool: &Pool, target: &str, node: &Node) -> Result<(), StorageError> {
@@ -1512,15 +1692,20 @@ async fn release_all(pool: &Pool, target: &str, node: &Node) -> Result<(), Stora
 }
 
 /// Commits `writes` in one transaction and answers each once it has
-/// committed. If any fails, the transaction is rolled back and each write
-/// is retried alone in its own transaction, so one refused write fails
-/// only itself; when the database is unreachable, all fail and none is
-/// stored.
+/// committed. The writes are applied in the order of their games' ids (a
+/// game's own writes keep their order), so two transactions that lock the
+/// same games lock them in the same order. A transaction that PostgreSQL
+/// rolled back as a deadlock victim or a serialization failure is run
+/// again. If any write fails otherwise, the transaction is rolled back and
+/// each write is retried alone in its own transaction, so one refused
+/// write fails only itself; when the database is unreachable, all fail and
+/// none is stored. When a commit's answer is lost, its games are marked
+/// for reading back ([`Node::unsure`]).
 async fn commit_batch(
     pool: &Pool,
     target: &str,
     node: &Node,
-    writes: Vec<(Box<Leased>, Reply)>,
+    mut writes: Vec<(Box<Leased>, Reply)>,
     commits: &AtomicU64,
 ) {
     if writes.is_empty() {
@@ -1528,8 +1713,10 @@ async fn commit_batch(
     }
     let started = Instant::now();
     let n = writes.len();
-    let together = transact(pool, target, node, writes.iter().map(|(w, _)| &**w)).await;
-    let mut transactions = 1;
+    // Stable: the writes of one game stay in their order.
+    writes.sort_by(|a, b| write_game(&a.0.write).cmp(write_game(&b.0.write)));
+    let mut transactions = 0;
+    let together = transact_retrying(pool, target, node, &writes, &mut transactions).await;
     match together {
         Ok(()) => {
             for (_, reply) in writes {
@@ -1543,28 +1730,36 @@ async fn commit_batch(
             tracing::warn!(error = %e, "storage commit outcome unknown");
             for (w, reply) in writes {
                 let _ = reply.send(Err(match game_of(&w.write) {
-                    Some(id) => StorageError::fenced(
-                        id,
-                        &format!("the outcome of its commit is unknown ({e}): reload it"),
-                    ),
+                    Some(id) => {
+                        node.unsure(id);
+                        StorageError::fenced(
+                            id,
+                            &format!("the outcome of its commit is unknown ({e}): reload it"),
+                        )
+                    }
                     None => e.clone(),
                 }));
             }
         }
         Err(_) if n > 1 => {
             for (w, reply) in writes {
-                transactions += 1;
-                let alone = transact(pool, target, node, std::iter::once(&*w)).await;
+                let one = [(w, ())];
+                let alone = transact_retrying(pool, target, node, &one, &mut transactions).await;
+                let [(w, ())] = one;
                 let _ = reply.send(alone.map_err(|f| match (f, game_of(&w.write)) {
-                    (Failure::Uncertain(e), Some(id)) => StorageError::fenced(
-                        id,
-                        &format!("the outcome of its commit is unknown ({e}): reload it"),
-                    ),
-                    (Failure::Uncertain(e) | Failure::Refused(e), _) => e,
+                    (Failure::Uncertain(e), Some(id)) => {
+                        tracing::warn!(error = %e, "storage commit outcome unknown");
+                        node.unsure(id);
+                        StorageError::fenced(
+                            id,
+                            &format!("the outcome of its commit is unknown ({e}): reload it"),
+                        )
+                    }
+                    (Failure::Uncertain(e) | Failure::Refused(e) | Failure::Conflict(e), _) => e,
                 }));
             }
         }
-        Err(Failure::Refused(e)) => {
+        Err(Failure::Refused(e) | Failure::Conflict(e)) => {
             tracing::warn!(error = %e, "storage write failed");
             for (_, reply) in writes {
                 let _ = reply.send(Err(e.clone()));
@@ -1581,6 +1776,9 @@ async fn commit_batch(
 enum Failure {
     /// Rolled back, or never begun: nothing of it is stored.
     Refused(StorageError),
+    /// Rolled back by PostgreSQL as a deadlock victim or a serialization
+    /// failure: nothing of it is stored, and it may be run again.
+    Conflict(StorageError),
     /// The commit was sent but its answer did not come back: it may or may
     /// not be stored.
     Uncertain(StorageError),
@@ -1594,28 +1792,88 @@ fn game_of(write: &Write) -> Option<&str> {
     }
 }
 
+/// [`transact`], run again (up to [`CONFLICT_RETRIES`] times in all) while
+/// PostgreSQL rolls it back as a deadlock victim or a serialization
+/// failure; counts the transactions in `transactions`.
+async fn transact_retrying<R>(
+    pool: &Pool,
+    target: &str,
+    node: &Node,
+    writes: &[(Box<Leased>, R)],
+    transactions: &mut u64,
+) -> Result<(), Failure> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        *transactions += 1;
+        match transact(pool, target, node, writes.iter().map(|(w, _)| &**w)).await {
+            Err(Failure::Conflict(e)) if attempt < CONFLICT_RETRIES => {
+                tracing::info!(error = %e, attempt, "storage transaction conflict; run again");
+                // A little apart, so the two sides do not meet again.
+                tokio::time::sleep(Duration::from_millis(u64::from(attempt) * 2)).await;
+            }
+            Err(Failure::Conflict(e)) => {
+                tracing::warn!(error = %e, "storage transaction conflict, {CONFLICT_RETRIES} times");
+                return Err(Failure::Refused(e));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Applies `writes` in one transaction and commits it.
 async fn transact<'w>(
     pool: &Pool,
     target: &str,
     node: &Node,
+    writes: impl Iterator<Item = &'w Leased> + Clone,
+) -> Result<(), Failure> {
+    let result = transact_once(pool, target, node, writes.clone()).await;
+    if let Err(Failure::Refused(_) | Failure::Conflict(_)) = &result {
+        // Rolled back: the leases its creations took are not held (a
+        // retry takes them again).
+        for w in writes {
+            if let Write::Create(game, _, None) = &w.write
+                && node.epoch(&game.id) == Some(1)
+            {
+                node.forget(&game.id);
+            }
+        }
+    }
+    result
+}
+
+async fn transact_once<'w>(
+    pool: &Pool,
+    target: &str,
+    node: &Node,
     writes: impl Iterator<Item = &'w Leased>,
 ) -> Result<(), Failure> {
+    let refused = |e: tokio_postgres::Error| {
+        if is_conflict(&e) {
+            Failure::Conflict(pg_error(target, e))
+        } else {
+            Failure::Refused(pg_error(target, e))
+        }
+    };
     let mut client = get(pool, target).await.map_err(Failure::Refused)?;
-    let tx = client
-        .transaction()
-        .await
-        .map_err(|e| Failure::Refused(pg_error(target, e)))?;
+    let tx = client.transaction().await.map_err(refused)?;
     for w in writes {
         apply(&tx, &w.write, w.epoch, target, node)
             .await
-            .map_err(Failure::Refused)?;
+            .map_err(|e| {
+                if is_conflict_text(&e) {
+                    Failure::Conflict(e)
+                } else {
+                    Failure::Refused(e)
+                }
+            })?;
     }
     tx.commit().await.map_err(|e| {
         // A refusal by the server (a deferred constraint, a serialization
         // failure) is a rollback; a broken connection leaves it unknown.
         if e.as_db_error().is_some() {
-            Failure::Refused(pg_error(target, e))
+            refused(e)
         } else {
             Failure::Uncertain(pg_error(target, e))
         }

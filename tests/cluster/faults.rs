@@ -1,0 +1,552 @@
+//! Faults the main cluster test passes through too quickly to judge
+//! (docs/CLUSTER.md): lock conflicts between the heartbeat and a move load,
+//! a commit whose answer is lost in an immediate restart of PostgreSQL, and
+//! the takeover of every game of a paused owner. The bounds are generous
+//! (a loaded two-core machine); the figures go to docs/BENCHMARKS.md.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::*;
+
+/// PostgreSQL's count of deadlocks in the database of `url` (flushed by a
+/// backend at its exit, at the latest).
+async fn deadlocks(url: &str) -> i64 {
+    sql(url)
+        .await
+        .query_one(
+            "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// The replicas a test started, killed (resumed first, if paused) however
+/// the test ends.
+struct Started(Vec<(Child, SocketAddr)>);
+
+impl Started {
+    fn spawn(url: &str, nodes: &[&str], lease_ms: u64) -> Started {
+        Started(
+            nodes
+                .iter()
+                .map(|node| spawn_leased(url, node, lease_ms))
+                .collect(),
+        )
+    }
+
+    fn addr(&self, i: usize) -> SocketAddr {
+        self.0[i].1
+    }
+
+    fn child(&self, i: usize) -> &Child {
+        &self.0[i].0
+    }
+
+    /// Stops them all with SIGTERM.
+    fn stop(&mut self) {
+        for (child, _) in &mut self.0 {
+            stop(child);
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        for (child, _) in &mut self.0 {
+            if let Ok(None) = child.try_wait() {
+                let _ = Command::new("kill")
+                    .args(["-CONT", &child.id().to_string()])
+                    .status();
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+/// Stops a replica with SIGTERM and waits for it to exit (its database
+/// connections close, so their statistics are flushed).
+fn stop(child: &mut Child) {
+    if !matches!(child.try_wait(), Ok(None)) {
+        return;
+    }
+    signal(child, "-TERM");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Counts the readiness checks of the replica at `addr` that were not
+/// SERVING (or failed), until `done`.
+async fn count_not_ready(addr: SocketAddr, done: Arc<AtomicBool>) -> (usize, usize) {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_client::HealthClient;
+    let mut health = HealthClient::new(channel_to(addr).await);
+    let (mut checks, mut not_ready) = (0, 0);
+    while !done.load(Ordering::SeqCst) {
+        let status = health
+            .check(HealthCheckRequest {
+                service: "referee.v1.RefereeService".into(),
+            })
+            .await
+            .map(|r| r.into_inner().status);
+        checks += 1;
+        if status.ok() != Some(ServingStatus::Serving as i32) {
+            not_ready += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    (checks, not_ready)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_load_under_short_leases_makes_no_deadlock_and_the_replica_stays_ready() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let _serial = SERIAL.lock().await;
+    let url = fresh_database(&server).await;
+    // The shortest lease: a heartbeat every 100 ms among the moves.
+    let mut replica = Started::spawn(&url, &["d0"], 300);
+    let addr = replica.addr(0);
+    let done = Arc::new(AtomicBool::new(false));
+    let readiness = tokio::spawn(count_not_ready(addr, done.clone()));
+    let before = deadlocks(&url).await;
+    // The load tool: 64 games played at once, as fast as the replica takes
+    // them, so its writers commit batches of many games' moves.
+    let load = tokio::task::spawn_blocking(move || {
+        Command::new(BIN)
+            .args([
+                "load",
+                "--address",
+                &format!("http://{addr}"),
+                "--games",
+                "64",
+                "--seconds",
+                "4",
+                "--warmup",
+                "1",
+                "--pool",
+                "64",
+            ])
+            .output()
+            .expect("run the load tool")
+    });
+    let out = common::within(120, load).await.unwrap();
+    assert!(
+        out.status.success(),
+        "load: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    done.store(true, Ordering::SeqCst);
+    let (checks, not_ready) = readiness.await.unwrap();
+    let moves: i64 = sql(&url)
+        .await
+        .query_one("SELECT count(*) FROM moves", &[])
+        .await
+        .unwrap()
+        .get(0);
+    replica.stop();
+    // Statistics are sent by backends at most once a second, and at exit.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = deadlocks(&url).await;
+    eprintln!(
+        "{moves} moves stored, {} deadlocks, {not_ready} of {checks} readiness checks not SERVING",
+        after - before
+    );
+    assert!(moves > 200, "the load played moves ({moves})");
+    assert!(checks > 20, "readiness was checked during the load");
+    assert_eq!(after - before, 0, "deadlocks during the move load");
+    assert_eq!(not_ready, 0, "the replica was reported not ready");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_watcher_sees_every_move_and_the_end_across_an_immediate_database_restart() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    if std::env::var_os("PUNCT_REFEREE_TEST_PG_CTL").is_none() {
+        eprintln!("PUNCT_REFEREE_TEST_PG_CTL is not set: restart test not run");
+        return;
+    }
+    let _serial = SERIAL.lock().await;
+    let url = fresh_database(&server).await;
+    let mut replicas = Started::spawn(&url, &["w0", "w1"], LEASE_MS);
+    let pool = Pool {
+        addrs: vec![replicas.addr(0), replicas.addr(1)],
+        up: Arc::new(Mutex::new(vec![true; 2])),
+    };
+    const N: usize = 24;
+    let mut games = Vec::new();
+    for g in 0..N {
+        let (_, mut client) = pool.client(g).await.expect("a replica");
+        let created = client
+            .create_game(pb::CreateGameRequest {
+                rules: Some(common::rules(ppb::Variant::Standard)),
+                ..Default::default()
+            })
+            .await
+            .expect("create")
+            .into_inner();
+        let mut seats = created.seats.clone();
+        seats.sort_by_key(|s| s.seat);
+        games.push((
+            created.game.unwrap().game_id,
+            seats.into_iter().map(|s| s.token).collect::<Vec<_>>(),
+        ));
+    }
+    let played: Vec<Arc<Mutex<Played>>> = (0..N).map(|_| Arc::default()).collect();
+    let seen: Vec<Arc<Mutex<Seen>>> = (0..N).map(|_| Arc::default()).collect();
+    let mut watchers = Vec::new();
+    let mut players = Vec::new();
+    for (g, (id, tokens)) in games.iter().enumerate() {
+        // A stream that says nothing is not given up (a minute): one left
+        // silent while its game moves fails the test.
+        watchers.push(tokio::spawn(watch_patiently(
+            pool.clone(),
+            g,
+            id.clone(),
+            seen[g].clone(),
+            Duration::from_secs(60),
+        )));
+        players.push(tokio::spawn(play(
+            pool.clone(),
+            g,
+            id.clone(),
+            tokens.clone(),
+            played[g].clone(),
+        )));
+    }
+    // More games played as fast as the replicas answer, so that commits
+    // are in flight when the server goes (their outcome unknown to the
+    // replica), each watched too; they are resigned after the restart.
+    const FAST: usize = 8;
+    let done = Arc::new(AtomicBool::new(false));
+    let mut fast = Vec::new();
+    let mut movers = Vec::new();
+    for f in 0..FAST {
+        let (_, mut client) = pool.client(f).await.expect("a replica");
+        let created = client
+            .create_game(pb::CreateGameRequest {
+                rules: Some(common::rules(ppb::Variant::Standard)),
+                ..Default::default()
+            })
+            .await
+            .expect("create")
+            .into_inner();
+        let mut seats = created.seats.clone();
+        seats.sort_by_key(|s| s.seat);
+        let id = created.game.unwrap().game_id;
+        let tokens: Vec<String> = seats.into_iter().map(|s| s.token).collect();
+        let out: Arc<Mutex<Seen>> = Arc::default();
+        watchers.push(tokio::spawn(watch_patiently(
+            pool.clone(),
+            N + f,
+            id.clone(),
+            out.clone(),
+            Duration::from_secs(60),
+        )));
+        movers.push(tokio::spawn(keep_moving(
+            pool.addrs[f % 2],
+            id.clone(),
+            tokens.clone(),
+            done.clone(),
+        )));
+        fast.push((id, tokens, out));
+    }
+    // While every game is being played: an immediate stop (no checkpoint,
+    // connections cut during their commits), then a start.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    pg_ctl_mode("stop", "immediate");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    pg_ctl("start");
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    done.store(true, Ordering::SeqCst);
+    for m in movers {
+        common::within(60, m).await.expect("a mover panicked");
+    }
+    for (f, (id, tokens, _)) in fast.iter().enumerate() {
+        resign(&pool, f, id, tokens).await;
+    }
+    for p in players {
+        common::within(150, p).await.expect("a player panicked");
+    }
+    // Every game is over: each watcher has seen its end within a few
+    // follower re-reads, without giving up a stream.
+    for (g, w) in watchers.into_iter().enumerate() {
+        common::within(30, w)
+            .await
+            .unwrap_or_else(|e| panic!("the watcher of game {g} did not see the end: {e:?}"));
+    }
+    let db = sql(&url).await;
+    for (g, (id, _)) in games.iter().enumerate() {
+        let stored: Vec<(u32, String)> = db
+            .query(
+                "SELECT ply, notation FROM moves WHERE game_id = $1 ORDER BY ply",
+                &[id],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get::<_, i64>(0) as u32, r.get(1)))
+            .collect();
+        let status: String = db
+            .query_one("SELECT status FROM games WHERE id = $1", &[id])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(status, "finished", "game {g}");
+        let seen = seen[g].lock().unwrap().clone();
+        assert_eq!(seen.moves, stored, "game {g}: the watcher saw the record");
+        assert_eq!(seen.game_overs, 1, "game {g}: one game-over");
+        let played = played[g].lock().unwrap().clone();
+        for (ply, notation) in &played.acked {
+            assert_eq!(
+                stored.get(*ply as usize - 1),
+                Some(&(*ply, notation.clone())),
+                "game {g}: acknowledged move stored"
+            );
+        }
+    }
+    for (f, (id, _, seen)) in fast.iter().enumerate() {
+        let stored: Vec<(u32, String)> = db
+            .query(
+                "SELECT ply, notation FROM moves WHERE game_id = $1 ORDER BY ply",
+                &[id],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get::<_, i64>(0) as u32, r.get(1)))
+            .collect();
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen.moves, stored,
+            "fast game {f}: the watcher saw the record"
+        );
+        assert_eq!(seen.game_overs, 1, "fast game {f}: one game-over");
+    }
+    replicas.stop();
+}
+
+/// Resigns game `id` for the seat to move, through any replica.
+async fn resign(pool: &Pool, seed: usize, id: &str, tokens: &[String]) {
+    let view = retrying(pool, seed, |mut c| {
+        let id = id.to_string();
+        async move {
+            c.get_game(pb::GetGameRequest {
+                game_id: id,
+                token: String::new(),
+                ..Default::default()
+            })
+            .await
+            .map(tonic::Response::into_inner)
+        }
+    })
+    .await
+    .unwrap()
+    .game
+    .unwrap();
+    if view.status != pb::GameStatus::InProgress as i32 {
+        return;
+    }
+    let token = tokens[view.to_move as usize - 1].clone();
+    let resigned = retrying(pool, seed + 1, |mut c| {
+        let (id, token) = (id.to_string(), token.clone());
+        async move {
+            c.resign(pb::ResignRequest { game_id: id, token })
+                .await
+                .map(tonic::Response::into_inner)
+        }
+    })
+    .await;
+    match resigned {
+        Ok(_) => {}
+        Err(s) if s.code() == tonic::Code::FailedPrecondition => {}
+        Err(s) => panic!("game {id}: resign: {s:?}"),
+    }
+}
+
+/// Plays game `id` on the replica at `addr` alone, as fast as it answers,
+/// until `done` or the game's end; errors (a paused replica) are waited out.
+async fn keep_moving(addr: SocketAddr, id: String, tokens: Vec<String>, done: Arc<AtomicBool>) {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .timeout(Duration::from_secs(2))
+        .connect_lazy();
+    let mut client = RefereeServiceClient::new(channel);
+    let mut n = 0usize;
+    while !done.load(Ordering::SeqCst) {
+        let legal = client
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: id.clone(),
+                view: pb::MovesView::Text as i32,
+                ..Default::default()
+            })
+            .await;
+        let Ok(legal) = legal.map(tonic::Response::into_inner) else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let text = String::from_utf8(legal.notation_text.to_vec()).unwrap();
+        let moves: Vec<&str> = text.lines().collect();
+        if moves.is_empty() || legal.to_move == 0 {
+            return;
+        }
+        n += 1;
+        let pick = moves[n % moves.len()];
+        let _ = client
+            .submit_move(pb::SubmitMoveRequest {
+                game_id: id.clone(),
+                token: tokens[legal.to_move as usize - 1].clone(),
+                r#move: Some(common::notation(pick)),
+                expected_ply: legal.ply,
+                request_id: format!("{id}-{}", legal.ply),
+            })
+            .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_game_of_a_paused_owner_is_taken_over_within_the_bound() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let _serial = SERIAL.lock().await;
+    let url = fresh_database(&server).await;
+    let mut replicas = Started::spawn(&url, &["t0", "t1", "t2"], LEASE_MS);
+    let lease = Duration::from_millis(LEASE_MS);
+    // Many games, all created on (so owned by) the replica to be paused.
+    const N: usize = 96;
+    let mut client = RefereeServiceClient::new(channel_to(replicas.addr(0)).await);
+    let mut games = Vec::new();
+    for _ in 0..N {
+        let created = client
+            .create_game(pb::CreateGameRequest {
+                rules: Some(common::rules(ppb::Variant::Standard)),
+                ..Default::default()
+            })
+            .await
+            .expect("create")
+            .into_inner();
+        let mut seats = created.seats.clone();
+        seats.sort_by_key(|s| s.seat);
+        games.push((
+            created.game.unwrap().game_id,
+            seats.into_iter().map(|s| s.token).collect::<Vec<_>>(),
+        ));
+    }
+    // Moves keep its writers busy, so the pause may catch transactions
+    // open (their row locks held by a frozen process).
+    let done = Arc::new(AtomicBool::new(false));
+    let movers: Vec<_> = games
+        .iter()
+        .map(|(id, tokens)| {
+            tokio::spawn(keep_moving(
+                replicas.addr(0),
+                id.clone(),
+                tokens.clone(),
+                done.clone(),
+            ))
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let db = sql(&url).await;
+    signal(replicas.child(0), "-STOP");
+    let paused_at = Instant::now();
+    let owned: Vec<String> = owners(&db)
+        .await
+        .into_iter()
+        .filter(|(_, owner)| owner == "t0")
+        .map(|(id, _)| id)
+        .collect();
+    assert!(owned.len() > N / 2, "the paused replica owns its games");
+    // The documented bound is two leases from the pause; the test allows
+    // three and a second (a loaded machine).
+    let allowed = lease * 3 + Duration::from_secs(1);
+    let mut taken_at: HashMap<String, Duration> = HashMap::new();
+    while taken_at.len() < owned.len() && paused_at.elapsed() < allowed + lease {
+        let now = owners(&db).await;
+        for id in &owned {
+            if !taken_at.contains_key(id) && now.get(id).is_none_or(|owner| owner != "t0") {
+                taken_at.insert(id.clone(), paused_at.elapsed());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    signal(replicas.child(0), "-CONT");
+    done.store(true, Ordering::SeqCst);
+    for m in movers {
+        let _ = common::within(30, m).await;
+    }
+    let mut times: Vec<Duration> = taken_at.values().copied().collect();
+    times.sort();
+    eprintln!(
+        "{} of {} games of the paused replica taken over; p50 {:?}, max {:?} (lease {lease:?})",
+        times.len(),
+        owned.len(),
+        times.get(times.len() / 2),
+        times.last()
+    );
+    assert_eq!(
+        owned.len() - taken_at.len(),
+        0,
+        "games of the paused replica not taken over"
+    );
+    let slowest = *times.last().unwrap();
+    assert!(
+        slowest <= allowed,
+        "the last takeover took {slowest:?} (allowed {allowed:?})"
+    );
+    // Awake again, the paused replica answers for none of them: each is
+    // answered by its new owner, at the ply stored.
+    let mut client = RefereeServiceClient::new(channel_to(replicas.addr(0)).await);
+    for id in owned.iter().take(8) {
+        let view = retry_get(&mut client, id).await;
+        let stored: i64 = db
+            .query_one("SELECT ply FROM games WHERE id = $1", &[id])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            i64::from(view.ply),
+            stored,
+            "game {id} seen at its stored ply"
+        );
+    }
+    replicas.stop();
+}
+
+/// GetGame of `id`, retried while it is `UNAVAILABLE` (a replica waking up
+/// asks the database before answering).
+async fn retry_get(client: &mut RefereeServiceClient<Channel>, id: &str) -> pb::Game {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match client
+            .get_game(pb::GetGameRequest {
+                game_id: id.to_string(),
+                token: String::new(),
+                ..Default::default()
+            })
+            .await
+        {
+            Ok(r) => return r.into_inner().game.unwrap(),
+            Err(s) => {
+                assert!(Instant::now() < deadline, "GetGame {id}: {s:?}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
