@@ -44,8 +44,23 @@ export declare class Table {
   token(seat: number | string): string;
 }
 
+/** TLS options of a client or a bot (PEM Buffers; TLS when `rootCerts` is
+ * given, `tls` is true or the address is https://). */
+export interface TlsOptions {
+  rootCerts?: Buffer;
+  certChain?: Buffer;
+  privateKey?: Buffer;
+  serverName?: string;
+  tls?: boolean;
+}
+
+/** The gRPC target of `host:port`, `[::1]:port`, `http://host:port` or
+ * `https://host:port`, and whether the address means TLS. */
+export declare function parseTarget(address: string): { target: string; tls: boolean };
+
 export declare class RefereeClient {
-  constructor(target: string, options?: { timeoutMs?: number });
+  constructor(target: string, options?: { timeoutMs?: number; key?: string } & TlsOptions);
+  readonly target: string;
   close(): void;
   serving(service?: string): Promise<boolean>;
   createGame(options?: { variant?: string; labels?: Record<string, string>; rules?: GameName | Message; seed?: string }): Promise<Table>;

@@ -112,6 +112,27 @@ export class RefereeError extends Error {
   }
 }
 
+/** The gRPC target of an address in any form the CLI takes, and whether it
+ * means TLS: `host:port` and `[::1]:port` as they are, `http://host:port`
+ * plaintext, `https://host:port` TLS (a trailing `/` is dropped). Throws for
+ * an empty address or another scheme. */
+export function parseTarget(address) {
+  let text = String(address).trim();
+  let tls = false;
+  const at = text.indexOf('://');
+  if (at >= 0) {
+    const scheme = text.slice(0, at).toLowerCase();
+    if (scheme !== 'http' && scheme !== 'https') {
+      throw new Error(`address ${JSON.stringify(address)}: only http:// and https:// are understood`);
+    }
+    tls = scheme === 'https';
+    text = text.slice(at + 3);
+  }
+  text = text.replace(/\/+$/, '');
+  if (!text) throw new Error(`address ${JSON.stringify(address)} names no host`);
+  return { target: text, tls };
+}
+
 /** The games, by their member name in every `oneof game` of referee.v1. */
 export const GAMES = ['punct', 'dots', 'punto'];
 
@@ -214,14 +235,22 @@ export class Table {
 export class RefereeClient {
   #metadata;
 
-  constructor(target, { timeoutMs = 10_000, rootCerts, certChain, privateKey, serverName, key } = {}) {
-    if (!rootCerts && (certChain || privateKey)) {
+  constructor(address, { timeoutMs = 10_000, rootCerts, certChain, privateKey, serverName, key, tls } = {}) {
+    const { target, tls: https } = parseTarget(address);
+    const secure = tls ?? (https || Boolean(rootCerts));
+    if (!secure && (certChain || privateKey)) {
       throw new Error('a client certificate needs rootCerts (TLS)');
     }
-    const credentials = rootCerts
-      ? grpc.credentials.createSsl(rootCerts, privateKey ?? null, certChain ?? null)
+    if (!secure && rootCerts) throw new Error('rootCerts given with tls: false');
+    const credentials = secure
+      ? grpc.credentials.createSsl(rootCerts ?? null, privateKey ?? null, certChain ?? null)
       : grpc.credentials.createInsecure();
     const options = serverName ? { 'grpc.ssl_target_name_override': serverName } : {};
+    /** The gRPC target, the credentials and the channel options (for the
+     * clients of other services, e.g. TournamentService). */
+    this.target = target;
+    this.credentials = credentials;
+    this.channelOptions = options;
     this.stub = new RefereeService(target, credentials, options);
     this.health = new Health(target, credentials, options);
     this.timeoutMs = timeoutMs;

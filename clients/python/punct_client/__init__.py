@@ -59,6 +59,7 @@ __all__ = [
     "game_rules",
     "notation",
     "outcome_detail",
+    "parse_target",
     "seat_name",
     "seat_number",
     "state_of",
@@ -222,6 +223,24 @@ class Table:
         raise KeyError(f"no seat {seat!r} in this game")
 
 
+def parse_target(address: str) -> tuple[str, bool]:
+    """The gRPC target of an address in any form the CLI takes, and whether
+    it means TLS: ``host:port`` and ``[::1]:port`` as they are,
+    ``http://host:port`` plaintext, ``https://host:port`` TLS (a trailing
+    ``/`` is dropped). ValueError for an empty address or another scheme."""
+    text = address.strip()
+    tls = False
+    if "://" in text:
+        scheme, text = text.split("://", 1)
+        if scheme.lower() not in ("http", "https"):
+            raise ValueError(f"address {address!r}: only http:// and https:// are understood")
+        tls = scheme.lower() == "https"
+    text = text.rstrip("/")
+    if not text:
+        raise ValueError(f"address {address!r} names no host")
+    return text, tls
+
+
 def notation(move: referee_pb2.Move) -> str:
     """The notation text of a move of any game ("" for an empty move)."""
     member = move.WhichOneof("game")
@@ -229,10 +248,14 @@ def notation(move: referee_pb2.Move) -> str:
 
 
 class RefereeClient:
-    """The referee service at ``target`` (``host:port``).
+    """The referee service at ``target`` (``host:port``, ``[::1]:port``,
+    ``http://host:port``, or ``https://host:port`` for TLS: see
+    :func:`parse_target`).
 
     Plaintext unless ``root_certificates`` (the PEM bytes of the CA that
-    signed the referee's certificate) is given: then TLS, and for mutual TLS
+    signed the referee's certificate) is given, ``tls`` is true or the
+    address is ``https://``: then TLS (the system's roots without
+    ``root_certificates``), and for mutual TLS
     ``certificate_chain`` and ``private_key`` (PEM bytes) are this client's;
     ``server_name`` is the name the certificate must carry when it is not the
     target's host. ``key`` is a platform key, sent as ``authorization: Bearer <key>`` with
@@ -248,10 +271,16 @@ class RefereeClient:
         private_key: bytes | None = None,
         server_name: str | None = None,
         key: str | None = None,
+        tls: bool | None = None,
     ):
-        if root_certificates is None:
+        target, https = parse_target(target)
+        if tls is None:
+            tls = https or root_certificates is not None
+        if not tls:
             if certificate_chain is not None or private_key is not None:
                 raise ValueError("a client certificate needs root_certificates (TLS)")
+            if root_certificates is not None:
+                raise ValueError("root_certificates given with tls=False")
             self._channel = grpc.insecure_channel(target)
         else:
             credentials = grpc.ssl_channel_credentials(
@@ -270,6 +299,11 @@ class RefereeClient:
 
     def __repr__(self) -> str:
         return f"RefereeClient(key={'<hidden>' if self._metadata else None})"
+
+    @property
+    def channel(self) -> grpc.Channel:
+        """The channel (for the stubs of other services, e.g. TournamentService)."""
+        return self._channel
 
     def close(self) -> None:
         self._channel.close()

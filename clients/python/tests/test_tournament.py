@@ -5,17 +5,19 @@ it finishes with the right number of games, standings equal to a recount of
 the games' own outcomes, and every game's record replaying to its result.
 scripts/test-clients.sh passes PUNCT_SERVER and REFEREE_BIN."""
 
+import logging
 import os
 import pathlib
 import random
 import subprocess
 import threading
+import time
 
 import grpc
 import pytest
 
 from punct_client import dots_pb2, referee_pb2, tournament_pb2, tournament_pb2_grpc
-from punct_client.bot import Bot
+from punct_client.bot import Bot, ChooseOverrun
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -163,3 +165,170 @@ def test_the_example_bots_of_every_game_play_a_match(client, game):
     assert all(g.reason not in ("RESIGNATION", "TIMEOUT", "FORFEIT") for g in t.games), [
         g.reason for g in t.games
     ]
+
+
+# When things go wrong (docs/CLIENTS.md): one game's failure touches no other
+# game, is logged with the game's id and resigns that game at once; a refused
+# move reaches on_refused with the server's code and reason first; choose()
+# runs under the seat's clock and run() returns when the tournament ends.
+
+
+def _against_greedy(server, name, games=4, move_ms=60_000):
+    """A round robin of ``games`` games between a kit bot and the built-in
+    greedy entrant on 6 x 6 Dots; the greedy entrant already running. Returns
+    (stub, tournament id, the kit's key, the greedy process)."""
+    binary = os.environ.get("REFEREE_BIN")
+    if not binary:
+        pytest.fail("REFEREE_BIN (the punct-referee binary) is not set")
+    stub = tournament_pb2_grpc.TournamentServiceStub(grpc.insecure_channel(server))
+    spec = tournament_pb2.TournamentSpec(
+        name=name,
+        rules=referee_pb2.GameRules(dots=dots_pb2.RuleOptions(width=6, height=6)),
+        format=tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
+        games_per_pairing=games,
+        time_control=referee_pb2.TimeControl(per_move=referee_pb2.PerMoveClock(move_ms=move_ms)),
+    )
+    created = stub.CreateTournament(
+        tournament_pb2.CreateTournamentRequest(spec=spec, entrants=["kit", "greedy"])
+    )
+    tid = created.tournament.tournament_id
+    keys = {k.name: k.entrant_key for k in created.keys}
+    stub.StartTournament(tournament_pb2.StartTournamentRequest(tournament_id=tid))
+    greedy = subprocess.Popen(
+        [binary, "entrant", "greedy", "--server", server, "--key", keys["greedy"]],
+        stdout=subprocess.DEVNULL,
+    )
+    return stub, tid, keys["kit"], greedy
+
+
+def _run_bounded(bot, server, key, limit):
+    """``bot.run`` in a thread; the end, and fails if it takes past ``limit`` s."""
+    ended = {}
+    thread = threading.Thread(target=lambda: ended.update(end=bot.run(server, key)), daemon=True)
+    thread.start()
+    thread.join(timeout=limit)
+    assert not thread.is_alive(), f"run() returns within {limit} s"
+    return ended["end"]
+
+
+def _games(stub, tid):
+    t = stub.GetTournament(tournament_pb2.GetTournamentRequest(tournament_id=tid)).tournament
+    assert all(g.status == tournament_pb2.TOURNAMENT_GAME_STATUS_FINISHED for g in t.games)
+    return t.games
+
+
+def _kit_seat(g):
+    """The kit's seat in a tournament game (entrant 0 is the kit)."""
+    return list(g.entrants).index(0) + 1
+
+
+class FailsOnce(Bot):
+    """Legal moves, but ``choose`` of the first game's first turn raises
+    (``mode`` "raise"), overruns the clock ("overrun") or answers a move off
+    the field ("illegal")."""
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.lock = threading.Lock()
+        self.failed = None
+        self.errors = []
+        self.refused = []
+        self.finished_games = []
+        self.rng = random.Random(3)
+
+    def choose(self, state, legal_moves, clock):
+        with self.lock:
+            first = self.failed is None
+            if first:
+                self.failed = state.game_id
+        if first and self.mode == "raise":
+            raise RuntimeError("a bug in the bot")
+        if first and self.mode == "overrun":
+            time.sleep(120)
+        if first and self.mode == "illegal":
+            return "99,99"
+        with self.lock:
+            return self.rng.choice(legal_moves)
+
+    def on_error(self, game_id, error):
+        self.errors.append((game_id, error))
+
+    def on_refused(self, game_id, move, error):
+        self.refused.append((game_id, move, error))
+
+    def finished(self, game):
+        self.finished_games.append(game.game_id)
+
+
+def _check_only_the_failed_game_was_resigned(stub, tid, bot):
+    games = _games(stub, tid)
+    assert len(games) == 4
+    assert sorted(bot.finished_games) == sorted(g.game_id for g in games), "finished() for all 4"
+    for g in games:
+        if g.game_id == bot.failed:
+            assert g.reason == "RESIGNATION", g.reason
+            assert list(g.points)[_kit_seat(g) - 1] == 0.0, "the kit's seat lost"
+        else:
+            assert g.reason not in ("RESIGNATION", "TIMEOUT", "FORFEIT"), g.reason
+
+
+def test_a_choose_that_raises_resigns_that_game_at_once_and_keeps_the_others(caplog):
+    server = os.environ["PUNCT_SERVER"]
+    # A 60 s move clock: a game lost on time would take past the limit.
+    stub, tid, key, greedy = _against_greedy(server, "raises-once")
+    try:
+        bot = FailsOnce("raise")
+        with caplog.at_level(logging.ERROR, logger="punct_client.bot"):
+            end = _run_bounded(bot, server, key, 50)
+        assert greedy.wait(timeout=60) == 0
+    finally:
+        if greedy.poll() is None:
+            greedy.kill()
+            greedy.wait()
+    assert end.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+    assert [(g, type(e)) for g, e in bot.errors] == [(bot.failed, RuntimeError)]
+    assert any(bot.failed in r.getMessage() and "a bug in the bot" in r.getMessage() for r in caplog.records)
+    _check_only_the_failed_game_was_resigned(stub, tid, bot)
+
+
+def test_a_refused_move_reaches_on_refused_with_the_code_and_reason(caplog):
+    server = os.environ["PUNCT_SERVER"]
+    stub, tid, key, greedy = _against_greedy(server, "illegal-once")
+    try:
+        bot = FailsOnce("illegal")
+        with caplog.at_level(logging.ERROR, logger="punct_client.bot"):
+            end = _run_bounded(bot, server, key, 50)
+        assert greedy.wait(timeout=60) == 0
+    finally:
+        if greedy.poll() is None:
+            greedy.kill()
+            greedy.wait()
+    assert end.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+    assert len(bot.refused) == 1
+    game_id, move, error = bot.refused[0]
+    assert (game_id, move) == (bot.failed, "99,99")
+    assert error.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert error.reason == "OFF_FIELD"
+    assert bot.errors == [], "a refusal goes to on_refused, not on_error"
+    assert any(
+        bot.failed in r.getMessage() and "OFF_FIELD" in r.getMessage() for r in caplog.records
+    )
+    _check_only_the_failed_game_was_resigned(stub, tid, bot)
+
+
+def test_a_choose_that_overruns_the_clock_resigns_and_run_still_returns():
+    server = os.environ["PUNCT_SERVER"]
+    # 6 s a move: the bot resigns before its flag falls, and choose() sleeps
+    # for 120 s, far past run()'s limit.
+    stub, tid, key, greedy = _against_greedy(server, "overruns-once", move_ms=6_000)
+    try:
+        bot = FailsOnce("overrun")
+        end = _run_bounded(bot, server, key, 60)
+        assert greedy.wait(timeout=60) == 0
+    finally:
+        if greedy.poll() is None:
+            greedy.kill()
+            greedy.wait()
+    assert end.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+    assert [(g, type(e)) for g, e in bot.errors] == [(bot.failed, ChooseOverrun)]
+    _check_only_the_failed_game_was_resigned(stub, tid, bot)
