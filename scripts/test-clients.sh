@@ -10,7 +10,8 @@
 # Then both suites' TLS + keys tests (clients/python/tests/test_security.py,
 # clients/node/test-secure/) against a second server with TLS and a keys
 # file: its certificates are made here with openssl, its keys with the
-# binary's `keys` command, all in the scratch directory (nothing committed).
+# binary's `keys` command (one to create games, one to read, one to run
+# tournaments), all in the scratch directory (nothing committed).
 #
 # Usage: scripts/test-clients.sh [path/to/punct-referee]
 set -euo pipefail
@@ -90,7 +91,8 @@ openssl x509 -req -in "$TLS/server.csr" -CA "$TLS/ca.pem" -CAkey "$TLS/ca.key" -
     -days 1 -extfile "$TLS/server.ext" -out "$TLS/server.pem" 2>/dev/null
 PUNCT_KEY_CREATE=$("$BIN" keys --name clients-lobby --scope games:create --scope read --file "$TLS/keys.jsonl")
 PUNCT_KEY_READ=$("$BIN" keys --name clients-reader --scope read --file "$TLS/keys.jsonl")
-export PUNCT_KEY_CREATE PUNCT_KEY_READ
+PUNCT_KEY_MANAGE=$("$BIN" keys --name clients-organiser --scope tournaments:manage --scope read --file "$TLS/keys.jsonl")
+export PUNCT_KEY_CREATE PUNCT_KEY_READ PUNCT_KEY_MANAGE
 SECURE_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$BIN" --listen "127.0.0.1:$SECURE_PORT" --no-http --storage memory --log warn \
     --tls-cert "$TLS/server.pem" --tls-key "$TLS/server.key" --keys "$TLS/keys.jsonl" \
@@ -113,7 +115,7 @@ echo "-- python: TLS and keys"
 echo "-- node: TLS and keys"
 (cd "$ROOT/clients/node" && node --test test-secure/)
 
-if grep -q -e "$PUNCT_KEY_CREATE" -e "$PUNCT_KEY_READ" "$WORK/secure.log"; then
+if grep -q -e "$PUNCT_KEY_CREATE" -e "$PUNCT_KEY_READ" -e "$PUNCT_KEY_MANAGE" "$WORK/secure.log"; then
     echo "a platform key is in the server's log" >&2
     exit 1
 fi

@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 import grpc from '@grpc/grpc-js';
-import { RefereeClient } from '../src/client.js';
+import { RefereeClient, TournamentService } from '../src/client.js';
+import { Bot } from '../src/bot.js';
 import { refusal } from '../support/suite.js';
 
 const target = process.env.PUNCT_SECURE_SERVER;
@@ -70,5 +71,55 @@ test('a plaintext client gets no answer from a TLS referee', async () => {
     assert.equal(refused.code, grpc.status.UNAVAILABLE);
   } finally {
     plain.close();
+  }
+});
+
+test('kit bots over TLS join a tournament and finish it', async () => {
+  // One bot at https://127.0.0.1:PORT (TLS by the address), one at
+  // 127.0.0.1:PORT with the CA and the certificate's name.
+  class First extends Bot {
+    games = 0;
+    choose(state, legalMoves) {
+      return legalMoves[0];
+    }
+    finished() {
+      this.games += 1;
+    }
+  }
+  const stub = new TournamentService(target, grpc.credentials.createSsl(rootCerts), {
+    'grpc.ssl_target_name_override': 'localhost',
+  });
+  const organiser = new grpc.Metadata();
+  organiser.set('authorization', `Bearer ${process.env.PUNCT_KEY_MANAGE}`);
+  const call = (method, request) =>
+    new Promise((resolve, reject) => {
+      stub[method](request, organiser, (error, reply) => (error ? reject(error) : resolve(reply)));
+    });
+  try {
+    const created = await call('CreateTournament', {
+      spec: {
+        name: 'node-tls',
+        rules: { dots: { width: 5, height: 5 } },
+        format: 'TOURNAMENT_FORMAT_ROUND_ROBIN',
+        games_per_pairing: 2,
+        time_control: { per_move: { move_ms: 60_000 } },
+      },
+      entrants: ['a', 'b'],
+    });
+    const keys = Object.fromEntries(created.keys.map((k) => [k.name, k.entrant_key]));
+    await call('StartTournament', { tournament_id: created.tournament.tournament_id });
+    const a = new First();
+    const b = new First();
+    const ends = await Promise.all([
+      a.run(`https://${target}`, keys.a, { rootCerts }),
+      b.run(target, keys.b, { rootCerts, serverName: 'localhost' }),
+    ]);
+    for (const end of ends) {
+      assert.equal(end.status, 'TOURNAMENT_STATUS_FINISHED');
+      assert.equal(end.standings.reduce((sum, s) => sum + s.points, 0), 2);
+    }
+    assert.deepEqual([a.games, b.games], [2, 2]);
+  } finally {
+    stub.close();
   }
 });

@@ -78,3 +78,77 @@ def test_the_key_is_not_shown_by_the_client():
     key = os.environ["PUNCT_KEY_CREATE"]
     with secure(key) as client:
         assert key not in repr(client)
+
+
+def test_kit_bots_over_tls_join_a_tournament_and_finish_it():
+    """Two kit bots, one at ``https://127.0.0.1:PORT`` (TLS by the address),
+    one at ``127.0.0.1:PORT`` with the CA and the certificate's name, play a
+    round robin on the TLS referee to its end."""
+    import threading
+
+    from punct_client import dots_pb2, referee_pb2, tournament_pb2, tournament_pb2_grpc
+    from punct_client.bot import Bot
+
+    class First(Bot):
+        def __init__(self):
+            self.games = 0
+
+        def choose(self, state, legal_moves, clock):
+            return legal_moves[0]
+
+        def finished(self, game):
+            self.games += 1
+
+    channel = grpc.secure_channel(
+        TARGET,
+        grpc.ssl_channel_credentials(root_certificates=roots()),
+        options=[("grpc.ssl_target_name_override", "localhost")],
+    )
+    organiser = (("authorization", f"Bearer {os.environ['PUNCT_KEY_MANAGE']}"),)
+    stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+    created = stub.CreateTournament(
+        tournament_pb2.CreateTournamentRequest(
+            spec=tournament_pb2.TournamentSpec(
+                name="tls",
+                rules=referee_pb2.GameRules(dots=dots_pb2.RuleOptions(width=5, height=5)),
+                format=tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                games_per_pairing=2,
+                time_control=referee_pb2.TimeControl(
+                    per_move=referee_pb2.PerMoveClock(move_ms=60_000)
+                ),
+            ),
+            entrants=["a", "b"],
+        ),
+        metadata=organiser,
+    )
+    keys = {k.name: k.entrant_key for k in created.keys}
+    stub.StartTournament(
+        tournament_pb2.StartTournamentRequest(tournament_id=created.tournament.tournament_id),
+        metadata=organiser,
+    )
+    a, b = First(), First()
+    ends = {}
+    threads = [
+        threading.Thread(
+            target=lambda: ends.update(
+                a=a.run(f"https://{TARGET}", keys["a"], root_certificates=roots())
+            ),
+            daemon=True,
+        ),
+        threading.Thread(
+            target=lambda: ends.update(
+                b=b.run(TARGET, keys["b"], root_certificates=roots(), server_name="localhost")
+            ),
+            daemon=True,
+        ),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+        assert not thread.is_alive(), "the tournament finishes"
+    channel.close()
+    for end in ends.values():
+        assert end.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+        assert sum(s.points for s in end.standings) == 2.0
+    assert (a.games, b.games) == (2, 2)
