@@ -52,6 +52,17 @@ function sleep(ms, signal) {
   });
 }
 
+/** The seat's milliseconds left on a ClockState (the first-move deadline
+ * when that is shorter), or null without a clock. */
+function timeLeft(clock, seat) {
+  if (!(clock?.remaining_ms?.length >= seat)) return null;
+  let left = Number(clock.remaining_ms[seat - 1]);
+  if (clock.first_move_remaining_ms !== undefined && clock.first_move_remaining_ms !== null) {
+    left = Math.min(left, Number(clock.first_move_remaining_ms));
+  }
+  return left;
+}
+
 export class Bot {
   /** What a failed game does (choose threw or overran the clock, a move or
    * call was refused): 'resign' resigns it at once, so no opponent waits out
@@ -305,9 +316,17 @@ export class Bot {
         legal = await client.legalNotations(a.game_id, { token: a.seat_token });
       }
       if (legal.ply !== ply || legal.to_move !== a.seat) continue; // catching up
+      const asked = Date.now();
       const state = await client.getGame(a.game_id, { token: a.seat_token });
-      const left = clock?.remaining_ms?.length >= a.seat ? Number(clock.remaining_ms[a.seat - 1]) : null;
-      const move = await this.#choose(state, legal.notations, left, since);
+      let left = timeLeft(clock, a.seat);
+      let from = since;
+      if (left === null) {
+        // Moves replayed from the store (a game followed again after a
+        // restart) carry no clock: the snapshot's, read just now.
+        left = timeLeft(state.clock, a.seat);
+        from = asked;
+      }
+      const move = await this.#choose(state, legal.notations, left, from);
       try {
         if (move === null || move === undefined) await client.resign(a.game_id, a.seat_token);
         else await client.play(a.game_id, a.seat_token, move, ply, { game });

@@ -65,6 +65,17 @@ def _retryable(error: RefereeError) -> bool:
     return error.code == grpc.StatusCode.UNAVAILABLE
 
 
+def _time_left(clock, seat: int) -> int | None:
+    """The seat's milliseconds left on ``clock`` (a ``ClockState``; the
+    first-move deadline when that is shorter), or None without a clock."""
+    if clock is None or len(clock.remaining_ms) < seat:
+        return None
+    left = clock.remaining_ms[seat - 1]
+    if clock.HasField("first_move_remaining_ms"):
+        left = min(left, clock.first_move_remaining_ms)
+    return left
+
+
 class Bot:
     """A tournament entrant. Override :meth:`choose`; call :meth:`run`."""
 
@@ -309,8 +320,13 @@ class Bot:
                 legal = client.legal_notations(a.game_id, token=a.seat_token)
             if legal.ply != ply or legal.to_move != a.seat:
                 continue  # catching up on moves already played
+            asked = time.monotonic()
             state = client.get_game(a.game_id, token=a.seat_token)
-            left = clock.remaining_ms[a.seat - 1] if len(clock.remaining_ms) >= a.seat else None
+            left = _time_left(clock, a.seat)
+            if left is None:
+                # Moves replayed from the store (a game followed again after
+                # a restart) carry no clock: the snapshot's, read just now.
+                left, since = _time_left(state.clock, a.seat), asked
             move = self._choose(a, state, list(legal.notations), left, since)
             try:
                 if move is None:

@@ -16,7 +16,7 @@ import time
 import grpc
 import pytest
 
-from punct_client import dots_pb2, referee_pb2, tournament_pb2, tournament_pb2_grpc
+from punct_client import RefereeClient, dots_pb2, referee_pb2, tournament_pb2, tournament_pb2_grpc
 from punct_client.bot import Bot, ChooseOverrun
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -332,3 +332,129 @@ def test_a_choose_that_overruns_the_clock_resigns_and_run_still_returns():
     assert end.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
     assert [(g, type(e)) for g, e in bot.errors] == [(bot.failed, ChooseOverrun)]
     _check_only_the_failed_game_was_resigned(stub, tid, bot)
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(binary, port, data):
+    """A referee of its own on ``port`` storing into ``data``; once it serves."""
+    for _ in range(50):
+        server = subprocess.Popen(
+            [binary, "--listen", f"127.0.0.1:{port}", "--metrics-listen", "127.0.0.1:0",
+             "--no-http", "--data-dir", str(data), "--log", "warn"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(50):
+            if server.poll() is not None:
+                break  # the port is not free yet: start again
+            try:
+                with RefereeClient(f"127.0.0.1:{port}", timeout=1) as probe:
+                    if probe.serving():
+                        return server
+            except Exception:
+                pass
+            time.sleep(0.1)
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        time.sleep(0.2)
+    pytest.fail("the referee of the restart test did not come up")
+
+
+class SlowRandom(RandomDots):
+    """Random legal moves, a tenth of a second each: the event lasts."""
+
+    def choose(self, state, legal_moves, clock):
+        time.sleep(0.1)
+        return super().choose(state, legal_moves, clock)
+
+
+def test_kit_bots_of_both_kits_reconnect_after_a_server_restart(tmp_path):
+    """A Python and a Node kit bot play a round robin on a referee of their
+    own; it is stopped mid-event and started again on the same port and
+    database: both bots reconnect by themselves, and the event finishes with
+    every game ended by the game's own rules (no time loss, no forfeit)."""
+    binary = os.environ.get("REFEREE_BIN")
+    if not binary:
+        pytest.fail("REFEREE_BIN (the punct-referee binary) is not set")
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    referee = _serve(binary, port, tmp_path / "data")
+    node = None
+    try:
+        channel = grpc.insecure_channel(address)
+        stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+        created = stub.CreateTournament(
+            tournament_pb2.CreateTournamentRequest(
+                spec=tournament_pb2.TournamentSpec(
+                    name="restart",
+                    rules=referee_pb2.GameRules(dots=dots_pb2.RuleOptions(width=8, height=8)),
+                    format=tournament_pb2.TOURNAMENT_FORMAT_ROUND_ROBIN,
+                    games_per_pairing=4,
+                    time_control=referee_pb2.TimeControl(
+                        per_move=referee_pb2.PerMoveClock(move_ms=60_000)
+                    ),
+                ),
+                entrants=["python", "node"],
+            )
+        )
+        tid = created.tournament.tournament_id
+        keys = {k.name: k.entrant_key for k in created.keys}
+        stub.StartTournament(tournament_pb2.StartTournamentRequest(tournament_id=tid))
+        node = subprocess.Popen(
+            ["node", str(ROOT / "clients/node/examples/dots_bot.js"), f"http://{address}", keys["node"]],
+            stdout=subprocess.DEVNULL,
+        )
+        bot = SlowRandom(11)
+        bot.reconnect_max = 1.0
+        ended = {}
+        thread = threading.Thread(
+            target=lambda: ended.update(end=bot.run(address, keys["python"])), daemon=True
+        )
+        thread.start()
+        # Mid-event: a game 6 plies in.
+        deadline = time.monotonic() + 60
+        with RefereeClient(address, timeout=5) as reader:
+            while time.monotonic() < deadline:
+                t = stub.GetTournament(tournament_pb2.GetTournamentRequest(tournament_id=tid)).tournament
+                if any(reader.get_game(g.game_id).ply >= 6 for g in t.games if g.game_id):
+                    break
+                time.sleep(0.1)
+        assert thread.is_alive(), "the event is not over before the restart"
+        channel.close()
+        referee.terminate()
+        try:
+            referee.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            referee.kill()
+            referee.wait()
+        time.sleep(1.0)
+        referee = _serve(binary, port, tmp_path / "data")
+        thread.join(timeout=180)
+        assert not thread.is_alive(), "the Python bot's run() returns after the restart"
+        assert node.wait(timeout=60) == 0, "the Node bot's run() resolves after the restart"
+        assert ended["end"].status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+        assert bot.games == 4
+        channel = grpc.insecure_channel(address)
+        stub = tournament_pb2_grpc.TournamentServiceStub(channel)
+        t = stub.GetTournament(tournament_pb2.GetTournamentRequest(tournament_id=tid)).tournament
+        assert len(t.games) == 4
+        assert all(g.status == tournament_pb2.TOURNAMENT_GAME_STATUS_FINISHED for g in t.games)
+        assert all(g.reason not in ("RESIGNATION", "TIMEOUT", "FORFEIT", "ABORTED") for g in t.games), [
+            g.reason for g in t.games
+        ]
+        assert sum(s.points for s in t.standings) == 4.0
+        channel.close()
+    finally:
+        for process in (node, referee):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+
