@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { NO_SEAT, RefereeClient, RefereeError, notation, seatName, seatNumber } from '../src/client.js';
+import { NO_SEAT, RefereeClient, RefereeError, notation, parseTarget, seatName, seatNumber } from '../src/client.js';
 import grpc from '@grpc/grpc-js';
 import { refusal, rng } from '../support/suite.js';
 
@@ -207,4 +207,20 @@ test('a draw is agreed by every seat', async () => {
   assert.deepEqual(accepted.game.outcome.winners, []);
   assert.equal(accepted.game.outcome.reason, 'DRAW_AGREEMENT');
   assert.deepEqual(accepted.game.draw_offers, []);
+});
+
+test('every address form of the CLI names the referee', async () => {
+  assert.deepEqual(parseTarget('127.0.0.1:50051'), { target: '127.0.0.1:50051', tls: false });
+  assert.deepEqual(parseTarget('[::1]:50051'), { target: '[::1]:50051', tls: false });
+  assert.deepEqual(parseTarget('http://referee.example:50051'), { target: 'referee.example:50051', tls: false });
+  assert.deepEqual(parseTarget('HTTPS://referee.example:443/'), { target: 'referee.example:443', tls: true });
+  for (const bad of ['', 'http://', 'ftp://referee.example:21']) {
+    assert.throws(() => parseTarget(bad));
+  }
+  const byUrl = new RefereeClient(`http://${process.env.PUNCT_SERVER}`);
+  try {
+    assert.equal(await byUrl.serving(), true);
+  } finally {
+    byUrl.close();
+  }
 });

@@ -198,3 +198,19 @@ def test_a_draw_is_agreed_by_every_seat(client):
     assert outcome.draw and list(outcome.winners) == []
     assert outcome.reason == "DRAW_AGREEMENT"
     assert list(accepted.game.draw_offers) == []
+
+
+def test_every_address_form_of_the_cli_names_the_referee(client):
+    import os
+
+    from punct_client import RefereeClient, parse_target
+
+    assert parse_target("127.0.0.1:50051") == ("127.0.0.1:50051", False)
+    assert parse_target("[::1]:50051") == ("[::1]:50051", False)
+    assert parse_target("http://referee.example:50051") == ("referee.example:50051", False)
+    assert parse_target("HTTPS://referee.example:443/") == ("referee.example:443", True)
+    for bad in ("", "http://", "ftp://referee.example:21"):
+        with pytest.raises(ValueError):
+            parse_target(bad)
+    with RefereeClient(f"http://{os.environ['PUNCT_SERVER']}") as by_url:
+        assert by_url.serving()
