@@ -29,8 +29,10 @@ export class ChooseOverrun extends Error {}
 /** The connection broke (a stream ended early): follow again. */
 class Disconnected extends Error {}
 
-/** A lost connection, not a refusal: worth trying again. */
-const retryable = (error) => error?.code === grpc.status.UNAVAILABLE;
+/** A lost connection or a call left unanswered, not a refusal: worth
+ * following the game again (a move whose answer was lost shows in it). */
+const retryable = (error) =>
+  error?.code === grpc.status.UNAVAILABLE || error?.code === grpc.status.DEADLINE_EXCEEDED;
 
 /** A grpc-js error as a RefereeError; anything else as it is. */
 const refereeError = (error) =>

@@ -61,8 +61,9 @@ class _Disconnected(Exception):
 
 
 def _retryable(error: RefereeError) -> bool:
-    """A lost connection, not a refusal: worth trying again."""
-    return error.code == grpc.StatusCode.UNAVAILABLE
+    """A lost connection or a call left unanswered, not a refusal: worth
+    following the game again (a move whose answer was lost shows in it)."""
+    return error.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
 def _time_left(clock, seat: int) -> int | None:

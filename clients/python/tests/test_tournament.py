@@ -376,11 +376,13 @@ class SlowRandom(RandomDots):
         return super().choose(state, legal_moves, clock)
 
 
-def test_kit_bots_of_both_kits_reconnect_after_a_server_restart(tmp_path):
+@pytest.mark.parametrize("stop", ["terminate", "kill"])
+def test_kit_bots_of_both_kits_reconnect_after_a_server_restart(tmp_path, stop):
     """A Python and a Node kit bot play a round robin on a referee of their
-    own; it is stopped mid-event and started again on the same port and
-    database: both bots reconnect by themselves, and the event finishes with
-    every game ended by the game's own rules (no time loss, no forfeit)."""
+    own; it is stopped mid-event (SIGTERM, or SIGKILL as a crash) and started
+    again on the same port and database: both bots reconnect by themselves,
+    and the event finishes with every game ended by the game's own rules (no
+    time loss, no forfeit)."""
     binary = os.environ.get("REFEREE_BIN")
     if not binary:
         pytest.fail("REFEREE_BIN (the punct-referee binary) is not set")
@@ -429,7 +431,7 @@ def test_kit_bots_of_both_kits_reconnect_after_a_server_restart(tmp_path):
                 time.sleep(0.1)
         assert thread.is_alive(), "the event is not over before the restart"
         channel.close()
-        referee.terminate()
+        getattr(referee, stop)()
         try:
             referee.wait(timeout=20)
         except subprocess.TimeoutExpired:
