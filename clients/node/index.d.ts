@@ -60,7 +60,11 @@ export declare function parseTarget(address: string): { target: string; tls: boo
 
 export declare class RefereeClient {
   constructor(target: string, options?: { timeoutMs?: number; key?: string } & TlsOptions);
+  /** The gRPC target, credentials and channel options (for the clients of
+   * other services, e.g. TournamentService). */
   readonly target: string;
+  readonly credentials: unknown;
+  readonly channelOptions: Record<string, string>;
   close(): void;
   serving(service?: string): Promise<boolean>;
   createGame(options?: { variant?: string; labels?: Record<string, string>; rules?: GameName | Message; seed?: string }): Promise<Table>;

@@ -127,6 +127,7 @@ async function checkOnlyTheFailedGameWasResigned(t, bot) {
 async function play(name, mode, moveMs, limitMs) {
   const t = await againstGreedy(name, moveMs);
   const bot = new FailsOnce(mode);
+  bot.clockMarginMs = 1_500; // room for the resignation on a loaded machine
   try {
     const end = await runBounded(bot, t.key, limitMs);
     assert.equal(await t.exited, 0);
