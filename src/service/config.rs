@@ -155,6 +155,12 @@ pub struct ServeArgs {
     /// Directory of the SQLite database (created if missing).
     #[arg(long, env = "PUNCT_REFEREE_DATA_DIR", default_value = "data")]
     pub data_dir: std::path::PathBuf,
+    /// The server secret file (64 hex digits) that seals the decks of games
+    /// in progress at rest; created, owner-only, when missing. Back it up
+    /// with the database; every replica of a cluster needs the same file.
+    /// Default: `referee.secret` in the data directory.
+    #[arg(long, env = "PUNCT_REFEREE_SECRET_FILE", value_name = "FILE")]
+    pub secret_file: Option<std::path::PathBuf>,
     /// How hard each commit is synced: `full` (survives power loss),
     /// `normal` (survives a crash of the service) or `off`.
     #[arg(long, env = "PUNCT_REFEREE_SYNC", value_enum, default_value_t = SyncMode::Normal)]
@@ -312,6 +318,13 @@ impl ServeArgs {
                 _ => None,
             },
             keys_file: self.keys.clone(),
+            secret_file: match self.storage {
+                StorageKind::Memory => None,
+                _ => Some(self.secret_file.clone().unwrap_or_else(|| {
+                    self.data_dir
+                        .join(crate::service::storage::secret::SECRET_FILE)
+                })),
+            },
             quotas: QuotaOptions {
                 calls_per_second: self.client_calls_per_second,
                 burst: self.client_burst,
