@@ -316,19 +316,20 @@ fn owner_only() -> std::fs::OpenOptions {
     options
 }
 
-/// A secret file others may read is still used (a mounted Kubernetes
-/// secret often is), with a warning.
+/// A secret file anyone may read is still used, with a warning. (Group
+/// access is left alone: a Kubernetes Secret is mounted for the pod's
+/// group, `fsGroup`.)
 fn warn_if_readable_by_others(path: &Path) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         if let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o077 != 0
+            && meta.permissions().mode() & 0o007 != 0
         {
             tracing::warn!(
                 file = %path.display(),
                 mode = format!("{:o}", meta.permissions().mode() & 0o777),
-                "the server secret file is readable by others than its owner: chmod 600 it"
+                "the server secret file is readable by anyone: chmod 600 it"
             );
         }
     }
