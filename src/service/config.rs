@@ -444,6 +444,28 @@ mod tests {
     }
 
     #[test]
+    fn the_secret_file_defaults_to_the_data_directory_for_either_database() {
+        let secret = |args: &[&str]| {
+            let mut all = vec!["x"];
+            all.extend(args);
+            Cli::try_parse_from(all)
+                .unwrap()
+                .serve
+                .options()
+                .secret_file
+        };
+        let in_data = std::path::Path::new("d").join("referee.secret");
+        assert_eq!(secret(&["--data-dir", "d"]), Some(in_data.clone()));
+        let pg = ["--storage", "postgres", "--database-url", "postgres://h/d"];
+        let mut args = pg.to_vec();
+        args.extend(["--data-dir", "d"]);
+        assert_eq!(secret(&args), Some(in_data));
+        args.extend(["--secret-file", "/run/s/key"]);
+        assert_eq!(secret(&args), Some("/run/s/key".into()));
+        assert_eq!(secret(&["--storage", "memory"]), None);
+    }
+
+    #[test]
     fn postgres_storage_needs_a_database_url() {
         let e = Cli::try_parse_from(["x", "--storage", "postgres"]).unwrap_err();
         assert_eq!(e.kind(), clap::error::ErrorKind::MissingRequiredArgument);
