@@ -116,8 +116,8 @@ fn every_yaml_and_json_file_parses() {
         }
     }
     // compose, prometheus, collector, 2 grafana provisioning, dashboard, 6 k8s,
-    // 8 k8s/cluster (6 + postgres/: kustomization and manifests).
-    assert_eq!(parsed, 20, "{files:?}");
+    // 9 k8s/cluster (7 + postgres/: kustomization and manifests).
+    assert_eq!(parsed, 21, "{files:?}");
 }
 
 #[test]
@@ -200,8 +200,9 @@ fn compose_uses_the_default_ports_and_existing_files() {
             mounts += 1;
         }
     }
-    // 5 of the default services; the cluster's database and proxy config.
-    assert_eq!(mounts, 7);
+    // 5 of the default services; the cluster's database, its replicas'
+    // shared server secret and the proxy config.
+    assert_eq!(mounts, 10);
     // The referee keeps its database on a named volume at the image's data dir.
     let referee_volumes = referee["volumes"].as_sequence().unwrap();
     assert!(
@@ -797,6 +798,7 @@ fn kubernetes_cluster_manifests_match_the_binary() {
             ("PodDisruptionBudget", "punct-referee"),
             ("Secret", "punct-referee-database"),
             ("Secret", "punct-referee-postgres"),
+            ("Secret", "punct-referee-secret"),
             ("Service", "punct-referee"),
             ("Service", "punct-referee-postgres"),
             ("StatefulSet", "punct-referee-postgres"),
@@ -844,8 +846,8 @@ fn kubernetes_cluster_manifests_match_the_binary() {
     let deployment = find("Deployment", "punct-referee");
     let spec = &deployment["spec"];
     assert_eq!(u64_at(spec, &["replicas"]), 3);
-    // No volume: pods are interchangeable, replaced one at a time with a
-    // new one up first.
+    // No data volume: pods are interchangeable, replaced one at a time with
+    // a new one up first.
     assert_eq!(str_at(spec, &["strategy", "type"]), "RollingUpdate");
     assert_eq!(
         u64_at(spec, &["strategy", "rollingUpdate", "maxUnavailable"]),
@@ -853,9 +855,24 @@ fn kubernetes_cluster_manifests_match_the_binary() {
     );
     assert_eq!(u64_at(spec, &["strategy", "rollingUpdate", "maxSurge"]), 1);
     let pod = &spec["template"]["spec"];
-    assert!(pod["volumes"].is_null());
     let container = &pod["containers"][0];
-    assert!(container["volumeMounts"].is_null());
+    // Their one volume is the server secret they share, from a Secret,
+    // mounted read-only, readable by the pod's group only.
+    assert_eq!(pod["volumes"].as_sequence().unwrap().len(), 1);
+    let secret_volume = &pod["volumes"][0];
+    let secret_name = str_at(secret_volume, &["secret", "secretName"]);
+    let server_secret = secret(secret_name);
+    assert_eq!(u64_at(secret_volume, &["secret", "defaultMode"]), 0o440);
+    assert_eq!(secret_name, "punct-referee-secret");
+    assert_eq!(
+        u64_at(pod, &["securityContext", "fsGroup"]),
+        u64_at(pod, &["securityContext", "runAsGroup"])
+    );
+    assert_eq!(container["volumeMounts"].as_sequence().unwrap().len(), 1);
+    let mount = &container["volumeMounts"][0];
+    assert_eq!(mount["name"], secret_volume["name"]);
+    assert_eq!(mount["readOnly"], Value::from(true));
+    let mount_path = str_at(mount, &["mountPath"]).to_string();
     assert_eq!(
         str_at(&container["envFrom"][0], &["configMapRef", "name"]),
         "punct-referee"
@@ -900,6 +917,14 @@ fn kubernetes_cluster_manifests_match_the_binary() {
     assert_eq!(
         serve.database_url.as_deref(),
         Some(database["url"].as_str())
+    );
+    // The secret file is a key of the mounted Secret, 64 hex digits.
+    let file = serve.secret_file.clone().expect("a secret file");
+    assert_eq!(file.parent().unwrap(), Path::new(&mount_path));
+    let key = file.file_name().unwrap().to_str().unwrap();
+    assert!(
+        server_secret[key].len() == 64 && server_secret[key].bytes().all(|b| b.is_ascii_hexdigit()),
+        "{key}"
     );
     assert_eq!(serve.advertise, format!("10.1.2.3:{grpc}"));
     assert_eq!(serve.node_id, "", "each start picks a fresh node id");
@@ -1047,7 +1072,7 @@ fn kubectl_kustomize_renders_both_sets() {
         eprintln!("note: no kubectl on PATH: the kustomizations were not rendered by kustomize");
         return;
     };
-    for (dir, count) in [("k8s", 5), ("k8s/cluster", 8)] {
+    for (dir, count) in [("k8s", 5), ("k8s/cluster", 9)] {
         let out = std::process::Command::new(&kubectl)
             .args(["kustomize", deploy().join(dir).to_str().unwrap()])
             .output()
@@ -1114,6 +1139,13 @@ fn compose_cluster_profile_runs_three_replicas_on_postgres_behind_the_proxy() {
         // Its own node id; the others forward to it by its service name.
         node_ids.insert(serve.node_id.clone());
         assert_eq!(serve.advertise, format!("{name}:{grpc}"));
+        // The server secret is shared: one volume at the data directory,
+        // where the first replica creates it.
+        assert_eq!(
+            replica["volumes"][0].as_str(),
+            Some("referee-cluster-secret:/var/lib/punct-referee")
+        );
+        assert!(serve.secret_file.is_none());
         let (user, password, host, port, database) =
             url_parts(serve.database_url.as_deref().unwrap());
         assert_eq!(host, "postgres");

@@ -102,6 +102,11 @@ impl Drop for Referee {
 /// (so the URL is not on the command line), reads its address from its JSON
 /// log; on failure, the log.
 fn spawn(url: &str) -> Result<(Child, SocketAddr), String> {
+    spawn_with(url, &[])
+}
+
+/// [`spawn`] with more arguments.
+fn spawn_with(url: &str, more: &[&str]) -> Result<(Child, SocketAddr), String> {
     let child = Command::new(BIN)
         .args([
             "serve",
@@ -115,6 +120,7 @@ fn spawn(url: &str) -> Result<(Child, SocketAddr), String> {
             "--storage",
             "postgres",
         ])
+        .args(more)
         .env("PUNCT_REFEREE_DATABASE_URL", url)
         .env_remove("RUST_LOG")
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -465,4 +471,225 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
             "seed {seed}: moves were played before the kill"
         );
     }
+}
+
+/// Every row of the tables that hold games and tournaments, as text
+/// (`bytea` in hex, as `pg_dump` writes it).
+async fn dump(url: &str) -> String {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let mut out = String::new();
+    for table in ["games", "seats", "moves", "tournaments", "referee_secret"] {
+        for row in client
+            .query(&format!("SELECT t::text FROM {table} t"), &[])
+            .await
+            .unwrap()
+        {
+            out.push_str(&row.get::<_, String>(0));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_holds_no_seed_and_no_token_and_another_secret_is_refused() {
+    use punct_referee::service::grpc::pb::dots::v1 as dpb;
+    use punct_referee::service::grpc::pb::referee::v1::tournament_service_client::TournamentServiceClient;
+    use sha2::Digest as _;
+    use tokio_stream::StreamExt as _;
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server).await;
+    let dir = std::env::temp_dir().join(format!("pg-at-rest-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let secret_file = dir.join("referee.secret");
+    let secret_arg = secret_file.to_str().unwrap().to_string();
+    let start = || async {
+        let (child, addr) = spawn_with(&url, &["--secret-file", &secret_arg])
+            .unwrap_or_else(|log| panic!("start failed:\n{log}"));
+        let referee = Referee { child, addr };
+        for _ in 0..200 {
+            if let Ok(mut c) = Client::connect(format!("http://{addr}")).await
+                && c.list_games(pb::ListGamesRequest::default()).await.is_ok()
+            {
+                return referee;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the referee never answered");
+    };
+    let referee = start().await;
+    let mut c = referee.client().await;
+    // A Dots game dealt from the client's seed (its four crosses).
+    let seed = hex(&rand::random::<[u8; 32]>());
+    let dots = c
+        .create_game(pb::CreateGameRequest {
+            rules: Some(pb::GameRules {
+                game: Some(pb::game_rules::Game::Dots(dpb::RuleOptions {
+                    width: 39,
+                    height: 32,
+                    start: dpb::Start::QuadrupleCross as i32,
+                    max_moves: 0,
+                })),
+            }),
+            seed: seed.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let dots_id = dots.game.as_ref().unwrap().game_id.clone();
+    let mut secrets: Vec<String> = dots.seats.iter().map(|s| s.token.clone()).collect();
+    // A tournament whose first entrant is given its seat.
+    let mut t = TournamentServiceClient::new(
+        tonic::transport::Endpoint::from_shared(format!("http://{}", referee.addr))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap(),
+    );
+    let created = t
+        .create_tournament(pb::CreateTournamentRequest {
+            spec: Some(pb::TournamentSpec {
+                name: "at rest".into(),
+                rules: Some(pb::GameRules {
+                    game: Some(pb::game_rules::Game::Dots(dpb::RuleOptions {
+                        width: 8,
+                        height: 8,
+                        ..Default::default()
+                    })),
+                }),
+                format: pb::TournamentFormat::RoundRobin as i32,
+                games_per_pairing: 1,
+                time_control: Some(pb::TimeControl {
+                    mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
+                        move_ms: 600_000,
+                    })),
+                    first_move_deadline_ms: None,
+                }),
+                ..Default::default()
+            }),
+            entrants: vec!["a".into(), "b".into()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let tournament_id = created.tournament.unwrap().tournament_id;
+    t.start_tournament(pb::StartTournamentRequest {
+        tournament_id: tournament_id.clone(),
+    })
+    .await
+    .unwrap();
+    let key = created.keys[0].entrant_key.clone();
+    secrets.extend(created.keys.iter().map(|k| k.entrant_key.clone()));
+    let mut stream = t
+        .connect_entrant(pb::ConnectEntrantRequest {
+            entrant_key: key.clone(),
+            tournament_id: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Some(pb::connect_entrant_response::Event::Game(assigned)) = first.event else {
+        panic!("a game first");
+    };
+    drop(stream);
+    secrets.push(assigned.seat_token.clone());
+    let tables = dump(&url).await;
+    assert!(tables.contains(&dots_id), "the game is stored");
+    assert!(tables.contains(&tournament_id), "the tournament is stored");
+    assert!(!tables.contains(&seed), "the seed is stored in the clear");
+    for s in &secrets {
+        assert!(
+            !tables.contains(s.as_str()),
+            "a token or key is stored: {s}"
+        );
+    }
+    // A restart on the same secret: the same deck, the same seat.
+    referee.kill();
+    let referee = start().await;
+    let mut c = referee.client().await;
+    let game = c
+        .get_game(pb::GetGameRequest {
+            game_id: dots_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let seed_bytes: Vec<u8> = (0..32)
+        .map(|i| u8::from_str_radix(&seed[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    assert_eq!(
+        game.setup.unwrap().commitment,
+        hex(&sha2::Sha256::digest(&seed_bytes))
+    );
+    c.resign(pb::ResignRequest {
+        game_id: dots_id.clone(),
+        token: dots.seats[0].token.clone(),
+    })
+    .await
+    .unwrap();
+    let over = c
+        .get_game(pb::GetGameRequest {
+            game_id: dots_id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(over.setup.unwrap().seed, seed, "revealed at the end");
+    let mut t = TournamentServiceClient::new(
+        tonic::transport::Endpoint::from_shared(format!("http://{}", referee.addr))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap(),
+    );
+    let mut stream = t
+        .connect_entrant(pb::ConnectEntrantRequest {
+            entrant_key: key,
+            tournament_id: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let again = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Some(pb::connect_entrant_response::Event::Game(again)) = again.event else {
+        panic!("the game in progress first");
+    };
+    assert_eq!(
+        (again.game_id, again.seat_token),
+        (assigned.game_id, assigned.seat_token)
+    );
+    drop(stream);
+    referee.kill();
+    // Another secret file: the start stops, saying why.
+    let other = dir.join("other.secret");
+    let log = spawn_with(&url, &["--secret-file", other.to_str().unwrap()])
+        .map(|_| ())
+        .expect_err("started with another secret");
+    assert!(log.contains("does not match the database"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -33,6 +33,9 @@ use tonic_types::StatusExt as _;
 
 type Tournaments = TournamentServiceClient<Channel>;
 
+#[path = "tournament_service/at_rest.rs"]
+mod at_rest;
+
 /// Dots on a small board: quick games for the built-in bots.
 fn dots_rules() -> pb::GameRules {
     pb::GameRules {

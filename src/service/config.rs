@@ -155,6 +155,12 @@ pub struct ServeArgs {
     /// Directory of the SQLite database (created if missing).
     #[arg(long, env = "PUNCT_REFEREE_DATA_DIR", default_value = "data")]
     pub data_dir: std::path::PathBuf,
+    /// The server secret file (64 hex digits) that seals the decks of games
+    /// in progress at rest; created, owner-only, when missing. Back it up
+    /// with the database; every replica of a cluster needs the same file.
+    /// Default: `referee.secret` in the data directory.
+    #[arg(long, env = "PUNCT_REFEREE_SECRET_FILE", value_name = "FILE")]
+    pub secret_file: Option<std::path::PathBuf>,
     /// How hard each commit is synced: `full` (survives power loss),
     /// `normal` (survives a crash of the service) or `off`.
     #[arg(long, env = "PUNCT_REFEREE_SYNC", value_enum, default_value_t = SyncMode::Normal)]
@@ -312,6 +318,13 @@ impl ServeArgs {
                 _ => None,
             },
             keys_file: self.keys.clone(),
+            secret_file: match self.storage {
+                StorageKind::Memory => None,
+                _ => Some(self.secret_file.clone().unwrap_or_else(|| {
+                    self.data_dir
+                        .join(crate::service::storage::secret::SECRET_FILE)
+                })),
+            },
             quotas: QuotaOptions {
                 calls_per_second: self.client_calls_per_second,
                 burst: self.client_burst,
@@ -428,6 +441,28 @@ mod tests {
             Some(Duration::from_secs(2_592_000))
         );
         assert!(Cli::try_parse_from(["x", "--retain-finished", "30"]).is_err());
+    }
+
+    #[test]
+    fn the_secret_file_defaults_to_the_data_directory_for_either_database() {
+        let secret = |args: &[&str]| {
+            let mut all = vec!["x"];
+            all.extend(args);
+            Cli::try_parse_from(all)
+                .unwrap()
+                .serve
+                .options()
+                .secret_file
+        };
+        let in_data = std::path::Path::new("d").join("referee.secret");
+        assert_eq!(secret(&["--data-dir", "d"]), Some(in_data.clone()));
+        let pg = ["--storage", "postgres", "--database-url", "postgres://h/d"];
+        let mut args = pg.to_vec();
+        args.extend(["--data-dir", "d"]);
+        assert_eq!(secret(&args), Some(in_data));
+        args.extend(["--secret-file", "/run/s/key"]);
+        assert_eq!(secret(&args), Some("/run/s/key".into()));
+        assert_eq!(secret(&["--storage", "memory"]), None);
     }
 
     #[test]

@@ -93,6 +93,12 @@ pub struct ServerOptions {
     pub max_watch_streams: usize,
     /// Where sessions are kept durably.
     pub storage: StorageConfig,
+    /// The server secret file (docs/STORAGE.md, "The server secret"),
+    /// created at the first start when missing. `None`: with SQLite, the
+    /// file `referee.secret` of the data directory; with PostgreSQL, a
+    /// random secret of this process (for tests: the command line always
+    /// gives a file); unused with `--storage memory`.
+    pub secret_file: Option<std::path::PathBuf>,
     /// How long finished games stay in durable storage after they end
     /// (`None`: for ever); older ones are pruned in the background.
     pub retain_finished: Option<Duration>,
@@ -149,6 +155,7 @@ impl Default for ServerOptions {
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
             max_watch_streams: crate::service::grpc::service::DEFAULT_MAX_WATCH_STREAMS,
             storage: StorageConfig::Memory,
+            secret_file: None,
             retain_finished: None,
             tls: None,
             keys_file: None,
@@ -436,10 +443,24 @@ fn open_store(
 ) -> Result<(Arc<SessionStore>, Option<Arc<PostgresStorage>>), ServeError> {
     let (storage, postgres): (Arc<dyn Storage>, _) = match &options.storage {
         StorageConfig::Postgres(o) => {
-            let pg =
-                Arc::new(PostgresStorage::open(o).map_err(|e| ServeError::Storage(e.to_string()))?);
+            let secret = match &options.secret_file {
+                Some(file) => storage::ServerSecret::load_or_create(file)
+                    .map_err(|e| ServeError::Storage(e.to_string()))?,
+                None => storage::ServerSecret::ephemeral().clone(),
+            };
+            let pg = Arc::new(
+                PostgresStorage::open_with_secret(o, secret)
+                    .map_err(|e| ServeError::Storage(e.to_string()))?,
+            );
             (pg.clone(), Some(pg))
         }
+        StorageConfig::Sqlite(o) => (
+            Arc::new(
+                SqliteStorage::open_with_secret(o, options.secret_file.as_deref())
+                    .map_err(|e| ServeError::Storage(e.to_string()))?,
+            ),
+            None,
+        ),
         other => (
             other
                 .open()

@@ -387,6 +387,22 @@ impl SessionStore {
         time_control: TimeControl,
         seed: Option<[u8; 32]>,
     ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
+        self.create_seated(rules, labels, time_control, seed, &|_, _| Token::random())
+            .await
+    }
+
+    /// [`SessionStore::create_timed`] with the seat tokens `tokens` makes
+    /// from the new game's id and each seat's index: how a tournament
+    /// derives its seats' tokens from the server secret, so that it can
+    /// hand them out again without storing them.
+    pub async fn create_seated(
+        &self,
+        rules: GameRules,
+        labels: BTreeMap<String, String>,
+        time_control: TimeControl,
+        seed: Option<[u8; 32]>,
+        tokens: &(dyn Fn(&GameId, usize) -> Token + Sync),
+    ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
         check_labels(&labels)?;
         time_control.check()?;
         let setup = new_setup(&rules, seed)?;
@@ -395,7 +411,7 @@ impl SessionStore {
             moves: Vec::new(),
             tags: Vec::new(),
         };
-        self.insert(replayed, labels, time_control).await
+        self.insert(replayed, labels, time_control, tokens).await
     }
 
     /// Creates a game from a record, replayed and checked move by move. The
@@ -413,7 +429,10 @@ impl SessionStore {
         let mut all: BTreeMap<String, String> = replayed.tags.iter().cloned().collect();
         all.extend(labels);
         check_labels(&all)?;
-        self.insert(replayed, all, TimeControl::default()).await
+        self.insert(replayed, all, TimeControl::default(), &|_, _| {
+            Token::random()
+        })
+        .await
     }
 
     /// Stores, then holds, a new session. The game is stored before its
@@ -423,11 +442,12 @@ impl SessionStore {
         replayed: Replayed,
         labels: BTreeMap<String, String>,
         time_control: TimeControl,
+        tokens: &(dyn Fn(&GameId, usize) -> Token + Sync),
     ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
         let reservation = self.reserve()?;
         let seats = replayed.game.seat_names().len();
-        let tokens: Vec<Token> = (0..seats).map(|_| Token::random()).collect();
         let id = GameId::random();
+        let tokens: Vec<Token> = (0..seats).map(|seat| tokens(&id, seat)).collect();
         let created_at = std::time::SystemTime::now();
         let write = self.create_write(&id, &replayed, &labels, &tokens, time_control, created_at);
         let session = Arc::new(Session::new(

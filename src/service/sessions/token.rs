@@ -16,6 +16,12 @@ impl Token {
         Token(rand::random())
     }
 
+    /// The token of these bytes (a token derived from the server secret,
+    /// [`crate::service::storage::ServerSecret::seat_token`]).
+    pub fn from_bytes(bytes: [u8; 16]) -> Token {
+        Token(bytes)
+    }
+
     /// Reads 32 hex digits (either case); `None` if it is not a token.
     pub fn parse(text: &str) -> Option<Token> {
         let bytes = text.as_bytes();

@@ -970,7 +970,7 @@ async fn a_version_2_database_gains_the_tournaments_table() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, sqlite::SCHEMA_VERSION);
     drop(conn);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -1381,4 +1381,271 @@ async fn postgres_lists_games_in_progress_and_finished_in_one_order() {
     let memory = MemoryStorage::new();
     assert!(!memory.shared());
     assert!(memory.list_games(&query, Some(false)).unwrap().is_empty());
+}
+
+/// Whether `needle` occurs in `haystack`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A seed no test writes twice.
+fn random_seed() -> [u8; 32] {
+    rand::random()
+}
+
+/// Sealing, whatever the backend: a seeded game reads back with its seed,
+/// while `dump` (every byte the backend keeps at rest) holds the seed
+/// neither raw nor in hex, in progress or finished.
+async fn sealing_suite(storage: &dyn Storage, dump: impl Fn() -> Vec<u8>) -> Vec<[u8; 32]> {
+    let seeds = [random_seed(), random_seed()];
+    for (i, seed) in seeds.iter().enumerate() {
+        let id = format!("sealed{i}");
+        let row = GameRow {
+            setup: Some(Setup {
+                seed: *seed,
+                supplied: false,
+            }),
+            ..seeded(&id)
+        };
+        let ending = (i == 1).then(|| end(&id, 0));
+        storage
+            .write(Write::Create(row, vec![], ending))
+            .await
+            .unwrap();
+    }
+    let recovered = storage.recover().unwrap();
+    let live = recovered.iter().find(|g| g.game.id == "sealed0").unwrap();
+    assert_eq!(live.game.setup.map(|s| s.seed), Some(seeds[0]));
+    let done = storage.load("sealed1").unwrap().unwrap();
+    assert_eq!(done.game.setup.map(|s| s.seed), Some(seeds[1]));
+    let bytes = dump();
+    assert!(!bytes.is_empty());
+    for seed in &seeds {
+        assert!(!contains(&bytes, seed), "a raw seed is stored");
+        let hex = crate::games::hex(seed);
+        assert!(!contains(&bytes, hex.as_bytes()), "a hex seed is stored");
+        assert!(
+            !contains(&bytes, hex.to_ascii_uppercase().as_bytes()),
+            "a hex seed is stored"
+        );
+    }
+    seeds.to_vec()
+}
+
+/// Every file of `dir` but the secret file, concatenated.
+fn files_of(dir: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().is_some_and(|n| n == secret::SECRET_FILE) || !path.is_file() {
+            continue;
+        }
+        out.extend(std::fs::read(&path).unwrap());
+    }
+    out
+}
+
+#[tokio::test]
+async fn sqlite_seals_seeds_and_refuses_another_secret() {
+    let dir = tempdir();
+    let options = SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Normal,
+        max_bytes: None,
+    };
+    let s = SqliteStorage::open(&options).unwrap();
+    let seeds = sealing_suite(&s, || files_of(&dir)).await;
+    drop(s);
+    assert!(!contains(
+        &files_of(&dir),
+        &crate::games::hex(&seeds[0]).into_bytes()
+    ));
+    // Another secret file: refused, with the reason.
+    let other = dir.join("other.secret");
+    let e = SqliteStorage::open_with_secret(&options, Some(&other)).unwrap_err();
+    assert!(e.0.contains("does not match the database"), "{e}");
+    assert!(e.0.contains("--secret-file"), "{e}");
+    // The right one (the data directory's): the seeds come back.
+    let again = SqliteStorage::open(&options).unwrap();
+    let games = again.recover().unwrap();
+    assert_eq!(games[0].game.setup.map(|s| s.seed), Some(seeds[0]));
+    drop(again);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once() {
+    let dir = tempdir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let seed = random_seed();
+    let token = crate::service::sessions::Token::random().to_string();
+    let document = format!(
+        r#"{{"id":"t1","games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
+    );
+    {
+        let conn = rusqlite::Connection::open(dir.join(sqlite::DB_FILE)).unwrap();
+        conn.execute_batch(sqlite::SCHEMA_2_FOR_TESTS).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE tournaments (id TEXT PRIMARY KEY, status TEXT NOT NULL,
+                document TEXT NOT NULL, created_at_ms INTEGER NOT NULL,
+                updated_at_ms INTEGER NOT NULL);
+             PRAGMA user_version = 3;",
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO games (id, game, variant, options, clock_mode, labels, status, ply,
+                created_at_ms, updated_at_ms, seed)
+             VALUES ('g', 'punct', 'standard', 'game: punct', 'none', '{}', 'in_progress', 0,
+                1, 1, ?1)",
+            [crate::games::hex(&seed)],
+        )
+        .unwrap();
+        let hash = "ab".repeat(32);
+        conn.execute(
+            "INSERT INTO seats VALUES ('g', 1, 'white', ?1), ('g', 2, 'black', ?1)",
+            [&hash],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO tournaments VALUES ('t1', 'running', ?1, 1, 1)",
+            [&document],
+        )
+        .unwrap();
+    }
+    assert!(contains(&files_of(&dir), token.as_bytes()));
+    let options = SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Normal,
+        max_bytes: None,
+    };
+    for _ in 0..2 {
+        // Twice: the second start finds it sealed and seals nothing again.
+        let s = SqliteStorage::open(&options).unwrap();
+        let games = s.recover().unwrap();
+        assert_eq!(games[0].game.setup.map(|s| s.seed), Some(seed));
+        let stored = s.tournaments().unwrap().remove(0).document;
+        let v: serde_json::Value = serde_json::from_str(&stored).unwrap();
+        let sealed = v["games"][0]["state"]["sealed_tokens"][0].as_str().unwrap();
+        let back = s
+            .secret()
+            .seal_token("t1", "g", 0, &secret::parse_token(sealed).unwrap());
+        assert_eq!(crate::games::hex(&back), token);
+        drop(s);
+        let bytes = files_of(&dir);
+        assert!(!contains(&bytes, token.as_bytes()), "a plain token is left");
+        assert!(!contains(&bytes, crate::games::hex(&seed).as_bytes()));
+        assert!(!contains(&bytes, &seed));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Every row of the PostgreSQL tables that hold games and tournaments, as
+/// text (bytes in hex, as `pg_dump` writes them).
+async fn pg_dump(url: &str) -> Vec<u8> {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let mut out = Vec::new();
+    for table in ["games", "seats", "moves", "tournaments", "referee_secret"] {
+        // (A table an older version had not made yet is skipped.)
+        let rows = client
+            .query(&format!("SELECT t::text FROM {table} t"), &[])
+            .await
+            .unwrap_or_default();
+        for row in rows {
+            out.extend(row.get::<_, String>(0).into_bytes());
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    let dumped = {
+        let url = url.clone();
+        move || {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap()
+                    .block_on(pg_dump(&url))
+            })
+            .join()
+            .unwrap()
+        }
+    };
+    let seeds = sealing_suite(&s, &dumped).await;
+    drop(s);
+    // Another secret: refused, with the reason.
+    let options = pg_options(&url);
+    let e = tokio::task::spawn_blocking(move || {
+        postgres::PostgresStorage::open_with_secret(&options, ServerSecret::random())
+    })
+    .await
+    .unwrap()
+    .unwrap_err();
+    assert!(e.0.contains("does not match the database"), "{e}");
+    // The database as a version 4 wrote it: plain seeds, plain tokens in
+    // a tournament document, no key check.
+    let token = crate::service::sessions::Token::random().to_string();
+    {
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .batch_execute("DROP TABLE referee_secret; UPDATE referee_schema SET version = 4;")
+            .await
+            .unwrap();
+        client
+            .execute(
+                "UPDATE games SET seed = $1 WHERE id = 'sealed0'",
+                &[&seeds[0].to_vec()],
+            )
+            .await
+            .unwrap();
+        let document = format!(
+            r#"{{"id":"t1","games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
+        );
+        client
+            .execute(
+                "INSERT INTO tournaments (id, status, document, created_at_ms, updated_at_ms)
+                 VALUES ('t1', 'running', $1, 1, 1)",
+                &[&document],
+            )
+            .await
+            .unwrap();
+    }
+    assert!(contains(&pg_dump(&url).await, token.as_bytes()));
+    let secret = ServerSecret::random();
+    let options = pg_options(&url);
+    let with = secret.clone();
+    let s = tokio::task::spawn_blocking(move || {
+        postgres::PostgresStorage::open_with_secret(&options, with)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    let s = std::sync::Arc::new(s);
+    let reader = s.clone();
+    let game = tokio::task::spawn_blocking(move || reader.load("sealed0"))
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(game.game.setup.map(|s| s.seed), Some(seeds[0]));
+    drop(s);
+    let bytes = pg_dump(&url).await;
+    assert!(!contains(&bytes, token.as_bytes()), "a plain token is left");
+    assert!(!contains(&bytes, crate::games::hex(&seeds[0]).as_bytes()));
+    assert!(contains(&bytes, secret.check_value().as_bytes()));
 }

@@ -19,6 +19,7 @@
 
 pub mod memory;
 pub mod postgres;
+pub mod secret;
 pub mod sqlite;
 
 use std::collections::BTreeMap;
@@ -28,6 +29,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::sync::oneshot;
+
+pub use self::secret::ServerSecret;
 
 use crate::games::{Seat, SeatSet, Setup};
 
@@ -293,6 +296,14 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// Whether writes survive a restart (false for [`Volatile`]).
     fn durable(&self) -> bool;
+
+    /// The server secret: what seeds are sealed with at rest and
+    /// tournament seat tokens are derived from (see [`secret`]). A store
+    /// that keeps nothing at rest uses the process's
+    /// [`ServerSecret::ephemeral`].
+    fn secret(&self) -> &ServerSecret {
+        ServerSecret::ephemeral()
+    }
 
     /// Whether every write succeeds at once and is forgotten (true for
     /// [`Volatile`] alone): a session then applies a change without

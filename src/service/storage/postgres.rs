@@ -29,14 +29,14 @@ use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
 
 use super::{
-    ArchiveQuery, ClockRow, Commit, EndRow, GameRow, MoveRow, SeatRow, Storage, StorageError,
-    StoredGame, Write, scores_of_text, scores_text, seats_of_text, seats_text,
+    ArchiveQuery, ClockRow, Commit, EndRow, GameRow, MoveRow, SeatRow, ServerSecret, Storage,
+    StorageError, StoredGame, Write, scores_of_text, scores_text, seats_of_text, seats_text,
 };
 use crate::games::{Seat, SeatSet, Setup};
 use crate::service::telemetry;
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').
@@ -56,7 +56,18 @@ const SCHEMA_LOCK: i64 = 0x7075_6e63_7472_6566; // "punctref"
 /// `v` to `v + 1` (version 0 is an empty database). Each runs in the
 /// transaction that records the new version, so a failed one changes
 /// nothing.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
+    [SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5];
+
+/// Version 5: the server secret's key check value (docs/STORAGE.md, "The
+/// server secret"). The same transaction seals every stored seed and the
+/// seat tokens of tournament documents ([`secure`]).
+const SCHEMA_5: &str = r#"
+CREATE TABLE referee_secret (
+    singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
+    key_check TEXT NOT NULL
+);
+"#;
 
 /// Version 4: a tournament has one owner replica at a time, like a game
 /// (docs/TOURNAMENTS.md, "In a cluster"): `owner`, `epoch` and
@@ -282,6 +293,8 @@ pub(crate) struct Node {
     /// lost): their copies are to be read again from the database before
     /// they are served ([`PostgresStorage::take_uncertain`]).
     uncertain: Mutex<std::collections::HashSet<String>>,
+    /// What seeds are sealed with (docs/STORAGE.md, "The server secret").
+    secret: ServerSecret,
 }
 
 impl Node {
@@ -408,7 +421,22 @@ impl PostgresStorage {
     /// lock, whoever else starts at the same time) and starts the writers.
     /// Fails with a readable message when the URL is wrong, the database
     /// cannot be reached or its schema is newer than this binary's.
+    ///
+    /// Seeds are sealed with the process's [`ServerSecret::ephemeral`]:
+    /// for tests and tools; a server gives its secret
+    /// ([`PostgresStorage::open_with_secret`]).
     pub fn open(options: &PostgresOptions) -> Result<PostgresStorage, StorageError> {
+        PostgresStorage::open_with_secret(options, ServerSecret::ephemeral().clone())
+    }
+
+    /// [`PostgresStorage::open`] with the server secret `secret`: a
+    /// database written with another secret is refused, with a message
+    /// that says so; one written before there was a secret is sealed with
+    /// it (in the migration's transaction).
+    pub fn open_with_secret(
+        options: &PostgresOptions,
+        secret: ServerSecret,
+    ) -> Result<PostgresStorage, StorageError> {
         let mut config = options.config()?;
         let listen_config = config.clone();
         // A transaction of this replica left open (the process paused or
@@ -439,6 +467,7 @@ impl PostgresStorage {
             leases: Mutex::new(HashMap::new()),
             valid_until: Mutex::new(None),
             uncertain: Mutex::new(std::collections::HashSet::new()),
+            secret,
         });
         let writer_node = node.clone();
         let (ready_tx, ready_rx) = std_mpsc::channel();
@@ -458,7 +487,12 @@ impl PostgresStorage {
                         return;
                     }
                 };
-                let pool = match runtime.block_on(connect(config, pool_size, &where_)) {
+                let pool = match runtime.block_on(connect(
+                    config,
+                    pool_size,
+                    &where_,
+                    &writer_node.secret,
+                )) {
                     Ok(pool) => pool,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -533,9 +567,10 @@ impl PostgresStorage {
     /// The game `id` as stored (see [`Storage::load`]), for async callers.
     pub async fn load_game(&self, id: &str) -> Result<Option<StoredGame>, StorageError> {
         let id = id.to_string();
-        self.run(|pool, target, _| async move {
+        self.run(|pool, target, node| async move {
             let client = get(&pool, &target).await?;
-            let mut games = read_games(&client, "WHERE id = $1", &[&id], &target).await?;
+            let mut games =
+                read_games(&client, &node.secret, "WHERE id = $1", &[&id], &target).await?;
             Ok(games.pop())
         })
         .await
@@ -731,7 +766,8 @@ impl PostgresStorage {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&id);
-            let mut games = read_games(&client, "WHERE id = $1", &[&id], &target).await?;
+            let mut games =
+                read_games(&client, &node.secret, "WHERE id = $1", &[&id], &target).await?;
             let Some(game) = games.pop() else {
                 node.forget(&id);
                 return Ok(None);
@@ -1081,6 +1117,10 @@ impl Storage for PostgresStorage {
         true
     }
 
+    fn secret(&self) -> &ServerSecret {
+        &self.node.secret
+    }
+
     fn write(&self, write: Write) -> Commit {
         self.write_leased(write, None)
     }
@@ -1130,6 +1170,7 @@ impl Storage for PostgresStorage {
             }
             read_games(
                 &client,
+                &node.secret,
                 "WHERE id = ANY($1) ORDER BY created_at_ms, seq",
                 &[&ids],
                 &target,
@@ -1140,9 +1181,10 @@ impl Storage for PostgresStorage {
 
     fn load(&self, id: &str) -> Result<Option<StoredGame>, StorageError> {
         let id = id.to_string();
+        let secret = self.node.secret.clone();
         self.call(|pool, target| async move {
             let client = get(&pool, &target).await?;
-            let mut games = read_games(&client, "WHERE id = $1", &[&id], &target).await?;
+            let mut games = read_games(&client, &secret, "WHERE id = $1", &[&id], &target).await?;
             Ok(games.pop())
         })
     }
@@ -1155,10 +1197,12 @@ impl Storage for PostgresStorage {
         // `@>`: the game's labels hold every asked-for pair.
         let labels = serde_json::to_string(&query.labels)
             .map_err(|e| StorageError(format!("labels: {e}")))?;
+        let secret = self.node.secret.clone();
         self.call(|pool, target| async move {
             let client = get(&pool, &target).await?;
             read_games(
                 &client,
+                &secret,
                 "WHERE status = 'finished' AND (created_at_ms, id) > ($1, $2)
                     AND labels @> $4::text::jsonb
                  ORDER BY created_at_ms, id LIMIT $3",
@@ -1212,10 +1256,12 @@ impl Storage for PostgresStorage {
             Some(false) => vec!["in_progress"],
             None => vec!["in_progress", "finished"],
         };
+        let secret = self.node.secret.clone();
         self.call(|pool, target| async move {
             let client = get(&pool, &target).await?;
             read_games(
                 &client,
+                &secret,
                 "WHERE status = ANY($5) AND (created_at_ms, id) > ($1, $2)
                     AND labels @> $4::text::jsonb
                  ORDER BY created_at_ms, id LIMIT $3",
@@ -1352,6 +1398,7 @@ async fn connect(
     config: tokio_postgres::Config,
     pool_size: usize,
     target: &str,
+    secret: &ServerSecret,
 ) -> Result<Pool, StorageError> {
     let manager = Manager::from_config(
         config,
@@ -1372,14 +1419,18 @@ async fn connect(
         .build()
         .map_err(|e| StorageError(format!("postgres {target}: {e}")))?;
     let mut client = get(&pool, target).await?;
-    migrate(&mut client, target).await?;
+    migrate(&mut client, target, secret).await?;
     Ok(pool)
 }
 
 /// Brings the schema to [`SCHEMA_VERSION`] in one transaction, under an
 /// advisory lock: a second replica starting at the same time waits, then
 /// finds the schema done.
-async fn migrate(client: &mut deadpool_postgres::Object, target: &str) -> Result<(), StorageError> {
+async fn migrate(
+    client: &mut deadpool_postgres::Object,
+    target: &str,
+    secret: &ServerSecret,
+) -> Result<(), StorageError> {
     let err = |e| pg_error(target, e);
     let tx = client.transaction().await.map_err(err)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
@@ -1410,6 +1461,16 @@ async fn migrate(client: &mut deadpool_postgres::Object, target: &str) -> Result
             StorageError(format!("{text} (migrating the schema from version {from})"))
         })?;
     }
+    if version < 5 {
+        secure(&tx, target, secret).await?;
+    } else {
+        let stored: String = tx
+            .query_one("SELECT key_check FROM referee_secret", &[])
+            .await
+            .map_err(err)?
+            .get(0);
+        secret.verify(&stored, &format!("postgres {target}"))?;
+    }
     tx.execute(
         "INSERT INTO referee_schema (version) VALUES ($1)
          ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version",
@@ -1425,6 +1486,60 @@ async fn migrate(client: &mut deadpool_postgres::Object, target: &str) -> Result
             database = target,
             "postgres schema created or migrated"
         );
+    }
+    Ok(())
+}
+
+/// The step to version 5, in the migration's transaction: stores the key
+/// check value of `secret`, seals every stored seed with it and the seat
+/// tokens tournament documents held in the clear (docs/STORAGE.md).
+async fn secure(
+    tx: &Transaction<'_>,
+    target: &str,
+    secret: &ServerSecret,
+) -> Result<(), StorageError> {
+    let err = |e| pg_error(target, e);
+    tx.execute(
+        "INSERT INTO referee_secret (key_check) VALUES ($1)",
+        &[&secret.check_value()],
+    )
+    .await
+    .map_err(err)?;
+    let seeds = tx
+        .query("SELECT id, seed FROM games WHERE seed IS NOT NULL", &[])
+        .await
+        .map_err(err)?;
+    for row in &seeds {
+        let id: String = row.get(0);
+        let seed: Vec<u8> = row.get(1);
+        let seed: [u8; 32] = seed
+            .try_into()
+            .map_err(|_| bad_row(target, format!("game `{id}`: seed")))?;
+        tx.execute(
+            "UPDATE games SET seed = $2 WHERE id = $1",
+            &[&id, &secret.seal_seed(&id, &seed).to_vec()],
+        )
+        .await
+        .map_err(err)?;
+    }
+    let documents = tx
+        .query("SELECT id, document FROM tournaments", &[])
+        .await
+        .map_err(err)?;
+    for row in &documents {
+        let id: String = row.get(0);
+        let document: String = row.get(1);
+        let sealed = secret
+            .seal_document_tokens(&document)
+            .map_err(|e| bad_row(target, format!("tournament `{id}`: {e}")))?;
+        if let Some(sealed) = sealed {
+            tx.execute(
+                "UPDATE tournaments SET document = $2 WHERE id = $1",
+                &[&id, &sealed],
+            )
+            .await
+            .map_err(err)?;
+        }
     }
     Ok(())
 }
@@ -1976,7 +2091,10 @@ async fn apply(
                     &game.game,
                     &game.variant,
                     &game.options,
-                    &game.setup.map(|s| s.seed.to_vec()),
+                    // Sealed: the database alone reveals no deck.
+                    &game
+                        .setup
+                        .map(|s| node.secret.seal_seed(&game.id, &s.seed).to_vec()),
                     &game.setup.is_some_and(|s| s.supplied),
                     &game.clock.mode,
                     &nonzero(game.clock.initial_ms),
@@ -2298,6 +2416,7 @@ fn bad_row(target: &str, what: String) -> StorageError {
 /// one query each).
 async fn read_games(
     client: &tokio_postgres::Client,
+    secret: &ServerSecret,
     filter: &str,
     params: &[&(dyn ToSql + Sync)],
     target: &str,
@@ -2324,7 +2443,7 @@ async fn read_games(
         let setup = match r.get::<_, Option<Vec<u8>>>(4) {
             None => None,
             Some(bytes) => Some(Setup {
-                seed: bytes.try_into().map_err(|_| bad("seed"))?,
+                seed: secret.unseal_seed(&id, &bytes.try_into().map_err(|_| bad("seed"))?),
                 supplied: r.get(5),
             }),
         };

@@ -18,8 +18,8 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 use tokio::sync::oneshot;
 
 use super::{
-    ArchiveQuery, ClockRow, Commit, EndRow, GameRow, MoveRow, SeatRow, Storage, StorageError,
-    StoredGame, Write, scores_of_text, scores_text, seats_of_text, seats_text,
+    ArchiveQuery, ClockRow, Commit, EndRow, GameRow, MoveRow, SeatRow, ServerSecret, Storage,
+    StorageError, StoredGame, Write, scores_of_text, scores_text, seats_of_text, seats_text,
 };
 use crate::games::{Seat, Setup};
 use crate::service::telemetry;
@@ -29,7 +29,7 @@ pub const DB_FILE: &str = "referee.sqlite3";
 /// The lock file that keeps a second server off the same data directory.
 pub const LOCK_FILE: &str = "referee.lock";
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
 /// The writer's page cache, in KiB (2048 pages of 4 KiB). Every commit
@@ -106,6 +106,8 @@ pub struct SqliteStorage {
     sync: SyncMode,
     /// Transactions committed so far.
     commits: Arc<AtomicU64>,
+    /// What seeds are sealed with (docs/STORAGE.md, "The server secret").
+    secret: ServerSecret,
     /// Held while the storage lives: the directory's owner lock.
     _lock: File,
 }
@@ -115,7 +117,20 @@ impl SqliteStorage {
     /// starts the writer thread. Fails with a readable message when the
     /// directory cannot be written, another server holds it, or the file is
     /// not a sound database of this schema.
+    ///
+    /// The server secret is the file [`SECRET_FILE`](super::secret::SECRET_FILE)
+    /// of the directory, created at the first start.
     pub fn open(options: &SqliteOptions) -> Result<SqliteStorage, StorageError> {
+        SqliteStorage::open_with_secret(options, None)
+    }
+
+    /// [`SqliteStorage::open`] with the server secret read from (or created
+    /// at) `secret_file` when given, else from the data directory. A
+    /// database written with another secret is refused.
+    pub fn open_with_secret(
+        options: &SqliteOptions,
+        secret_file: Option<&Path>,
+    ) -> Result<SqliteStorage, StorageError> {
         let dir = &options.dir;
         fs::create_dir_all(dir).map_err(|e| {
             StorageError(format!(
@@ -142,10 +157,14 @@ impl SqliteStorage {
                 lock_path.display()
             ))
         })?;
+        let secret = match secret_file {
+            Some(file) => ServerSecret::load_or_create(file)?,
+            None => ServerSecret::load_or_create(&dir.join(super::secret::SECRET_FILE))?,
+        };
         let path = dir.join(DB_FILE);
-        let conn = writer_connection(&path, options)?;
-        let checkpoints = open_connection(&path, options)?;
-        let reader = open_connection(&path, options)?;
+        let conn = writer_connection(&path, options, &secret)?;
+        let checkpoints = open_connection(&path, options, &secret)?;
+        let reader = open_connection(&path, options, &secret)?;
         let (stop_checkpoints, stopped) = mpsc::channel::<()>();
         let restart = Arc::new(AtomicBool::new(false));
         let restart_asked = restart.clone();
@@ -156,9 +175,10 @@ impl SqliteStorage {
         let (tx, rx) = mpsc::channel::<Job>();
         let commits = Arc::new(AtomicU64::new(0));
         let counter = commits.clone();
+        let sealer = secret.clone();
         let writer = thread::Builder::new()
             .name("storage-writer".into())
-            .spawn(move || writer_loop(conn, rx, &counter, &restart))
+            .spawn(move || writer_loop(conn, rx, &counter, &restart, &sealer))
             .map_err(|e| StorageError(format!("cannot start the storage writer: {e}")))?;
         Ok(SqliteStorage {
             jobs: Mutex::new(Some(tx)),
@@ -168,6 +188,7 @@ impl SqliteStorage {
             path,
             sync: options.sync,
             commits,
+            secret,
             _lock: lock,
         })
     }
@@ -223,6 +244,10 @@ impl Storage for SqliteStorage {
         true
     }
 
+    fn secret(&self) -> &ServerSecret {
+        &self.secret
+    }
+
     fn write(&self, write: Write) -> Commit {
         let (tx, rx) = oneshot::channel();
         if !self.send(Job::Write(Box::new(write), tx)) {
@@ -242,8 +267,13 @@ impl Storage for SqliteStorage {
 
     fn load(&self, id: &str) -> Result<Option<StoredGame>, StorageError> {
         let conn = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        let mut games = read_games(&conn, "WHERE id = ?1", &[&id as &dyn rusqlite::ToSql])
-            .map_err(|e| sql_error(&self.path, e))?;
+        let mut games = read_games(
+            &conn,
+            &self.secret,
+            "WHERE id = ?1",
+            &[&id as &dyn rusqlite::ToSql],
+        )
+        .map_err(|e| sql_error(&self.path, e))?;
         Ok(games.pop())
     }
 
@@ -267,7 +297,7 @@ impl Storage for SqliteStorage {
         }
         filter.push_str(" ORDER BY created_at_ms, id LIMIT ?3");
         let conn = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        read_games(&conn, &filter, &params).map_err(|e| sql_error(&self.path, e))
+        read_games(&conn, &self.secret, &filter, &params).map_err(|e| sql_error(&self.path, e))
     }
 
     fn tournaments(&self) -> Result<Vec<super::TournamentRow>, StorageError> {
@@ -329,8 +359,12 @@ fn sql_error(path: &Path, e: rusqlite::Error) -> StorageError {
 
 /// The writer's connection: as [`open_connection`], with no checkpoints of
 /// its own and the smaller page cache of [`WRITER_CACHE_KIB`].
-fn writer_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, StorageError> {
-    let conn = open_connection(path, options)?;
+fn writer_connection(
+    path: &Path,
+    options: &SqliteOptions,
+    secret: &ServerSecret,
+) -> Result<Connection, StorageError> {
+    let conn = open_connection(path, options, secret)?;
     // The writer never checkpoints: a second connection copies the log
     // into the database in the background, so commits do not wait for it.
     // A log grown by a burst is cut back to 64 MiB when it restarts.
@@ -342,7 +376,11 @@ fn writer_connection(path: &Path, options: &SqliteOptions) -> Result<Connection,
     Ok(conn)
 }
 
-fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, StorageError> {
+fn open_connection(
+    path: &Path,
+    options: &SqliteOptions,
+    secret: &ServerSecret,
+) -> Result<Connection, StorageError> {
     let err = |e| sql_error(path, e);
     let conn = Connection::open_with_flags(
         path,
@@ -388,13 +426,26 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
         0 => {
             conn.execute_batch(SCHEMA).map_err(err)?;
             conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+            migrate_3_to_4(&conn, secret).map_err(err)?;
         }
         1 => {
             conn.execute_batch(MIGRATE_1_TO_2).map_err(err)?;
             conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+            migrate_3_to_4(&conn, secret).map_err(err)?;
         }
-        2 => conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?,
-        SCHEMA_VERSION => {}
+        2 => {
+            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+            migrate_3_to_4(&conn, secret).map_err(err)?;
+        }
+        3 => migrate_3_to_4(&conn, secret).map_err(err)?,
+        SCHEMA_VERSION => {
+            let stored: String = conn
+                .query_row("SELECT value FROM meta WHERE key = 'key_check'", [], |r| {
+                    r.get(0)
+                })
+                .map_err(err)?;
+            secret.verify(&stored, &path.display().to_string())?;
+        }
         v => {
             return Err(StorageError(format!(
                 "{}: schema version {v} is not the version {SCHEMA_VERSION} this binary reads",
@@ -522,6 +573,53 @@ PRAGMA user_version = 3;
 COMMIT;
 ";
 
+/// From version 3 to version 4, in one transaction: the `meta` table with
+/// the server secret's key check value, every stored seed sealed with the
+/// secret and the seat tokens of tournament documents sealed too (tokens
+/// of games were always stored as SHA-256). A failure changes nothing; a
+/// database at version 4 is never sealed twice.
+fn migrate_3_to_4(conn: &Connection, secret: &ServerSecret) -> rusqlite::Result<()> {
+    in_transaction(conn, |tx| {
+        tx.execute_batch(
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;",
+        )?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('key_check', ?1)",
+            [secret.check_value()],
+        )?;
+        let seeds: Vec<(String, String)> = tx
+            .prepare("SELECT id, seed FROM games WHERE seed IS NOT NULL")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, seed) in seeds {
+            let plain = unhex(&seed).ok_or_else(|| bad_row(format!("game `{id}`: bad seed")))?;
+            tx.execute(
+                "UPDATE games SET seed = ?2 WHERE id = ?1",
+                params![id, hex(&secret.seal_seed(&id, &plain))],
+            )?;
+        }
+        let documents: Vec<(String, String)> = tx
+            .prepare("SELECT id, document FROM tournaments")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, document) in documents {
+            let sealed = secret
+                .seal_document_tokens(&document)
+                .map_err(|e| bad_row(format!("tournament `{id}`: {e}")))?;
+            if let Some(sealed) = sealed {
+                tx.execute(
+                    "UPDATE tournaments SET document = ?2 WHERE id = ?1",
+                    params![id, sealed],
+                )?;
+            }
+        }
+        tx.execute_batch("PRAGMA user_version = 4;")
+    })?;
+    // The plain values are gone from the tables; their old pages may still
+    // be in the log and the free pages: write them over.
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+}
+
 /// Log frames (pages) past which the log is made to start over (see
 /// [`checkpoint_loop`]): 16 MiB with 4 KiB pages.
 const RESTART_LOG_FRAMES: i64 = 4096;
@@ -574,6 +672,7 @@ fn writer_loop(
     rx: mpsc::Receiver<Job>,
     commits: &AtomicU64,
     restart: &AtomicBool,
+    secret: &ServerSecret,
 ) {
     let path = conn.path().map(PathBuf::from).unwrap_or_default();
     while let Ok(first) = rx.recv() {
@@ -587,14 +686,31 @@ fn writer_loop(
                 Job::Write(w, reply) => writes.push((w, reply)),
                 Job::Recover(reply) => {
                     // Reads see every write queued before them.
-                    commit_batch(&mut conn, &path, std::mem::take(&mut writes), commits);
+                    commit_batch(
+                        &mut conn,
+                        &path,
+                        std::mem::take(&mut writes),
+                        commits,
+                        secret,
+                    );
                     let _ = reply.send(
-                        read_games(&conn, "WHERE status = 'in_progress' ORDER BY rowid", &[])
-                            .map_err(|e| sql_error(&path, e)),
+                        read_games(
+                            &conn,
+                            secret,
+                            "WHERE status = 'in_progress' ORDER BY rowid",
+                            &[],
+                        )
+                        .map_err(|e| sql_error(&path, e)),
                     );
                 }
                 Job::Prune(before, reply) => {
-                    commit_batch(&mut conn, &path, std::mem::take(&mut writes), commits);
+                    commit_batch(
+                        &mut conn,
+                        &path,
+                        std::mem::take(&mut writes),
+                        commits,
+                        secret,
+                    );
                     let _ =
                         reply.send(prune_batch(&mut conn, before).map_err(|e| sql_error(&path, e)));
                 }
@@ -603,7 +719,7 @@ fn writer_loop(
                 next = rx.try_recv().ok();
             }
         }
-        commit_batch(&mut conn, &path, writes, commits);
+        commit_batch(&mut conn, &path, writes, commits, secret);
     }
 }
 
@@ -616,6 +732,7 @@ fn commit_batch(
     path: &Path,
     writes: Vec<(Box<Write>, Reply)>,
     commits: &AtomicU64,
+    secret: &ServerSecret,
 ) {
     if writes.is_empty() {
         return;
@@ -625,7 +742,7 @@ fn commit_batch(
     let n = writes.len();
     let together = in_transaction(conn, |tx| {
         for (w, _) in &writes {
-            apply(tx, w)?;
+            apply(tx, w, secret)?;
         }
         Ok(())
     });
@@ -637,7 +754,7 @@ fn commit_batch(
         }
         Err(_) if n > 1 => {
             for (w, reply) in writes {
-                let alone = in_transaction(conn, |tx| apply(tx, &w));
+                let alone = in_transaction(conn, |tx| apply(tx, &w, secret));
                 let _ = reply.send(alone.map_err(|e| sql_error(path, e)));
             }
         }
@@ -679,7 +796,7 @@ fn no_such_game(id: &str) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(format!("no stored game `{id}` in progress").into())
 }
 
-fn apply(tx: &Connection, write: &Write) -> rusqlite::Result<()> {
+fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Result<()> {
     match write {
         Write::Tournament(row) => {
             let now = super::unix_ms(std::time::SystemTime::now());
@@ -712,7 +829,9 @@ fn apply(tx: &Connection, write: &Write) -> rusqlite::Result<()> {
                 game.game,
                 game.variant,
                 game.options,
-                game.setup.map(|s| hex(&s.seed)),
+                // Sealed: the database alone reveals no deck.
+                game.setup
+                    .map(|s| hex(&secret.seal_seed(&game.id, &s.seed))),
                 game.setup.is_some_and(|s| s.supplied),
                 game.clock.mode,
                 nonzero(game.clock.initial_ms),
@@ -879,6 +998,7 @@ fn prune_batch(conn: &mut Connection, before: i64) -> rusqlite::Result<u64> {
 /// with their seats, moves and ends.
 fn read_games(
     conn: &Connection,
+    secret: &ServerSecret,
     filter: &str,
     params: &[&dyn rusqlite::ToSql],
 ) -> rusqlite::Result<Vec<StoredGame>> {
@@ -894,7 +1014,10 @@ fn read_games(
         let setup = match r.get::<_, Option<String>>(4)? {
             None => None,
             Some(text) => Some(Setup {
-                seed: unhex(&text).ok_or_else(|| bad_row(format!("game `{id}`: bad seed")))?,
+                seed: secret.unseal_seed(
+                    &id,
+                    &unhex(&text).ok_or_else(|| bad_row(format!("game `{id}`: bad seed")))?,
+                ),
                 supplied: r.get(5)?,
             }),
         };
@@ -1060,8 +1183,9 @@ mod tests {
             conn.query_row("PRAGMA cache_size", [], |r| r.get(0))
                 .unwrap()
         };
-        let reader = open_connection(&path, &options).unwrap();
-        let writer = writer_connection(&path, &options).unwrap();
+        let secret = ServerSecret::random();
+        let reader = open_connection(&path, &options, &secret).unwrap();
+        let writer = writer_connection(&path, &options, &secret).unwrap();
         assert_eq!(cache(&reader), -i64::from(CACHE_KIB));
         assert_eq!(cache(&writer), -i64::from(WRITER_CACHE_KIB));
         let autocheckpoint: i64 = writer

@@ -45,7 +45,7 @@ use self::record::{Doc, GameDoc, GameState, Status};
 use self::schedule::{Format, Meeting};
 use crate::games::{Catalog, GameRules, MoveDetail, MoveInput, Setup};
 use crate::service::sessions::{GameId, SessionStore, TimeControl, Token, TokenHash};
-use crate::service::storage::{self, Commit, TournamentRow, Write};
+use crate::service::storage::{self, Commit, ServerSecret, TournamentRow, Write};
 
 /// Most tournaments a server holds open (registering or running) at once;
 /// ended ones stay readable and do not count.
@@ -1067,8 +1067,9 @@ impl Tournaments {
                     ),
                 ));
             }
+            let secret = self.sessions.storage().secret();
             for g in &t.doc.games {
-                if let Some(a) = assignment_of(&t.doc, g, entrant) {
+                if let Some(a) = assignment_of(secret, &t.doc, g, entrant) {
                     let _ = tx.send(Push::Game(a));
                 }
             }
@@ -1120,18 +1121,28 @@ impl Tournaments {
 
 /// The assignment of `entrant` in game `g`, if it plays it and it is in
 /// progress.
-fn assignment_of(doc: &Doc, g: &GameDoc, entrant: usize) -> Option<Assignment> {
-    let GameState::Playing { game_id, tokens } = &g.state else {
+fn assignment_of(
+    secret: &ServerSecret,
+    doc: &Doc,
+    g: &GameDoc,
+    entrant: usize,
+) -> Option<Assignment> {
+    let GameState::Playing {
+        game_id,
+        sealed_tokens,
+    } = &g.state
+    else {
         return None;
     };
     let seat = g.seats.iter().position(|&e| e == entrant)?;
+    let token = seat_token(secret, &doc.id, game_id, sealed_tokens, seat)?;
     Some(Assignment {
         tournament_id: doc.id.clone(),
         number: g.number,
         round: g.round,
         game_id: game_id.clone(),
         seat,
-        token: tokens.get(seat)?.clone(),
+        token: token.to_string(),
         seat_entrants: g
             .seats
             .iter()
@@ -1172,10 +1183,11 @@ fn view_of(t: &Tournament) -> TournamentView {
         .sprt
         .map(|s| s.state(&t.doc.sprt_samples(pentanomial)));
     let mut doc = t.doc.clone();
-    // Seat tokens are secrets of the seats: never in a view.
+    // Seat tokens are secrets of the seats: never in a view, not even
+    // sealed.
     for g in &mut doc.games {
-        if let GameState::Playing { tokens, .. } = &mut g.state {
-            tokens.clear();
+        if let GameState::Playing { sealed_tokens, .. } = &mut g.state {
+            sealed_tokens.clear();
         }
     }
     TournamentView {
@@ -1188,6 +1200,32 @@ fn view_of(t: &Tournament) -> TournamentView {
         sprt,
         pentanomial,
     }
+}
+
+/// The token of seat `seat` (0-based) of tournament `tournament_id`'s game
+/// `game_id`: unsealed from `sealed` when an older version stored it (see
+/// [`GameState::Playing`]), else derived from the server secret.
+pub(crate) fn seat_token(
+    secret: &ServerSecret,
+    tournament_id: &str,
+    game_id: &str,
+    sealed: &[String],
+    seat: usize,
+) -> Option<Token> {
+    if sealed.is_empty() {
+        return Some(Token::from_bytes(secret.seat_token(
+            tournament_id,
+            game_id,
+            seat,
+        )));
+    }
+    let bytes = storage::secret::parse_token(sealed.get(seat)?)?;
+    Some(Token::from_bytes(secret.seal_token(
+        tournament_id,
+        game_id,
+        seat,
+        &bytes,
+    )))
 }
 
 /// A tournament id: like a game id, ordered by creation.

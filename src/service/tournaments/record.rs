@@ -3,10 +3,12 @@
 //! back at start (docs/TOURNAMENTS.md, "Durability"). It holds the spec
 //! (the rules as the game's record header, like a stored game), the
 //! entrants (their keys only as SHA-256), the schedule with each game's
-//! state and result, and the seat tokens of the games in progress — so that
-//! an entrant reconnecting after a restart gets its seats again. Those
-//! tokens are secrets: they leave the document only on their entrant's
-//! stream and are dropped once the game ends.
+//! state and result. It holds no seat token: the tokens of a tournament's
+//! games are derived from the server secret, the tournament and the game
+//! (`ServerSecret::seat_token`), so an entrant reconnecting after a restart,
+//! or to another replica, gets its seats again while the database alone
+//! gives nobody a seat. (Documents of older versions held them in the
+//! clear; the migration sealed those with the server secret.)
 //!
 //! The checks of a new tournament live here too ([`checked_doc`]), next to
 //! the fields they fill.
@@ -128,12 +130,16 @@ pub struct EntrantDoc {
 pub enum GameState {
     /// Not created yet.
     Pending,
-    /// Created: its id and its seats' tokens.
+    /// Created: its id.
     Playing {
         /// The game id.
         game_id: String,
-        /// The seat tokens, seat order (secret; cleared in views).
-        tokens: Vec<String>,
+        /// Seat tokens an older version stored in the clear, sealed with
+        /// the server secret by the migration (hex, seat order; cleared in
+        /// views). Empty for the games started since: their tokens are
+        /// derived from the server secret.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        sealed_tokens: Vec<String>,
     },
     /// Over.
     Done {

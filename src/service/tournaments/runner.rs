@@ -223,7 +223,22 @@ async fn start_game(
             });
         (t.rules.clone(), t.time_control, labels, opening, seed)
     };
-    let created = ts.sessions.create_timed(rules, labels, tc, seed).await;
+    let tournament_id = entry.lock().doc.id.clone();
+    // The seats' tokens are derived from the server secret: the document
+    // stores none, and an entrant reconnecting later (after a restart, on
+    // another replica) gets them again.
+    let secret = ts.sessions.storage().secret();
+    let seat_token = |id: &crate::service::sessions::GameId, seat: usize| {
+        crate::service::sessions::Token::from_bytes(secret.seat_token(
+            &tournament_id,
+            &id.to_string(),
+            seat,
+        ))
+    };
+    let created = ts
+        .sessions
+        .create_seated(rules, labels, tc, seed, &seat_token)
+        .await;
     let (session, tokens) = match created {
         Ok(created) => created,
         Err(e) => {
@@ -232,7 +247,6 @@ async fn start_game(
         }
     };
     let tokens: Vec<String> = tokens.iter().map(ToString::to_string).collect();
-    let session_tokens = tokens.clone();
     for detail in opening.iter().flatten() {
         let view = session.view(false);
         let Some(seat) = view.to_move else { break };
@@ -254,13 +268,13 @@ async fn start_game(
         let g = &mut t.doc.games[i];
         g.state = GameState::Playing {
             game_id: game_id.clone(),
-            tokens,
+            sealed_tokens: Vec::new(),
         };
         let (number, seats) = (g.number, g.seats.clone());
         let g = t.doc.games[i].clone();
         for &e in &seats {
             if let (Some(a), Some(Some((_, stream)))) =
-                (assignment_of(&t.doc, &g, e), t.streams.get(e))
+                (assignment_of(secret, &t.doc, &g, e), t.streams.get(e))
             {
                 let _ = stream.send(Push::Game(a));
             }
@@ -271,7 +285,7 @@ async fn start_game(
     if !stored(ts, entry, commit.await) {
         // Another replica runs the tournament now, without this game: it
         // is called off (nobody may play it for a result).
-        if let Some(token) = session_tokens.first()
+        if let Some(token) = tokens.first()
             && let Err(e) = session.abort(token).await
         {
             tracing::warn!(game_id = %game_id, error = %e, "game of a moved tournament not called off");
