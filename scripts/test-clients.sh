@@ -13,6 +13,11 @@
 # binary's `keys` command (one to create games, one to read, one to run
 # tournaments), all in the scratch directory (nothing committed).
 #
+# In between, each kit is built away from the checkout (its folder copied
+# alone with proto/ into the scratch directory: a wheel, an npm tarball),
+# installed into a fresh venv / npm project there and connected to the
+# plaintext server (docs/CLIENTS.md "Handing out a kit").
+#
 # Usage: scripts/test-clients.sh [path/to/punct-referee]
 set -euo pipefail
 cd "$(dirname "$0")/.."
