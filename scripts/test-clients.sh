@@ -103,6 +103,9 @@ client = punct_client.RefereeClient('$PUNCT_SERVER', timeout=5)
 assert client.serving()
 table = client.create_game()
 assert client.get_game(table.game_id).game_id == table.game_id
+from punct_client.organiser import Organiser
+event = Organiser(client).create('kit', rules='dots', entrants=['a', 'b'], time_control={'per_move': {'move_ms': 1000}})
+assert sorted(event.keys) == ['a', 'b']
 print('wheel kit connected:', table.game_id)")
 tar -C "$ROOT/clients/node" --exclude node_modules --exclude proto --exclude '*.tgz' -cf - . | tar -C "$KITS/node" -xf -
 cp -R "$ROOT/proto" "$KITS/node/proto"
@@ -117,6 +120,9 @@ if (!(await client.serving())) throw new Error('not serving');
 const table = await client.createGame();
 const game = await client.getGame(table.gameId);
 if (game.game_id !== table.gameId) throw new Error('wrong game ' + game.game_id);
+const { Organiser } = await import('punct-referee-client/organiser');
+const event = await new Organiser(client).create('kit', { rules: 'dots', entrants: ['a', 'b'], timeControl: { per_move: { move_ms: 1000 } } });
+if (Object.keys(event.keys).length !== 2) throw new Error('no keys');
 console.log('npm kit connected:', table.gameId);
 client.close();")
 

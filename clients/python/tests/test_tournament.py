@@ -412,6 +412,16 @@ def test_kit_bots_of_both_kits_reconnect_after_a_server_restart(tmp_path, stop):
         tid = created.tournament.tournament_id
         keys = {k.name: k.entrant_key for k in created.keys}
         stub.StartTournament(tournament_pb2.StartTournamentRequest(tournament_id=tid))
+        # An organiser follows the standings across the restart.
+        from punct_client.organiser import Organiser
+
+        followed = []
+        organiser = Organiser(address, timeout=5)
+        follower = threading.Thread(
+            target=lambda: followed.extend(organiser.follow(tid, interval=0.2, max_backoff=1.0)),
+            daemon=True,
+        )
+        follower.start()
         node = subprocess.Popen(
             ["node", str(ROOT / "clients/node/examples/dots_bot.js"), f"http://{address}", keys["node"]],
             stdout=subprocess.DEVNULL,
@@ -456,6 +466,11 @@ def test_kit_bots_of_both_kits_reconnect_after_a_server_restart(tmp_path, stop):
         ]
         assert sum(s.points for s in t.standings) == 4.0
         channel.close()
+        follower.join(timeout=30)
+        assert not follower.is_alive(), "following ends with the tournament, across the restart"
+        assert followed[-1].status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+        assert list(followed[-1].standings) == list(t.standings)
+        organiser.close()
     finally:
         for process in (node, referee):
             if process is not None and process.poll() is None:
