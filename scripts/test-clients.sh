@@ -13,6 +13,11 @@
 # binary's `keys` command (one to create games, one to read, one to run
 # tournaments), all in the scratch directory (nothing committed).
 #
+# In between, each kit is built away from the checkout (its folder copied
+# alone with proto/ into the scratch directory: a wheel, an npm tarball),
+# installed into a fresh venv / npm project there and connected to the
+# plaintext server (docs/CLIENTS.md "Handing out a kit").
+#
 # Usage: scripts/test-clients.sh [path/to/punct-referee]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,6 +82,49 @@ print('installed:', punct_client.__file__)")
 
 echo "-- node: node --test"
 (cd "$ROOT/clients/node" && node --test test/)
+
+# A kit handed out on its own (docs/CLIENTS.md "Handing out a kit"): each kit
+# folder copied away from the checkout with only the repository's proto/
+# inside it, built there into a wheel / an npm tarball, installed into a fresh
+# venv / a fresh npm project, and connected to the running referee.
+echo "-- stand-alone kits: wheel and npm tarball built from the kit folders alone"
+KITS=$WORK/kits
+mkdir -p "$KITS/python" "$KITS/node" "$KITS/dist" "$KITS/app"
+tar -C "$PY" --exclude .venv --exclude gen --exclude build --exclude '*.egg-info' --exclude __pycache__ -cf - . \
+    | tar -C "$KITS/python" -xf -
+cp -R "$ROOT/proto" "$KITS/python/proto"
+"$PY/.venv/bin/pip" wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation "$KITS/python" -w "$KITS/dist"
+python3 -m venv "$KITS/venv"
+"$KITS/venv/bin/pip" install --quiet --disable-pip-version-check "$KITS"/dist/punct_referee_client-*.whl
+(cd "$KITS/app" && "$KITS/venv/bin/python" -c "
+import sys, punct_client, punct_client.bot
+assert '$KITS/venv' in punct_client.__file__, punct_client.__file__
+client = punct_client.RefereeClient('$PUNCT_SERVER', timeout=5)
+assert client.serving()
+table = client.create_game()
+assert client.get_game(table.game_id).game_id == table.game_id
+from punct_client.organiser import Organiser
+event = Organiser(client).create('kit', rules='dots', entrants=['a', 'b'], time_control={'per_move': {'move_ms': 1000}})
+assert sorted(event.keys) == ['a', 'b']
+print('wheel kit connected:', table.game_id)")
+tar -C "$ROOT/clients/node" --exclude node_modules --exclude proto --exclude '*.tgz' -cf - . | tar -C "$KITS/node" -xf -
+cp -R "$ROOT/proto" "$KITS/node/proto"
+(cd "$KITS/node" && npm pack --silent --pack-destination "$KITS/dist" >/dev/null)
+(cd "$KITS/app" && npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error "$KITS"/dist/punct-referee-client-*.tgz \
+    && node --input-type=module -e "
+import { RefereeClient, PROTO_DIR } from 'punct-referee-client';
+import 'punct-referee-client/bot';
+if (!PROTO_DIR.startsWith('$KITS/app/node_modules/')) throw new Error('proto from ' + PROTO_DIR);
+const client = new RefereeClient('$PUNCT_SERVER');
+if (!(await client.serving())) throw new Error('not serving');
+const table = await client.createGame();
+const game = await client.getGame(table.gameId);
+if (game.game_id !== table.gameId) throw new Error('wrong game ' + game.game_id);
+const { Organiser } = await import('punct-referee-client/organiser');
+const event = await new Organiser(client).create('kit', { rules: 'dots', entrants: ['a', 'b'], timeControl: { per_move: { move_ms: 1000 } } });
+if (Object.keys(event.keys).length !== 2) throw new Error('no keys');
+console.log('npm kit connected:', table.gameId);
+client.close();")
 
 echo "-- a referee with TLS and platform keys"
 TLS=$WORK/tls

@@ -65,6 +65,8 @@ export declare class RefereeClient {
   readonly target: string;
   readonly credentials: unknown;
   readonly channelOptions: Record<string, string>;
+  /** A copy of the metadata sent with every call (the platform key). */
+  readonly metadata: unknown;
   close(): void;
   serving(service?: string): Promise<boolean>;
   createGame(options?: { variant?: string; labels?: Record<string, string>; rules?: GameName | Message; seed?: string }): Promise<Table>;

@@ -1,5 +1,6 @@
 """Builds the package with its stubs: before the package's files are
-copied, the generator of generate.py compiles ../../proto into
+copied, the generator of generate.py compiles the .proto files (the kit's
+own proto/ folder if it has one, else the checkout's ../../proto) into
 punct_client/_gen/ of the build (pyproject.toml holds the metadata)."""
 
 import pathlib

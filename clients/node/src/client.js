@@ -263,6 +263,13 @@ export class RefereeClient {
     this.health.close();
   }
 
+  /** A copy of the metadata sent with every call (the platform key's
+   * `authorization`), for the clients of other services (e.g. the
+   * Organiser's TournamentService calls). */
+  get metadata() {
+    return this.#metadata.clone();
+  }
+
   #call(stub, method, request) {
     return new Promise((resolve, reject) => {
       stub[method](request, this.#metadata, { deadline: Date.now() + this.timeoutMs }, (error, reply) => {

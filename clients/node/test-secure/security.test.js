@@ -1,7 +1,8 @@
 // The Node client against a referee with TLS and platform keys
 // (docs/SECURITY.md). scripts/test-clients.sh starts that server and passes
 // PUNCT_SECURE_SERVER (host:port), PUNCT_SECURE_CA (the CA's PEM file),
-// PUNCT_KEY_CREATE (scopes games:create, read) and PUNCT_KEY_READ (read).
+// PUNCT_KEY_CREATE (scopes games:create, read), PUNCT_KEY_READ (read) and
+// PUNCT_KEY_MANAGE (tournaments:manage, read).
 // Its own folder: `node --test test/` runs against the plaintext server.
 
 import assert from 'node:assert/strict';
@@ -121,5 +122,22 @@ test('kit bots over TLS join a tournament and finish it', async () => {
     assert.deepEqual([a.games, b.games], [2, 2]);
   } finally {
     stub.close();
+  }
+});
+
+test('an organiser with a managing key runs tournaments over TLS', async () => {
+  const { Organiser } = await import('../src/organiser.js');
+  const spec = { rules: 'dots', timeControl: { per_move: { move_ms: 60_000 } }, entrants: ['a', 'b'] };
+  const reader = new Organiser(target, { rootCerts, serverName: 'localhost', key: process.env.PUNCT_KEY_READ });
+  const org = new Organiser(secure(process.env.PUNCT_KEY_MANAGE));
+  try {
+    assert.equal((await refusal(reader.create('no scope', spec))).reason, 'SCOPE_MISSING');
+    const event = await org.create('organised-tls', spec);
+    assert.deepEqual(Object.keys(event.keys).sort(), ['a', 'b']);
+    await org.start(event.tournamentId);
+    assert.equal((await org.cancel(event.tournamentId)).status, 'TOURNAMENT_STATUS_CANCELLED');
+  } finally {
+    reader.close();
+    org.close();
   }
 });

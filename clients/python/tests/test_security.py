@@ -9,7 +9,7 @@ import pathlib
 import grpc
 import pytest
 
-from punct_client import RefereeClient, RefereeError
+from punct_client import RefereeClient, RefereeError, tournament_pb2
 
 TARGET = os.environ.get("PUNCT_SECURE_SERVER")
 pytestmark = pytest.mark.skipif(
@@ -152,3 +152,18 @@ def test_kit_bots_over_tls_join_a_tournament_and_finish_it():
         assert end.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
         assert sum(s.points for s in end.standings) == 2.0
     assert (a.games, b.games) == (2, 2)
+
+
+def test_an_organiser_with_a_managing_key_runs_tournaments_over_tls():
+    from punct_client.organiser import Organiser
+
+    spec = dict(rules="dots", time_control={"per_move": {"move_ms": 60_000}}, entrants=["a", "b"])
+    with Organiser(TARGET, root_certificates=roots(), server_name="localhost", key=os.environ["PUNCT_KEY_READ"]) as reader:
+        with pytest.raises(RefereeError) as refused:
+            reader.create("no scope", **spec)
+        assert refused.value.reason == "SCOPE_MISSING"
+    with Organiser(secure(os.environ["PUNCT_KEY_MANAGE"], server_name="localhost")) as org:
+        event = org.create("organised-tls", **spec)
+        assert sorted(event.keys) == ["a", "b"]
+        org.start(event.tournament_id)
+        assert org.cancel(event.tournament_id).status == tournament_pb2.TOURNAMENT_STATUS_CANCELLED

@@ -16,7 +16,7 @@ import time
 import grpc
 import pytest
 
-from punct_client import RefereeClient, dots_pb2, referee_pb2, tournament_pb2, tournament_pb2_grpc
+from punct_client import RefereeClient, RefereeError, dots_pb2, referee_pb2, tournament_pb2, tournament_pb2_grpc
 from punct_client.bot import Bot, ChooseOverrun
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -412,6 +412,16 @@ def test_kit_bots_of_both_kits_reconnect_after_a_server_restart(tmp_path, stop):
         tid = created.tournament.tournament_id
         keys = {k.name: k.entrant_key for k in created.keys}
         stub.StartTournament(tournament_pb2.StartTournamentRequest(tournament_id=tid))
+        # An organiser follows the standings across the restart.
+        from punct_client.organiser import Organiser
+
+        followed = []
+        organiser = Organiser(address, timeout=5)
+        follower = threading.Thread(
+            target=lambda: followed.extend(organiser.follow(tid, interval=0.2, max_backoff=1.0)),
+            daemon=True,
+        )
+        follower.start()
         node = subprocess.Popen(
             ["node", str(ROOT / "clients/node/examples/dots_bot.js"), f"http://{address}", keys["node"]],
             stdout=subprocess.DEVNULL,
@@ -456,9 +466,102 @@ def test_kit_bots_of_both_kits_reconnect_after_a_server_restart(tmp_path, stop):
         ]
         assert sum(s.points for s in t.standings) == 4.0
         channel.close()
+        follower.join(timeout=30)
+        assert not follower.is_alive(), "following ends with the tournament, across the restart"
+        assert followed[-1].status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+        assert list(followed[-1].standings) == list(t.standings)
+        organiser.close()
     finally:
         for process in (node, referee):
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
 
+
+
+def test_an_organiser_runs_a_round_robin_of_remote_kit_bots(client, tmp_path):
+    """The organiser class end to end: create (keys back), three kit bots
+    join with those keys, the organiser follows the standings to the end and
+    exports every record, and each record imports again to its result."""
+    from punct_client.organiser import Organiser, format_standings
+
+    server = os.environ["PUNCT_SERVER"]
+    org = Organiser(server)
+    event = org.create(
+        "organised",
+        rules=referee_pb2.GameRules(dots=dots_pb2.RuleOptions(width=6, height=6)),
+        format="round_robin",
+        games_per_pairing=1,
+        time_control={"per_move": {"move_ms": 60_000}},
+        entrants=["ann", "bob", "cyd"],
+    )
+    assert sorted(event.keys) == ["ann", "bob", "cyd"]
+    assert all(k and k not in str(event.tournament) for k in event.keys.values())
+    assert event.tournament.status == tournament_pb2.TOURNAMENT_STATUS_REGISTERING
+    started = org.start(event.tournament_id)
+    assert started.status == tournament_pb2.TOURNAMENT_STATUS_RUNNING
+    with pytest.raises(RefereeError) as refused:
+        org.start(event.tournament_id)
+    assert refused.value.reason == "ALREADY_STARTED"
+
+    bots = {name: RandomDots(seed) for seed, name in enumerate(event.keys)}
+    threads = [
+        threading.Thread(target=bots[name].run, args=(server, key), daemon=True)
+        for name, key in event.keys.items()
+    ]
+    for thread in threads:
+        thread.start()
+    seen = list(org.follow(event.tournament_id, interval=0.2))
+    for thread in threads:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    final = seen[-1]
+    assert final.status == tournament_pb2.TOURNAMENT_STATUS_FINISHED
+    assert all(t.status != tournament_pb2.TOURNAMENT_STATUS_FINISHED for t in seen[:-1])
+    assert len(seen) >= 2, "the standings were followed while games were played"
+    assert len(final.games) == 3 and sum(s.points for s in final.standings) == 3.0
+    assert all(b.games == 2 for b in bots.values())
+    table = format_standings(final)
+    assert "finished, 3/3 games" in table and all(name in table for name in event.keys)
+
+    exported = org.export(event.tournament_id, tmp_path / "records")
+    assert [g.number for g in exported] == [g.number for g in final.games]
+    assert sorted(p.name for p in (tmp_path / "records").iterdir()) == sorted(
+        f"{g.number:03d}-{g.game_id}.txt" for g in exported
+    )
+    for g, played in zip(exported, final.games):
+        assert g.game_id == played.game_id and len(g.entrants) == 2
+        replayed = client.import_game(g.record).game
+        assert list(replayed.outcome.winners) == list(client.get_game(g.game_id).outcome.winners)
+        assert replayed.outcome.reason == played.reason
+    org.close()
+
+
+def test_an_organiser_adds_entrants_and_cancels(tmp_path):
+    from punct_client.organiser import Organiser
+
+    with Organiser(os.environ["PUNCT_SERVER"]) as org:
+        event = org.create(
+            "open",
+            rules="punto",
+            time_control={"fischer": {"initial_ms": 60_000, "increment_ms": 1_000}},
+            open_registration=True,
+        )
+        assert event.keys == {}
+        keys = [org.add_entrant(event.tournament_id, name) for name in ("ann", "bob")]
+        assert len(set(keys)) == 2 and all(keys)
+        with pytest.raises(RefereeError) as refused:
+            org.add_entrant(event.tournament_id, "ann")
+        assert refused.value.reason == "DUPLICATE_ENTRANT"
+        assert [e.name for e in org.get(event.tournament_id).entrants] == ["ann", "bob"]
+        assert event.tournament_id in [t.tournament_id for t in org.list()]
+        org.start(event.tournament_id)
+        cancelled = org.cancel(event.tournament_id)
+        assert cancelled.status == tournament_pb2.TOURNAMENT_STATUS_CANCELLED
+        followed = list(org.follow(event.tournament_id, interval=0.1))
+        assert [t.status for t in followed] == [tournament_pb2.TOURNAMENT_STATUS_CANCELLED]
+        with pytest.raises(ValueError):
+            org.create("bad", format="knockout", time_control={"per_move": {"move_ms": 1}})
+        with pytest.raises(RefereeError) as unknown:
+            org.get("0" * 32)
+        assert unknown.value.code == grpc.StatusCode.NOT_FOUND
