@@ -272,7 +272,7 @@ async fn start_game(
         // Another replica runs the tournament now, without this game: it
         // is called off (nobody may play it for a result).
         if let Some(token) = session_tokens.first()
-            && let Err(e) = session.abort(token).await
+            && let Err(e) = session.platform_abort(token).await
         {
             tracing::warn!(game_id = %game_id, error = %e, "game of a moved tournament not called off");
         }
