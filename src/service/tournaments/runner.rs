@@ -211,16 +211,7 @@ async fn start_game(
             }
         }
         let opening = g.opening.and_then(|o| t.openings.get(o).cloned());
-        let seed = g
-            .opening
-            .and_then(|o| t.doc.openings.get(o))
-            .and_then(|o| o.seed.as_deref())
-            .and_then(crate::games::parse_seed)
-            .or_else(|| {
-                t.doc
-                    .setup_seed_base
-                    .map(|base| super::game_seed(base, g.number))
-            });
+        let seed = t.doc.supplied_seed(g);
         (t.rules.clone(), t.time_control, labels, opening, seed)
     };
     let created = ts.sessions.create_timed(rules, labels, tc, seed).await;
