@@ -529,6 +529,84 @@ async fn each_scope_allows_exactly_its_calls() {
     server.stop().await.unwrap();
 }
 
+/// In a game that has dealt (Punto: the first card is on show from the
+/// creation) a seat cannot abort for a new deal; the platform's
+/// `games:admin` key still aborts, with any seat's token naming the game.
+#[tokio::test]
+async fn only_the_platform_aborts_a_game_that_has_dealt() {
+    use punct_referee::service::grpc::pb::punto::v1 as tpb;
+    let punto = || pb::CreateGameRequest {
+        rules: Some(pb::GameRules {
+            game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
+                players: 2,
+                ..Default::default()
+            })),
+        }),
+        ..Default::default()
+    };
+    // Without keys nobody is the platform: a seat's abort is refused and
+    // changes nothing.
+    let open = TestServer::start().await;
+    let mut c = open.client().await;
+    let r = c.create_game(punto()).await.unwrap().into_inner();
+    let id = r.game.unwrap().game_id;
+    let s = c
+        .abort_game(pb::AbortGameRequest {
+            game_id: id.clone(),
+            token: r.seats[0].token.clone(),
+        })
+        .await
+        .expect_err("a seat's abort of a dealt game");
+    assert_eq!(
+        (s.code(), s.get_details_error_info().unwrap().reason),
+        (Code::FailedPrecondition, "ABORT_AFTER_DEAL".to_string())
+    );
+    let g = c
+        .get_game(pb::GetGameRequest {
+            game_id: id,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(g.status, pb::GameStatus::InProgress as i32);
+
+    // With keys: the games:admin key aborts it.
+    let keys = keyset("dealt");
+    let server = TestServer::start_with(ServerOptions {
+        keys_file: Some(keys.file.clone()),
+        ..test_options()
+    })
+    .await;
+    let mut c = server.client().await;
+    let r = c
+        .create_game(keyed(punto(), Some(&keys.create)))
+        .await
+        .unwrap()
+        .into_inner();
+    let id = r.game.unwrap().game_id;
+    let aborted = c
+        .abort_game(keyed(
+            pb::AbortGameRequest {
+                game_id: id,
+                token: r.seats[1].token.clone(),
+            },
+            Some(&keys.admin),
+        ))
+        .await
+        .expect("the platform aborts")
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(aborted.outcome.unwrap().reason, "ABORTED");
+    assert!(
+        !aborted.setup.unwrap().seed.is_empty(),
+        "over: the seed is out"
+    );
+}
+
 #[tokio::test]
 async fn a_wrong_key_is_refused_and_changes_nothing() {
     let keys = keyset("wrong");

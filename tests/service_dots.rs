@@ -503,7 +503,9 @@ async fn the_four_crosses_come_from_the_seed_committed_then_revealed() {
         record.contains(&format!("commitment: {}\n", setup.commitment)),
         "{record}"
     );
-    assert!(!record.contains("seed:"), "{record}");
+    assert!(!record.contains("\nseed:"), "{record}");
+    // The seed came from the creator: the record says so.
+    assert!(record.contains("\nx-seed: supplied\n"), "{record}");
     let s = import(&mut client, &record).await.unwrap_err();
     assert_eq!(s.code(), Code::InvalidArgument);
     assert_eq!(

@@ -8,6 +8,8 @@
 //! agreement among three seats.
 
 mod common;
+#[path = "service_punto/seeds.rs"]
+mod seeds;
 
 use std::net::SocketAddr;
 
@@ -213,7 +215,7 @@ async fn play_out(c: &mut Client, id: &str, tokens: &[String], seed: u64) -> Pla
         }
         if g.ply == 5 {
             mid_record = export(c, id, &tokens[0]).await;
-            assert!(!mid_record.contains("seed:"), "{mid_record}");
+            assert!(!mid_record.contains("\nseed:"), "{mid_record}");
             assert!(mid_record.contains(&format!("commitment: {commitment}")));
         }
         let mover = g.to_move as usize;

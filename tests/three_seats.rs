@@ -186,21 +186,38 @@ async fn a_draw_needs_every_seat_and_a_move_by_another_seat_declines_it() {
 }
 
 #[tokio::test]
-async fn abort_stays_possible_until_every_seat_has_moved() {
+async fn abort_stays_possible_for_the_platform_until_every_seat_has_moved() {
     let st = store();
     let (s, t) = new_game(&st, TimeControl::default()).await;
+    // Each seat has seen its dealt secret from the start: no seat may call
+    // the game off for a new deal, before or after a move, and the refusal
+    // changes nothing.
+    assert_eq!(
+        reason(&s.abort(&t[1]).await.unwrap_err()),
+        "ABORT_AFTER_DEAL"
+    );
     // Red and blue move; green never has.
     s.submit(&t[0], mv("1>blue"), 0, None).await.unwrap();
     s.submit(&t[2], mv("1>red"), 1, None).await.unwrap();
     s.submit(&t[0], mv("1>blue"), 2, None).await.unwrap();
-    let v = s.abort(&t[1]).await.unwrap();
+    assert_eq!(
+        reason(&s.abort(&t[1]).await.unwrap_err()),
+        "ABORT_AFTER_DEAL"
+    );
+    assert!(s.view(false).verdict.is_none());
+    assert_eq!(s.view(false).ply, 3);
+    // The platform may.
+    let v = s.platform_abort(&t[1]).await.unwrap();
     assert_eq!(v.verdict.unwrap().reason, "ABORTED");
 
     let (s, t) = new_game(&st, TimeControl::default()).await;
     s.submit(&t[0], mv("1>green"), 0, None).await.unwrap();
     s.submit(&t[1], mv("1>blue"), 1, None).await.unwrap();
     s.submit(&t[2], mv("1>red"), 2, None).await.unwrap();
-    assert_eq!(reason(&s.abort(&t[0]).await.unwrap_err()), "ABORT_TOO_LATE");
+    assert_eq!(
+        reason(&s.platform_abort(&t[0]).await.unwrap_err()),
+        "ABORT_TOO_LATE"
+    );
 }
 
 #[tokio::test]

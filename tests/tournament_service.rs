@@ -4,6 +4,8 @@
 //! the SPRT and every refusal.
 
 mod common;
+#[path = "tournament_service/seeds.rs"]
+mod seeds;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
@@ -1216,7 +1218,7 @@ async fn a_double_round_robin_plays_every_opening_from_both_sides_twice() {
         .iter()
         .map(|moves| pb::Opening {
             moves: moves.iter().map(|m| dots_move(m)).collect(),
-            seed: String::new(),
+            ..Default::default()
         })
         .collect();
     s.labels = HashMap::from([("event".to_string(), "openings".to_string())]);
@@ -1261,7 +1263,7 @@ async fn a_double_round_robin_plays_every_opening_from_both_sides_twice() {
     let mut bad = s.clone();
     bad.openings = vec![pb::Opening {
         moves: vec![dots_move("1,1"), dots_move("1,1")],
-        seed: String::new(),
+        ..Default::default()
     }];
     let e = t
         .create_tournament(pb::CreateTournamentRequest {

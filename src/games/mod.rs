@@ -600,6 +600,14 @@ pub trait Game: Send + Sync + fmt::Debug {
     fn hides_information(&self) -> bool {
         false
     }
+    /// Whether chance has already shown a seat something a new setup would
+    /// change (a card turned up, a hand dealt). From then on a seat that
+    /// could call the game off could peek and ask for a new deal, so only
+    /// the platform may abort it (docs/API.md, "Aborting"). The default: a
+    /// game that hides information has dealt from its start.
+    fn dealt(&self) -> bool {
+        self.hides_information()
+    }
     /// A move as `viewer` may see it (a game with private information hides
     /// what the viewer may not know; the default shows everything).
     fn redact(&self, detail: &MoveDetail, _viewer: Viewer) -> MoveDetail {

@@ -181,6 +181,14 @@ try {
     'round 3: ROW, seat 2 wins, removes O7, seat - begins next',
   ]);
   assert.equal(await page.locator('#moves li').count(), 53);
+  // The shuffle in full: the record's commitment and, the match being over,
+  // its seed; an imported record's seed came from its writer (supplied).
+  assert.equal(await page.locator('#setup').isVisible(), true);
+  assert.deepEqual(await page.locator('#setup dd').allTextContents(), [
+    '01b59b62b3a223d6b844699d16e44c1391295b4f374af71d2ffd22339eb3c9f7',
+    '4b8f1348e777985783074cb0648320963c8644987c5b64ceb8c31a6c0b245af4',
+    'the creator (a supplied seed: not a secret deal)',
+  ]);
   await page.screenshot({ path: join(ARTIFACTS, 'punto.png'), fullPage: true });
   console.log(`   ${puntoStatus}; saved ${join(ARTIFACTS, 'punto.png')}`);
 

@@ -463,6 +463,13 @@ impl GameTrait for DotsGame {
         // The seed is revealed once the game is over (RULES.md §4.4).
         let game = &self.tracked.game;
         let mut record = Record::of(game, game.is_over());
+        // A seed the creator supplied is marked (`x-seed: supplied`): its
+        // start was chosen, not drawn.
+        if self.setup.is_some_and(|s| s.supplied) {
+            record
+                .tags
+                .push((SUPPLIED_TAG.0.to_string(), SUPPLIED_TAG.1.to_string()));
+        }
         for (key, value) in tags {
             let taken = record.tags.iter().any(|(k, _)| k.eq_ignore_ascii_case(key));
             if writable_tag(key, value) && !taken {
@@ -514,6 +521,10 @@ impl GameTrait for DotsGame {
     }
 }
 
+/// The tag (written `x-seed: supplied`) that marks a seed the creator
+/// supplied instead of the server drawing it.
+const SUPPLIED_TAG: (&str, &str) = ("seed", "supplied");
+
 /// Reads and replays a Dots record (RULES.md §9). `seed` is the server's
 /// own copy of an unfinished game's seed; without it a record that does not
 /// reveal its seed is refused (`SEED_NOT_REVEALED`), and a seed that does not
@@ -550,14 +561,32 @@ pub fn import(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> 
     record
         .apply_ending(&mut tracked.game)
         .map_err(record_error)?;
+    // Without the server's own copy the seed is the record's. A finished
+    // record is an archive: it keeps the mark it carries. A game that goes
+    // on was set up from a seed its importer knows: supplied, whatever the
+    // record says.
+    let marked = record
+        .tags
+        .iter()
+        .any(|(k, v)| (k.as_str(), v.as_str()) == SUPPLIED_TAG);
+    let supplied = match seed {
+        Some(given) => given.supplied,
+        None => marked || !tracked.game.is_over(),
+    };
     let setup = resolved.and_then(|s| s.as_array()).map(|bytes| Setup {
         seed: bytes,
-        supplied: seed.is_some_and(|s| s.supplied),
+        supplied,
     });
+    // The mark is not a tag: it goes with the setup.
+    let tags = record
+        .tags
+        .into_iter()
+        .filter(|(k, v)| (k.as_str(), v.as_str()) != SUPPLIED_TAG)
+        .collect();
     Ok(Replayed {
         game: Box::new(DotsGame { tracked, setup }),
         moves,
-        tags: record.tags,
+        tags,
     })
 }
 

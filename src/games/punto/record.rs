@@ -18,7 +18,7 @@ use crate::games::{Ending, Seat, Setup, hex, parse_seed};
 
 /// The header keys of §12 and the service's `ending`; any other key is a
 /// free tag.
-pub const RESERVED_KEYS: [&str; 10] = [
+pub const RESERVED_KEYS: [&str; 11] = [
     "game",
     "players",
     "team",
@@ -29,7 +29,16 @@ pub const RESERVED_KEYS: [&str; 10] = [
     "seed",
     "result",
     "ending",
+    SUPPLIED_KEY,
 ];
+
+/// The header key that marks a seed the match's creator supplied instead of
+/// the server drawing it (`x-seed: supplied`): whoever supplied it knew every
+/// deck from the start. An `x-` key, which §12 readers ignore as unknown.
+/// The importer reads it, not as a tag: a finished record keeps the mark it
+/// carries, and a match imported unfinished is supplied whatever it says
+/// (the importer knows its seed).
+pub const SUPPLIED_KEY: &str = "x-seed";
 
 /// A match's result as a record states it (§12): `seat N`, `team N` or
 /// `draw`.
@@ -88,6 +97,8 @@ pub struct Record {
     pub tags: Vec<(String, String)>,
     /// The body, in order.
     pub body: Vec<BodyLine>,
+    /// Whether the header says the seed was supplied (`x-seed: supplied`).
+    pub supplied: bool,
 }
 
 /// Why a record cannot be read or replayed: one variant per check of §12.
@@ -291,6 +302,7 @@ struct Header {
     ending: Option<(Ending, usize)>,
     tags: Vec<(String, String)>,
     seen: Vec<String>,
+    supplied: bool,
 }
 
 impl Record {
@@ -335,18 +347,23 @@ impl Record {
     }
 
     /// The canonical record of `game` (§12): its rules, the tags (those a
-    /// record can carry), the seed once revealed, the result of a board end
-    /// or the referee `ending`, and every round begun with its placements.
+    /// record can carry), `x-seed: supplied` when the creator `supplied`
+    /// the seed, the seed once revealed, the result of a board end or the
+    /// referee `ending`, and every round begun with its placements.
     pub fn canonical(
         game: &Match,
         commitment: &[u8; 32],
         tags: &[(String, String)],
         seed: Option<&[u8; 32]>,
+        supplied: bool,
         ending: Option<Ending>,
     ) -> String {
         let mut out = Record::rules_header(game.options(), commitment);
         for (key, value) in writable_tags(tags) {
             let _ = writeln!(out, "{key}: {value}");
+        }
+        if supplied {
+            let _ = writeln!(out, "{SUPPLIED_KEY}: supplied");
         }
         if let Some(seed) = seed {
             let _ = writeln!(out, "seed: {}", hex(seed));
@@ -384,9 +401,12 @@ impl Record {
                     "the record's seed is not the match's",
                 ));
             }
+            // A seed read from the record came from whoever wrote it, not
+            // from this server's draw: supplied, unless the server confirms
+            // it as its own.
             (Some(seed), given) => Setup {
                 seed,
-                supplied: given.is_some_and(|g| g.supplied),
+                supplied: given.is_none_or(|g| g.supplied),
             },
             (None, Some(given)) => given,
             (None, None) => return Err(RecordError::SeedNotRevealed),
@@ -666,6 +686,8 @@ impl Header {
             "entropy" => {
                 self.entropy = lower_hex(value).ok_or_else(|| bad("lower-case hex bytes"))?
             }
+            // Any other value is no claim of a supplied seed.
+            SUPPLIED_KEY => self.supplied = value == "supplied",
             "result" => {
                 let stated =
                     parse_result(value).ok_or_else(|| bad("`seat N`, `team N` or `draw`"))?;
@@ -706,6 +728,7 @@ impl Header {
             ending: self.ending,
             tags: self.tags,
             body,
+            supplied: self.supplied,
         })
     }
 }

@@ -522,7 +522,14 @@ impl Game for PuntoGame {
     fn record(&self, tags: &[(String, String)], _viewer: Viewer) -> String {
         let seed = self.is_over().then_some(&self.setup.seed);
         let ending = self.concluded.as_ref().map(|(e, _)| *e);
-        Record::canonical(&self.engine, &self.setup.commitment(), tags, seed, ending)
+        Record::canonical(
+            &self.engine,
+            &self.setup.commitment(),
+            tags,
+            seed,
+            self.setup.supplied,
+            ending,
+        )
     }
 
     fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
@@ -584,6 +591,13 @@ pub fn import(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> 
             reason: Some("RESULT_MISMATCH"),
             message: e.to_string(),
         })?;
+    }
+    // Without the server's own copy the seed is the record's. A finished
+    // record is an archive: it keeps the mark it carries. A match that goes
+    // on is dealt from a seed its importer knows: supplied, whatever the
+    // record says.
+    if seed.is_none() && game.is_over() {
+        game.setup.supplied = record.supplied;
     }
     Ok(Replayed {
         game: Box::new(game),

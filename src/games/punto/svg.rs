@@ -282,9 +282,15 @@ fn panel(out: &mut String, snapshot: &PuntoSnapshot) {
     for result in &snapshot.results {
         lines.push(super::render::summary(result));
     }
-    lines.push(format!("commitment {}…", &hex(&snapshot.commitment)[..16]));
+    // In full (two lines of 32 hex digits each), so the picture alone lets
+    // a spectator check the shuffle once the seed is out.
+    let commitment = hex(&snapshot.commitment);
+    lines.push(format!("commitment {}", &commitment[..32]));
+    lines.push(commitment[32..].to_string());
     if let Some(seed) = &snapshot.seed {
-        lines.push(format!("seed {}…", &hex(seed)[..16]));
+        let seed = hex(seed);
+        lines.push(format!("seed {}", &seed[..32]));
+        lines.push(seed[32..].to_string());
     }
     for (i, line) in lines.iter().enumerate() {
         let _ = write!(

@@ -427,13 +427,19 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::AbortGameRequest>,
     ) -> Result<Response<pb::AbortGameResponse>, Status> {
+        // With keys on, AbortGame needs a `games:admin` key: the platform,
+        // which may abort a game that has dealt. Without keys there is no
+        // platform to tell apart, and every caller is a seat.
+        let platform = Caller::of(&request)
+            .key
+            .is_some_and(|k| k.has(crate::service::access::Scope::GamesAdmin));
         let req = request.into_inner();
-        let view = self
-            .store
-            .find(&req.game_id)
-            .await?
-            .abort(&req.token)
-            .await?;
+        let session = self.store.find(&req.game_id).await?;
+        let view = if platform {
+            session.platform_abort(&req.token).await?
+        } else {
+            session.abort(&req.token).await?
+        };
         Ok(Response::new(pb::AbortGameResponse {
             game: Some(game_pb(&view)),
         }))

@@ -176,6 +176,7 @@ fn standings_pb(v: &TournamentView) -> Vec<pb::Standing> {
 /// A tournament to the wire (`with_games`: its schedule too).
 pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
     let d = &v.doc;
+    let public = d.seeds_public();
     let spec = pb::TournamentSpec {
         name: d.name.clone(),
         rules: Some(convert::game_rules_pb(&v.rules)),
@@ -191,13 +192,22 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
         },
         games_per_pairing: d.games_per_pairing,
         time_control: Some(convert::time_control_pb(&v.time_control)),
+        // The tournament's own seeds are secrets of its games until it is
+        // over (Doc::seeds_public); commitments stand in for them.
         openings: d
             .openings
             .iter()
             .zip(&v.openings)
-            .map(|(o, moves)| pb::Opening {
-                moves: moves.iter().map(convert::move_pb).collect(),
-                seed: o.seed.clone().unwrap_or_default(),
+            .map(|(o, moves)| {
+                let seed = o.seed.as_deref().and_then(crate::games::parse_seed);
+                pb::Opening {
+                    moves: moves.iter().map(convert::move_pb).collect(),
+                    seed: seed
+                        .filter(|_| public)
+                        .map(|s| crate::games::hex(&s))
+                        .unwrap_or_default(),
+                    seed_commitment: seed.map(|s| commitment_hex(&s)).unwrap_or_default(),
+                }
             })
             .collect(),
         concurrency: d.concurrency,
@@ -210,10 +220,11 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
             alpha: s.alpha,
             beta: s.beta,
         }),
-        setup_seed_base: d.setup_seed_base,
+        setup_seed_base: d.setup_seed_base.filter(|_| public),
+        setup_seeded: d.setup_seed_base.is_some(),
     };
     let games = if with_games {
-        d.games.iter().map(game_pb).collect()
+        d.games.iter().map(|g| game_pb(d, g)).collect()
     } else {
         Vec::new()
     };
@@ -263,14 +274,27 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
     }
 }
 
-/// One scheduled game to the wire.
-fn game_pb(g: &crate::service::tournaments::record::GameDoc) -> pb::TournamentGame {
+/// SHA-256 of a seed, as hex.
+fn commitment_hex(seed: &[u8; 32]) -> String {
+    use sha2::Digest as _;
+    crate::games::hex(&sha2::Sha256::digest(seed))
+}
+
+/// One scheduled game of `d` to the wire.
+fn game_pb(
+    d: &crate::service::tournaments::record::Doc,
+    g: &crate::service::tournaments::record::GameDoc,
+) -> pb::TournamentGame {
     let mut out = pb::TournamentGame {
         number: g.number,
         round: g.round,
         entrants: g.seats.iter().map(|&e| e as u32).collect(),
         game_id: g.state.game_id().unwrap_or_default().to_string(),
         opening: g.opening.map(|o| o as u32),
+        seed_commitment: d
+            .supplied_seed(g)
+            .map(|s| commitment_hex(&s))
+            .unwrap_or_default(),
         ..Default::default()
     };
     out.status = match &g.state {

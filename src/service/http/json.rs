@@ -38,6 +38,28 @@ pub struct GameSummary {
     pub outcome: Option<Outcome>,
     /// Creation time, milliseconds since the Unix epoch.
     pub created_unix_ms: u64,
+    /// A seeded game's setup: the full commitment from the start, the seed
+    /// once over, whether the creator supplied it (absent for a game
+    /// without a random setup).
+    pub setup: Option<SetupJson>,
+}
+
+/// What anyone may see of a seeded game's setup (each game's RULES.md):
+/// enough to check the shuffle once the game is over.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupJson {
+    /// SHA-256 of the seed, 64 lower-case hex digits, from the start.
+    pub commitment: String,
+    /// The seed, 64 lower-case hex digits, once the game is over (absent
+    /// before: it would tell the future deal).
+    pub seed: Option<String>,
+    /// True when the creator supplied the seed (CreateGame with a seed, an
+    /// imported record, a tournament's openings or seed base) instead of
+    /// the server drawing it: whoever supplied it knows the whole setup.
+    pub supplied: bool,
+    /// The client entropy mixed into the shuffle (Punto), lower-case hex;
+    /// empty when the game has none. Public from the start.
+    pub entropy: String,
 }
 
 /// How a game ended.
@@ -197,6 +219,21 @@ pub fn summary(v: &GameView) -> GameSummary {
         to_move: v.to_move.map(|s| name(v.seats, s)),
         outcome: v.verdict.as_ref().map(|o| outcome(v.seats, o)),
         created_unix_ms: v.created_at.duration_since(UNIX_EPOCH).map_or(0, ms),
+        setup: v.setup.as_ref().map(|s| SetupJson {
+            commitment: crate::games::hex(&s.commitment),
+            seed: s.seed.as_ref().map(|seed| crate::games::hex(seed)),
+            supplied: s.supplied,
+            entropy: entropy(v),
+        }),
+    }
+}
+
+/// The public client entropy of a game's rules, as hex (read from the API
+/// layer's conversion of the rules, so nothing here knows a game).
+fn entropy(v: &GameView) -> String {
+    match convert::game_rules_pb(&v.rules).game {
+        Some(pb::game_rules::Game::Punto(p)) => crate::games::hex(&p.entropy),
+        _ => String::new(),
     }
 }
 

@@ -47,6 +47,24 @@ pub struct TournamentJson {
     pub games: Option<Vec<GameJson>>,
     /// The SPRT, if any.
     pub sprt: Option<SprtJson>,
+    /// Each opening's seed, for a seeded game (null for an opening without
+    /// one): its commitment always, the seed once the tournament's seeds are
+    /// public (docs/TOURNAMENTS.md, "Seeds").
+    pub opening_seeds: Vec<Option<SeedJson>>,
+    /// The `setup_seed_base` once the tournament's seeds are public; null
+    /// before (and for a tournament without one: see `setup_seeded`).
+    pub setup_seed_base: Option<u64>,
+    /// Whether the games' seeds derive from a `setup_seed_base`.
+    pub setup_seeded: bool,
+}
+
+/// A seed the tournament supplies: its commitment, and itself once public.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeedJson {
+    /// SHA-256 of the seed, 64 lower-case hex digits.
+    pub commitment: String,
+    /// The seed, 64 lower-case hex digits, once public.
+    pub seed: Option<String>,
 }
 
 /// One entrant.
@@ -102,6 +120,16 @@ pub struct GameJson {
     pub points: Vec<f64>,
     /// Why it ended.
     pub reason: Option<String>,
+    /// SHA-256 of the seed the tournament supplies to this game (an
+    /// opening's or one from `setup_seed_base`): the game's own commitment.
+    /// Null when the game draws its own seed or has no random setup.
+    pub seed_commitment: Option<String>,
+}
+
+/// SHA-256 of a seed, as hex.
+fn commitment_hex(seed: &[u8; 32]) -> String {
+    use sha2::Digest as _;
+    crate::games::hex(&sha2::Sha256::digest(seed))
 }
 
 /// The SPRT.
@@ -129,6 +157,7 @@ fn format_name(f: Format) -> &'static str {
 /// The JSON of `v` (with its schedule when `with_games`).
 pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
     let d = &v.doc;
+    let public = d.seeds_public();
     let name_of = |e: usize| {
         d.entrants
             .get(e)
@@ -156,6 +185,7 @@ pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
                     game_id: g.state.game_id().map(str::to_string),
                     points,
                     reason,
+                    seed_commitment: d.supplied_seed(g).map(|s| commitment_hex(&s)),
                 }
             })
             .collect()
@@ -213,6 +243,19 @@ pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
                 Decision::H1 => "H1",
             }),
         }),
+        opening_seeds: d
+            .openings
+            .iter()
+            .map(|o| {
+                let seed = o.seed.as_deref().and_then(crate::games::parse_seed)?;
+                Some(SeedJson {
+                    commitment: commitment_hex(&seed),
+                    seed: public.then(|| crate::games::hex(&seed)),
+                })
+            })
+            .collect(),
+        setup_seed_base: d.setup_seed_base.filter(|_| public),
+        setup_seeded: d.setup_seed_base.is_some(),
     }
 }
 

@@ -1475,8 +1475,27 @@ impl Session {
         Session::movers(st).covers(SeatSet::all(self.seat_names.len()))
     }
 
-    /// Any seat calls the game off; only before every seat has moved.
+    /// A seat calls the game off; only before every seat has moved, and
+    /// not once the game has dealt (see [`crate::games::Game::dealt`]): a
+    /// seat that has seen a card could otherwise abort for a new deal as
+    /// often as it likes. Such a game only the platform aborts
+    /// ([`Session::platform_abort`]).
     pub async fn abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
+        self.abort_as(token, false).await
+    }
+
+    /// The platform calls the game off (a key with `games:admin`, or the
+    /// server itself), naming the game by any seat's token: only before
+    /// every seat has moved, dealt or not.
+    pub async fn platform_abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
+        self.abort_as(token, true).await
+    }
+
+    async fn abort_as(
+        self: &Arc<Self>,
+        token: &str,
+        platform: bool,
+    ) -> Result<GameView, SessionError> {
         let seat = self.seat_for(token)?;
         let this = self.clone();
         to_the_end(async move {
@@ -1484,6 +1503,14 @@ impl Session {
             this.conclude_stored(Viewer::Seat(seat), |st| {
                 if st.game.verdict().is_some() {
                     return Err(game_over());
+                }
+                if !platform && st.game.dealt() {
+                    return Err(SessionError::Rejected(MoveError::Illegal {
+                        reason: "ABORT_AFTER_DEAL",
+                        message: "the game has dealt, so a seat cannot call it off for a new \
+                                  deal: resign instead (only the platform may abort it)"
+                            .into(),
+                    }));
                 }
                 if this.all_moved(st) {
                     return Err(SessionError::Rejected(MoveError::Illegal {

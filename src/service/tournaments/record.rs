@@ -238,6 +238,36 @@ pub struct Doc {
 }
 
 impl Doc {
+    /// The seed the tournament supplies to game `g`: its opening's seed, else
+    /// the one derived from `setup_seed_base` ([`super::game_seed`]); `None`
+    /// when the game draws its own (or has no random setup).
+    pub fn supplied_seed(&self, g: &GameDoc) -> Option<[u8; 32]> {
+        g.opening
+            .and_then(|o| self.openings.get(o))
+            .and_then(|o| o.seed.as_deref())
+            .and_then(crate::games::parse_seed)
+            .or_else(|| {
+                self.setup_seed_base
+                    .map(|base| super::game_seed(base, g.number))
+            })
+    }
+
+    /// Whether the tournament's own seeds (its openings' seeds and its
+    /// `setup_seed_base`) may be shown: once it is over and none of its
+    /// games can still be in progress. Before, an opening's seed is the
+    /// secret setup of every game dealt from it, and the base that of every
+    /// game (docs/TOURNAMENTS.md, "Seeds"). A game called off with the
+    /// tournament may still be played out, so its seed stays secret here
+    /// (the game itself reveals it at its end).
+    pub fn seeds_public(&self) -> bool {
+        matches!(self.status, Status::Finished | Status::Cancelled)
+            && self.games.iter().all(|g| match &g.state {
+                GameState::Playing { .. } => false,
+                GameState::Skipped { game_id } => game_id.is_none(),
+                GameState::Pending | GameState::Done { .. } | GameState::Bye => true,
+            })
+    }
+
     /// The results so far, for the standings; and the byes.
     pub fn scored(&self) -> (Vec<Scored>, Vec<(u32, usize)>) {
         let scored = self

@@ -211,16 +211,7 @@ async fn start_game(
             }
         }
         let opening = g.opening.and_then(|o| t.openings.get(o).cloned());
-        let seed = g
-            .opening
-            .and_then(|o| t.doc.openings.get(o))
-            .and_then(|o| o.seed.as_deref())
-            .and_then(crate::games::parse_seed)
-            .or_else(|| {
-                t.doc
-                    .setup_seed_base
-                    .map(|base| super::game_seed(base, g.number))
-            });
+        let seed = t.doc.supplied_seed(g);
         (t.rules.clone(), t.time_control, labels, opening, seed)
     };
     let tournament_id = entry.lock().doc.id.clone();
@@ -286,7 +277,7 @@ async fn start_game(
         // Another replica runs the tournament now, without this game: it
         // is called off (nobody may play it for a result).
         if let Some(token) = tokens.first()
-            && let Err(e) = session.abort(token).await
+            && let Err(e) = session.platform_abort(token).await
         {
             tracing::warn!(game_id = %game_id, error = %e, "game of a moved tournament not called off");
         }

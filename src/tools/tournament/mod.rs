@@ -432,6 +432,7 @@ fn spec_of(config: &Config, openings: &[Opening]) -> pb::TournamentSpec {
             .map(|s| pb::Opening {
                 moves: Vec::new(),
                 seed: crate::games::hex(&s),
+                ..Default::default()
             })
             .into_iter()
             .collect()
@@ -441,6 +442,7 @@ fn spec_of(config: &Config, openings: &[Opening]) -> pb::TournamentSpec {
             .map(|o| pb::Opening {
                 moves: o.moves.iter().map(|m| (game.wire_move)(m)).collect(),
                 seed: o.seed.map(|s| crate::games::hex(&s)).unwrap_or_default(),
+                ..Default::default()
             })
             .collect()
     };

@@ -311,6 +311,7 @@ function update(game) {
   renderMoves(game);
   renderSupplies(game);
   renderRounds(game);
+  renderSetup(game);
   renderClocks();
   if (state.following) {
     // A finished game at the same ply gets its final picture (the win shown).
@@ -364,6 +365,27 @@ function renderRounds(game) {
   $('rounds-heading').hidden = rounds.length === 0;
   $('rounds').hidden = rounds.length === 0;
   $('rounds').replaceChildren(...rounds.map((r) => el('li', {}, r)));
+}
+
+// A seeded game's setup: the full commitment from the start, the seed once
+// over (then SHA-256 of the seed's 32 bytes must equal the commitment), and
+// whether the creator supplied the seed instead of the server drawing it.
+function renderSetup(game) {
+  const setup = game.setup;
+  $('setup-heading').hidden = !setup;
+  $('setup').hidden = !setup;
+  if (!setup) {
+    $('setup').replaceChildren();
+    return;
+  }
+  const rows = [
+    el('dt', {}, 'Commitment'), el('dd', { class: 'hex' }, setup.commitment),
+    el('dt', {}, 'Seed'), el('dd', { class: 'hex' }, setup.seed || 'secret until the game is over'),
+    el('dt', {}, 'Drawn by'),
+    el('dd', {}, setup.supplied ? 'the creator (a supplied seed: not a secret deal)' : 'the server'),
+  ];
+  if (setup.entropy) rows.push(el('dt', {}, 'Entropy'), el('dd', { class: 'hex' }, setup.entropy));
+  $('setup').replaceChildren(...rows);
 }
 
 function renderSupplies(game) {
