@@ -23,6 +23,7 @@
 pub mod access;
 pub mod cluster;
 pub mod config;
+pub mod echo;
 pub mod frames;
 pub mod grpc;
 pub mod http;
