@@ -252,6 +252,8 @@ pub fn raise_descriptor_limit() -> Option<u64> {
         if limit.rlim_cur == libc::RLIM_INFINITY {
             return None;
         }
+        // rlim_t is u64 here but not on every Unix.
+        #[allow(clippy::unnecessary_cast)]
         Some(limit.rlim_cur as u64)
     }
     #[cfg(not(unix))]
