@@ -1272,3 +1272,148 @@ async fn the_keys_command_makes_keys_whose_lines_let_them_in() {
     );
     server.stop().await.unwrap();
 }
+
+/// SIGHUP with nothing to reload (no keys, no TLS) is logged and ignored:
+/// the server keeps serving, and SIGTERM still drains it.
+#[cfg(unix)]
+#[tokio::test]
+async fn sighup_without_keys_or_tls_keeps_the_server_serving() {
+    let addr = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap()
+    };
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args([
+            "--listen",
+            &addr.to_string(),
+            "--no-http",
+            "--storage",
+            "memory",
+            "--log",
+            "warn",
+        ])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap().to_string();
+    let endpoint = Endpoint::from_shared(format!("http://{addr}")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut client = loop {
+        if let Ok(channel) = endpoint.connect().await {
+            break RefereeServiceClient::new(channel);
+        }
+        assert!(Instant::now() < deadline, "the binary did not come up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        outcome(client.create_game(create_request()).await).0,
+        Code::Ok
+    );
+    for _ in 0..3 {
+        let sent = std::process::Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "SIGHUP stopped the server"
+    );
+    assert_eq!(
+        outcome(client.create_game(create_request()).await).0,
+        Code::Ok,
+        "still serving after SIGHUP"
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
+    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .expect("the binary stops on SIGTERM")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+/// Stalled TLS handshakes from one address, past the default bound per
+/// address, neither lock another client out nor stay past the handshake
+/// timeout.
+#[tokio::test]
+async fn stalled_tls_handshakes_from_one_address_do_not_lock_others_out() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let dir = scratch("stalled-tls");
+    let ca = Authority::new("stalled CA");
+    let files = write_server_cert(&dir, &ca, "server");
+    let addr = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap()
+    };
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        .args([
+            "--listen",
+            &addr.to_string(),
+            "--no-http",
+            "--storage",
+            "memory",
+            "--log",
+            "warn",
+            "--handshake-timeout-secs",
+            "4",
+        ])
+        .arg("--tls-cert")
+        .arg(&files.cert)
+        .arg("--tls-key")
+        .arg(&files.key)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tls_endpoint_at(addr, &ca, None).connect().await.is_err() {
+        assert!(Instant::now() < deadline, "the binary did not come up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // 300 connections from 127.0.0.2 that start a handshake and stall.
+    let mut stalled = Vec::new();
+    for _ in 0..300 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        let mut tcp = socket.connect(addr).await.unwrap();
+        // The first bytes of a TLS record header, then nothing.
+        let _ = tcp.write_all(&[0x16, 0x03, 0x01]).await;
+        stalled.push(tcp);
+    }
+    let started = Instant::now();
+    let mut client = RefereeServiceClient::new(
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            tls_endpoint_at(addr, &ca, None).connect(),
+        )
+        .await
+        .expect("connected in time")
+        .expect("connect"),
+    );
+    assert_eq!(
+        outcome(client.create_game(create_request()).await).0,
+        Code::Ok
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "served before the stalled handshakes timed out ({:?})",
+        started.elapsed()
+    );
+    for (i, tcp) in stalled.iter_mut().enumerate() {
+        let mut sink = [0u8; 512];
+        let closed = tokio::time::timeout(Duration::from_secs(15), async {
+            loop {
+                match tcp.read(&mut sink).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "stalled handshake {i} still open");
+    }
+    let _ = child.kill().await;
+}

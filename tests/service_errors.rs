@@ -425,3 +425,69 @@ fn rules_with_variant(variant: i32) -> pb::GameRules {
         })),
     }
 }
+
+/// A 100 KB id, a notation and a label: each refusal quotes only a bounded
+/// part of the input (with its length), so the status fits the 16 KiB of
+/// metadata a standard client takes and the client sees the real refusal,
+/// not a client-side RESOURCE_EXHAUSTED.
+#[tokio::test]
+async fn huge_inputs_are_refused_with_a_short_status_a_standard_client_reads() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let huge = "x".repeat(100_000);
+    let check = |s: tonic::Status, codes: &[Code]| {
+        assert!(codes.contains(&s.code()), "{:?}: {}", s.code(), s.message());
+        assert!(
+            s.message().len() < 1024,
+            "{} bytes of message",
+            s.message().len()
+        );
+        // The encoded google.rpc.Status of grpc-status-details-bin.
+        assert!(
+            s.details().len() < 2048,
+            "{} bytes of details",
+            s.details().len()
+        );
+        let mut headers = http::HeaderMap::new();
+        s.add_header(&mut headers).expect("headers");
+        let size: usize = headers
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len())
+            .sum();
+        assert!(size < 4096, "{size} bytes of status headers");
+        s
+    };
+    let s = check(
+        c.get_game(pb::GetGameRequest {
+            game_id: huge.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err(),
+        &[Code::NotFound],
+    );
+    assert!(s.message().contains("… (100000 bytes)"), "{}", s.message());
+    let info = s.get_details_resource_info().expect("ResourceInfo");
+    assert!(info.resource_name.starts_with("xxxx"));
+    assert!(info.resource_name.ends_with("… (100000 bytes)"));
+    check(
+        submit_with(&mut c, &huge, "", notation("SE@E5:F5,G5"), 0).await,
+        &[Code::NotFound, Code::InvalidArgument],
+    );
+    check(
+        c.watch_game(pb::WatchGameRequest {
+            game_id: huge.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err(),
+        &[Code::NotFound, Code::InvalidArgument],
+    );
+    // Input quoted inside a sentence: a huge notation on a real game.
+    let table = create(&mut c, ppb::Variant::Standard).await;
+    check(
+        submit_with(&mut c, &table.id, table.token_at(0), notation(&huge), 0).await,
+        &[Code::InvalidArgument, Code::FailedPrecondition],
+    );
+    server.stop().await.unwrap();
+}

@@ -499,3 +499,197 @@ async fn thousands_of_watchers_that_never_read_keep_memory_bounded() {
     );
     drop((streams, bodies, pauses));
 }
+
+// ------------------------------------------------ slow and half-open connections
+
+/// A port nobody listens on yet.
+fn free_port() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+}
+
+/// A connection to `to` from the loopback address `from` (another client
+/// address than the tests' usual 127.0.0.1).
+async fn connect_from(from: [u8; 4], to: std::net::SocketAddr) -> std::io::Result<TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(std::net::SocketAddr::from((from, 0)))?;
+    socket.connect(to).await
+}
+
+/// Whether the server closed `tcp` (end of stream or reset) within `secs`,
+/// whatever it wrote before.
+async fn closed_within(tcp: &mut TcpStream, secs: u64) -> bool {
+    use tokio::io::AsyncReadExt as _;
+    let mut sink = [0u8; 1024];
+    tokio::time::timeout(Duration::from_secs(secs), async {
+        loop {
+            match tcp.read(&mut sink).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// What an honest client does while the stranger holds its connections: a
+/// game made and read over gRPC, the game list over HTTP.
+async fn honest_client_is_served(grpc: std::net::SocketAddr, http: std::net::SocketAddr) {
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{grpc}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(5));
+    let mut c = Client::new(within(10, endpoint.connect()).await.expect("connect"));
+    let table = within(10, create(&mut c, ppb::Variant::Standard)).await;
+    assert_eq!(within(10, get(&mut c, &table.id)).await.game_id, table.id);
+    let mut tcp = within(10, TcpStream::connect(http))
+        .await
+        .expect("connect http");
+    let answer = within(10, http_get(&mut tcp, "/api/games")).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+/// One plain HTTP/1.1 request, the whole answer (the server closes).
+async fn http_get(tcp: &mut TcpStream, path: &str) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    tcp.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .expect("write");
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_open_connections_from_one_address_neither_lock_others_out_nor_stay() {
+    use tokio::io::AsyncWriteExt as _;
+    // The default limits; only the handshake timeout is short, to be quick.
+    let http = free_port();
+    let server = Child::start(&[
+        "--http-listen",
+        &http.to_string(),
+        "--handshake-timeout-secs",
+        "2",
+    ])
+    .await;
+    // A stranger on 127.0.0.2 opens more connections than the default bound
+    // per address (256), half of an HTTP/2 preface on the gRPC port and
+    // unfinished request headers on the HTTP port, and says nothing more.
+    let mut held = Vec::new();
+    for i in 0..300 {
+        let (port, opening): (_, &[u8]) = if i % 3 == 2 {
+            (http, b"GET /api/games HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        } else {
+            (server.addr, b"PRI * HTTP/2.0\r\n")
+        };
+        let mut tcp = connect_from([127, 0, 0, 2], port).await.expect("connect");
+        // A connection over the bound may already be closed: the write may fail.
+        let _ = tcp.write_all(opening).await;
+        held.push(tcp);
+    }
+    // Another client is served at once, on both ports.
+    honest_client_is_served(server.addr, http).await;
+    // Every half-open connection is closed after the handshake timeout (the
+    // ones over the bound at once).
+    for (i, tcp) in held.iter_mut().enumerate() {
+        assert!(
+            closed_within(tcp, 10).await,
+            "half-open connection {i} still open"
+        );
+    }
+    honest_client_is_served(server.addr, http).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed_and_connections_with_a_stream_are_not() {
+    let http = free_port();
+    let server = Child::start(&[
+        "--http-listen",
+        &http.to_string(),
+        "--idle-timeout-secs",
+        "2",
+        "--http-idle-timeout-secs",
+        "2",
+    ])
+    .await;
+    let mut c = Client::new(server.endpoint().connect().await.expect("connect"));
+    let table = create(&mut c, ppb::Variant::Standard).await;
+    // An HTTP/2 connection that opened (preface, SETTINGS) but calls nothing.
+    let idle_tcp = TcpStream::connect(server.addr).await.expect("connect");
+    let (_idle_send, idle_connection) = h2::client::handshake(idle_tcp).await.expect("handshake");
+    let idle = tokio::spawn(idle_connection);
+    // One with a watch stream open and quiet for longer than the timeout.
+    let mut watching = Client::new(server.endpoint().connect().await.expect("connect"));
+    let mut watch = watching
+        .watch_game(pb::WatchGameRequest {
+            game_id: table.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    assert!(
+        within(10, watch.message())
+            .await
+            .expect("snapshot")
+            .is_some()
+    );
+    // An HTTP keep-alive connection after one request, and an event stream.
+    let mut keep_alive = TcpStream::connect(http).await.expect("connect http");
+    {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        keep_alive
+            .write_all(b"GET /api/games HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = [0u8; 12];
+        keep_alive.read_exact(&mut head).await.unwrap();
+        assert_eq!(&head, b"HTTP/1.1 200");
+    }
+    let mut events = TcpStream::connect(http).await.expect("connect http");
+    {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        events
+            .write_all(
+                format!(
+                    "GET /api/games/{}/events HTTP/1.1\r\nHost: x\r\n\r\n",
+                    table.id
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let mut head = [0u8; 12];
+        events.read_exact(&mut head).await.unwrap();
+        assert_eq!(&head, b"HTTP/1.1 200");
+        // The first event (the game as it is) comes at once; take it all.
+        let mut chunk = [0u8; 4096];
+        while let Ok(read) =
+            tokio::time::timeout(Duration::from_millis(300), events.read(&mut chunk)).await
+        {
+            assert!(read.expect("read") > 0, "the event stream ended");
+        }
+    }
+
+    // The idle ones close after the timeout.
+    let _ = within(10, idle).await;
+    assert!(closed_within(&mut keep_alive, 10).await, "keep-alive");
+    // The streams outlived it and still carry events.
+    let first = &punct_referee::tools::load::random_games_with(RuleOptions::default(), 1, 7)[0][0];
+    submit(&mut c, &table, 0, notation(first))
+        .await
+        .expect("move");
+    let event = within(10, watch.message()).await.expect("event");
+    assert!(event.is_some(), "the watch stream still delivers");
+    {
+        use tokio::io::AsyncReadExt as _;
+        let mut chunk = [0u8; 4096];
+        let n = within(10, events.read(&mut chunk))
+            .await
+            .expect("event stream");
+        assert!(n > 0, "the event stream still delivers");
+    }
+}

@@ -443,7 +443,7 @@ fn refusal(code: Code, reason: &str, message: String, scope: Option<Scope>) -> S
     metrics::counter!(ACCESS_REFUSED, "reason" => reason.to_string()).increment(1);
     Status::with_error_details(
         code,
-        message,
+        crate::service::echo::bounded(message),
         ErrorDetails::with_error_info(reason, ERROR_DOMAIN, metadata),
     )
 }

@@ -221,13 +221,30 @@ pub struct ServeArgs {
         default_value_t = 0
     )]
     pub max_watch_streams_per_client: usize,
-    /// Connections open per client address, over both ports (0 = no limit).
+    /// Connections open per client address, over both ports; never more
+    /// than half of --max-connections (0 = that half).
     #[arg(
         long,
         env = "PUNCT_REFEREE_MAX_CONNECTIONS_PER_CLIENT",
-        default_value_t = 0
+        default_value_t = crate::service::listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT
     )]
     pub max_connections_per_client: usize,
+    /// Connections open at once over both ports (0 = the file descriptor
+    /// limit, raised to its hard value at start, less 64).
+    #[arg(long, env = "PUNCT_REFEREE_MAX_CONNECTIONS", default_value_t = 0)]
+    pub max_connections: usize,
+    /// Seconds from a connection's accept until its TLS handshake and its
+    /// opening (HTTP/2 preface on the gRPC port, the first request's
+    /// headers on the HTTP port) are done; later, it is closed.
+    #[arg(long, env = "PUNCT_REFEREE_HANDSHAKE_TIMEOUT_SECS", default_value_t = crate::service::listen::DEFAULT_HANDSHAKE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub handshake_timeout_secs: u64,
+    /// Seconds a gRPC connection with no call in progress stays open.
+    #[arg(long, env = "PUNCT_REFEREE_IDLE_TIMEOUT_SECS", default_value_t = crate::service::listen::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_secs: u64,
+    /// Seconds an HTTP connection with no request in progress stays open
+    /// (keep-alive, and the time to send a later request's headers).
+    #[arg(long, env = "PUNCT_REFEREE_HTTP_IDLE_TIMEOUT_SECS", default_value_t = crate::service::listen::DEFAULT_HTTP_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub http_idle_timeout_secs: u64,
     /// Seconds between checks of the TLS and keys files for changes.
     #[arg(long, env = "PUNCT_REFEREE_RELOAD_POLL_SECS", default_value_t = 5)]
     pub reload_poll_secs: u64,
@@ -333,6 +350,10 @@ impl ServeArgs {
                 connections: self.max_connections_per_client,
             },
             reload_poll: Duration::from_secs(self.reload_poll_secs.max(1)),
+            max_connections: self.max_connections,
+            handshake_timeout: Duration::from_secs(self.handshake_timeout_secs),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            http_idle_timeout: Duration::from_secs(self.http_idle_timeout_secs),
             cluster: ClusterOptions {
                 node_id: self.node_id.clone(),
                 advertise: self.advertise.clone(),
@@ -397,9 +418,22 @@ mod tests {
         assert_eq!(o.keys_file, None, "no keys by default");
         assert_eq!(
             o.quotas,
-            QuotaOptions::default(),
-            "no per-client limit by default"
+            QuotaOptions {
+                connections: 256,
+                ..QuotaOptions::default()
+            },
+            "no per-client limit by default but the connections per address"
         );
+        // The connection defaults docs/SECURITY.md and the README give.
+        assert_eq!(o.max_connections, 0, "automatic: descriptors less 64");
+        assert_eq!(o.handshake_timeout, Duration::from_secs(10));
+        assert_eq!(o.idle_timeout, Duration::from_secs(300));
+        assert_eq!(o.http_idle_timeout, Duration::from_secs(30));
+        let library = ServerOptions::default();
+        assert_eq!(library.quotas, o.quotas);
+        assert_eq!(library.handshake_timeout, o.handshake_timeout);
+        assert_eq!(library.idle_timeout, o.idle_timeout);
+        assert_eq!(library.http_idle_timeout, o.http_idle_timeout);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 pub mod access;
 pub mod cluster;
 pub mod config;
+pub mod echo;
 pub mod frames;
 pub mod grpc;
 pub mod http;
@@ -54,7 +55,7 @@ use self::grpc::TournamentApi;
 use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
 use self::grpc::answer::server::tournament_service_server::TournamentServiceServer;
 use self::grpc::pb;
-use self::listen::{Accepting, ConnectionLimit};
+use self::listen::{Accepting, CallsLayer, ConnectionLimit, Timeouts};
 use self::overload::InFlightLimitLayer;
 use self::quota::{ClientQuotas, ClientRateLayer, QuotaOptions};
 use self::sessions::{Limits, SessionStore};
@@ -111,6 +112,18 @@ pub struct ServerOptions {
     pub quotas: QuotaOptions,
     /// How often the TLS and keys files are checked for changes.
     pub reload_poll: Duration,
+    /// Most connections open at once over both ports; `0`: the process's
+    /// file descriptor limit less a reserve
+    /// ([`listen::automatic_total`]).
+    pub max_connections: usize,
+    /// From a connection's accept to the end of its opening (TLS handshake,
+    /// HTTP/2 preface or first request headers); later, it is closed.
+    pub handshake_timeout: Duration,
+    /// How long a gRPC connection with no call in progress stays open.
+    pub idle_timeout: Duration,
+    /// How long an HTTP connection with no request in progress stays open
+    /// (also the bound on sending a later request's headers).
+    pub http_idle_timeout: Duration,
     /// How this replica takes part in a cluster (`--storage postgres`).
     pub cluster: cluster::ClusterOptions,
 }
@@ -159,8 +172,15 @@ impl Default for ServerOptions {
             retain_finished: None,
             tls: None,
             keys_file: None,
-            quotas: QuotaOptions::default(),
+            quotas: QuotaOptions {
+                connections: listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+                ..QuotaOptions::default()
+            },
             reload_poll: tls::DEFAULT_RELOAD_POLL,
+            max_connections: 0,
+            handshake_timeout: listen::DEFAULT_HANDSHAKE_TIMEOUT,
+            idle_timeout: listen::DEFAULT_IDLE_TIMEOUT,
+            http_idle_timeout: listen::DEFAULT_HTTP_IDLE_TIMEOUT,
             cluster: cluster::ClusterOptions::default(),
         }
     }
@@ -215,6 +235,8 @@ pub async fn run_with_http(
     options: ServerOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    // First of all, so that a SIGHUP from now on never ends the process.
+    let hangups = tls::hangups();
     let security = Security::open(&options)?;
     warn_if_open(&listener, http.as_ref(), &security);
     let (store, postgres) = open_store(&options)?;
@@ -291,12 +313,13 @@ pub async fn run_with_http(
             tournaments.clone(),
             stop.clone(),
             &security,
+            options.http_idle_timeout,
         )
     });
-    let reloader = security.reloader.clone();
-    let reloads = reloader
-        .needed()
-        .then(|| tokio::spawn(reloader.run(stop.clone())));
+    // SIGHUP reloads what can be reloaded, and never stops the server.
+    let reloads = Some(tokio::spawn(
+        security.reloader.clone().run(hangups, stop.clone()),
+    ));
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
@@ -369,6 +392,7 @@ struct Security {
     quotas: Arc<ClientQuotas>,
     connections: ConnectionLimit,
     reloader: Reloader,
+    handshake_timeout: Duration,
 }
 
 impl Security {
@@ -384,7 +408,32 @@ impl Security {
         if let Some(tls) = &tls {
             tracing::info!(mutual = tls.mutual(), "TLS on both ports");
         }
+        let descriptors = listen::raise_descriptor_limit();
+        let total = if options.max_connections > 0 {
+            options.max_connections
+        } else {
+            listen::automatic_total(descriptors)
+        };
+        let per_client = listen::effective_per_client(options.quotas.connections, total);
+        if per_client != options.quotas.connections {
+            tracing::info!(
+                configured = options.quotas.connections,
+                per_client,
+                total,
+                "connections per client address lowered to half the total bound"
+            );
+        }
+        tracing::info!(
+            descriptors,
+            max_connections = total,
+            max_connections_per_client = per_client,
+            handshake_timeout_secs = options.handshake_timeout.as_secs_f64(),
+            idle_timeout_secs = options.idle_timeout.as_secs_f64(),
+            http_idle_timeout_secs = options.http_idle_timeout.as_secs_f64(),
+            "connection limits"
+        );
         Ok(Security {
+            handshake_timeout: options.handshake_timeout,
             reloader: Reloader {
                 tls: tls.clone(),
                 keys: keys.clone(),
@@ -394,17 +443,29 @@ impl Security {
             tls,
             keys,
             quotas: Arc::new(ClientQuotas::new(options.quotas)),
-            connections: ConnectionLimit::new(options.quotas.connections),
+            connections: ConnectionLimit::with_total(per_client, total),
         })
     }
 
-    /// How a port takes connections.
-    fn accepting(&self, port: &'static str, keepalive: Option<Duration>) -> Accepting {
+    /// How a port takes connections: `idle` is its idle timeout, `http2`
+    /// whether it is the HTTP/2-only gRPC port.
+    fn accepting(
+        &self,
+        port: &'static str,
+        keepalive: Option<Duration>,
+        idle: Duration,
+        http2: bool,
+    ) -> Accepting {
         Accepting {
             port,
             tls: self.tls.clone(),
             limit: self.connections.clone(),
             keepalive,
+            timeouts: Timeouts {
+                handshake: self.handshake_timeout,
+                idle,
+            },
+            http2,
         }
     }
 }
@@ -503,6 +564,7 @@ fn spawn_http(
     tournaments: Arc<Tournaments>,
     stop: CancellationToken,
     security: &Security,
+    http_idle_timeout: Duration,
 ) -> tokio::task::JoinHandle<std::io::Result<()>> {
     let router = http::router(http::WebState {
         store,
@@ -518,10 +580,14 @@ fn spawn_http(
         .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
     let ready = listen::accept(
         port.listener,
-        security.accepting("http", None),
+        security.accepting("http", None, http_idle_timeout, false),
         stop.clone(),
     );
     let listener = listen::HttpIncoming::new(ready, local);
+    // Each request counts as a call of its connection (its idle timeout).
+    let router = router
+        .layer(CallsLayer)
+        .into_make_service_with_connect_info::<listen::ConnInfo>();
     tokio::spawn(
         axum::serve(listener, router)
             .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -610,13 +676,21 @@ async fn serve_grpc(
     // a watch event written just after a unary reply waits for a delayed ACK.
     let incoming = listen::grpc_incoming(listen::accept(
         listener,
-        security.accepting("grpc", Some(options.keepalive_interval)),
+        security.accepting(
+            "grpc",
+            Some(options.keepalive_interval),
+            options.idle_timeout,
+            true,
+        ),
         stop.clone(),
     ));
     let serve = Server::builder()
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
-        // Outermost: answers of up to 2 KiB leave in frames h2 batches
+        // Outermost: each call counts on its connection until its answer
+        // is done (the connection's idle timeout, crate::service::listen).
+        .layer(CallsLayer)
+        // Then: answers of up to 2 KiB leave in frames h2 batches
         // (crate::service::frames).
         .layer(tower::util::MapResponseLayer::new(frames::small_frames))
         // One span and the RED metrics per call (crate::service::telemetry); the

@@ -207,9 +207,21 @@ impl Reloader {
         self.tls.is_some() || self.keys_file.is_some()
     }
 
-    /// Watches until `stop`.
-    pub async fn run(self, stop: CancellationToken) {
-        let mut hangups = hangups();
+    /// Watches until `stop`. SIGHUP is taken from `hangups` (made by
+    /// [`hangups`] before the server serves, so that a SIGHUP never meets
+    /// the default action, which ends the process) whether or not there is
+    /// anything to reload: with nothing, it is logged and ignored.
+    pub async fn run(self, mut hangups: Hangups, stop: CancellationToken) {
+        if !self.needed() {
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = next_hangup(&mut hangups) => tracing::info!(
+                        "SIGHUP: nothing to reload (no TLS and no keys file); still serving"
+                    ),
+                }
+            }
+        }
         let mut tick = tokio::time::interval(self.poll.max(Duration::from_millis(10)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut keys_seen = self.keys_file.as_deref().map(|p| stamp(&[p]));
@@ -252,20 +264,25 @@ impl Reloader {
     }
 }
 
+/// Where SIGHUP arrives (see [`hangups`]).
 #[cfg(unix)]
-type Hangups = Option<tokio::signal::unix::Signal>;
+pub type Hangups = Option<tokio::signal::unix::Signal>;
+/// Where SIGHUP arrives (none here).
 #[cfg(not(unix))]
-type Hangups = ();
+pub type Hangups = ();
 
+/// Takes SIGHUP over from its default action (ending the process); from
+/// here on each one is read by [`Reloader::run`]. Call it inside the runtime.
 #[cfg(unix)]
-fn hangups() -> Hangups {
+pub fn hangups() -> Hangups {
     tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         .inspect_err(|e| tracing::warn!("cannot listen for SIGHUP: {e}"))
         .ok()
 }
 
+/// Takes SIGHUP over (nothing to do here).
 #[cfg(not(unix))]
-fn hangups() -> Hangups {}
+pub fn hangups() -> Hangups {}
 
 #[cfg(unix)]
 async fn next_hangup(hangups: &mut Hangups) {

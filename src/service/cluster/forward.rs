@@ -397,10 +397,17 @@ fn unavailable(message: &str, reason: &str, (key, id): (&str, &str)) -> Status {
     let mut details = ErrorDetails::with_error_info(
         reason,
         ERROR_DOMAIN,
-        std::collections::HashMap::from([(key.to_string(), id.to_string())]),
+        std::collections::HashMap::from([(
+            key.to_string(),
+            crate::service::echo::echo(id).into_owned(),
+        )]),
     );
     details.set_retry_info(Some(std::time::Duration::from_millis(100)));
-    Status::with_error_details(Code::Unavailable, message, details)
+    Status::with_error_details(
+        Code::Unavailable,
+        crate::service::echo::bounded(message),
+        details,
+    )
 }
 
 /// The request again, from its parts and its read message.

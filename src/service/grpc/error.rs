@@ -26,6 +26,7 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::games::MoveError;
+use crate::service::echo::{bounded, echo};
 use crate::service::sessions::SessionError;
 use crate::service::tournaments::TournamentError;
 
@@ -40,19 +41,23 @@ fn error_info(reason: &str, metadata: HashMap<String, String>) -> ErrorDetails {
     ErrorDetails::with_error_info(reason, ERROR_DOMAIN, metadata)
 }
 
-/// A malformed-input status naming the offending field.
+/// A malformed-input status naming the offending field. Every string is
+/// bounded ([`crate::service::echo`]): a description that quotes input
+/// cannot make the status too long for a client.
 pub fn invalid_argument(field: &str, description: impl Into<String>) -> Status {
-    let description = description.into();
+    let field = echo(field);
+    let description: String = description.into();
     Status::with_error_details(
         Code::InvalidArgument,
-        format!("{field}: {description}"),
-        ErrorDetails::with_bad_request_violation(field, description),
+        bounded(format!("{field}: {description}")),
+        ErrorDetails::with_bad_request_violation(field, bounded(description)),
     )
 }
 
-/// The status of a refused session call.
+/// The status of a refused session call (its message bounded, and each
+/// quote of input in it and in its details: [`crate::service::echo`]).
 pub fn status(err: SessionError) -> Status {
-    let message = err.to_string();
+    let message = bounded(err.to_string());
     match err {
         SessionError::InvalidArgument { field, description } => {
             invalid_argument(field, description)
@@ -63,7 +68,7 @@ pub fn status(err: SessionError) -> Status {
         SessionError::NotFound(id) => Status::with_error_details(
             Code::NotFound,
             message,
-            ErrorDetails::with_resource_info("referee.v1.Game", id, "", "no such game"),
+            ErrorDetails::with_resource_info("referee.v1.Game", echo(&id), "", "no such game"),
         ),
         SessionError::Unauthenticated { reason, .. } => Status::with_error_details(
             Code::Unauthenticated,
@@ -97,7 +102,8 @@ pub fn status(err: SessionError) -> Status {
             ErrorDetails::with_bad_request_violation(field.to_string(), message),
         ),
         SessionError::Record(e) => {
-            let mut details = ErrorDetails::with_bad_request_violation("record", e.to_string());
+            let mut details =
+                ErrorDetails::with_bad_request_violation("record", bounded(e.to_string()));
             let mut metadata = HashMap::new();
             if let Some(line) = e.line {
                 metadata.insert("line".to_string(), line.to_string());
@@ -124,7 +130,7 @@ pub fn status(err: SessionError) -> Status {
                 ErrorDetails::with_error_info(
                     "GAME_MOVED",
                     ERROR_DOMAIN,
-                    HashMap::from([("game_id".to_string(), id)]),
+                    HashMap::from([("game_id".to_string(), echo(&id).into_owned())]),
                 ),
             );
             // Read by the cluster's forwarding layer, which then calls the
@@ -171,7 +177,7 @@ pub fn overloaded(what: &str, max: usize) -> Status {
 
 /// The status of a refused tournament call (docs/TOURNAMENTS.md, "Errors").
 pub fn tournament_status(err: TournamentError) -> Status {
-    let message = err.to_string();
+    let message = bounded(err.to_string());
     match err {
         TournamentError::InvalidArgument { field, description } => {
             invalid_argument(&field, description)
@@ -179,7 +185,12 @@ pub fn tournament_status(err: TournamentError) -> Status {
         TournamentError::NotFound(id) => Status::with_error_details(
             Code::NotFound,
             message,
-            ErrorDetails::with_resource_info("referee.v1.Tournament", id, "", "no such tournament"),
+            ErrorDetails::with_resource_info(
+                "referee.v1.Tournament",
+                echo(&id),
+                "",
+                "no such tournament",
+            ),
         ),
         TournamentError::Unauthenticated { reason, .. } => Status::with_error_details(
             Code::Unauthenticated,
@@ -211,7 +222,7 @@ pub fn tournament_status(err: TournamentError) -> Status {
                 ErrorDetails::with_error_info(
                     "TOURNAMENT_MOVED",
                     ERROR_DOMAIN,
-                    HashMap::from([("tournament_id".to_string(), id)]),
+                    HashMap::from([("tournament_id".to_string(), echo(&id).into_owned())]),
                 ),
             );
             // As for a game: the forwarding layer then calls the new owner.
@@ -305,5 +316,44 @@ mod tests {
             s.get_details_quota_failure().unwrap().violations[0].subject,
             "sessions"
         );
+    }
+
+    #[test]
+    fn a_huge_input_is_quoted_in_part_in_the_message_and_the_details() {
+        let id = "g".repeat(100_000);
+        let statuses = [
+            status(SessionError::NotFound(id.clone())),
+            status(SessionError::PermissionDenied(id.clone())),
+            status(SessionError::Moved(id.clone())),
+            status(SessionError::InvalidArgument {
+                field: "labels",
+                description: format!("`{id}` is not a label"),
+            }),
+            invalid_argument("move.punct.notation", format!("`{id}` is not a move")),
+            tournament_status(TournamentError::NotFound(id.clone())),
+            tournament_status(TournamentError::Moved(id.clone())),
+        ];
+        for s in statuses {
+            assert!(s.message().len() < 1024, "{} bytes", s.message().len());
+            assert!(s.message().contains(" bytes)"), "{}", s.message());
+            assert!(
+                s.details().len() < 2048,
+                "{} bytes of details",
+                s.details().len()
+            );
+            // What goes on the wire: both headers, well under the 16 KiB of
+            // metadata a standard client takes.
+            let mut headers = http::HeaderMap::new();
+            s.add_header(&mut headers).unwrap();
+            let size: usize = headers
+                .iter()
+                .map(|(k, v)| k.as_str().len() + v.len())
+                .sum();
+            assert!(size < 4096, "{size} bytes of headers");
+        }
+        let s = status(SessionError::NotFound(id));
+        assert_eq!(s.code(), Code::NotFound);
+        let info = s.get_details_resource_info().unwrap();
+        assert!(info.resource_name.ends_with("… (100000 bytes)"));
     }
 }

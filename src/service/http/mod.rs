@@ -143,7 +143,7 @@ impl IntoResponse for HttpError {
                     HeaderValue::from_static("nosniff"),
                 ),
             ],
-            format!("{}\n", self.message),
+            format!("{}\n", crate::service::echo::bounded(self.message)),
         )
             .into_response()
     }

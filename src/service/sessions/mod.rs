@@ -151,7 +151,7 @@ pub enum SessionError {
         description: String,
     },
     /// No game has this id (or it expired).
-    #[error("no game `{0}`")]
+    #[error("no game `{}`", crate::service::echo::echo(.0))]
     NotFound(String),
     /// No seat token was given (`TOKEN_MISSING`), or it is not a token at all
     /// (`TOKEN_MALFORMED`).
@@ -163,7 +163,7 @@ pub enum SessionError {
         message: &'static str,
     },
     /// The token is no seat of this game.
-    #[error("this token is no seat of game `{0}`")]
+    #[error("this token is no seat of game `{}`", crate::service::echo::echo(.0))]
     PermissionDenied(String),
     /// The move or action breaks a rule, or the input is not a move of this
     /// game (see [`MoveError`]).
@@ -196,7 +196,7 @@ pub enum SessionError {
     /// Another replica owns the game now (its lease was taken over): nothing
     /// was changed here; the call is to be made again, and reaches the
     /// owner (docs/CLUSTER.md).
-    #[error("game `{0}` moved to another replica; call again (watchers: resume with from_ply)")]
+    #[error("game `{}` moved to another replica; call again (watchers: resume with from_ply)", crate::service::echo::echo(.0))]
     Moved(String),
     /// A server limit was reached.
     #[error("{what} limit reached ({max})")]

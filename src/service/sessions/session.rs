@@ -1176,7 +1176,10 @@ impl Session {
         {
             return Some(Err(SessionError::InvalidArgument {
                 field: "request_id",
-                description: format!("request id `{id}` was used for a different move"),
+                description: format!(
+                    "request id `{}` was used for a different move",
+                    crate::service::echo::echo(id)
+                ),
             }));
         }
         Some(Ok(MoveReceipt {

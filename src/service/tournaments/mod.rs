@@ -75,7 +75,7 @@ pub enum TournamentError {
         description: String,
     },
     /// No tournament has this id.
-    #[error("no tournament `{0}`")]
+    #[error("no tournament `{}`", crate::service::echo::echo(.0))]
     NotFound(String),
     /// No entrant key (`ENTRANT_KEY_MISSING`), or not a key at all
     /// (`ENTRANT_KEY_MALFORMED`).
@@ -116,7 +116,7 @@ pub enum TournamentError {
     Unavailable(String),
     /// Another replica owns the tournament (cluster mode): nothing was
     /// changed here; the call is to be made again, and reaches the owner.
-    #[error("tournament `{0}` is owned by another replica; call again (entrants: reconnect)")]
+    #[error("tournament `{}` is owned by another replica; call again (entrants: reconnect)", crate::service::echo::echo(.0))]
     Moved(String),
 }
 
@@ -1043,7 +1043,10 @@ impl Tournaments {
             self.entry(tournament_id)?;
             return Err(TournamentError::PermissionDenied {
                 reason: "WRONG_ENTRANT_KEY",
-                message: format!("this key is no entrant of tournament `{tournament_id}`"),
+                message: format!(
+                    "this key is no entrant of tournament `{}`",
+                    crate::service::echo::echo(tournament_id)
+                ),
             });
         }
         let entry = match self.entry(&id) {
