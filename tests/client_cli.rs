@@ -894,3 +894,35 @@ async fn health_says_why_a_tls_connection_failed() {
     let _ = std::fs::remove_dir_all(&dir);
     server.stop().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_lists_every_game_with_its_options_and_defaults() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("kinds");
+    let tokens = dir.join("tokens.json");
+    let listed = run(&server, &tokens, &["games"]).await;
+    assert_eq!(listed.code, 0, "{}", listed.err);
+    let games: Vec<&str> = listed
+        .out
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty())
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(games, ["punct", "dots", "punto"], "{}", listed.out);
+    for line in [
+        "  seats: white, black",
+        "  variant: punct.v1.Variant = VARIANT_STANDARD (one of VARIANT_UNSPECIFIED, VARIANT_STANDARD, VARIANT_BASIC)",
+        "  max_plies: uint32 = 1000",
+        "  width: uint32 = 39",
+        "  players: uint32 = 2",
+        "  entropy: bytes = (empty)",
+    ] {
+        assert!(
+            listed.out.lines().any(|l| l == line),
+            "no `{line}` in:\n{}",
+            listed.out
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
