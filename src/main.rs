@@ -14,7 +14,7 @@ use punct_referee::service::telemetry;
 use punct_referee::tools::client::ClientArgs;
 use punct_referee::tools::engine::{self, GameArgs};
 use punct_referee::tools::load::LoadArgs;
-use punct_referee::tools::rpc::ServerAddress;
+use punct_referee::tools::rpc::{ServerAddress, error_chain};
 use punct_referee::tools::tournament::command::{EntrantArgs, TournamentArgs};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -32,7 +32,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "punct-referee",
     version,
-    about = "A referee for the game PÜNCT"
+    about = "A game referee service for PÜNCT, Dots and Punto"
 )]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -118,6 +118,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(punct_referee::tools::client::cells_last(
         std::env::args_os().collect(),
     ));
+    if let Some(
+        Command::Client(_)
+        | Command::Health { .. }
+        | Command::Keys { .. }
+        | Command::Perft { .. }
+        | Command::Legal { .. }
+        | Command::Show { .. },
+    ) = &cli.command
+    {
+        die_quietly_on_closed_stdout();
+    }
     let result = match &cli.command {
         None => return serve(&cli.serve),
         Some(Command::Serve(args)) => return serve(args),
@@ -161,6 +172,21 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Lets the printing commands end like other Unix tools when their reader
+/// goes away (`client new | head -1`): the default action of SIGPIPE ends
+/// the process at once, where Rust's ignored SIGPIPE would turn the next
+/// `println!` into a panic (exit 101). Not for the commands that run bots
+/// over pipes (`tournament`, `entrant`, `load`) or serve: a bot that exits
+/// must not end them, and they print little.
+fn die_quietly_on_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: called at the start of main, before any thread exists;
+    // SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
@@ -277,14 +303,14 @@ fn health(
                 .timeout(timeout)
                 .connect()
                 .await
-                .map_err(|e| format!("cannot connect to {address}: {e}"))?;
+                .map_err(|e| format!("cannot connect to {address}: {}", error_chain(&e)))?;
         let mut client = HealthClient::new(channel);
         let answer = client
             .check(HealthCheckRequest {
                 service: service.to_string(),
             })
             .await
-            .map_err(|e| format!("health check failed: {}", e.message()))?;
+            .map_err(|e| format!("health check failed: {}", status_chain(&e)))?;
         let status = answer.into_inner().status();
         Ok::<_, String>(status)
     };
@@ -302,6 +328,24 @@ fn health(
             ExitCode::FAILURE
         }
     }
+}
+
+/// A tonic status's message and its causes (a TLS or connection failure
+/// carries its reason only in the source chain).
+fn status_chain(status: &tonic::Status) -> String {
+    use std::error::Error as _;
+    let mut text = status.message().to_string();
+    if let Some(source) = status.source() {
+        let causes = error_chain(source);
+        if !text.ends_with(&causes) {
+            text = if text.is_empty() {
+                causes
+            } else {
+                format!("{text}: {causes}")
+            };
+        }
+    }
+    text
 }
 
 /// Runs a client-side command on a fresh runtime; its error goes to stderr

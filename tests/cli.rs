@@ -364,3 +364,77 @@ fn the_text_log_has_no_colour_codes_when_not_on_a_terminal() {
     assert!(log.contains("INFO"), "{log}");
     assert!(!log.contains('\u{1b}'), "escape codes in the log:\n{log}");
 }
+
+#[test]
+fn help_names_the_three_games_and_the_readme_lists_every_serve_flag() {
+    let (code, out, err) = run(&["--help"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("PÜNCT, Dots and Punto"), "{out}");
+
+    let (code, help, err) = run(&["serve", "--help"]);
+    assert_eq!(code, 0, "{err}");
+    // `--help` shows the HTTP port's default as the README does.
+    assert!(help.contains("0.0.0.0:9464"), "{help}");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let mut flags: Vec<&str> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.len() > 2 && w.starts_with("--") && !w.starts_with("---"))
+        .collect();
+    flags.sort_unstable();
+    flags.dedup();
+    assert!(flags.contains(&"--node-id"), "{flags:?}");
+    let missing: Vec<&&str> = flags
+        .iter()
+        .filter(|f| !matches!(**f, "--help" | "--version"))
+        .filter(|f| !readme.contains(&format!("`{f}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "serve flags not in README.md: {missing:?}"
+    );
+}
+
+#[test]
+fn entrant_has_the_same_default_server_as_client() {
+    let (code, entrant, err) = run(&["entrant", "--help"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, client, _) = run(&["client", "--help"]);
+    let default = "[default: http://127.0.0.1:50051]";
+    assert!(client.contains(default), "{client}");
+    assert!(entrant.contains(default), "{entrant}");
+}
+
+#[test]
+fn a_printing_command_whose_reader_went_away_ends_quietly() {
+    // `legal … | head -1`: the reader closes the pipe before the output is
+    // written; the command must end without a panic (exit 101) or a message.
+    use std::io::Read as _;
+    use std::process::Stdio;
+    for args in [
+        &["legal"][..],
+        &["perft", "--depth", "2"],
+        &["keys", "--name", "x"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert!(
+            status.success() || std::os::unix::process::ExitStatusExt::signal(&status) == Some(13),
+            "{args:?}: {status:?} {err}"
+        );
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}

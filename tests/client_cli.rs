@@ -274,6 +274,11 @@ async fn every_address_flag_takes_host_and_port_without_a_scheme() {
             "{}",
             refused.err
         );
+        // The example suggested is one the default listener (IPv4) answers.
+        if bad != "https://127.0.0.1:1" {
+            assert!(refused.err.contains("127.0.0.1:50051"), "{}", refused.err);
+        }
+        assert!(!refused.err.contains("[::1]"), "{}", refused.err);
     }
 
     // The tournament's --server and the load generator's --address.
@@ -827,6 +832,97 @@ async fn tournament_command_seats_punto_tables_of_three_and_four() {
     .await;
     assert!(!ok);
     assert!(err.contains("has 4 seats: enter at least 4 bots"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_output_into_a_closed_pipe_ends_quietly() {
+    // `client new | head -1`, with the reader gone before the first line.
+    let server = TestServer::start().await;
+    let dir = temp_dir("pipe");
+    let tokens = dir.join("tokens.json");
+    for _ in 0..5 {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+            .arg("client")
+            .args(["--server", &format!("http://{}", server.addr), "--tokens"])
+            .arg(&tokens)
+            .arg("new")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().await.unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success()
+                || std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(13),
+            "{:?} {err}",
+            out.status
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_says_why_a_tls_connection_failed() {
+    // TLS to a plaintext server: the handshake fails, and the message says
+    // how, not only "transport error".
+    let server = TestServer::start().await;
+    let dir = temp_dir("health-tls");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let ca = params.self_signed(&key).unwrap();
+    let ca_path = dir.join("ca.pem");
+    std::fs::write(&ca_path, ca.pem()).unwrap();
+    let mut health = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    health
+        .args(["health", "--address", &server.addr.to_string(), "--tls-ca"])
+        .arg(&ca_path);
+    let answer = output_of(health).await;
+    assert_eq!(answer.code, 1, "{}", answer.err);
+    let line = answer.err.trim_end();
+    assert!(line.starts_with("error: cannot connect to"), "{line}");
+    assert!(
+        !line.ends_with("transport error"),
+        "the cause is missing: {line}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_lists_every_game_with_its_options_and_defaults() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("kinds");
+    let tokens = dir.join("tokens.json");
+    let listed = run(&server, &tokens, &["games"]).await;
+    assert_eq!(listed.code, 0, "{}", listed.err);
+    let games: Vec<&str> = listed
+        .out
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty())
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(games, ["punct", "dots", "punto"], "{}", listed.out);
+    for line in [
+        "  seats: white, black",
+        "  variant: punct.v1.Variant = VARIANT_STANDARD (one of VARIANT_UNSPECIFIED, VARIANT_STANDARD, VARIANT_BASIC)",
+        "  max_plies: uint32 = 1000",
+        "  width: uint32 = 39",
+        "  players: uint32 = 2",
+        "  entropy: bytes = (empty)",
+    ] {
+        assert!(
+            listed.out.lines().any(|l| l == line),
+            "no `{line}` in:\n{}",
+            listed.out
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
     server.stop().await.unwrap();
 }

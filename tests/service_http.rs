@@ -724,3 +724,75 @@ async fn a_dots_game_shows_its_seats_moves_scores_and_field() {
     }
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_games_offered_are_listed_over_grpc_and_as_json_without_a_key() {
+    // Keys on: ListGameKinds needs none (ListGames does).
+    let dir = std::env::temp_dir().join(format!("punct-kinds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keys = dir.join("keys");
+    let (_, line) = punct_referee::service::access::new_key("reader", &[]);
+    std::fs::write(&keys, format!("{line}\n")).unwrap();
+    let options = punct_referee::service::ServerOptions {
+        keys_file: Some(keys),
+        ..test_options()
+    };
+    let server = TestServer::start_with_http(options, None).await;
+    let http = server.http.unwrap();
+    let mut client = server.client().await;
+    let refused = client
+        .list_games(pb::ListGamesRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+
+    let kinds = client
+        .list_game_kinds(pb::ListGameKindsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .kinds;
+    let names: Vec<&str> = kinds.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["punct", "dots", "punto"]);
+    // Each game's defaults, explicit, create that game.
+    let punto = &kinds[2];
+    assert_eq!(punto.default_seats, ["red-blue", "orange-green"]);
+    match punto.default_rules.as_ref().and_then(|r| r.game.as_ref()) {
+        Some(pb::game_rules::Game::Punto(o)) => {
+            assert_eq!((o.players, o.rounds_to_win), (2, Some(2)));
+        }
+        other => panic!("{other:?}"),
+    }
+    let punct = &kinds[0];
+    let variant = punct.options.iter().find(|o| o.name == "variant").unwrap();
+    assert_eq!(variant.value_type, "punct.v1.Variant");
+    assert_eq!(variant.default_value, "VARIANT_STANDARD");
+    assert!(
+        variant.description.contains("Basic or standard"),
+        "{variant:?}"
+    );
+
+    // The same as JSON on the HTTP port.
+    let answer = get(http, "/api/game-kinds").await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let json = answer.json();
+    let listed = json["kinds"].as_array().unwrap();
+    assert_eq!(listed.len(), kinds.len());
+    for (kind, json) in kinds.iter().zip(listed) {
+        assert_eq!(json["name"], kind.name.as_str());
+        assert_eq!(json["description"], kind.description.as_str());
+        assert_eq!(json["default_seats"], serde_json::json!(kind.default_seats));
+        let options = json["options"].as_array().unwrap();
+        assert_eq!(options.len(), kind.options.len(), "{}", kind.name);
+        for (option, json) in kind.options.iter().zip(options) {
+            assert_eq!(json["name"], option.name.as_str());
+            assert_eq!(json["type"], option.value_type.as_str());
+            assert_eq!(json["default"], option.default_value.as_str());
+        }
+    }
+    let dots_width = &listed[1]["options"][0];
+    assert_eq!(dots_width["name"], "width");
+    assert_eq!(dots_width["default"], "39");
+    server.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

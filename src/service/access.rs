@@ -117,6 +117,8 @@ pub fn requirement(path: &str) -> Requirement {
         "GetGame" | "ListLegalMoves" | "WatchGame" | "ExportGame" | "RenderPosition" => {
             Requirement::ReadOrSeat
         }
+        // What the contract itself says: public, like reflection.
+        "ListGameKinds" => Requirement::Open,
         // SubmitMove, Resign, OfferDraw, AcceptDraw, ClaimVictory: seat tokens.
         _ => Requirement::Open,
     }
@@ -701,6 +703,7 @@ mod tests {
             "OfferDraw",
             "AcceptDraw",
             "ClaimVictory",
+            "ListGameKinds",
         ] {
             assert_eq!(r(m), Requirement::Open, "{m}");
         }

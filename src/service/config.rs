@@ -92,6 +92,8 @@ pub struct ServeArgs {
     pub log_format: LogFormat,
     /// Address of the HTTP port: Prometheus `/metrics` and the spectator
     /// page at `/` (docs/SPECTATOR.md). `--metrics-listen` is its old name.
+    /// [default: 0.0.0.0:9464, or PUNCT_REFEREE_METRICS_LISTEN, its old
+    /// variable, when set]
     #[arg(
         long,
         visible_alias = "metrics-listen",

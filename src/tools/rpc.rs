@@ -180,7 +180,7 @@ pub struct AddressError {
 
 /// What to write instead, ending every [`AddressError`].
 const WRITE_INSTEAD: &str =
-    "write HOST:PORT (e.g. 127.0.0.1:50051, [::1]:50051) or http://HOST:PORT";
+    "write HOST:PORT (e.g. 127.0.0.1:50051, the server's default) or http://HOST:PORT";
 
 impl ServerAddress {
     /// Reads `text`, given by `flag` (named in the error).
@@ -369,7 +369,7 @@ fn host_and_port(text: &str) -> Result<(&str, Option<u16>), String> {
 
 /// An error with its causes, `outer: inner: …` (tonic's transport error
 /// alone says only "transport error").
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(e) = cause {

@@ -62,7 +62,7 @@ page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${
 try {
   step('the list, filtered by a label');
   await page.goto(`${HTTP}/`);
-  assert.equal(await page.title(), 'PÜNCT referee — spectator');
+  assert.equal(await page.title(), 'Game referee (PÜNCT, Dots, Punto) — spectator');
   await page.getByLabel('Label').fill('suite:web');
   await page.getByRole('button', { name: 'Filter' }).click();
 

@@ -8,6 +8,7 @@ pub mod codec;
 pub mod convert;
 pub mod error;
 pub mod games;
+pub mod kinds;
 pub mod pb;
 pub mod service;
 pub mod tournament;

@@ -168,6 +168,15 @@ impl RefereeService for RefereeApi {
         }))
     }
 
+    async fn list_game_kinds(
+        &self,
+        _request: Request<pb::ListGameKindsRequest>,
+    ) -> Result<Response<pb::ListGameKindsResponse>, Status> {
+        Ok(Response::new(pb::ListGameKindsResponse {
+            kinds: super::kinds::game_kinds().to_vec(),
+        }))
+    }
+
     async fn list_games(
         &self,
         request: Request<pb::ListGamesRequest>,

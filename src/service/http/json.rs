@@ -371,3 +371,65 @@ pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
             .collect(),
     }
 }
+
+/// The games the server offers (`/api/game-kinds`): ListGameKinds' answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameKinds {
+    /// Every game, in the server's order.
+    pub kinds: Vec<GameKind>,
+}
+
+/// One game the server offers.
+#[derive(Debug, Clone, Serialize)]
+pub struct GameKind {
+    /// The game's name (`punct`), as in `GameRules` and records.
+    pub name: String,
+    /// What the game is.
+    pub description: String,
+    /// The seats of a game under the default rules, in seat order.
+    pub default_seats: Vec<String>,
+    /// Its rule options, in field order.
+    pub options: Vec<RuleOption>,
+}
+
+/// One rule option: a field of the game's `RuleOptions` message.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuleOption {
+    /// The field's name (`max_plies`).
+    pub name: String,
+    /// Its type (`uint32`, `punct.v1.Variant`).
+    #[serde(rename = "type")]
+    pub value_type: String,
+    /// For an enum: its values' names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    /// The default, as text.
+    pub default: String,
+    /// What the option means, from the contract.
+    pub description: String,
+}
+
+/// The JSON of ListGameKinds' kinds.
+pub fn game_kinds(kinds: &[pb::GameKind]) -> GameKinds {
+    GameKinds {
+        kinds: kinds
+            .iter()
+            .map(|k| GameKind {
+                name: k.name.clone(),
+                description: k.description.clone(),
+                default_seats: k.default_seats.clone(),
+                options: k
+                    .options
+                    .iter()
+                    .map(|o| RuleOption {
+                        name: o.name.clone(),
+                        value_type: o.value_type.clone(),
+                        values: o.values.clone(),
+                        default: o.default_value.clone(),
+                        description: o.description.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}

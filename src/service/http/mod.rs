@@ -10,6 +10,7 @@
 //! | `GET /api/games?label=k:v&status=…` | a page of games, as JSON |
 //! | `GET /api/games/{id}` | one game: moves, supplies, clocks, outcome |
 //! | `GET /api/games/{id}/events` | Server-Sent Events: the game again after each change |
+//! | `GET /api/game-kinds` | the games offered: rule options, their types and defaults |
 //! | `GET /api/tournaments` | every tournament with its standings, as JSON |
 //! | `GET /api/tournaments/{id}` | one tournament: standings, crosstable, schedule with game ids |
 //!
@@ -74,6 +75,7 @@ pub fn router(state: WebState) -> Router {
         .route("/api/games", get(list_games))
         .route("/api/games/{id}", get(get_game))
         .route("/api/games/{id}/events", get(game_events))
+        .route("/api/game-kinds", get(game_kinds))
         .route("/api/tournaments", get(tournaments::list))
         .route("/api/tournaments/{id}", get(tournaments::get))
         .fallback(not_found)
@@ -313,6 +315,11 @@ async fn list_games(
         next_page_token,
     })
     .into_response())
+}
+
+/// `/api/game-kinds`: what ListGameKinds answers, as JSON.
+async fn game_kinds() -> Response {
+    axum::Json(json::game_kinds(crate::service::grpc::kinds::game_kinds())).into_response()
 }
 
 /// `/api/games/{id}`: everything the game view shows.

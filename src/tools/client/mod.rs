@@ -4,7 +4,7 @@
 //! `show` draws the board with the engine's ASCII picture, `moves` lists the
 //! legal moves, `play` submits a move for the seat to move, `watch` prints
 //! the board live as moves arrive, `export`/`import` move game records in and
-//! out.
+//! out, `games` lists the games the referee offers with their rule options.
 //!
 //! One file per subcommand (mini-redis' `cmd/` style), each making its calls
 //! through [`crate::tools::rpc`] and printing; this file holds the flags and
@@ -13,6 +13,7 @@
 
 mod display;
 mod export;
+mod games;
 mod import;
 mod moves;
 mod new;
@@ -132,6 +133,9 @@ pub enum ClientCommand {
         /// The record file.
         file: PathBuf,
     },
+    /// List the games the referee offers, each with its seats and rule
+    /// options: type, default, allowed values and meaning.
+    Games,
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {
@@ -251,6 +255,7 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
         ClientCommand::Watch { game } => watch::run(c, &game).await,
         ClientCommand::Export { game, output } => export::run(c, &game, output).await,
         ClientCommand::Import { file } => import::run(c, &file).await,
+        ClientCommand::Games => games::run(c).await,
     }
 }
 

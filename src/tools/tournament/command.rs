@@ -116,7 +116,7 @@ pub struct EntrantArgs {
     #[arg(long, env = "PUNCT_ENTRANT_KEY", hide_env_values = true)]
     pub key: String,
     /// The referee holding the tournament, HOST:PORT or http://HOST:PORT.
-    #[arg(long, env = "PUNCT_SERVER")]
+    #[arg(long, env = "PUNCT_SERVER", default_value = crate::tools::client::DEFAULT_SERVER)]
     pub server: String,
     /// Seed of a built-in bot's choices.
     #[arg(long, default_value_t = 1)]

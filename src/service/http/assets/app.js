@@ -117,7 +117,7 @@ function showList() {
   $('tournament').hidden = true;
   $('games').hidden = false;
   $('tournaments').hidden = false;
-  document.title = 'PÜNCT referee — spectator';
+  document.title = 'Game referee (PÜNCT, Dots, Punto) — spectator';
   const refresh = () => { refreshList(); refreshTournaments(); };
   refresh();
   state.listTimer = setInterval(refresh, LIST_REFRESH_MS);
@@ -166,7 +166,7 @@ function showTournament(id) {
   $('game').hidden = true;
   $('tournament').hidden = false;
   $('tournament-heading').textContent = `Tournament ${id}`;
-  document.title = `Tournament ${id} — PÜNCT referee`;
+  document.title = `Tournament ${id} — game referee`;
   $('tournament-status').textContent = 'Loading…';
   refreshTournament();
   state.tournamentTimer = setInterval(refreshTournament, LIST_REFRESH_MS);
@@ -250,7 +250,7 @@ function showGame(id) {
   $('tournament').hidden = true;
   $('game').hidden = false;
   $('game-heading').textContent = `Game ${id}`;
-  document.title = `Game ${id} — PÜNCT referee`;
+  document.title = `Game ${id} — game referee`;
   $('game-status').textContent = 'Loading…';
   $('moves').replaceChildren();
   follow(id);
