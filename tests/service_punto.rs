@@ -118,14 +118,7 @@ async fn submit_move(
 }
 
 async fn export(c: &mut Client, id: &str, token: &str) -> String {
-    c.export_game(pb::ExportGameRequest {
-        game_id: id.to_string(),
-        token: token.to_string(),
-    })
-    .await
-    .expect("export")
-    .into_inner()
-    .record
+    export_checked(c, id, token).await
 }
 
 fn bad_field(s: &tonic::Status) -> String {

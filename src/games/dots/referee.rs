@@ -8,7 +8,6 @@
 //! engine logs, so the engine's hot path stays free of allocation.
 
 use super::chain::outline;
-use super::record::writable_tag;
 use super::{
     Bits, Colour, EndReason, Field, Game, IllegalMove, Move, Outcome, Played, Point, Record,
     RuleOptions, Seed, TakeKind, TakeLog,
@@ -459,17 +458,11 @@ impl GameTrait for DotsGame {
         self.tracked.played.last().cloned().map(detail)
     }
 
-    fn record(&self, tags: &[(String, String)], _viewer: Viewer) -> String {
-        // The seed is revealed once the game is over (RULES.md §4.4).
+    fn record(&self, _tags: &[(String, String)], _viewer: Viewer) -> String {
+        // The seed is revealed once the game is over (RULES.md §4.4). Tags
+        // are not written: §9's canonical form has only its own keys.
         let game = &self.tracked.game;
-        let mut record = Record::of(game, game.is_over());
-        for (key, value) in tags {
-            let taken = record.tags.iter().any(|(k, _)| k.eq_ignore_ascii_case(key));
-            if writable_tag(key, value) && !taken {
-                record.tags.push((key.clone(), value.clone()));
-            }
-        }
-        record.to_string()
+        Record::of(game, game.is_over()).to_string()
     }
 
     fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
