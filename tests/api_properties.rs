@@ -173,15 +173,7 @@ fn error_reason(s: &tonic::Status) -> String {
 async fn observe(client: &mut Client, id: &str) -> (pb::Game, String, Vec<String>) {
     let mut game = get(client, id).await;
     game.presence = None;
-    let record = client
-        .export_game(pb::ExportGameRequest {
-            game_id: id.to_string(),
-            token: String::new(),
-        })
-        .await
-        .expect("export")
-        .into_inner()
-        .record;
+    let record = export_checked(client, id, "").await;
     let legal = client
         .list_legal_moves(pb::ListLegalMovesRequest {
             game_id: id.to_string(),

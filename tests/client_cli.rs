@@ -787,10 +787,10 @@ async fn tournament_command_seats_punto_tables_of_three_and_four() {
         ]
     );
     let record = std::fs::read_to_string(three.join("0002-r1-vs-r2-vs-greedy.txt")).unwrap();
-    assert!(
-        record.contains("\nblue: greedy\norange: r2\nred: r1\n"),
-        "{record}"
-    );
+    // Canonical (RULES.md §12): the seats' names are in the file's name,
+    // not in the record.
+    common::checked(&record);
+    assert!(!record.contains("\nred: r1\n"), "{record}");
     // Four seats in two teams: greedy's team is greedy and r2.
     let four = dir.join("four");
     let bots = ["greedy", "r1=random", "r2=random", "r3=random"];

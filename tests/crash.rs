@@ -179,15 +179,7 @@ async fn play_until_killed(mut client: Client, table: Table, seed: u64, seen: Ar
 }
 
 async fn record_moves(client: &mut Client, id: &str) -> Vec<String> {
-    let record = client
-        .export_game(pb::ExportGameRequest {
-            game_id: id.to_string(),
-            token: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .record;
+    let record = common::export_checked(client, id, "").await;
     let body = record.split_once("\n\n").map_or("", |(_, b)| b);
     body.lines()
         .map(str::trim)

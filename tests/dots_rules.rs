@@ -953,9 +953,11 @@ fn record_seeds_are_checked_against_the_commitment() {
     let o = options(39, 32, Start::QuadrupleCross);
     let mut game = Game::new(o, Some(seed)).unwrap();
     play(&mut game, "1,1 2,2");
+    // In progress, the seed is withheld (§4.4) and the commitment is the
+    // record's one `x-` line.
     let hidden = Record::of(&game, false).to_string();
     assert!(
-        hidden.contains("commitment: 0517cf1a") && !hidden.contains("seed:"),
+        hidden.contains("\nx-commitment: 0517cf1a") && !hidden.contains("seed:"),
         "{hidden}"
     );
     let record = Record::parse(&hidden).unwrap();
@@ -974,15 +976,18 @@ fn record_seeds_are_checked_against_the_commitment() {
         Record::parse(&revealed).unwrap().replay(None).unwrap(),
         game
     );
-    let tampered = revealed.replace("seed: 646f7473", "seed: 646f7474");
+    // A seed that is not the one committed to is refused.
+    let tampered = hidden.replace("\nx-commitment", "\nseed: 646f7474\nx-commitment");
     assert_eq!(record_refusal(&tampered), "SEED_MISMATCH");
-    // A record with a seed and no commitment (RULES.md's own form) reads too.
-    let plain = revealed
-        .lines()
-        .filter(|l| !l.starts_with("commitment"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert_eq!(record_refusal(&plain), "ACCEPTED");
+    // With the seed, the record is §9's canonical form: no commitment.
+    assert!(!revealed.contains("commitment"), "{revealed}");
+    // A seed and a commitment that disagree (an older record's
+    // `commitment:` line) are refused.
+    let old = revealed.replace(
+        "seed: 646f7473",
+        &format!("commitment: {}\nseed: 646f7473", "0".repeat(64)),
+    );
+    assert_eq!(record_refusal(&old), "SEED_MISMATCH");
 }
 
 #[test]
@@ -1000,8 +1005,30 @@ fn record_endings_round_trip_through_the_referee() {
         let verdict = game.conclude(ending).unwrap();
         let text = game.record(&[], Viewer::Spectator);
         let back = import(&text, None).unwrap();
-        assert_eq!(back.game.verdict(), Some(verdict), "{text}");
+        let back = back.game.verdict().unwrap();
+        assert_eq!(back.winners, verdict.winners, "{text}");
+        // §9 has no `abandon`: a seat that left lost on time.
+        let reason = match verdict.reason {
+            "ABANDONED" => "TIMEOUT",
+            other => other,
+        };
+        assert_eq!(back.reason, reason, "{text}");
     }
+    // Older records wrote `end: abandon`, a `commitment:` line and `x-`
+    // tags; they still read.
+    let old = "game: dots\nwidth: 8\nheight: 8\nstart: quadruple-cross\ncommitment: \
+        0517cf1abcfd20eb941789b07f44fbfbe7ae3415fce3d0c834213235b2f228cc\nseed: 646f7473\n\
+        result: 1-0\nscore: 0-0\nend: abandon\nx-event: club\n\n";
+    let record = Record::parse(old).unwrap();
+    assert_eq!(record.tags, vec![("event".to_string(), "club".to_string())]);
+    let game = record.replay(None).unwrap();
+    assert_eq!(game.outcome().unwrap().reason, EndReason::Abandon);
+    // Written again, it is canonical: no commitment, no tags, `timeout`.
+    assert_eq!(
+        Record::of(&game, true).to_string(),
+        "game: dots\nwidth: 8\nheight: 8\nstart: quadruple-cross\nseed: 646f7473\n\
+         result: 1-0\nscore: 0-0\nend: timeout\n\n"
+    );
     let ending = RecordEnding {
         result: GameResult::Aborted,
         score: [0, 0],

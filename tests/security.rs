@@ -425,6 +425,7 @@ async fn each_scope_allows_exactly_its_calls() {
         .unwrap()
         .into_inner()
         .record;
+    common::checked(&record);
     let validate = || pb::ValidateMoveRequest {
         history: Some(pb::validate_move_request::History::Record(record.clone())),
         r#move: Some(common::notation("a1")),

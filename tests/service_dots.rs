@@ -721,15 +721,7 @@ async fn moves_in_notation_and_structured_are_checked_and_refused_precisely() {
 }
 
 async fn export(client: &mut Client, id: &str) -> String {
-    client
-        .export_game(pb::ExportGameRequest {
-            game_id: id.to_string(),
-            token: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .record
+    export_checked(client, id, "").await
 }
 
 async fn import(

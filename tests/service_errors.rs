@@ -491,3 +491,140 @@ async fn huge_inputs_are_refused_with_a_short_status_a_standard_client_reads() {
     );
     server.stop().await.unwrap();
 }
+
+/// A notation of spaces or tabs only is a malformed notation like any
+/// other (Punto's RULES.md §4.4: reason `MALFORMED`), in SubmitMove and in
+/// ValidateMove, for every game; and nothing changes.
+#[tokio::test]
+async fn a_whitespace_only_notation_is_malformed_notation() {
+    use punct_referee::service::grpc::pb::dots::v1 as dpb;
+    use punct_referee::service::grpc::pb::punto::v1 as tpb;
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let games: [(pb::GameRules, fn(&str) -> pb::Move, &str); 3] = [
+        (
+            pb::GameRules {
+                game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
+                    players: 2,
+                    ..Default::default()
+                })),
+            },
+            |t| pb::Move {
+                game: Some(pb::r#move::Game::Punto(Box::new(tpb::Move {
+                    notation: t.into(),
+                    ..Default::default()
+                }))),
+            },
+            "move.punto.notation",
+        ),
+        (
+            pb::GameRules {
+                game: Some(pb::game_rules::Game::Dots(dpb::RuleOptions::default())),
+            },
+            |t| pb::Move {
+                game: Some(pb::r#move::Game::Dots(Box::new(dpb::Move {
+                    notation: t.into(),
+                    ..Default::default()
+                }))),
+            },
+            "move.dots.notation",
+        ),
+        (
+            rules(ppb::Variant::Standard),
+            notation,
+            "move.punct.notation",
+        ),
+    ];
+    for (rules, text, field) in games {
+        let created = c
+            .create_game(pb::CreateGameRequest {
+                rules: Some(rules.clone()),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let id = created.game.unwrap().game_id;
+        let token = created.seats[0].token.clone();
+        for blank in [" ", "\t", " \t "] {
+            let s = submit_with(&mut c, &id, &token, text(blank), 0).await;
+            assert_eq!(s.code(), Code::InvalidArgument, "{field} {blank:?}");
+            assert_eq!(bad_field(&s), field, "{blank:?}");
+            let s = c
+                .validate_move(pb::ValidateMoveRequest {
+                    history: Some(pb::validate_move_request::History::Moves(pb::GameHistory {
+                        rules: Some(rules.clone()),
+                        moves: Vec::new(),
+                        seed: if field == "move.punto.notation" {
+                            "00".repeat(32)
+                        } else {
+                            String::new()
+                        },
+                    })),
+                    r#move: Some(text(blank)),
+                })
+                .await
+                .unwrap_err();
+            assert_eq!(s.code(), Code::InvalidArgument, "{field} {blank:?}");
+            assert_eq!(bad_field(&s), field, "{blank:?}");
+            if field == "move.punto.notation" {
+                assert!(s.message().contains("MALFORMED"), "{}", s.message());
+            }
+        }
+        assert_eq!(get(&mut c, &id).await.ply, 0);
+    }
+    server.stop().await.unwrap();
+}
+
+/// A seat the game does not have is refused with the game's own seat range
+/// (a two-seat game's seats are 1 to 2), in ClaimVictory and
+/// ListLegalMoves; a seat number no game has, on an unknown game, is
+/// `NOT_FOUND`.
+#[tokio::test]
+async fn a_seat_out_of_range_names_the_games_own_seats() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let t = create(&mut c, ppb::Variant::Standard).await;
+    for against in [3, 5, 99] {
+        let s = c
+            .claim_victory(pb::ClaimVictoryRequest {
+                game_id: t.id.clone(),
+                token: t.white.clone(),
+                against,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(s.code(), Code::InvalidArgument);
+        assert_eq!(bad_field(&s), "against");
+        assert!(
+            s.message().contains("the game's seats are 1 to 2"),
+            "{}",
+            s.message()
+        );
+        let s = c
+            .list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: t.id.clone(),
+                seat: against,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(bad_field(&s), "seat");
+        assert!(
+            s.message().contains("the game's seats are 1 to 2"),
+            "{}",
+            s.message()
+        );
+    }
+    let s = c
+        .claim_victory(pb::ClaimVictoryRequest {
+            game_id: "nope".into(),
+            token: t.white.clone(),
+            against: 5,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(s.code(), Code::NotFound);
+    assert_eq!(get(&mut c, &t.id).await.outcome, None);
+    server.stop().await.unwrap();
+}

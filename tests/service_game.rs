@@ -7,6 +7,9 @@ mod common;
 #[path = "service_game/snapshot_views.rs"]
 mod snapshot_views;
 
+#[path = "service_game/records.rs"]
+mod records;
+
 use common::*;
 use punct_referee::games::punct::{Game, Move, RuleOptions, Variant};
 use punct_referee::service::grpc::pb::punct::v1 as ppb;
@@ -250,15 +253,7 @@ async fn validate_export_import_round_trip() {
             .await
             .unwrap();
     }
-    let record = client
-        .export_game(pb::ExportGameRequest {
-            game_id: table.id.clone(),
-            token: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .record;
+    let record = export_checked(&mut client, &table.id, "").await;
     assert!(record.starts_with("game: punct\nvariant: standard\n"));
     assert_eq!(record.lines().filter(|l| l.contains('@')).count(), 10);
 
@@ -326,15 +321,7 @@ async fn validate_export_import_round_trip() {
         .await
         .unwrap();
     assert_eq!(r.outcome.unwrap().reason, "CONNECTION");
-    let exported = client
-        .export_game(pb::ExportGameRequest {
-            game_id: copy.id.clone(),
-            token: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .record;
+    let exported = export_checked(&mut client, &copy.id, "").await;
     assert!(exported.contains("event: replay"));
     assert!(exported.contains("result: white CONNECTION"));
     // A finished record imports as a finished game.

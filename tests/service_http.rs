@@ -534,15 +534,7 @@ async fn game_of(client: &mut Client, id: &str) -> pb::Game {
 }
 
 async fn export_of(client: &mut Client, id: &str) -> String {
-    client
-        .export_game(pb::ExportGameRequest {
-            game_id: id.to_string(),
-            ..Default::default()
-        })
-        .await
-        .expect("export")
-        .into_inner()
-        .record
+    export_checked(client, id, "").await
 }
 
 /// Finished games are read back from the store once they leave memory

@@ -120,14 +120,7 @@ async fn submit_move(
 }
 
 async fn export(c: &mut Client, id: &str, token: &str) -> String {
-    c.export_game(pb::ExportGameRequest {
-        game_id: id.to_string(),
-        token: token.to_string(),
-    })
-    .await
-    .expect("export")
-    .into_inner()
-    .record
+    export_checked(c, id, token).await
 }
 
 fn bad_field(s: &tonic::Status) -> String {
@@ -776,10 +769,12 @@ async fn bad_moves_are_refused_with_a_reason_and_change_nothing() {
     };
     let s = submit_move(&mut c, id, &t[0], both, 0).await.unwrap_err();
     assert_eq!(bad_field(&s), "move.punto");
+    // Spaces only: a notation given, and malformed (RULES.md §4.4).
     let s = submit_move(&mut c, id, &t[0], text_move(" "), 0)
         .await
         .unwrap_err();
-    assert_eq!(bad_field(&s), "move.punto");
+    assert_eq!(bad_field(&s), "move.punto.notation");
+    assert!(s.message().contains("MALFORMED"), "{}", s.message());
     // A PÜNCT move is not a Punto move.
     let s = submit_move(&mut c, id, &t[0], notation("SE@E1:E2,E3"), 0)
         .await

@@ -166,15 +166,7 @@ async fn submit(
 }
 
 async fn export(client: &mut Client, id: &str) -> String {
-    client
-        .export_game(pb::ExportGameRequest {
-            game_id: id.to_string(),
-            token: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .record
+    common::export_checked(client, id, "").await
 }
 
 #[tokio::test]

@@ -132,7 +132,8 @@ async fn two_builtin_bots_play_and_their_records_replay_through_import() {
         let path = game.record_path.as_ref().unwrap();
         let text = std::fs::read_to_string(path).unwrap();
         assert_eq!(text, game.record);
-        assert!(text.contains("tournament: test"), "{text}");
+        common::checked(&text);
+        assert!(text.contains("x-tournament: test"), "{text}");
         let imported = client
             .import_game(pb::ImportGameRequest {
                 record: text,
@@ -286,7 +287,9 @@ async fn dots_greedy_beats_random_and_the_records_replay() {
         for game in &report.games {
             assert!(game.forfeit.is_none(), "{game:?}");
             assert!(game.record.starts_with("game: dots\n"), "{}", game.record);
-            assert!(game.record.contains("x-red: "), "{}", game.record);
+            // Canonical (RULES.md §9): the seats' names are not in it.
+            common::checked(&game.record);
+            assert!(!game.record.contains("x-red: "), "{}", game.record);
             assert!(
                 ["FULL", "GROUND"].contains(&game.reason.as_str()),
                 "{game:?}"
@@ -379,6 +382,7 @@ async fn punto_greedy_beats_random_at_tables_of_two_three_and_four() {
                 assert_eq!(game.points.len(), bots.len(), "{game:?}");
                 assert!(game.record.starts_with("game: punto\n"), "{}", game.record);
                 assert!(game.record.contains("\nseed: "), "{}", game.record);
+                common::checked(&game.record);
                 let imported = client
                     .import_game(pb::ImportGameRequest {
                         record: game.record.clone(),

@@ -143,6 +143,51 @@ async fn play_all(
     out
 }
 
+/// Every entrant's points, recounted from the games' exported records
+/// alone, each read by the strict reader of its game's rules (the seats'
+/// entrants are the tournament's pairing).
+async fn recount_from_records(server: &TestServer, t: &pb::Tournament) -> BTreeMap<u32, f64> {
+    let mut client = server.client().await;
+    let mut points: BTreeMap<u32, f64> = BTreeMap::new();
+    for g in &t.games {
+        if g.status == pb::TournamentGameStatus::Bye as i32 {
+            *points.entry(g.entrants[0]).or_default() += 1.0;
+            continue;
+        }
+        let record = common::export_checked(&mut client, &g.game_id, "").await;
+        let read = common::checked(&record);
+        assert!(read.ended, "game {} is over: {record}", g.number);
+        assert_eq!(read.seats as usize, g.entrants.len());
+        assert_eq!(read.winners, g.winners, "game {}: {record}", g.number);
+        for (i, &e) in g.entrants.iter().enumerate() {
+            let seat = i as u32 + 1;
+            let share = if read.winners.is_empty() {
+                1.0 / g.entrants.len() as f64
+            } else if read.winners.contains(&seat) {
+                1.0 / read.winners.len() as f64
+            } else {
+                0.0
+            };
+            *points.entry(e).or_default() += share;
+        }
+    }
+    points
+}
+
+/// The standings' points equal a recount from the records.
+async fn assert_records_recount(server: &TestServer, t: &pb::Tournament) {
+    let recounted = recount_from_records(server, t).await;
+    for s in &t.standings {
+        assert!(
+            (s.points - recounted.get(&s.entrant).copied().unwrap_or(0.0)).abs() < 1e-9,
+            "{}: standings {} but the records give {:?}",
+            s.name,
+            s.points,
+            recounted.get(&s.entrant)
+        );
+    }
+}
+
 /// Every entrant's points, recounted from the games' own outcomes.
 async fn recount(server: &TestServer, t: &pb::Tournament) -> BTreeMap<u32, f64> {
     let mut client = server.client().await;
@@ -232,16 +277,12 @@ async fn a_round_robin_over_grpc_finishes_with_standings_equal_to_a_recount() {
     // Every game's record replays to its result.
     let mut client = server.client().await;
     for g in &done.games {
-        let record = client
-            .export_game(pb::ExportGameRequest {
-                game_id: g.game_id.clone(),
-                token: String::new(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .record;
-        assert!(record.contains(&format!("tournament_id: {}", done.tournament_id)));
+        let record = common::export_checked(&mut client, &g.game_id, "").await;
+        // A Dots record has no place for labels (RULES.md §9): the game
+        // carries them.
+        assert!(!record.contains("tournament_id"), "{record}");
+        let labels = common::get(&mut client, &g.game_id).await.labels;
+        assert_eq!(labels["tournament_id"], done.tournament_id);
         let imported = client
             .import_game(pb::ImportGameRequest {
                 record,
@@ -416,14 +457,68 @@ async fn a_missed_first_move_deadline_is_a_forfeit_of_the_absent_seat() {
     start(&mut t, &created.tournament_id).await;
     play_all(&server, &keys[..1], &[bot("here", 1)]).await;
     let done = get(&mut t, &created.tournament_id).await;
+    let mut client = server.client().await;
     for g in &done.games {
         let here_seat = g.entrants.iter().position(|&e| e == 0).unwrap() as u32 + 1;
+        // The game itself ends with the absent seat's loss on time, so its
+        // record says so (RULES.md §9: `end: timeout`).
         assert_eq!(
             (g.winners.clone(), g.reason.as_str()),
-            (vec![here_seat], "FORFEIT")
+            (vec![here_seat], "TIMEOUT")
+        );
+        let game = common::get(&mut client, &g.game_id).await;
+        let outcome = game.outcome.unwrap();
+        assert_eq!(
+            (outcome.winners, outcome.reason.as_str()),
+            (vec![here_seat], "TIMEOUT")
+        );
+        let record = common::export_checked(&mut client, &g.game_id, "").await;
+        let result = if here_seat == 1 { "1-0" } else { "0-1" };
+        assert!(
+            record.contains(&format!("\nresult: {result}\nscore: 0-0\nend: timeout\n")),
+            "{record}"
         );
     }
     assert_eq!(done.standings[0].points, 2.0);
+    assert_records_recount(&server, &done).await;
+}
+
+/// A Punto table of three where one entrant never comes: each game it sits
+/// in ends, at its first-move deadline, with its loss on time and the two
+/// others winning together; the records say so (the service's `ending:`
+/// header, RULES.md §9.4) and recount to the standings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_punto_forfeit_is_in_the_record_and_the_standings_recount_from_the_records() {
+    let server = TestServer::start().await;
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let rules = pb::GameRules {
+        game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
+            players: 3,
+            ..Default::default()
+        })),
+    };
+    let mut s = spec(rules, pb::TournamentFormat::RoundRobin, 1);
+    s.time_control = Some(pb::TimeControl {
+        first_move_deadline_ms: Some(400),
+        ..clock(60_000)
+    });
+    let (created, keys) = create(&mut t, s, &["greedy", "r1", "absent"]).await;
+    start(&mut t, &created.tournament_id).await;
+    play_all(&server, &keys[..2], &[bot("greedy", 1), bot("r1", 2)]).await;
+    let done = get(&mut t, &created.tournament_id).await;
+    assert_eq!(done.status, pb::TournamentStatus::Finished as i32);
+    let mut client = server.client().await;
+    for g in &done.games {
+        let absent = g.entrants.iter().position(|&e| e == 2).unwrap() as u32 + 1;
+        let others: Vec<u32> = (1..=3).filter(|&s| s != absent).collect();
+        assert_eq!((g.winners.clone(), g.reason.as_str()), (others, "TIMEOUT"));
+        let record = common::export_checked(&mut client, &g.game_id, "").await;
+        assert!(
+            record.contains(&format!("\nending: TIMEOUT seat {absent}\n")),
+            "{record}"
+        );
+    }
+    assert_records_recount(&server, &done).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1235,15 +1330,7 @@ async fn a_double_round_robin_plays_every_opening_from_both_sides_twice() {
     for g in &done.games {
         let opening = g.opening.unwrap();
         *seen.entry((opening, g.entrants.clone())).or_default() += 1;
-        let record = client
-            .export_game(pb::ExportGameRequest {
-                game_id: g.game_id.clone(),
-                token: String::new(),
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .record;
+        let record = common::export_checked(&mut client, &g.game_id, "").await;
         assert!(record.contains("event: openings"), "{record}");
         let moves: Vec<&str> = record
             .split_once("\n\n")
@@ -1469,4 +1556,62 @@ async fn with_keys_on_organisers_manage_readers_read_and_entrant_keys_connect() 
     assert_eq!(done.status, pb::TournamentStatus::Finished as i32);
     server.stop().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Tournaments of every game and seat count leave records that the strict
+/// reader of their game's rules accepts (RULES.md: Dots §9, Punto §12,
+/// PÜNCT §7), whose results are the tournament's: Punto with 2, 3 and 4
+/// seats and in teams (with client entropy), Dots, and PÜNCT.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournament_records_of_every_game_and_seat_count_are_canonical_and_recount() {
+    use punct_referee::service::grpc::pb::punct::v1 as ppb;
+    let server = TestServer::start().await;
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let punto = |players: u32, team: bool| pb::GameRules {
+        game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
+            players,
+            team,
+            rounds_to_win: Some(1),
+            entropy: if team { vec![7, 7] } else { Vec::new() },
+            ..Default::default()
+        })),
+    };
+    let punct = pb::GameRules {
+        game: Some(pb::game_rules::Game::Punct(ppb::RuleOptions {
+            variant: ppb::Variant::Basic as i32,
+            max_plies: Some(30),
+            ..Default::default()
+        })),
+    };
+    let cases: Vec<(&str, pb::GameRules, Vec<&str>)> = vec![
+        ("punto 2", punto(2, false), vec!["greedy", "r1"]),
+        ("punto 3", punto(3, false), vec!["greedy", "r1", "r2"]),
+        ("punto 4", punto(4, false), vec!["greedy", "r1", "r2", "r3"]),
+        (
+            "punto teams",
+            punto(4, true),
+            vec!["greedy", "r1", "r2", "r3"],
+        ),
+        ("dots", dots_rules(), vec!["greedy", "r1"]),
+        ("punct", punct, vec!["greedy", "r1"]),
+    ];
+    for (what, rules, entrants) in cases {
+        let (created, keys) = create(
+            &mut t,
+            spec(rules, pb::TournamentFormat::RoundRobin, 1),
+            &entrants,
+        )
+        .await;
+        start(&mut t, &created.tournament_id).await;
+        let bots: Vec<EntrantBot> = entrants
+            .iter()
+            .enumerate()
+            .map(|(i, name)| bot(name, i as u64 + 1))
+            .collect();
+        play_all(&server, &keys, &bots).await;
+        let done = get(&mut t, &created.tournament_id).await;
+        assert_eq!(done.status, pb::TournamentStatus::Finished as i32, "{what}");
+        assert!(!done.games.is_empty(), "{what}");
+        assert_records_recount(&server, &done).await;
+    }
 }

@@ -615,9 +615,11 @@ pub trait Game: Send + Sync + fmt::Debug {
     }
     /// The last move played, if any.
     fn last_move(&self) -> Option<MoveDetail>;
-    /// The game record text (the game's RULES.md), with `tags` as header
-    /// lines, as `viewer` may see it. A seeded game's record carries the
-    /// seed's commitment, and the seed itself once the game is over.
+    /// The game record text in the canonical form of the game's RULES.md,
+    /// as `viewer` may see it, with `tags` as header lines where that form
+    /// has room for them (else without them: they are the session's
+    /// labels). A seeded game's record carries the seed once the game is
+    /// over, and before that what the rules let it show (its commitment).
     fn record(&self, tags: &[(String, String)], viewer: Viewer) -> String;
     /// Ends the game by a referee action, with the winners the game's rules
     /// give. Refused (`GAME_OVER`) once over.

@@ -14,6 +14,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
+pub mod strict_records;
+
 pub type Client = RefereeServiceClient<Channel>;
 
 /// A server running in this test's runtime.
@@ -254,6 +256,30 @@ pub async fn get(client: &mut Client, id: &str) -> pb::Game {
         .into_inner()
         .game
         .expect("game")
+}
+
+/// The record of game `id` as `token`'s viewer gets it from `ExportGame`,
+/// read by the strict reader of its game's rules
+/// ([`strict_records::check`]): a record that is not canonical fails the
+/// test.
+pub async fn export_checked(client: &mut Client, id: &str, token: &str) -> String {
+    let record = client
+        .export_game(pb::ExportGameRequest {
+            game_id: id.to_string(),
+            token: token.to_string(),
+        })
+        .await
+        .expect("export")
+        .into_inner()
+        .record;
+    checked(&record);
+    record
+}
+
+/// `record`, after the strict reader of its game accepted it.
+pub fn checked(record: &str) -> strict_records::Checked {
+    strict_records::check(record)
+        .unwrap_or_else(|e| panic!("not a canonical record: {e}\n{record}"))
 }
 
 /// The scripted standard game White wins by connection at ply 11

@@ -1015,13 +1015,20 @@ impl EndReason {
             EndReason::Resign => "resign",
             EndReason::DrawAgreement => "draw-agreement",
             EndReason::Timeout => "timeout",
-            EndReason::Abandon => "abandon",
+            // §9 has no `abandon`: a seat that left and did not come back
+            // lost on time.
+            EndReason::Abandon => "timeout",
             EndReason::Abort => "abort",
         }
     }
 
     /// The reason of that record name (any letter case).
+    /// Older records wrote `abandon`, still read; `timeout` reads as
+    /// [`EndReason::Timeout`].
     pub fn from_record_name(name: &str) -> Option<EndReason> {
+        if name.trim().eq_ignore_ascii_case("abandon") {
+            return Some(EndReason::Abandon);
+        }
         EndReason::ALL
             .into_iter()
             .find(|r| r.record_name().eq_ignore_ascii_case(name.trim()))

@@ -1,11 +1,12 @@
 //! Game records (RULES.md §9): `key: value` header lines, one blank line,
 //! one move a line. [`Record`] reads them leniently (keys in any case,
 //! spaces, `#` comments, blank move lines, CR LF) and writes the canonical
-//! form. Beyond the table of §9 (docs/DOTS.md): a `commitment:` line, the
-//! SHA-256 of the seed, goes with every `quadruple-cross` record so a record
-//! of an unfinished game can leave the secret seed out; an `end: abandon`
-//! for a player who left; and the free tags of a session, which §9 allows
-//! only as `x-` keys, are written `x-<tag>` and read back without the `x-`.
+//! form: the keys of §9's table and nothing else, with one exception
+//! (docs/DOTS.md, "Seeds and records"): the record of an unfinished
+//! `quadruple-cross` game withholds its secret seed (§4.4) and writes its
+//! commitment as `x-commitment:`. Reading stays lenient where older records
+//! need it: a `commitment:` line, `end: abandon`, and `x-` tags, read back
+//! without the `x-` (nothing writes them any more).
 
 use std::fmt;
 
@@ -362,7 +363,10 @@ impl Record {
             "start" => header.start = Some(Start::from_name(value).ok_or_else(bad)?),
             "max-moves" => header.max_moves = Some(decimal(value).ok_or_else(bad)?),
             "seed" => self.seed = Some(Seed::from_hex(value).ok_or_else(bad)?),
-            "commitment" => self.commitment = Some(commitment_of(value).ok_or_else(bad)?),
+            // `commitment` is the key older records wrote; §9 knows neither.
+            "commitment" | "x-commitment" => {
+                self.commitment = Some(commitment_of(value).ok_or_else(bad)?)
+            }
             "result" => header.result = Some(GameResult::from_text(value).ok_or_else(bad)?),
             "score" => {
                 let (r, b) = value.split_once('-').ok_or_else(bad)?;
@@ -505,18 +509,24 @@ impl std::str::FromStr for Record {
     }
 }
 
+/// The tag (`x-seed: supplied`, read without the `x-`) that marks a seed a
+/// client supplied: the one tag a written record keeps.
+pub const SUPPLIED_MARK: (&str, &str) = ("seed", "supplied");
+
 impl fmt::Display for Record {
-    /// The canonical form (§9), with the tags as `x-` lines after the keys
-    /// of §9.
+    /// The canonical form (§9): the keys of §9's table that apply, in its
+    /// order, nothing else. Tags are never written (§9's canonical form has
+    /// no `x-` keys). Two exceptions: a `quadruple-cross` record that
+    /// withholds its seed (a game not over, §4.4) writes the commitment as
+    /// `x-commitment:` after the keys of §9, since §9's canonical form cannot
+    /// be written without the seed; and a seed a client supplied is marked
+    /// `x-seed: supplied`, last (docs/DOTS.md, "Canonical records").
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let o = &self.options;
         writeln!(f, "game: dots")?;
         writeln!(f, "width: {}", o.width())?;
         writeln!(f, "height: {}", o.height())?;
         writeln!(f, "start: {}", o.start())?;
-        if let Some(c) = self.commitment {
-            writeln!(f, "commitment: {}", crate::games::hex(&c))?;
-        }
         if let Some(seed) = &self.seed {
             writeln!(f, "seed: {}", seed.hex())?;
         }
@@ -528,8 +538,15 @@ impl fmt::Display for Record {
             writeln!(f, "score: {}-{}", e.score[0], e.score[1])?;
             writeln!(f, "end: {}", e.end.record_name())?;
         }
-        for (key, value) in &self.tags {
-            writeln!(f, "x-{key}: {value}")?;
+        if let (None, Some(c)) = (&self.seed, self.commitment) {
+            writeln!(f, "x-commitment: {}", crate::games::hex(&c))?;
+        }
+        if self
+            .tags
+            .iter()
+            .any(|(k, v)| (k.as_str(), v.as_str()) == SUPPLIED_MARK)
+        {
+            writeln!(f, "x-seed: supplied")?;
         }
         writeln!(f)?;
         for mv in &self.moves {
@@ -537,16 +554,4 @@ impl fmt::Display for Record {
         }
         Ok(())
     }
-}
-
-/// Whether a tag can be written as an `x-` header line and read back the
-/// same: a key of letters, digits, `_` and `-`, a value on one line without
-/// surrounding spaces.
-pub fn writable_tag(key: &str, value: &str) -> bool {
-    !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        && !value.contains(['\n', '\r'])
-        && value.trim() == value
 }

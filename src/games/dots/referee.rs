@@ -8,7 +8,6 @@
 //! engine logs, so the engine's hot path stays free of allocation.
 
 use super::chain::outline;
-use super::record::writable_tag;
 use super::{
     Bits, Colour, EndReason, Field, Game, IllegalMove, Move, Outcome, Played, Point, Record,
     RuleOptions, Seed, TakeKind, TakeLog,
@@ -459,8 +458,9 @@ impl GameTrait for DotsGame {
         self.tracked.played.last().cloned().map(detail)
     }
 
-    fn record(&self, tags: &[(String, String)], _viewer: Viewer) -> String {
-        // The seed is revealed once the game is over (RULES.md §4.4).
+    fn record(&self, _tags: &[(String, String)], _viewer: Viewer) -> String {
+        // The seed is revealed once the game is over (RULES.md §4.4). Tags
+        // are not written: §9's canonical form has only its own keys.
         let game = &self.tracked.game;
         let mut record = Record::of(game, game.is_over());
         // A seed the creator supplied is marked (`x-seed: supplied`): its
@@ -469,12 +469,6 @@ impl GameTrait for DotsGame {
             record
                 .tags
                 .push((SUPPLIED_TAG.0.to_string(), SUPPLIED_TAG.1.to_string()));
-        }
-        for (key, value) in tags {
-            let taken = record.tags.iter().any(|(k, _)| k.eq_ignore_ascii_case(key));
-            if writable_tag(key, value) && !taken {
-                record.tags.push((key.clone(), value.clone()));
-            }
         }
         record.to_string()
     }
@@ -523,7 +517,7 @@ impl GameTrait for DotsGame {
 
 /// The tag (written `x-seed: supplied`) that marks a seed the creator
 /// supplied instead of the server drawing it.
-const SUPPLIED_TAG: (&str, &str) = ("seed", "supplied");
+const SUPPLIED_TAG: (&str, &str) = super::record::SUPPLIED_MARK;
 
 /// Reads and replays a Dots record (RULES.md §9). `seed` is the server's
 /// own copy of an unfinished game's seed; without it a record that does not
@@ -727,21 +721,18 @@ mod tests {
     }
 
     #[test]
-    fn tags_travel_as_x_keys() {
+    fn tags_are_not_written_and_old_x_keys_still_read() {
         let mut g = DotsGame::new(RuleOptions::default(), None);
         g.play(&notation_input("1,1").unwrap()).unwrap();
-        let tags = vec![
-            ("event".to_string(), "club: night".to_string()),
-            ("bad key".to_string(), "dropped".to_string()),
-            ("Event".to_string(), "dropped too".to_string()),
-        ];
+        let tags = vec![("event".to_string(), "club: night".to_string())];
+        // §9's canonical form has only its own keys.
         let text = g.record(&tags, Viewer::Spectator);
-        assert!(text.contains("\nx-event: club: night\n"), "{text}");
-        assert!(!text.contains("dropped"));
-        let back = import(&text, None).unwrap();
         assert_eq!(
-            back.tags,
-            vec![("event".to_string(), "club: night".to_string())]
+            text,
+            "game: dots\nwidth: 39\nheight: 32\nstart: cross\n\n1,1\n"
         );
+        let old = text.replace("\n\n", "\nx-event: club: night\n\n");
+        let back = import(&old, None).unwrap();
+        assert_eq!(back.tags, tags);
     }
 }

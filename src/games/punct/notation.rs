@@ -394,7 +394,13 @@ impl GameRecord {
                         _ => record.result = Some(value.parse().map_err(header_err)?),
                     }
                 } else {
-                    record.tags.push((key.to_string(), value.to_string()));
+                    // Tags are written `x-<tag>` (older records wrote them
+                    // bare; both read back as the tag).
+                    let tag = match key.get(..2) {
+                        Some(p) if p.eq_ignore_ascii_case("x-") && key.len() > 2 => &key[2..],
+                        _ => key,
+                    };
+                    record.tags.push((tag.to_string(), value.to_string()));
                 }
                 continue;
             }
@@ -461,8 +467,9 @@ impl FromStr for GameRecord {
 }
 
 impl fmt::Display for GameRecord {
-    /// Canonical text: `game`, `variant`, non-default options, tags, `result`,
-    /// a blank line, then one move a line.
+    /// Canonical text: `game`, `variant`, non-default options, the tags as
+    /// `x-<tag>` lines (keys of the service's own, kept apart from any key
+    /// the rules may name), `result`, a blank line, then one move a line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let defaults = RuleOptions::default();
         writeln!(f, "game: punct")?;
@@ -477,7 +484,7 @@ impl fmt::Display for GameRecord {
             writeln!(f, "repetition_limit: {}", self.options.repetition_limit)?;
         }
         for (k, v) in &self.tags {
-            writeln!(f, "{k}: {v}")?;
+            writeln!(f, "x-{k}: {v}")?;
         }
         if let Some(r) = self.result {
             writeln!(f, "result: {r}")?;
@@ -615,7 +622,7 @@ mod tests {
         let text = r.to_string();
         assert_eq!(
             text,
-            "game: punct\nvariant: basic\nmax_plies: 40\nwhite: alice\nevent: club night: round 2\n\n\
+            "game: punct\nvariant: basic\nmax_plies: 40\nx-white: alice\nx-event: club night: round 2\n\n\
              SE@E5:F5,G5\nT@J3:K3,K4\nE5>E6:F6,G6\nJ3>J4:K4,K5\n"
         );
         assert_eq!(text.parse::<GameRecord>(), Ok(r.clone()));

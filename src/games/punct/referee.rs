@@ -308,13 +308,9 @@ impl GameTrait for PunctGame {
 
     fn record(&self, tags: &[(String, String)], _viewer: Viewer) -> String {
         let mut record: GameRecord = self.game.record();
-        // Labels named like a reserved header key are left out, so the
-        // exported record reads back the same.
-        record.tags = tags
-            .iter()
-            .filter(|(k, _)| !GameRecord::RESERVED_KEYS.contains(&k.to_ascii_lowercase().as_str()))
-            .cloned()
-            .collect();
+        // Labels go as `x-<label>` header lines (§7 names no keys for
+        // them), so none can be taken for a key of the rules.
+        record.tags = tags.to_vec();
         record.to_string()
     }
 
@@ -509,11 +505,19 @@ mod tests {
             ],
             Viewer::Spectator,
         );
-        assert!(text.contains("event: test"));
+        // Labels are `x-` lines, even one named like a key of the rules.
+        assert!(text.contains("\nx-event: test\nx-variant: x\n"), "{text}");
+        assert!(text.contains("\nvariant: standard\n"), "{text}");
         assert!(text.contains("result: white RESIGNATION"));
         let back = import_record(&text).unwrap();
         assert_eq!(back.moves.len(), 1);
-        assert_eq!(back.tags, vec![("event".to_string(), "test".to_string())]);
+        assert_eq!(
+            back.tags,
+            vec![
+                ("event".to_string(), "test".to_string()),
+                ("variant".to_string(), "x".to_string())
+            ]
+        );
         assert_eq!(back.game.verdict().unwrap().reason, "RESIGNATION");
     }
 

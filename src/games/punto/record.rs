@@ -346,22 +346,20 @@ impl Record {
         out
     }
 
-    /// The canonical record of `game` (§12): its rules, the tags (those a
-    /// record can carry), `x-seed: supplied` when the creator `supplied`
-    /// the seed, the seed once revealed, the result of a board end or the
-    /// referee `ending`, and every round begun with its placements.
+    /// The canonical record of `game` (§12): its rules, `x-seed: supplied`
+    /// when the creator `supplied` the seed, the seed once revealed, the
+    /// result of a board end or the referee `ending` (the service's header
+    /// §9.4 allows), and every round begun with its placements. Nothing
+    /// else: §12's canonical contents have no place for labels
+    /// (docs/PUNTO.md, "Header keys").
     pub fn canonical(
         game: &Match,
         commitment: &[u8; 32],
-        tags: &[(String, String)],
         seed: Option<&[u8; 32]>,
         supplied: bool,
         ending: Option<Ending>,
     ) -> String {
         let mut out = Record::rules_header(game.options(), commitment);
-        for (key, value) in writable_tags(tags) {
-            let _ = writeln!(out, "{key}: {value}");
-        }
         if supplied {
             let _ = writeln!(out, "{SUPPLIED_KEY}: supplied");
         }
@@ -520,25 +518,6 @@ fn replay_placement(
         cell,
         refusal,
     })
-}
-
-/// The tags a record can carry back as they are: a key of the key form
-/// that is not reserved, given once, and a value on one line; values are
-/// trimmed as reading trims them.
-pub fn writable_tags(tags: &[(String, String)]) -> Vec<(&str, &str)> {
-    let mut out: Vec<(&str, &str)> = Vec::new();
-    for (key, value) in tags {
-        let key = key.as_str();
-        let value = value.trim_matches([' ', '\t']);
-        let fits = is_key(key)
-            && !RESERVED_KEYS.contains(&key)
-            && !value.contains(['\n', '\r'])
-            && !out.iter().any(|(k, _)| *k == key);
-        if fits {
-            out.push((key, value));
-        }
-    }
-    out
 }
 
 /// The `ending` header's value: the reason, and the seat that lost for an

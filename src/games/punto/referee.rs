@@ -519,13 +519,12 @@ impl Game for PuntoGame {
 
     /// The §12 record (the same for every viewer): the seed once the match
     /// is over, `result` for a board end, `ending` for a referee one.
-    fn record(&self, tags: &[(String, String)], _viewer: Viewer) -> String {
+    fn record(&self, _tags: &[(String, String)], _viewer: Viewer) -> String {
         let seed = self.is_over().then_some(&self.setup.seed);
         let ending = self.concluded.as_ref().map(|(e, _)| *e);
         Record::canonical(
             &self.engine,
             &self.setup.commitment(),
-            tags,
             seed,
             self.setup.supplied,
             ending,

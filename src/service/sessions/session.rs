@@ -643,6 +643,13 @@ impl Session {
         &self.labels
     }
 
+    /// Whether a tournament runner created this game (it labels each game
+    /// with its `tournament_id`): a seat's abort and a missed first-move
+    /// deadline then end it with a loser, as the tournament counts them.
+    pub fn in_tournament(&self) -> bool {
+        self.labels.contains_key("tournament_id")
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave the game half-applied
         // (the engine refuses before it changes anything), so keep serving.
@@ -657,7 +664,10 @@ impl Session {
     }
 
     /// Ends the game if its deadline has passed at `now`: `TIMEOUT` for the
-    /// seat out of time, `ABORTED` for a seat that never started. The clock
+    /// seat out of time; for a seat that never started, `ABORTED`, or in a
+    /// tournament's game `TIMEOUT` of that seat, so the forfeit the
+    /// tournament counts is the game's own end and in its record
+    /// (docs/TOURNAMENTS.md, "Results in the records"). The clock
     /// stops at the deadline itself, so the loser's reading is exactly zero
     /// however late this runs.
     fn settle(&self, st: &mut State, now: time::Instant) {
@@ -672,6 +682,7 @@ impl Session {
         st.clock.stop(at);
         let ending = match expiry {
             Expiry::Timeout { loser } => Ending::Timeout { loser },
+            Expiry::NotStarted { seat } if self.in_tournament() => Ending::Timeout { loser: seat },
             Expiry::NotStarted { .. } => Ending::Aborted,
         };
         // Cannot fail: the game is not over (checked above).
@@ -1482,7 +1493,9 @@ impl Session {
     /// not once the game has dealt (see [`crate::games::Game::dealt`]): a
     /// seat that has seen a card could otherwise abort for a new deal as
     /// often as it likes. Such a game only the platform aborts
-    /// ([`Session::platform_abort`]).
+    /// ([`Session::platform_abort`]). In a tournament's game a seat's abort
+    /// is its resignation: the tournament counts a result for every game,
+    /// and the game's record says which.
     pub async fn abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
         self.abort_as(token, false).await
     }
@@ -1520,6 +1533,9 @@ impl Session {
                         reason: "ABORT_TOO_LATE",
                         message: "every seat has moved: resign or offer a draw instead".into(),
                     }));
+                }
+                if !platform && this.in_tournament() {
+                    return Ok(Ending::Resignation { loser: seat });
                 }
                 Ok(Ending::Aborted)
             })

@@ -9,9 +9,13 @@
 //! creates one (labels `tournament`, `round`, `game` and each seat's entrant
 //! name), then the opening's moves are played by the referee with the seat
 //! tokens it holds. The end of every game is watched as a spectator: the
-//! game-over event gives the verdict; a game aborted because a seat missed
-//! its first-move deadline is a loss of that seat (`FORFEIT`), so an absent
-//! entrant loses and the event goes on.
+//! game-over event gives the verdict. A seat that misses its first-move
+//! deadline loses the game on `TIMEOUT` (and a seat's abort is its
+//! resignation): the session ends a tournament's game that way itself, so
+//! the result the tournament counts is the game's and in its record. A game
+//! stored `ABORTED` without winners by an older version is still counted a
+//! loss of the seat to move (`FORFEIT`), so an absent entrant loses and the
+//! event goes on.
 //!
 //! In a cluster the runner runs on the tournament's owner replica, and a
 //! game of it may be held by another (taken over after a replica died):

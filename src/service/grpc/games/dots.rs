@@ -104,7 +104,9 @@ pub fn move_input(m: &pb::Move, f: &MoveFields) -> Result<DotsMoveInput, Session
         Some(pb::r#move::Action::Ground(_)) => Some(Move::Ground),
         None => None,
     };
-    let notation = if m.notation.trim().is_empty() {
+    // Only an absent notation is no notation: one of spaces or tabs is
+    // given and malformed, refused as any other malformed text.
+    let notation = if m.notation.is_empty() {
         None
     } else {
         Some(

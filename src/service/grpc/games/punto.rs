@@ -64,7 +64,9 @@ pub fn move_fields(whole: &str) -> &'static MoveFields {
 /// every game's syntax is); the rules of RULES.md §5.3 are the engine's.
 pub fn move_input(m: &pb::Move, f: &MoveFields) -> Result<PuntoMoveInput, SessionError> {
     let structured = m.cell.as_ref().map(|c| Cell::new(c.x, c.y));
-    let notated = if m.notation.trim().is_empty() {
+    // Only an absent notation is no notation: one of spaces or tabs is
+    // given and malformed, refused as any other malformed text.
+    let notated = if m.notation.is_empty() {
         None
     } else {
         Some(
