@@ -176,18 +176,28 @@ fn main() -> ExitCode {
 }
 
 /// Lets the printing commands end like other Unix tools when their reader
-/// goes away (`client new | head -1`): the default action of SIGPIPE ends
-/// the process at once, where Rust's ignored SIGPIPE would turn the next
-/// `println!` into a panic (exit 101). Not for the commands that run bots
-/// over pipes (`tournament`, `entrant`, `load`) or serve: a bot that exits
-/// must not end them, and they print little.
+/// goes away (`client new | head -1`): Rust ignores SIGPIPE, so the next
+/// `println!` fails with a broken pipe and panics (exit 101); this hook ends
+/// the process quietly with success instead. SIGPIPE itself stays ignored:
+/// with its default action, a write to a socket the server closed (a
+/// plaintext client at a TLS port) would kill the client without a word.
+/// Not for the commands that run bots over pipes (`tournament`, `entrant`,
+/// `load`) or serve: they report a closed pipe as an error of their own.
 fn die_quietly_on_closed_stdout() {
-    #[cfg(unix)]
-    // SAFETY: called at the start of main, before any thread exists;
-    // SIG_DFL is a valid disposition for SIGPIPE.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        // std's message: "failed printing to stdout: Broken pipe (os error 32)".
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }
 
 /// A multi-threaded tokio runtime, or `None` after saying on stderr why it

@@ -734,7 +734,7 @@ async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart
         assert_eq!(seen.game_overs, 1, "game {g}: one game-over");
 
         // The record replays to the same ending.
-        let record = common::export_checked(&mut client, &id, "").await;
+        let record = common::export_checked(&mut client, id, "").await;
         let final_view = common::get(&mut client, id).await;
         assert_eq!(final_view.ply as usize, stored.len(), "game {g}");
         let imported = client

@@ -1675,12 +1675,14 @@ fn a_stated_result_must_be_the_replays() {
 #[test]
 fn the_canonical_record_writes_every_round_begun() {
     let game = options(2, false).start(Some(setup([32; 32])));
+    // Labels are not written: §12's canonical contents have no place for
+    // them (docs/PUNTO.md, "Header keys").
     let text = game.record(&[("event".into(), "club night".into())], Viewer::Spectator);
     let c = hex(&setup([32; 32]).commitment());
     assert_eq!(
         text,
         format!(
-            "game: punto\nplayers: 2\nteam: no\nrounds_to_win: 2\nmax_rounds: 0\ncommitment: {c}\nevent: club night\n\nround 1\n"
+            "game: punto\nplayers: 2\nteam: no\nrounds_to_win: 2\nmax_rounds: 0\ncommitment: {c}\n\nround 1\n"
         )
     );
     let with_entropy = RuleOptions::new(3, false, 3, 7, &[0xca, 0xfe])

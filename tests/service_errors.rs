@@ -501,7 +501,10 @@ async fn a_whitespace_only_notation_is_malformed_notation() {
     use punct_referee::service::grpc::pb::punto::v1 as tpb;
     let server = TestServer::start().await;
     let mut c = server.client().await;
-    let games: [(pb::GameRules, fn(&str) -> pb::Move, &str); 3] = [
+    // Each game's rules, how its notation goes into a move, and the field
+    // a malformed notation is refused on.
+    type Notated = fn(&str) -> pb::Move;
+    let games: [(pb::GameRules, Notated, &str); 3] = [
         (
             pb::GameRules {
                 game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions {

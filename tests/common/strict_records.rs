@@ -114,7 +114,7 @@ fn decimal(text: &str) -> Option<u64> {
 /// Lower-case hex of whole bytes.
 fn lower_hex(text: &str) -> bool {
     !text.is_empty()
-        && text.len() % 2 == 0
+        && text.len().is_multiple_of(2)
         && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
