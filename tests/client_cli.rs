@@ -1012,6 +1012,7 @@ async fn an_organiser_runs_a_round_robin_of_remote_entrants_and_exports_records_
     .await
     .expect("the tournament ends");
     assert!(followed.contains("final standings:"), "{followed}");
+    assert!(followed.contains("crosstable"), "{followed}");
     for n in 1..=3 {
         assert_eq!(
             followed.matches(&format!("game {n} (round")).count(),

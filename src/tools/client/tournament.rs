@@ -523,10 +523,10 @@ pub fn standings_text(t: &pb::Tournament) -> String {
     text
 }
 
-/// The crosstable: each entrant's points against each other (`games`
-/// meetings in brackets).
+/// The crosstable: each entrant's points against each other, the
+/// meetings in brackets.
 fn crosstable_text(t: &pb::Tournament) -> String {
-    let mut text = String::new();
+    let mut text = String::from("crosstable, points (meetings) against each entrant in order:\n");
     for row in &t.crosstable {
         let cells: Vec<String> = row
             .points
@@ -537,7 +537,7 @@ fn crosstable_text(t: &pb::Tournament) -> String {
                 if i as u32 == row.entrant {
                     "-".to_string()
                 } else {
-                    format!("{p}/{g}")
+                    format!("{p} ({g})")
                 }
             })
             .collect();
