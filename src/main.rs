@@ -88,7 +88,8 @@ enum Command {
         #[arg(long, env = "PUNCT_REFEREE_HEALTH_TLS_CA", value_name = "PEM")]
         tls_ca: Option<std::path::PathBuf>,
     },
-    /// Talk to a running referee: new, show, moves, play, watch, export, import.
+    /// Talk to a running referee: new, show, moves, play, watch, export,
+    /// import, games, and organise tournaments (`client tournament …`).
     Client(ClientArgs),
     /// Play bots against each other over RPC and print a crosstable.
     Tournament(TournamentArgs),

@@ -926,3 +926,214 @@ async fn games_lists_every_game_with_its_options_and_defaults() {
     let _ = std::fs::remove_dir_all(&dir);
     server.stop().await.unwrap();
 }
+
+/// Runs `client --server … --tokens … tournament ARGS…` and insists on
+/// success.
+async fn organise(server: &TestServer, tokens: &Path, args: &[&str]) -> String {
+    let mut all = vec!["tournament"];
+    all.extend_from_slice(args);
+    let done = run(server, tokens, &all).await;
+    assert_eq!(done.code, 0, "tournament {args:?}: {}", done.err);
+    done.out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_organiser_runs_a_round_robin_of_remote_entrants_and_exports_records_that_replay() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("organise");
+    let tokens = dir.join("tokens.json");
+
+    // Two entrants at creation, a third added before the start.
+    let created = organise(
+        &server,
+        &tokens,
+        &[
+            "create",
+            "alice",
+            "bob",
+            "--name",
+            "club",
+            "-n",
+            "1",
+            "--max-plies",
+            "40",
+            "--time-control",
+            "fischer:120000+1000",
+            "--open-registration",
+        ],
+    )
+    .await;
+    let mut lines = created.lines();
+    let id = lines.next().unwrap().to_string();
+    assert_eq!(id.len(), 32, "{created}");
+    let mut keys: Vec<(String, String)> = lines
+        .map(|l| {
+            let (name, key) = l.split_once('\t').expect("NAME<TAB>KEY");
+            (name.to_string(), key.to_string())
+        })
+        .collect();
+    assert_eq!(
+        keys.iter().map(|k| k.0.as_str()).collect::<Vec<_>>(),
+        ["alice", "bob"]
+    );
+    let added = organise(&server, &tokens, &["add-entrant", &id, "carol"]).await;
+    let (name, key) = added.trim_end().split_once('\t').expect("NAME<TAB>KEY");
+    assert_eq!(name, "carol");
+    keys.push((name.to_string(), key.to_string()));
+    for (_, key) in &keys {
+        assert_eq!(key.len(), 32);
+        assert!(key.chars().all(|c| c.is_ascii_hexdigit()));
+    }
+    // A name entered twice is refused with the server's reason.
+    let twice = run(&server, &tokens, &["tournament", "add-entrant", &id, "bob"]).await;
+    assert_ne!(twice.code, 0);
+    assert!(twice.err.contains("DUPLICATE_ENTRANT"), "{}", twice.err);
+
+    // Each entrant connects with the key it was handed.
+    let mut entrants = Vec::new();
+    for ((_, key), bot) in keys.iter().zip(["random", "greedy", "random"]) {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+        command
+            .args(["entrant", bot, "--server"])
+            .arg(format!("http://{}", server.addr))
+            .env("PUNCT_ENTRANT_KEY", key)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        entrants.push(command.spawn().expect("the entrant runs"));
+    }
+    let started = organise(&server, &tokens, &["start", &id]).await;
+    assert!(started.contains("running"), "{started}");
+
+    let followed = tokio::time::timeout(
+        Duration::from_secs(600),
+        organise(&server, &tokens, &["follow", &id, "--interval-ms", "200"]),
+    )
+    .await
+    .expect("the tournament ends");
+    assert!(followed.contains("final standings:"), "{followed}");
+    assert!(followed.contains("crosstable"), "{followed}");
+    for n in 1..=3 {
+        assert_eq!(
+            followed.matches(&format!("game {n} (round")).count(),
+            1,
+            "game {n} printed once: {followed}"
+        );
+    }
+    for entrant in entrants {
+        let out = tokio::time::timeout(Duration::from_secs(120), entrant.wait_with_output())
+            .await
+            .expect("the entrant ends with the tournament")
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("forfeited"));
+    }
+
+    let mut service = punct_referee::service::grpc::pb::referee::v1::tournament_service_client::TournamentServiceClient::new(server.channel().await);
+    let tournament = service
+        .get_tournament(pb::GetTournamentRequest {
+            tournament_id: id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    assert_eq!(tournament.status(), pb::TournamentStatus::Finished);
+    assert_eq!(tournament.games.len(), 3);
+    for s in &tournament.standings {
+        let line = format!("{:>4}  {:<5}  {:>5}", s.rank, s.name, s.games);
+        assert!(followed.contains(&line), "{line:?} in {followed}");
+    }
+
+    let records = dir.join("records");
+    let exported = organise(
+        &server,
+        &tokens,
+        &["export", &id, "-o", records.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(exported.lines().count(), 3, "{exported}");
+    assert_eq!(files_in(&records).len(), 3);
+    let mut client = server.client().await;
+    let mut points: std::collections::HashMap<String, f64> = Default::default();
+    for game in &tournament.games {
+        let names: Vec<&str> = game
+            .entrants
+            .iter()
+            .map(|&e| tournament.entrants[e as usize].name.as_str())
+            .collect();
+        let file = records.join(format!("{:04}-{}.txt", game.number, names.join("-vs-")));
+        assert!(file.exists(), "{} in {exported}", file.display());
+        let imported = run(&server, &tokens, &["import", file.to_str().unwrap()]).await;
+        assert_eq!(imported.code, 0, "{}", imported.err);
+        let again = client
+            .get_game(pb::GetGameRequest {
+                game_id: imported.out.lines().next().unwrap().to_string(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        let outcome = again.outcome.expect("the imported game is over");
+        assert_eq!(outcome.winners, game.winners, "game {}", game.number);
+        assert_eq!(outcome.reason, game.reason, "game {}", game.number);
+        // Recount the standings from the imported results.
+        for (seat, name) in names.iter().enumerate() {
+            let seat_number = seat as u32 + 1;
+            let share = if outcome.winners.is_empty() {
+                1.0 / names.len() as f64
+            } else if outcome.winners.contains(&seat_number) {
+                1.0 / outcome.winners.len() as f64
+            } else {
+                0.0
+            };
+            *points.entry(name.to_string()).or_default() += share;
+        }
+    }
+    for s in &tournament.standings {
+        assert_eq!(points[&s.name], s.points, "{}", s.name);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_organiser_cancels_a_tournament_and_follow_ends_at_once() {
+    let server = TestServer::start().await;
+    let dir = temp_dir("organise-cancel");
+    let tokens = dir.join("tokens.json");
+    let created = organise(
+        &server,
+        &tokens,
+        &["create", "ann", "ben", "--game", "dots"],
+    )
+    .await;
+    let id = created.lines().next().unwrap().to_string();
+    // Starting twice is refused with the server's reason, and changes nothing.
+    organise(&server, &tokens, &["start", &id]).await;
+    let again = run(&server, &tokens, &["tournament", "start", &id]).await;
+    assert_ne!(again.code, 0);
+    assert!(again.err.contains("ALREADY_STARTED"), "{}", again.err);
+    let cancelled = organise(&server, &tokens, &["cancel", &id]).await;
+    assert!(cancelled.contains(": cancelled,"), "{cancelled}");
+    let followed = tokio::time::timeout(
+        Duration::from_secs(120),
+        organise(&server, &tokens, &["follow", &id]),
+    )
+    .await
+    .expect("follow ends with the tournament");
+    assert!(followed.contains(": cancelled,"), "{followed}");
+    assert!(followed.contains("final standings:"), "{followed}");
+    let unknown = run(&server, &tokens, &["tournament", "show", &"0".repeat(32)]).await;
+    assert_ne!(unknown.code, 0);
+    assert!(unknown.err.contains("NotFound"), "{}", unknown.err);
+    let _ = std::fs::remove_dir_all(&dir);
+    server.stop().await.unwrap();
+}

@@ -313,10 +313,16 @@ impl ServerAddress {
 
     /// Opens a connection and a client on it that sends this address's key.
     pub async fn connect_keyed(&self) -> Result<KeyedClient, String> {
-        Ok(RefereeServiceClient::new(KeyedChannel {
+        Ok(RefereeServiceClient::new(self.keyed_channel().await?))
+    }
+
+    /// Opens a connection that sends this address's key with every call,
+    /// for a client of any service (clones share the connection).
+    pub async fn keyed_channel(&self) -> Result<KeyedChannel, String> {
+        Ok(KeyedChannel {
             channel: self.channel().await?,
             credentials: self.credentials.clone(),
-        }))
+        })
     }
 }
 

@@ -4,7 +4,9 @@
 //! `show` draws the board with the engine's ASCII picture, `moves` lists the
 //! legal moves, `play` submits a move for the seat to move, `watch` prints
 //! the board live as moves arrive, `export`/`import` move game records in and
-//! out, `games` lists the games the referee offers with their rule options.
+//! out, `games` lists the games the referee offers with their rule options,
+//! and `tournament …` are the organiser's commands for a tournament of
+//! remote entrants ([`tournament`]).
 //!
 //! One file per subcommand (mini-redis' `cmd/` style), each making its calls
 //! through [`crate::tools::rpc`] and printing; this file holds the flags and
@@ -20,6 +22,7 @@ mod new;
 mod play;
 mod show;
 pub mod tokens;
+pub mod tournament;
 mod watch;
 
 use std::path::PathBuf;
@@ -136,9 +139,13 @@ pub enum ClientCommand {
     /// List the games the referee offers, each with its seats and rule
     /// options: type, default, allowed values and meaning.
     Games,
+    /// Organise a tournament of remote entrants: create (prints the
+    /// entrants' keys), add-entrant, start, show, follow, cancel, export.
+    #[command(subcommand)]
+    Tournament(tournament::TournamentCommand),
 }
 
-fn parse_label(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_label(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .ok_or_else(|| format!("`{s}` is not key=value"))
@@ -190,6 +197,8 @@ pub fn cells_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
 pub struct Connection {
     /// The referee client.
     pub client: rpc::KeyedClient,
+    /// Its connection, for clients of the other services (sends the key).
+    pub channel: rpc::KeyedChannel,
     /// The referee's address (kept with new games' tokens).
     pub server: ServerAddress,
     /// The seat-token file.
@@ -221,9 +230,10 @@ impl Connection {
             .clone()
             .or_else(default_token_path)
             .ok_or("no token file: give --tokens (HOME is not set)")?;
-        let client = server.connect_keyed().await?;
+        let channel = server.keyed_channel().await?;
         Ok(Connection {
-            client,
+            client: rpc::KeyedClient::new(channel.clone()),
+            channel,
             server,
             token_path,
         })
@@ -256,6 +266,7 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
         ClientCommand::Export { game, output } => export::run(c, &game, output).await,
         ClientCommand::Import { file } => import::run(c, &file).await,
         ClientCommand::Games => games::run(c).await,
+        ClientCommand::Tournament(command) => tournament::run(c, command).await,
     }
 }
 
