@@ -182,12 +182,13 @@ try {
   ]);
   assert.equal(await page.locator('#moves li').count(), 53);
   // The shuffle in full: the record's commitment and, the match being over,
-  // its seed; an imported record's seed came from its writer (supplied).
+  // its seed; a finished record keeps the mark it carries, and this one
+  // (RULES §14's, no `x-seed: supplied`) was dealt by its writer's server.
   assert.equal(await page.locator('#setup').isVisible(), true);
   assert.deepEqual(await page.locator('#setup dd').allTextContents(), [
     '01b59b62b3a223d6b844699d16e44c1391295b4f374af71d2ffd22339eb3c9f7',
     '4b8f1348e777985783074cb0648320963c8644987c5b64ceb8c31a6c0b245af4',
-    'the creator (a supplied seed: not a secret deal)',
+    'the server',
   ]);
   await page.screenshot({ path: join(ARTIFACTS, 'punto.png'), fullPage: true });
   console.log(`   ${puntoStatus}; saved ${join(ARTIFACTS, 'punto.png')}`);
