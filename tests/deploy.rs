@@ -13,8 +13,19 @@
 //! accepts the configuration and carries real gRPC calls, streams and
 //! failovers through it. The image and the single-node manifests are run
 //! for real by scripts/test-container.sh.
+//!
+//! The binary as it is operated runs here too: its telemetry (`telemetry`:
+//! metrics, spans and logs of a child process) and the key that never
+//! reaches the logs (`security_logs`, which installs the process-wide log
+//! subscriber and metrics recorder, so it lives in this binary, where no
+//! other test needs them).
 
 mod common;
+
+#[path = "deploy/security_logs.rs"]
+mod security_logs;
+#[path = "deploy/telemetry.rs"]
+mod telemetry;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! its name does (docs/SECURITY.md). Its own test binary: it installs the
 //! global log subscriber and metrics recorder.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

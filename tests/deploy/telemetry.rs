@@ -9,7 +9,7 @@
 //! * Logs: one line per game created and finished, JSON with `--log-format json`.
 //! * `punct-referee health` asks the gRPC health service.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};

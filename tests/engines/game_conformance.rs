@@ -5,7 +5,7 @@
 //! unit tests (`src/games/punct/referee.rs`). Only `punct_referee::games` is
 //! used, so nothing here starts a server.
 
-#[path = "common/trio.rs"]
+#[path = "../common/trio.rs"]
 mod trio;
 
 use punct_referee::games::conformance::{Bounds, Subject, run_all};
@@ -426,7 +426,7 @@ fn a_catalog_with_trio_reads_each_record_with_its_own_importer() {
     assert_eq!(unknown.unwrap_err().reason, Some("UNKNOWN_GAME"));
 }
 
-#[path = "../fuzz/src/lib.rs"]
+#[path = "../../fuzz/src/lib.rs"]
 #[allow(
     dead_code,
     reason = "the fuzz crate's helpers serve its binaries too; the replay calls every target"

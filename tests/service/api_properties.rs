@@ -21,7 +21,7 @@
 //! Proptest runs with a fixed seed and no failure persistence (deterministic),
 //! and moderate case counts: every case is a few round trips on loopback.
 
-mod common;
+use crate::common;
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
@@ -845,7 +845,7 @@ fn labels() -> impl Strategy<Value = HashMap<String, String>> {
 /// A record: the sample game with lines dropped, doubled or replaced by
 /// any text, or any text at all.
 fn record() -> impl Strategy<Value = String> {
-    const SAMPLE: &str = include_str!("../docs/pictures/sample-game.txt");
+    const SAMPLE: &str = include_str!("../../docs/pictures/sample-game.txt");
     let lines: Vec<String> = SAMPLE.lines().map(str::to_string).collect();
     let n = lines.len();
     prop_oneof![

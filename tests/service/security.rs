@@ -3,7 +3,7 @@
 //! disk serves new connections while an old one keeps working), platform
 //! keys and their scopes, and the limits per client.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

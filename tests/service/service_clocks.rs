@@ -4,7 +4,7 @@
 //! these tests down but does not fail them. The exact timing behaviour is
 //! tested on tokio's paused clock in `src/service/sessions/clock_tests.rs`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

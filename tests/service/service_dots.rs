@@ -4,7 +4,7 @@
 //! and structured moves, records (ImportGame, ExportGame, ValidateMove),
 //! RenderPosition and the spectator's JSON and pictures.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

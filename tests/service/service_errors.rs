@@ -2,7 +2,7 @@
 //! client in any language would (google.rpc.Status details via tonic-types),
 //! and the promise that a refused call changes nothing.
 
-mod common;
+use crate::common;
 
 use common::*;
 use punct_referee::service::ServerOptions;

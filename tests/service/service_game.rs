@@ -1,7 +1,7 @@
 //! Whole games through the real server: a connection win, the last-piece
 //! endings of both variants, ValidateMove / ExportGame / ImportGame.
 
-mod common;
+use crate::common;
 // GetGame's views at every ply of random games of every game (in this
 // binary rather than one of its own: one test target less to build).
 #[path = "service_game/snapshot_views.rs"]

@@ -3,7 +3,7 @@
 //! JSON API, the Server-Sent Events stream, `/metrics`, and plain-text
 //! refusals with precise codes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -2,7 +2,7 @@
 //! in flight, the limit on watch streams, and many watchers that never read
 //! (their memory stays bounded and the server keeps answering).
 
-mod common;
+use crate::common;
 
 use std::pin::Pin;
 use std::sync::Arc;

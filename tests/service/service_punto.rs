@@ -7,7 +7,7 @@
 //! watch streams; import and adjudication of records; resignation and draw
 //! agreement among three seats.
 
-mod common;
+use crate::common;
 #[path = "service_punto/seeds.rs"]
 mod seeds;
 

@@ -1,6 +1,6 @@
 //! RenderPosition: SVG pictures of a game now and at earlier plies.
 
-mod common;
+use crate::common;
 
 use common::*;
 use punct_referee::service::grpc::pb::punct::v1 as ppb;

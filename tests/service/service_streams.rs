@@ -2,7 +2,7 @@
 //! request-id retries, late / resuming / never-reading watchers, shutdown with
 //! a stream open, health and reflection.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //! snapshots and watch streams, and recovery from storage. Nothing here
 //! names PÜNCT: the session layer serves any game through `Game`.
 
-#[path = "common/trio.rs"]
+#[path = "../common/trio.rs"]
 mod trio;
 
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! gRPC; the schedule, standings, absent entrants, reconnections, restarts,
 //! the SPRT and every refusal.
 
-mod common;
+use crate::common;
 #[path = "tournament_service/seeds.rs"]
 mod seeds;
 

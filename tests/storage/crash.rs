@@ -7,7 +7,7 @@
 //! database is a clear startup error, and a full one refuses moves with
 //! UNAVAILABLE while the game stays as it was.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -11,7 +11,7 @@
 //! unless `PUNCT_REFEREE_REQUIRE_POSTGRES` is set (scripts/test.sh): then
 //! they fail.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -1,7 +1,7 @@
 //! The `client` and `tournament` commands of the binary, run as a person
 //! would, against a real server started by the test.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! over RPC, the records they leave replay through ImportGame, and the greedy
 //! bot clearly beats the random one over a fixed set of seeds.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

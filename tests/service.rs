@@ -1,0 +1,33 @@
+//! The gRPC and HTTP service through a real socket, each test with its own
+//! server in this process (`common::TestServer`): games of every kind,
+//! errors and their details, streams, clocks, overload, security, tournaments
+//! and the API's property tests.
+
+mod common;
+
+#[path = "service/api_properties.rs"]
+mod api_properties;
+#[path = "service/security.rs"]
+mod security;
+#[path = "service/service_clocks.rs"]
+mod service_clocks;
+#[path = "service/service_dots.rs"]
+mod service_dots;
+#[path = "service/service_errors.rs"]
+mod service_errors;
+#[path = "service/service_game.rs"]
+mod service_game;
+#[path = "service/service_http.rs"]
+mod service_http;
+#[path = "service/service_overload.rs"]
+mod service_overload;
+#[path = "service/service_punto.rs"]
+mod service_punto;
+#[path = "service/service_render.rs"]
+mod service_render;
+#[path = "service/service_streams.rs"]
+mod service_streams;
+#[path = "service/three_seats.rs"]
+mod three_seats;
+#[path = "service/tournament_service.rs"]
+mod tournament_service;
