@@ -36,7 +36,9 @@ use punct_referee::service::grpc::pb::referee::v1::referee_service_client::Refer
 use punct_referee::service::storage::postgres::with_database;
 use tonic::transport::Channel;
 
-const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
+use common::postgres::{fresh_database, sql, test_database_url};
+use common::process::{self, signal};
+
 /// The tests of this file one at a time: one restarts the database server.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// The lease of every replica.
@@ -57,28 +59,6 @@ const CLOCK_TOLERANCE: Duration = Duration::from_millis(50);
 const FOLLOWER_LAG: Duration = Duration::from_millis(1500);
 const INITIAL_MS: u64 = 600_000;
 
-fn test_database_url() -> Option<String> {
-    match std::env::var("PUNCT_REFEREE_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("PUNCT_REFEREE_REQUIRE_POSTGRES").is_none(),
-                "PUNCT_REFEREE_REQUIRE_POSTGRES is set but PUNCT_REFEREE_TEST_DATABASE_URL is not"
-            );
-            eprintln!("PUNCT_REFEREE_TEST_DATABASE_URL is not set: cluster test not run");
-            None
-        }
-    }
-}
-
-async fn sql(url: &str) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .expect("connect to the test server");
-    tokio::spawn(connection);
-    client
-}
-
 /// A replica: its process (none while killed) and address.
 struct Replica {
     node: String,
@@ -86,43 +66,25 @@ struct Replica {
     addr: SocketAddr,
 }
 
+/// A replica on `port` with the test's lease, its address once it serves.
 fn spawn(url: &str, node: &str, port: u16) -> (Child, SocketAddr) {
-    let child = Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--no-http",
-            "--log-format",
-            "json",
-            "--log",
-            "info",
-            "--storage",
-            "postgres",
-            "--node-id",
-            node,
-            "--lease-ms",
-            &LEASE_MS.to_string(),
-            "--database-pool-size",
-            "8",
-        ])
-        .env("PUNCT_REFEREE_DATABASE_URL", url)
-        .env_remove("RUST_LOG")
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn a replica");
-    common::serving_address(child).unwrap_or_else(|log| panic!("replica {node}:\n{log}"))
-}
-
-fn signal(child: &Child, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .expect("kill")
-        .success();
-    assert!(ok, "kill {sig}");
+    let listen = format!("127.0.0.1:{port}");
+    let lease = LEASE_MS.to_string();
+    let mut command = process::serve(&[
+        "--listen",
+        &listen,
+        "--no-http",
+        "--storage",
+        "postgres",
+        "--node-id",
+        node,
+        "--lease-ms",
+        &lease,
+        "--database-pool-size",
+        "8",
+    ]);
+    command.env("PUNCT_REFEREE_DATABASE_URL", url);
+    process::start(&mut command, &format!("replica {node}"))
 }
 
 /// The replicas as the players see them: which answer (a paused one does
@@ -840,30 +802,20 @@ async fn a_takeover_charges_the_ownerless_time_only_when_asked() {
             .unwrap();
         let url = with_database(&server, &name);
         let start = |node: &str| {
-            let child = Command::new(BIN)
-                .args([
-                    "serve",
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--no-http",
-                    "--log-format",
-                    "json",
-                    "--storage",
-                    "postgres",
-                    "--node-id",
-                    node,
-                    "--lease-ms",
-                    &LEASE_MS.to_string(),
-                    "--takeover-clock",
-                    mode,
-                ])
-                .env("PUNCT_REFEREE_DATABASE_URL", &url)
-                .env_remove("RUST_LOG")
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            common::serving_address(child).unwrap()
+            let lease = LEASE_MS.to_string();
+            let mut command = process::serve(&[
+                "--no-http",
+                "--storage",
+                "postgres",
+                "--node-id",
+                node,
+                "--lease-ms",
+                &lease,
+                "--takeover-clock",
+                mode,
+            ]);
+            command.env("PUNCT_REFEREE_DATABASE_URL", &url);
+            process::start(&mut command, &format!("replica {node}"))
         };
         let (mut owner, owner_addr) = start("a");
         let (mut other, other_addr) = start("b");
@@ -949,44 +901,20 @@ async fn a_takeover_charges_the_ownerless_time_only_when_asked() {
 // Listing and tournaments from any replica (docs/CLUSTER.md, "Listing and
 // tournaments"; docs/TOURNAMENTS.md, "In a cluster").
 
-/// A fresh database on the test server, its URL.
-async fn fresh_database(server: &str) -> String {
-    let admin = sql(server).await;
-    let name = format!("punct_cluster_{:016x}", rand::random::<u64>());
-    admin
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    with_database(server, &name)
-}
-
 /// A replica with a lease of `lease_ms`, on a free loopback port.
 fn spawn_leased(url: &str, node: &str, lease_ms: u64) -> (Child, SocketAddr) {
-    let child = Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--no-http",
-            "--log-format",
-            "json",
-            "--log",
-            "info",
-            "--storage",
-            "postgres",
-            "--node-id",
-            node,
-            "--lease-ms",
-            &lease_ms.to_string(),
-        ])
-        .env("PUNCT_REFEREE_DATABASE_URL", url)
-        .env_remove("RUST_LOG")
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn a replica");
-    common::serving_address(child).unwrap_or_else(|log| panic!("replica {node}:\n{log}"))
+    let lease = lease_ms.to_string();
+    let mut command = process::serve(&[
+        "--no-http",
+        "--storage",
+        "postgres",
+        "--node-id",
+        node,
+        "--lease-ms",
+        &lease,
+    ]);
+    command.env("PUNCT_REFEREE_DATABASE_URL", url);
+    process::start(&mut command, &format!("replica {node}"))
 }
 
 async fn channel_to(addr: SocketAddr) -> Channel {
@@ -1035,7 +963,7 @@ async fn a_listing_from_any_replica_pages_through_every_game_of_the_cluster_once
         return;
     };
     let _serial = SERIAL.lock().await;
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server, "punct_cluster").await;
     let nodes = ["list-a", "list-b"];
     let mut children = Vec::new();
     let mut clients = Vec::new();
@@ -1184,7 +1112,7 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
     };
     let _serial = SERIAL.lock().await;
     const LEASE: u64 = 1000;
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server, "punct_cluster").await;
     let (mut owner, owner_addr) = spawn_leased(&url, "tour-a", LEASE);
     let (mut other, other_addr) = spawn_leased(&url, "tour-b", LEASE);
     // A third replica: the tournament and the game in play go to B or C,

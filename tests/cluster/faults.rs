@@ -47,7 +47,7 @@ impl Started {
     /// Stops them all with SIGTERM.
     fn stop(&mut self) {
         for (child, _) in &mut self.0 {
-            stop(child);
+            process::stop(child);
         }
     }
 }
@@ -55,35 +55,8 @@ impl Started {
 impl Drop for Started {
     fn drop(&mut self) {
         for (child, _) in &mut self.0 {
-            if let Ok(None) = child.try_wait() {
-                let _ = Command::new("kill")
-                    .args(["-CONT", &child.id().to_string()])
-                    .status();
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+            process::kill_quietly(child);
         }
-    }
-}
-
-/// Stops a replica with SIGTERM and waits for it to exit (its database
-/// connections close, so their statistics are flushed).
-fn stop(child: &mut Child) {
-    if !matches!(child.try_wait(), Ok(None)) {
-        return;
-    }
-    signal(child, "-TERM");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -117,7 +90,7 @@ async fn a_move_load_under_short_leases_makes_no_deadlock_and_the_replica_stays_
         return;
     };
     let _serial = SERIAL.lock().await;
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server, "punct_cluster").await;
     // The shortest lease: a heartbeat every 100 ms among the moves.
     let mut replica = Started::spawn(&url, &["d0"], 300);
     let addr = replica.addr(0);
@@ -127,7 +100,7 @@ async fn a_move_load_under_short_leases_makes_no_deadlock_and_the_replica_stays_
     // The load tool: 64 games played at once, as fast as the replica takes
     // them, so its writers commit batches of many games' moves.
     let load = tokio::task::spawn_blocking(move || {
-        Command::new(BIN)
+        Command::new(process::BIN)
             .args([
                 "load",
                 "--address",
@@ -182,7 +155,7 @@ async fn every_watcher_sees_every_move_and_the_end_across_an_immediate_database_
         return;
     }
     let _serial = SERIAL.lock().await;
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server, "punct_cluster").await;
     let mut replicas = Started::spawn(&url, &["w0", "w1"], LEASE_MS);
     let pool = Pool {
         addrs: vec![replicas.addr(0), replicas.addr(1)],
@@ -425,7 +398,7 @@ async fn every_game_of_a_paused_owner_is_taken_over_within_the_bound() {
         return;
     };
     let _serial = SERIAL.lock().await;
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server, "punct_cluster").await;
     let mut replicas = Started::spawn(&url, &["t0", "t1", "t2"], LEASE_MS);
     let lease = Duration::from_millis(LEASE_MS);
     // Many games, all created on (so owned by) the replica to be paused.

@@ -14,6 +14,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
+pub mod postgres;
+pub mod process;
 pub mod strict_records;
 
 pub type Client = RefereeServiceClient<Channel>;
@@ -303,61 +305,4 @@ pub async fn within<T>(secs: u64, f: impl std::future::Future<Output = T>) -> T 
     tokio::time::timeout(Duration::from_secs(secs), f)
         .await
         .expect("timed out")
-}
-
-/// Waits for a spawned `punct-referee serve --log-format json` (stderr
-/// piped) to serve: reads its log up to `storage open`, taking the gRPC
-/// address from it, then keeps draining the log so the child never blocks
-/// on it. On failure (the process exited before serving), the log.
-pub fn serving_address(
-    mut child: std::process::Child,
-) -> Result<(std::process::Child, SocketAddr), String> {
-    use std::io::{BufRead, BufReader};
-    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
-    let mut lines = stderr.lines();
-    let mut log = String::new();
-    let mut addr = None;
-    for line in lines.by_ref() {
-        let line = line.unwrap_or_default();
-        log.push_str(&line);
-        log.push('\n');
-        if line.contains("storage open") {
-            break;
-        }
-        if let Some(a) = line
-            .split("\"address\":\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .and_then(|a| a.parse().ok())
-        {
-            addr = Some(a);
-        }
-    }
-    match addr {
-        Some(addr) if log.contains("storage open") => {
-            // PUNCT_REFEREE_TEST_LOG_DIR keeps each child's log in a file of
-            // its own there (to read after a failure).
-            let keep = std::env::var_os("PUNCT_REFEREE_TEST_LOG_DIR").map(|dir| {
-                let path = std::path::Path::new(&dir).join(format!("referee-{}.log", child.id()));
-                std::fs::File::create(path).ok()
-            });
-            std::thread::spawn(move || {
-                use std::io::Write as _;
-                let mut file = keep.flatten();
-                if let Some(f) = file.as_mut() {
-                    let _ = f.write_all(log.as_bytes());
-                }
-                for line in lines {
-                    if let (Some(f), Ok(line)) = (file.as_mut(), line) {
-                        let _ = writeln!(f, "{line}");
-                    }
-                }
-            });
-            Ok((child, addr))
-        }
-        _ => {
-            let _ = child.wait();
-            Err(log)
-        }
-    }
 }

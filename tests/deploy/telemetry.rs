@@ -13,11 +13,12 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::process::{BIN, free_port};
 use common::{CONNECTION_GAME, Client, Table, create, notation, submit, within};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
@@ -31,16 +32,6 @@ use punct_referee::service::grpc::pb::punct::v1 as ppb;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
 use tokio::sync::mpsc;
 use tonic::transport::Endpoint;
-
-const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
-
-/// A free port on 127.0.0.1 (bound, then released for the child to bind).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
 
 /// The server process, its gRPC address and its log lines so far.
 struct Referee {

@@ -1006,7 +1006,7 @@ async fn the_http_port_serves_tls_and_never_shows_a_token_a_key_or_an_unrevealed
 
 /// Runs `punct-referee client …` with `args`; its exit code, stdout, stderr.
 async fn cli(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    let mut command = tokio::process::Command::new(common::process::BIN);
     command.arg("client").args(args);
     for (name, value) in env {
         command.env(name, value);
@@ -1116,11 +1116,8 @@ async fn sighup_makes_a_running_binary_read_its_certificate_and_keys_again() {
     let (old_key, old_line) = new_key("old", &[Scope::GamesCreate]);
     let keys = dir.join("keys.jsonl");
     std::fs::write(&keys, format!("{old_line}\n")).unwrap();
-    let addr = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap()
-    };
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let addr = common::process::free_address();
+    let mut child = tokio::process::Command::new(common::process::BIN)
         .args([
             "--listen",
             &addr.to_string(),
@@ -1212,7 +1209,7 @@ async fn the_keys_command_makes_keys_whose_lines_let_them_in() {
     let dir = scratch("keys-command");
     let file = dir.join("keys.jsonl");
     let run = |args: Vec<String>| async move {
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        let out = tokio::process::Command::new(common::process::BIN)
             .arg("keys")
             .args(args)
             .output()
@@ -1281,11 +1278,8 @@ async fn the_keys_command_makes_keys_whose_lines_let_them_in() {
 #[cfg(unix)]
 #[tokio::test]
 async fn sighup_without_keys_or_tls_keeps_the_server_serving() {
-    let addr = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap()
-    };
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let addr = common::process::free_address();
+    let mut child = tokio::process::Command::new(common::process::BIN)
         .args([
             "--listen",
             &addr.to_string(),
@@ -1348,11 +1342,8 @@ async fn stalled_tls_handshakes_from_one_address_do_not_lock_others_out() {
     let dir = scratch("stalled-tls");
     let ca = Authority::new("stalled CA");
     let files = write_server_cert(&dir, &ca, "server");
-    let addr = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap()
-    };
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let addr = common::process::free_address();
+    let mut child = tokio::process::Command::new(common::process::BIN)
         .args([
             "--listen",
             &addr.to_string(),

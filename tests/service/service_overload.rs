@@ -289,12 +289,8 @@ impl Drop for Child {
 
 impl Child {
     async fn start(args: &[&str]) -> Child {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        let addr = common::process::free_address();
+        let child = std::process::Command::new(common::process::BIN)
             .args(["serve", "--listen", &addr.to_string(), "--no-metrics"])
             .args(["--storage", "memory"])
             .args(args)
@@ -502,13 +498,6 @@ async fn thousands_of_watchers_that_never_read_keep_memory_bounded() {
 
 // ------------------------------------------------ slow and half-open connections
 
-/// A port nobody listens on yet.
-fn free_port() -> std::net::SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-}
-
 /// A connection to `to` from the loopback address `from` (another client
 /// address than the tests' usual 127.0.0.1).
 async fn connect_from(from: [u8; 4], to: std::net::SocketAddr) -> std::io::Result<TcpStream> {
@@ -567,7 +556,7 @@ async fn http_get(tcp: &mut TcpStream, path: &str) -> String {
 async fn half_open_connections_from_one_address_neither_lock_others_out_nor_stay() {
     use tokio::io::AsyncWriteExt as _;
     // The default limits; only the handshake timeout is short, to be quick.
-    let http = free_port();
+    let http = common::process::free_address();
     let server = Child::start(&[
         "--http-listen",
         &http.to_string(),
@@ -605,7 +594,7 @@ async fn half_open_connections_from_one_address_neither_lock_others_out_nor_stay
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_are_closed_and_connections_with_a_stream_are_not() {
-    let http = free_port();
+    let http = common::process::free_address();
     let server = Child::start(&[
         "--http-listen",
         &http.to_string(),

@@ -10,12 +10,12 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::process::{self, Referee};
 use common::{Client, Table, punct_of, rules, table_of};
 use punct_referee::service::grpc::pb::punct::v1 as ppb;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
@@ -23,71 +23,16 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tonic::Code;
 
-const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
-
-/// The service as a child process on a data directory.
-struct Referee {
-    child: Child,
-    addr: SocketAddr,
+/// The binary on the data directory `dir`, with `extra` arguments.
+fn serve(dir: &Path, extra: &[&str]) -> Command {
+    let mut command = process::serve(&["--metrics-listen", "127.0.0.1:0", "--data-dir"]);
+    command.arg(dir).args(extra);
+    command
 }
 
-impl Referee {
-    /// Starts the binary on `dir` and waits until it answers.
-    async fn start(dir: &Path, extra: &[&str]) -> Referee {
-        let (child, addr) = spawn(dir, extra).unwrap_or_else(|log| panic!("start failed:\n{log}"));
-        let referee = Referee { child, addr };
-        for _ in 0..200 {
-            if let Ok(mut c) = Client::connect(format!("http://{}", referee.addr)).await
-                && c.list_games(pb::ListGamesRequest::default()).await.is_ok()
-            {
-                return referee;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("the referee never answered");
-    }
-
-    async fn client(&self) -> Client {
-        Client::connect(format!("http://{}", self.addr))
-            .await
-            .unwrap()
-    }
-
-    /// SIGKILL: no drain, no flush, no destructor.
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Referee {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts the binary and reads its address from its JSON log; on failure,
-/// the log (the process exited before serving).
-fn spawn(dir: &Path, extra: &[&str]) -> Result<(Child, SocketAddr), String> {
-    let child = Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--log-format", "json", "--log", "info", "--data-dir"])
-        .arg(dir)
-        .args(extra)
-        .env_remove("RUST_LOG")
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the referee");
-    common::serving_address(child)
+/// [`serve`], started and answering.
+async fn start(dir: &Path, extra: &[&str]) -> Referee {
+    Referee::start(&mut serve(dir, extra)).await
 }
 
 fn tempdir(tag: &str) -> PathBuf {
@@ -190,7 +135,7 @@ async fn record_moves(client: &mut Client, id: &str) -> Vec<String> {
 
 async fn one_crash(seed: u64, sync: &str) {
     let dir = tempdir(sync);
-    let referee = Referee::start(&dir, &["--sync", sync]).await;
+    let referee = start(&dir, &["--sync", sync]).await;
     let mut client = referee.client().await;
     let mut games = Vec::new();
     for i in 0..6 {
@@ -215,7 +160,7 @@ async fn one_crash(seed: u64, sync: &str) {
         common::within(30, task).await.unwrap();
     }
 
-    let referee = Referee::start(&dir, &["--sync", sync]).await;
+    let referee = start(&dir, &["--sync", sync]).await;
     let mut client = referee.client().await;
     let mut total_acked = 0;
     for (table, seen, _) in &games {
@@ -323,7 +268,7 @@ async fn one_crash(seed: u64, sync: &str) {
     referee.kill();
     // Finished games are not played again, but stay readable from the
     // store: every game is listed, finished.
-    let referee = Referee::start(&dir, &["--sync", sync]).await;
+    let referee = start(&dir, &["--sync", sync]).await;
     let mut client = referee.client().await;
     let live = client
         .list_games(pb::ListGamesRequest {
@@ -361,7 +306,9 @@ async fn acknowledged_moves_survive_sigkill_at_random_points() {
 async fn a_damaged_database_stops_the_start_with_a_clear_message() {
     let dir = tempdir("garbage");
     std::fs::write(dir.join("referee.sqlite3"), vec![0x5a; 10_000]).unwrap();
-    let log = spawn(&dir, &[]).map(|_| ()).unwrap_err();
+    let log = process::try_start(&mut serve(&dir, &[]))
+        .map(|_| ())
+        .unwrap_err();
     assert!(log.contains("not an SQLite database"), "{log}");
     assert!(log.contains("referee.sqlite3"), "{log}");
     let _ = std::fs::remove_dir_all(dir);
@@ -370,7 +317,7 @@ async fn a_damaged_database_stops_the_start_with_a_clear_message() {
 #[tokio::test]
 async fn a_full_database_refuses_moves_with_unavailable_and_changes_nothing() {
     let dir = tempdir("full");
-    let referee = Referee::start(&dir, &["--max-db-mib", "1"]).await;
+    let referee = start(&dir, &["--max-db-mib", "1"]).await;
     let mut client = referee.client().await;
     let mut tables = Vec::new();
     for _ in 0..8 {

@@ -14,121 +14,27 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+
+use std::process::Command;
 use std::time::Duration;
 
+use common::postgres::{fresh_database, sql, test_database_url};
+use common::process::{self, Referee};
 use common::{CONNECTION_GAME, Client, Table, rules, table_of};
 use punct_referee::service::grpc::pb::punct::v1 as ppb;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
-use punct_referee::service::storage::postgres::with_database;
 
-const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
-
-fn test_database_url() -> Option<String> {
-    match std::env::var("PUNCT_REFEREE_TEST_DATABASE_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var_os("PUNCT_REFEREE_REQUIRE_POSTGRES").is_none(),
-                "PUNCT_REFEREE_REQUIRE_POSTGRES is set but PUNCT_REFEREE_TEST_DATABASE_URL is not: \
-                 run the tests under scripts/with-postgres.sh"
-            );
-            eprintln!("PUNCT_REFEREE_TEST_DATABASE_URL is not set: PostgreSQL tests not run");
-            None
-        }
-    }
+/// The binary on the database `url`, given by the environment variable (so
+/// the URL is not on the command line), with `more` arguments.
+fn serve(url: &str, more: &[&str]) -> Command {
+    let mut command = process::serve(&["--no-http", "--storage", "postgres"]);
+    command.args(more).env("PUNCT_REFEREE_DATABASE_URL", url);
+    command
 }
 
-/// A fresh, empty database on the test server, its URL.
-async fn fresh_database(server: &str) -> String {
-    let (client, connection) = tokio_postgres::connect(server, tokio_postgres::NoTls)
-        .await
-        .expect("connect to the test server");
-    tokio::spawn(connection);
-    let name = format!(
-        "punct_it_{}_{:016x}",
-        std::process::id(),
-        rand::random::<u64>()
-    );
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .expect("create the test database");
-    with_database(server, &name)
-}
-
-/// The binary as a child process on a database.
-struct Referee {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Referee {
-    async fn start(url: &str) -> Referee {
-        let (child, addr) = spawn(url).unwrap_or_else(|log| panic!("start failed:\n{log}"));
-        let referee = Referee { child, addr };
-        for _ in 0..200 {
-            if let Ok(mut c) = Client::connect(format!("http://{}", referee.addr)).await
-                && c.list_games(pb::ListGamesRequest::default()).await.is_ok()
-            {
-                return referee;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("the referee never answered");
-    }
-
-    async fn client(&self) -> Client {
-        Client::connect(format!("http://{}", self.addr))
-            .await
-            .unwrap()
-    }
-
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Referee {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts the binary with the database given by the environment variable
-/// (so the URL is not on the command line), reads its address from its JSON
-/// log; on failure, the log.
-fn spawn(url: &str) -> Result<(Child, SocketAddr), String> {
-    spawn_with(url, &[])
-}
-
-/// [`spawn`] with more arguments.
-fn spawn_with(url: &str, more: &[&str]) -> Result<(Child, SocketAddr), String> {
-    let child = Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--no-http",
-            "--log-format",
-            "json",
-            "--log",
-            "info",
-            "--storage",
-            "postgres",
-        ])
-        .args(more)
-        .env("PUNCT_REFEREE_DATABASE_URL", url)
-        .env_remove("RUST_LOG")
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the referee");
-    common::serving_address(child)
+/// [`serve`] without more arguments, started and answering.
+async fn start(url: &str) -> Referee {
+    Referee::start(&mut serve(url, &[])).await
 }
 
 async fn create(client: &mut Client) -> Table {
@@ -174,8 +80,8 @@ async fn games_survive_a_restart_of_the_referee_on_postgres() {
     let Some(server) = test_database_url() else {
         return;
     };
-    let url = fresh_database(&server).await;
-    let referee = Referee::start(&url).await;
+    let url = fresh_database(&server, "punct_it").await;
+    let referee = start(&url).await;
     let mut client = referee.client().await;
 
     // One game played to its end, one left in progress after four moves.
@@ -200,7 +106,7 @@ async fn games_survive_a_restart_of_the_referee_on_postgres() {
     drop(client);
     referee.kill();
 
-    let referee = Referee::start(&url).await;
+    let referee = start(&url).await;
     let mut client = referee.client().await;
     // The finished game, as it ended.
     let won_after = common::get(&mut client, &won.id).await;
@@ -252,7 +158,7 @@ async fn games_survive_a_restart_of_the_referee_on_postgres() {
 
     // Once more: both games are finished in the store; nothing is recovered
     // to play, and both are served.
-    let referee = Referee::start(&url).await;
+    let referee = start(&url).await;
     let mut client = referee.client().await;
     for id in [&won.id, &playing.id] {
         let g = common::get(&mut client, id).await;
@@ -260,10 +166,7 @@ async fn games_survive_a_restart_of_the_referee_on_postgres() {
         assert_eq!(g.ply, 11, "{id}");
     }
     // The rows themselves: both games finished, every move stored once.
-    let (db, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
+    let db = sql(&url).await;
     for id in [&won.id, &playing.id] {
         let row = db
             .query_one(
@@ -298,7 +201,7 @@ async fn an_unreachable_database_stops_the_start_with_a_clear_message() {
         .unwrap()
         .port();
     let url = format!("postgres://referee:hunter2@127.0.0.1:{port}/referee");
-    let out = Command::new(BIN)
+    let out = Command::new(process::BIN)
         .args([
             "serve",
             "--listen",
@@ -322,7 +225,7 @@ async fn an_unreachable_database_stops_the_start_with_a_clear_message() {
     assert!(!stderr.contains("hunter2"), "{stderr}");
 
     // --storage postgres without a URL is a usage error.
-    let out = Command::new(BIN)
+    let out = Command::new(process::BIN)
         .args(["serve", "--storage", "postgres"])
         .env_remove("PUNCT_REFEREE_DATABASE_URL")
         .output()
@@ -403,8 +306,8 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
         return;
     };
     for seed in [11_u64, 12] {
-        let url = fresh_database(&server).await;
-        let referee = Referee::start(&url).await;
+        let url = fresh_database(&server, "punct_it").await;
+        let referee = start(&url).await;
         let mut client = referee.client().await;
         let mut games = Vec::new();
         for i in 0..6 {
@@ -428,7 +331,7 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
             common::within(30, player).await.unwrap();
         }
 
-        let referee = Referee::start(&url).await;
+        let referee = start(&url).await;
         let mut client = referee.client().await;
         let mut total_acked = 0;
         for (table, seen, _) in &games {
@@ -468,10 +371,7 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
 /// Every row of the tables that hold games and tournaments, as text
 /// (`bytea` in hex, as `pg_dump` writes it).
 async fn dump(url: &str) -> String {
-    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
+    let client = sql(url).await;
     let mut out = String::new();
     for table in ["games", "seats", "moves", "tournaments", "referee_secret"] {
         for row in client
@@ -499,25 +399,13 @@ async fn the_database_holds_no_seed_and_no_token_and_another_secret_is_refused()
     let Some(server) = test_database_url() else {
         return;
     };
-    let url = fresh_database(&server).await;
+    let url = fresh_database(&server, "punct_it").await;
     let dir = std::env::temp_dir().join(format!("pg-at-rest-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let secret_file = dir.join("referee.secret");
     let secret_arg = secret_file.to_str().unwrap().to_string();
-    let start = || async {
-        let (child, addr) = spawn_with(&url, &["--secret-file", &secret_arg])
-            .unwrap_or_else(|log| panic!("start failed:\n{log}"));
-        let referee = Referee { child, addr };
-        for _ in 0..200 {
-            if let Ok(mut c) = Client::connect(format!("http://{addr}")).await
-                && c.list_games(pb::ListGamesRequest::default()).await.is_ok()
-            {
-                return referee;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("the referee never answered");
-    };
+    let start =
+        || async { Referee::start(&mut serve(&url, &["--secret-file", &secret_arg])).await };
     let referee = start().await;
     let mut c = referee.client().await;
     // A Dots game dealt from the client's seed (its four crosses).
@@ -679,9 +567,12 @@ async fn the_database_holds_no_seed_and_no_token_and_another_secret_is_refused()
     referee.kill();
     // Another secret file: the start stops, saying why.
     let other = dir.join("other.secret");
-    let log = spawn_with(&url, &["--secret-file", other.to_str().unwrap()])
-        .map(|_| ())
-        .expect_err("started with another secret");
+    let log = process::try_start(&mut serve(
+        &url,
+        &["--secret-file", other.to_str().unwrap()],
+    ))
+    .map(|_| ())
+    .expect_err("started with another secret");
     assert!(log.contains("does not match the database"), "{log}");
     let _ = std::fs::remove_dir_all(&dir);
 }

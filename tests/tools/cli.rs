@@ -2,8 +2,10 @@
 
 use std::process::Command;
 
+use crate::common::process::BIN;
+
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let out = Command::new(BIN)
         .args(args)
         .output()
         .expect("the binary runs");
@@ -326,7 +328,7 @@ fn the_text_log_has_no_colour_codes_when_not_on_a_terminal() {
     // terminal (here stderr is a pipe).
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let mut child = Command::new(BIN)
         .args([
             "serve",
             "--listen",
@@ -416,7 +418,7 @@ fn a_printing_command_whose_reader_went_away_ends_quietly() {
         &["perft", "--depth", "2"],
         &["keys", "--name", "x"],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        let mut child = Command::new(BIN)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

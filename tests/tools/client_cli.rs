@@ -23,7 +23,7 @@ async fn run(server: &TestServer, tokens: &Path, args: &[&str]) -> Run {
 
 /// `client --server SERVER --tokens TOKENS ARGS…`, the server written as given.
 async fn run_at(server: &str, tokens: &Path, args: &[&str]) -> Run {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    let mut command = tokio::process::Command::new(common::process::BIN);
     command
         .arg("client")
         .args(["--server", server, "--tokens"])
@@ -251,7 +251,7 @@ async fn every_address_flag_takes_host_and_port_without_a_scheme() {
     assert_eq!(show.code, 0, "{}", show.err);
     assert!(show.out.contains(&format!("game {id} at ply 0")));
     // The same through PUNCT_SERVER.
-    let mut by_env = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    let mut by_env = tokio::process::Command::new(common::process::BIN);
     by_env
         .env("PUNCT_SERVER", &bare)
         .args(["client", "--tokens"])
@@ -282,7 +282,7 @@ async fn every_address_flag_takes_host_and_port_without_a_scheme() {
     }
 
     // The tournament's --server and the load generator's --address.
-    let mut tournament = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    let mut tournament = tokio::process::Command::new(common::process::BIN);
     tournament
         .args(["tournament", "random", "random", "-n", "1", "-c", "1"])
         .args(["--max-plies", "6", "--server", &bare, "--records"])
@@ -290,7 +290,7 @@ async fn every_address_flag_takes_host_and_port_without_a_scheme() {
     let played = output_of(tournament).await;
     assert_eq!(played.code, 0, "{}", played.err);
     assert!(played.out.contains("1 games; records in"), "{}", played.out);
-    let mut load = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    let mut load = tokio::process::Command::new(common::process::BIN);
     load.args([
         "load",
         "--address",
@@ -314,7 +314,7 @@ async fn every_address_flag_takes_host_and_port_without_a_scheme() {
     assert_eq!(loaded.code, 0, "{}", loaded.err);
     let report: serde_json::Value = serde_json::from_str(&loaded.out).unwrap();
     assert_eq!(report["target"], format!("http://{bare}"));
-    let mut bad_load = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    let mut bad_load = tokio::process::Command::new(common::process::BIN);
     bad_load.args(["load", "--address", "nowhere"]);
     let refused = output_of(bad_load).await;
     assert_eq!(refused.code, 1);
@@ -367,7 +367,7 @@ async fn watch_prints_the_board_as_moves_arrive_until_the_game_ends() {
     let id = import.out.lines().next().unwrap().to_string();
 
     let url = format!("http://{}", server.addr);
-    let watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let watcher = tokio::process::Command::new(common::process::BIN)
         .args(["client", "--server", &url, "watch", &id])
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -404,7 +404,7 @@ async fn tournament_command_runs_an_external_bot_and_writes_records() {
     let dir = temp_dir("tournament");
     let records = dir.join("records");
     let bot = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bots/first-legal.sh");
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let out = tokio::process::Command::new(common::process::BIN)
         .args(["tournament", "greedy"])
         .arg(format!("first=cmd:sh {bot}"))
         .args(["-n", "2", "-c", "2", "--server"])
@@ -469,7 +469,7 @@ async fn a_person_plays_dots_and_a_watcher_follows_it_to_the_end() {
     assert_eq!(moves.out.lines().last(), Some("ground"));
 
     let url = format!("http://{}", server.addr);
-    let watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let watcher = tokio::process::Command::new(common::process::BIN)
         .args(["client", "--server", &url, "watch", &id])
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -575,7 +575,7 @@ async fn three_people_play_punto_to_its_end_and_a_watcher_sees_the_round_over() 
     assert_eq!(first_cell(&server, &tokens).await.as_deref(), Some("0,0"));
 
     let url = format!("http://{}", server.addr);
-    let watcher = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let watcher = tokio::process::Command::new(common::process::BIN)
         .args(["client", "--server", &url, "watch", &id])
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -726,7 +726,7 @@ async fn punto_tournament(
     bots: &[&str],
     flags: &[&str],
 ) -> (bool, String, String) {
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+    let out = tokio::process::Command::new(common::process::BIN)
         .arg("tournament")
         .args(bots)
         .args(["--game", "punto"])
@@ -843,7 +843,7 @@ async fn client_output_into_a_closed_pipe_ends_quietly() {
     let dir = temp_dir("pipe");
     let tokens = dir.join("tokens.json");
     for _ in 0..5 {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"))
+        let mut child = tokio::process::Command::new(common::process::BIN)
             .arg("client")
             .args(["--server", &format!("http://{}", server.addr), "--tokens"])
             .arg(&tokens)
@@ -879,7 +879,7 @@ async fn health_says_why_a_tls_connection_failed() {
     let ca = params.self_signed(&key).unwrap();
     let ca_path = dir.join("ca.pem");
     std::fs::write(&ca_path, ca.pem()).unwrap();
-    let mut health = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+    let mut health = tokio::process::Command::new(common::process::BIN);
     health
         .args(["health", "--address", &server.addr.to_string(), "--tls-ca"])
         .arg(&ca_path);
@@ -992,7 +992,7 @@ async fn an_organiser_runs_a_round_robin_of_remote_entrants_and_exports_records_
     // Each entrant connects with the key it was handed.
     let mut entrants = Vec::new();
     for ((_, key), bot) in keys.iter().zip(["random", "greedy", "random"]) {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_punct-referee"));
+        let mut command = tokio::process::Command::new(common::process::BIN);
         command
             .args(["entrant", bot, "--server"])
             .arg(format!("http://{}", server.addr))

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_punct-referee");
+use crate::common::process::BIN;
 
 /// Runs `load --spawn ARGS --json -` against an in-memory server and returns
 /// its JSON report; the run must succeed.
