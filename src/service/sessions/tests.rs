@@ -646,7 +646,7 @@ mod watching {
 #[tokio::test]
 async fn a_views_shared_form_is_made_once_per_state_with_the_clock_read_each_time() {
     // (The clock read per call is checked through the server in
-    // tests/service_clocks.rs: GetGame's clock runs down within a ply.)
+    // tests/service/service_clocks.rs: GetGame's clock runs down within a ply.)
     let st = store();
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
