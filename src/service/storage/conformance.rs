@@ -23,6 +23,8 @@ fn game(id: &str) -> GameRow {
             first_move_ms: Some(30_000),
         },
         labels: BTreeMap::from([("event".into(), "cup".into())]),
+        // Not the default: the round trips show it is stored.
+        forfeits: true,
         created_at_ms: 1_700_000_000_000,
     }
 }
@@ -1479,8 +1481,10 @@ async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once()
     std::fs::create_dir_all(&dir).unwrap();
     let seed = random_seed();
     let token = crate::service::sessions::Token::random().to_string();
+    let opening_seed = crate::games::hex(&random_seed());
+    let base = 12_345_678_901_234_567_u64;
     let document = format!(
-        r#"{{"id":"t1","games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
+        r#"{{"id":"t1","openings":[{{"moves":[],"seed":"{opening_seed}"}}],"setup_seed_base":{base},"games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
     );
     {
         let conn = rusqlite::Connection::open(dir.join(sqlite::DB_FILE)).unwrap();
@@ -1493,10 +1497,10 @@ async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once()
         )
         .unwrap();
         conn.execute(
-            "INSERT INTO games (id, game, variant, options, clock_mode, labels, status, ply,
+            r#"INSERT INTO games (id, game, variant, options, clock_mode, labels, status, ply,
                 created_at_ms, updated_at_ms, seed)
-             VALUES ('g', 'punct', 'standard', 'game: punct', 'none', '{}', 'in_progress', 0,
-                1, 1, ?1)",
+             VALUES ('g', 'punct', 'standard', 'game: punct', 'none', '{"tournament_id":"t1"}',
+                'in_progress', 0, 1, 1, ?1)"#,
             [crate::games::hex(&seed)],
         )
         .unwrap();
@@ -1523,7 +1527,12 @@ async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once()
         let s = SqliteStorage::open(&options).unwrap();
         let games = s.recover().unwrap();
         assert_eq!(games[0].game.setup.map(|s| s.seed), Some(seed));
+        assert!(games[0].game.forfeits, "a tournament's game, by its label");
         let stored = s.tournaments().unwrap().remove(0).document;
+        let mut opened: serde_json::Value = serde_json::from_str(&stored).unwrap();
+        s.secret().unseal_document_seeds(&mut opened).unwrap();
+        assert_eq!(opened["openings"][0]["seed"], opening_seed.as_str());
+        assert_eq!(opened["setup_seed_base"], base);
         let v: serde_json::Value = serde_json::from_str(&stored).unwrap();
         let sealed = v["games"][0]["state"]["sealed_tokens"][0].as_str().unwrap();
         let back = s
@@ -1533,6 +1542,11 @@ async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once()
         drop(s);
         let bytes = files_of(&dir);
         assert!(!contains(&bytes, token.as_bytes()), "a plain token is left");
+        assert!(
+            !contains(&bytes, opening_seed.as_bytes()),
+            "a plain seed is left"
+        );
+        assert!(!contains(&bytes, base.to_string().as_bytes()));
         assert!(!contains(&bytes, crate::games::hex(&seed).as_bytes()));
         assert!(!contains(&bytes, &seed));
     }
@@ -1594,16 +1608,20 @@ async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
     .unwrap()
     .unwrap_err();
     assert!(e.0.contains("does not match the database"), "{e}");
-    // The database as a version 4 wrote it: plain seeds, plain tokens in
-    // a tournament document, no key check.
+    // The database as a version 4 wrote it: plain seeds, plain tokens and
+    // seeds in a tournament document, no key check, no `forfeits`.
     let token = crate::service::sessions::Token::random().to_string();
+    let opening_seed = crate::games::hex(&random_seed());
     {
         let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
             .await
             .unwrap();
         tokio::spawn(connection);
         client
-            .batch_execute("DROP TABLE referee_secret; UPDATE referee_schema SET version = 4;")
+            .batch_execute(
+                "DROP TABLE referee_secret; ALTER TABLE games DROP COLUMN forfeits;
+                 UPDATE referee_schema SET version = 4;",
+            )
             .await
             .unwrap();
         client
@@ -1614,7 +1632,7 @@ async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
             .await
             .unwrap();
         let document = format!(
-            r#"{{"id":"t1","games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
+            r#"{{"id":"t1","openings":[{{"moves":[],"seed":"{opening_seed}"}}],"games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
         );
         client
             .execute(
@@ -1646,6 +1664,10 @@ async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
     drop(s);
     let bytes = pg_dump(&url).await;
     assert!(!contains(&bytes, token.as_bytes()), "a plain token is left");
+    assert!(
+        !contains(&bytes, opening_seed.as_bytes()),
+        "a plain seed is left"
+    );
     assert!(!contains(&bytes, crate::games::hex(&seeds[0]).as_bytes()));
     assert!(contains(&bytes, secret.check_value().as_bytes()));
 }

@@ -79,6 +79,9 @@ pub struct GameRow {
     pub clock: ClockRow,
     /// Labels.
     pub labels: BTreeMap<String, String>,
+    /// Whether a seat's abort and a missed first move are that seat's loss
+    /// (a tournament's games) rather than an abort of the game.
+    pub forfeits: bool,
     /// Creation time, Unix milliseconds.
     pub created_at_ms: i64,
 }

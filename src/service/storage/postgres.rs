@@ -36,7 +36,7 @@ use crate::games::{Seat, SeatSet, Setup};
 use crate::service::telemetry;
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').
@@ -57,7 +57,15 @@ const SCHEMA_LOCK: i64 = 0x7075_6e63_7472_6566; // "punctref"
 /// transaction that records the new version, so a failed one changes
 /// nothing.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
-    [SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5];
+    [SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5, SCHEMA_6];
+
+/// Version 6: the `forfeits` column, set for the games a tournament made
+/// (an older version told them by their `tournament_id` label). The same
+/// transaction seals the seeds of tournament documents ([`seal_documents`]).
+const SCHEMA_6: &str = r#"
+ALTER TABLE games ADD COLUMN forfeits BOOLEAN NOT NULL DEFAULT FALSE;
+UPDATE games SET forfeits = TRUE WHERE labels ? 'tournament_id';
+"#;
 
 /// Version 5: the server secret's key check value (docs/STORAGE.md, "The
 /// server secret"). The same transaction seals every stored seed and the
@@ -1471,6 +1479,9 @@ async fn migrate(
             .get(0);
         secret.verify(&stored, &format!("postgres {target}"))?;
     }
+    if version < 6 {
+        seal_documents(&tx, target, secret).await?;
+    }
     tx.execute(
         "INSERT INTO referee_schema (version) VALUES ($1)
          ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version",
@@ -1491,8 +1502,8 @@ async fn migrate(
 }
 
 /// The step to version 5, in the migration's transaction: stores the key
-/// check value of `secret`, seals every stored seed with it and the seat
-/// tokens tournament documents held in the clear (docs/STORAGE.md).
+/// check value of `secret` and seals every stored seed with it
+/// (docs/STORAGE.md).
 async fn secure(
     tx: &Transaction<'_>,
     target: &str,
@@ -1522,6 +1533,18 @@ async fn secure(
         .await
         .map_err(err)?;
     }
+    Ok(())
+}
+
+/// The step to version 6, in the migration's transaction: seals what
+/// tournament documents hold in the clear (their seeds; the seat tokens of
+/// a version before 5) with `secret` ([`ServerSecret::seal_document`]).
+async fn seal_documents(
+    tx: &Transaction<'_>,
+    target: &str,
+    secret: &ServerSecret,
+) -> Result<(), StorageError> {
+    let err = |e| pg_error(target, e);
     let documents = tx
         .query("SELECT id, document FROM tournaments", &[])
         .await
@@ -1530,7 +1553,7 @@ async fn secure(
         let id: String = row.get(0);
         let document: String = row.get(1);
         let sealed = secret
-            .seal_document_tokens(&document)
+            .seal_document(&document)
             .map_err(|e| bad_row(target, format!("tournament `{id}`: {e}")))?;
         if let Some(sealed) = sealed {
             tx.execute(
@@ -2077,10 +2100,11 @@ async fn apply(
                     "INSERT INTO games (id, game, variant, options, seed, seed_supplied,
                         clock_mode, clock_initial_ms, clock_increment_ms,
                         clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
-                        updated_at_ms, owner, epoch, lease_expires_at, turn_started_at)
+                        updated_at_ms, owner, epoch, lease_expires_at, turn_started_at,
+                        forfeits)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::jsonb,
                         'in_progress', $13, $14, $14, $15, $16,
-                        now() + $17::float8 * interval '1 millisecond', now())",
+                        now() + $17::float8 * interval '1 millisecond', now(), $18)",
                 )
                 .await
                 .map_err(err)?;
@@ -2108,6 +2132,7 @@ async fn apply(
                     &end.is_none().then_some(node.id.as_str()),
                     &i64::from(end.is_none()),
                     &(node.lease_ms() as f64),
+                    &game.forfeits,
                 ],
             )
             .await
@@ -2428,7 +2453,7 @@ async fn read_games(
                 "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
                     clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms,
                     labels::text, draw_offers, created_at_ms, ply, status, winners, scores,
-                    reason, finished_at_ms
+                    reason, finished_at_ms, forfeits
                  FROM games {filter}"
             ),
             params,
@@ -2495,6 +2520,7 @@ async fn read_games(
                 first_move_ms: non_negative(10),
             },
             labels,
+            forfeits: r.get(20),
             created_at_ms: r.get(13),
         };
         games.push(StoredGame {

@@ -29,7 +29,7 @@ pub const DB_FILE: &str = "referee.sqlite3";
 /// The lock file that keeps a second server off the same data directory.
 pub const LOCK_FILE: &str = "referee.lock";
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
 /// The writer's page cache, in KiB (2048 pages of 4 KiB). Every commit
@@ -423,28 +423,28 @@ fn open_connection(
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(err)?;
     match version {
-        0 => {
-            conn.execute_batch(SCHEMA).map_err(err)?;
-            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+        0..=3 => {
+            match version {
+                0 => conn.execute_batch(SCHEMA).map_err(err)?,
+                1 => conn.execute_batch(MIGRATE_1_TO_2).map_err(err)?,
+                _ => {}
+            }
+            if version < 3 {
+                conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+            }
             migrate_3_to_4(&conn, secret).map_err(err)?;
+            migrate_4_to_5(&conn, secret).map_err(err)?;
         }
-        1 => {
-            conn.execute_batch(MIGRATE_1_TO_2).map_err(err)?;
-            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
-            migrate_3_to_4(&conn, secret).map_err(err)?;
-        }
-        2 => {
-            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
-            migrate_3_to_4(&conn, secret).map_err(err)?;
-        }
-        3 => migrate_3_to_4(&conn, secret).map_err(err)?,
-        SCHEMA_VERSION => {
+        4 | SCHEMA_VERSION => {
             let stored: String = conn
                 .query_row("SELECT value FROM meta WHERE key = 'key_check'", [], |r| {
                     r.get(0)
                 })
                 .map_err(err)?;
             secret.verify(&stored, &path.display().to_string())?;
+            if version == 4 {
+                migrate_4_to_5(&conn, secret).map_err(err)?;
+            }
         }
         v => {
             return Err(StorageError(format!(
@@ -598,26 +598,50 @@ fn migrate_3_to_4(conn: &Connection, secret: &ServerSecret) -> rusqlite::Result<
                 params![id, hex(&secret.seal_seed(&id, &plain))],
             )?;
         }
-        let documents: Vec<(String, String)> = tx
-            .prepare("SELECT id, document FROM tournaments")?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        for (id, document) in documents {
-            let sealed = secret
-                .seal_document_tokens(&document)
-                .map_err(|e| bad_row(format!("tournament `{id}`: {e}")))?;
-            if let Some(sealed) = sealed {
-                tx.execute(
-                    "UPDATE tournaments SET document = ?2 WHERE id = ?1",
-                    params![id, sealed],
-                )?;
-            }
-        }
+        seal_documents(tx, secret)?;
         tx.execute_batch("PRAGMA user_version = 4;")
+    })
+}
+
+/// From version 4 to version 5, in one transaction: the `forfeits` column
+/// (set for the games a tournament made, which an older version told by
+/// their `tournament_id` label), and the seeds of tournament documents
+/// sealed ([`ServerSecret::seal_document`]).
+fn migrate_4_to_5(conn: &Connection, secret: &ServerSecret) -> rusqlite::Result<()> {
+    in_transaction(conn, |tx| {
+        tx.execute_batch(
+            "ALTER TABLE games ADD COLUMN forfeits INTEGER NOT NULL DEFAULT 0;
+             UPDATE games SET forfeits = 1
+                 WHERE json_extract(labels, '$.tournament_id') IS NOT NULL;",
+        )?;
+        seal_documents(tx, secret)?;
+        tx.execute_batch("PRAGMA user_version = 5;")
     })?;
     // The plain values are gone from the tables; their old pages may still
-    // be in the log and the free pages: write them over.
-    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+    // be in the log and the free pages: write them over (VACUUM writes the
+    // new file into the log: the second checkpoint copies it over the old).
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+}
+
+/// Seals what tournament documents hold in the clear (see
+/// [`ServerSecret::seal_document`]).
+fn seal_documents(tx: &Connection, secret: &ServerSecret) -> rusqlite::Result<()> {
+    let documents: Vec<(String, String)> = tx
+        .prepare("SELECT id, document FROM tournaments")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, document) in documents {
+        let sealed = secret
+            .seal_document(&document)
+            .map_err(|e| bad_row(format!("tournament `{id}`: {e}")))?;
+        if let Some(sealed) = sealed {
+            tx.execute(
+                "UPDATE tournaments SET document = ?2 WHERE id = ?1",
+                params![id, sealed],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Log frames (pages) past which the log is made to start over (see
@@ -820,9 +844,9 @@ fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Res
                 "INSERT INTO games (id, game, variant, options, seed, seed_supplied,
                     clock_mode, clock_initial_ms, clock_increment_ms,
                     clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
-                    updated_at_ms)
+                    updated_at_ms, forfeits)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'in_progress', ?13,
-                    ?14, ?14)",
+                    ?14, ?14, ?15)",
             )?
             .execute(params![
                 game.id,
@@ -841,6 +865,7 @@ fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Res
                 labels,
                 moves.len() as i64,
                 game.created_at_ms,
+                game.forfeits,
             ])?;
             for (i, seat) in game.seats.iter().enumerate() {
                 tx.prepare_cached(
@@ -1006,7 +1031,8 @@ fn read_games(
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
             clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms, labels,
-            draw_offers, created_at_ms, ply, status, winners, scores, reason, finished_at_ms
+            draw_offers, created_at_ms, ply, status, winners, scores, reason, finished_at_ms,
+            forfeits
          FROM games {filter}"
     ))?;
     let rows = stmt.query_map(params, |r| {
@@ -1052,6 +1078,7 @@ fn read_games(
                 first_move_ms: r.get::<_, Option<i64>>(10)?.map(|v| v.max(0) as u64),
             },
             labels,
+            forfeits: r.get(20)?,
             created_at_ms: r.get(13)?,
         };
         let ply: i64 = r.get(14)?;
