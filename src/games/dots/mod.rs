@@ -1,8 +1,8 @@
-//! Dots (Kropki), refereed exactly as `shared/dots/RULES.md`: the pure engine.
+//! Dots (Kropki), refereed exactly as `docs/rules/dots.md`: the pure engine.
 //!
 //! A [`Field`] of `W` × `H` cells (4..=64 each way) holds, per player, row
 //! bitsets ([`Bits`]) of dots, of held cells and of empty-base markers.
-//! [`Field::place`] puts a dot and applies RULES.md §6: the regions the dot
+//! [`Field::place`] puts a dot and applies docs/rules/dots.md §6: the regions the dot
 //! closes (§6.1, found by flood fills that stop at the edge), their enclosed
 //! areas (§6.2), captures and empty bases (§6.3) smallest area first (§6.4)
 //! and the empty-base rules (§6.5). A local test on the eight cells around
@@ -15,7 +15,7 @@
 //! records, §9), [`render`] (the position text of §8.3), [`chain`] (the
 //! closed chain of dots around an area, for pictures), [`svg`] and
 //! [`referee`] (the game behind the session layer's [`Game`](crate::games::Game)
-//! trait). docs/DOTS.md lists the readings of RULES.md made here.
+//! trait). docs/DOTS.md lists the readings of docs/rules/dots.md made here.
 
 pub mod bits;
 pub mod chain;
@@ -35,7 +35,7 @@ pub use setup::Seed;
 
 // --- Players, points, moves ----------------------------------------------------
 
-/// A player (RULES.md §2.3): Red moves first and is the first seat.
+/// A player (docs/rules/dots.md §2.3): Red moves first and is the first seat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Colour {
     /// The first player.
@@ -79,7 +79,7 @@ impl fmt::Display for Colour {
     }
 }
 
-/// A cell as written in notation (RULES.md §2.1, §8.1): `x` the column from
+/// A cell as written in notation (docs/rules/dots.md §2.1, §8.1): `x` the column from
 /// the left and `y` the row from the top, both 1-based. A point may lie off
 /// the field; moving there is refused ([`IllegalMove::OffField`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -113,7 +113,7 @@ impl Point {
     }
 }
 
-/// A move (RULES.md §5.2): a dot on a cell, or `ground` (§7.2). There is
+/// A move (docs/rules/dots.md §5.2): a dot on a cell, or `ground` (§7.2). There is
 /// no pass (§5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Move {
@@ -134,9 +134,9 @@ impl Move {
     }
 }
 
-// --- Rule options (RULES.md §3) ----------------------------------------------
+// --- Rule options (docs/rules/dots.md §3) ----------------------------------------------
 
-/// The start positions (RULES.md §4).
+/// The start positions (docs/rules/dots.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Start {
     /// No start dots (§4.1).
@@ -176,7 +176,7 @@ impl Start {
             .find(|s| s.name().eq_ignore_ascii_case(name.trim()))
     }
 
-    /// The smallest width and height the start fits on (RULES.md §3).
+    /// The smallest width and height the start fits on (docs/rules/dots.md §3).
     pub const fn min_size(self) -> (u8, u8) {
         match self {
             Start::Empty | Start::Cross => (4, 4),
@@ -197,10 +197,10 @@ impl fmt::Display for Start {
     }
 }
 
-/// The smallest field side (RULES.md §3).
+/// The smallest field side (docs/rules/dots.md §3).
 pub const MIN_SIDE: u8 = 4;
 
-/// A game's rule options (RULES.md §3), valid by construction: build them
+/// A game's rule options (docs/rules/dots.md §3), valid by construction: build them
 /// with [`RuleOptions::new`]. The seed is not an option here: it is the
 /// game's secret setup ([`Seed`], given to [`Game::new`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -224,7 +224,7 @@ impl Default for RuleOptions {
 }
 
 impl RuleOptions {
-    /// Checked options (RULES.md §3): each side 4..=64 and large enough for
+    /// Checked options (docs/rules/dots.md §3): each side 4..=64 and large enough for
     /// the start; `max_moves` 0 means no limit.
     pub fn new(width: u8, height: u8, start: Start, max_moves: u32) -> Result<Self, OptionsError> {
         let range = MIN_SIDE..=MAX_SIDE as u8;
@@ -271,24 +271,24 @@ impl RuleOptions {
     }
 }
 
-/// Why a game cannot be created with these options (RULES.md §3).
+/// Why a game cannot be created with these options (docs/rules/dots.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum OptionsError {
     /// The width is not in 4..=64.
-    #[error("the width {width} is not in 4..=64 (RULES.md §3)")]
+    #[error("the width {width} is not in 4..=64 (docs/rules/dots.md §3)")]
     WidthOutOfRange {
         /// The width asked for.
         width: u8,
     },
     /// The height is not in 4..=64.
-    #[error("the height {height} is not in 4..=64 (RULES.md §3)")]
+    #[error("the height {height} is not in 4..=64 (docs/rules/dots.md §3)")]
     HeightOutOfRange {
         /// The height asked for.
         height: u8,
     },
     /// The start does not fit on the field.
     #[error(
-        "the start `{start}` needs a field of at least {}x{}, not {width}x{height} (RULES.md §3)",
+        "the start `{start}` needs a field of at least {}x{}, not {width}x{height} (docs/rules/dots.md §3)",
         start.min_size().0, start.min_size().1
     )]
     FieldTooSmall {
@@ -300,16 +300,18 @@ pub enum OptionsError {
         height: u8,
     },
     /// `quadruple-cross` without a seed.
-    #[error("the start `quadruple-cross` is drawn from a seed: give one (RULES.md §3, §4.4)")]
+    #[error(
+        "the start `quadruple-cross` is drawn from a seed: give one (docs/rules/dots.md §3, §4.4)"
+    )]
     SeedRequired,
     /// A seed for a start that needs none.
-    #[error("the start `{start}` takes no seed (RULES.md §3)")]
+    #[error("the start `{start}` takes no seed (docs/rules/dots.md §3)")]
     SeedNotAllowed {
         /// The start asked for.
         start: Start,
     },
     /// A seed of no bytes or more than 64.
-    #[error("a seed has 1 to 64 bytes, not {len} (RULES.md §3)")]
+    #[error("a seed has 1 to 64 bytes, not {len} (docs/rules/dots.md §3)")]
     SeedLength {
         /// The number of bytes given.
         len: usize,
@@ -332,14 +334,14 @@ impl OptionsError {
 
 // --- Refused moves -------------------------------------------------------------
 
-/// Why a move is refused (RULES.md §5.3). A refused move changes nothing.
+/// Why a move is refused (docs/rules/dots.md §5.3). A refused move changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum IllegalMove {
     /// The game has ended.
-    #[error("the game is over: no more moves (RULES.md §5.3)")]
+    #[error("the game is over: no more moves (docs/rules/dots.md §5.3)")]
     GameOver,
     /// The point is not a cell of the field.
-    #[error("{},{} is off the {width}x{height} field (RULES.md §5.3, §8.1)", point.x, point.y)]
+    #[error("{},{} is off the {width}x{height} field (docs/rules/dots.md §5.3, §8.1)", point.x, point.y)]
     OffField {
         /// The point given.
         point: Point,
@@ -349,7 +351,7 @@ pub enum IllegalMove {
         height: u8,
     },
     /// The cell already has a dot.
-    #[error("{},{} already has a {owner} dot (RULES.md §5.2)", point.x, point.y)]
+    #[error("{},{} already has a {owner} dot (docs/rules/dots.md §5.2)", point.x, point.y)]
     Occupied {
         /// The point given.
         point: Point,
@@ -357,7 +359,7 @@ pub enum IllegalMove {
         owner: Colour,
     },
     /// The cell lies inside a captured area.
-    #[error("{},{} lies inside an area captured by {holder}: nobody may play there (RULES.md §5.3, §6.3)", point.x, point.y)]
+    #[error("{},{} lies inside an area captured by {holder}: nobody may play there (docs/rules/dots.md §5.3, §6.3)", point.x, point.y)]
     Held {
         /// The point given.
         point: Point,
@@ -380,7 +382,7 @@ impl IllegalMove {
 
 // --- The field -------------------------------------------------------------------
 
-/// The state of one cell (RULES.md §2.4).
+/// The state of one cell (docs/rules/dots.md §2.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cell {
     /// The dot placed there, if any.
@@ -391,7 +393,7 @@ pub struct Cell {
     pub marker: Option<Colour>,
 }
 
-/// What taking one area did (RULES.md §6.3).
+/// What taking one area did (docs/rules/dots.md §6.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TakeKind {
     /// The area held a live enemy dot: everything in it is captured.
@@ -447,7 +449,7 @@ impl TakeLog {
     }
 }
 
-/// What a placement did, in counts (RULES.md §6.6).
+/// What a placement did, in counts (docs/rules/dots.md §6.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Placement {
     /// Regions closed by the move (§6.1).
@@ -531,7 +533,7 @@ const ARCS: [Arcs; 256] = {
     table
 };
 
-/// The cells of one game (RULES.md §2.4) and the placement rules (§6, §7.2).
+/// The cells of one game (docs/rules/dots.md §2.4) and the placement rules (§6, §7.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
     width: u8,
@@ -611,7 +613,7 @@ impl Field {
         &self.dots[colour.index()]
     }
 
-    /// Every cell held by `colour` (RULES.md §2.4).
+    /// Every cell held by `colour` (docs/rules/dots.md §2.4).
     pub fn held(&self, colour: Colour) -> &Bits {
         &self.held[colour.index()]
     }
@@ -626,13 +628,13 @@ impl Field {
         self.dots[colour.index()].and_not(&self.held[colour.other().index()])
     }
 
-    /// The playable cells: no dot, no holder (RULES.md §2.4).
+    /// The playable cells: no dot, no holder (docs/rules/dots.md §2.4).
     pub fn playable(&self) -> Bits {
         let taken = self.dots[0] | self.dots[1] | self.held[0] | self.held[1];
         self.cells.and_not(&taken)
     }
 
-    /// Whether no playable cell is left (RULES.md §7.1).
+    /// Whether no playable cell is left (docs/rules/dots.md §7.1).
     pub fn is_full(&self) -> bool {
         (0..usize::from(self.height)).all(|y| {
             let taken =
@@ -641,7 +643,7 @@ impl Field {
         })
     }
 
-    /// The score of `colour`: the enemy dots it holds now (RULES.md §6.7).
+    /// The score of `colour`: the enemy dots it holds now (docs/rules/dots.md §6.7).
     pub fn score(&self, colour: Colour) -> u32 {
         (self.held[colour.index()] & self.dots[colour.other().index()]).len()
     }
@@ -674,14 +676,14 @@ impl Field {
         Ok((x, y))
     }
 
-    /// Puts a start dot (RULES.md §4: no capture processing).
+    /// Puts a start dot (docs/rules/dots.md §4: no capture processing).
     pub(crate) fn put_start_dot(&mut self, colour: Colour, p: Point) {
         if let Some((x, y)) = self.index_of(p) {
             self.dots[colour.index()].insert(x, y);
         }
     }
 
-    /// Places a dot of `mover` on `p` and applies RULES.md §6.
+    /// Places a dot of `mover` on `p` and applies docs/rules/dots.md §6.
     pub fn place(&mut self, mover: Colour, p: Point) -> Result<Placement, IllegalMove> {
         self.place_inner(mover, p, None)
     }
@@ -955,9 +957,9 @@ impl Field {
     }
 }
 
-// --- The end of the game (RULES.md §7) --------------------------------------------
+// --- The end of the game (docs/rules/dots.md §7) --------------------------------------------
 
-/// Why a game ended (RULES.md §7, §9 `end`).
+/// Why a game ended (docs/rules/dots.md §7, §9 `end`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EndReason {
     /// No playable cell left (§7.1).
@@ -1110,7 +1112,7 @@ pub struct Game {
 }
 
 impl Game {
-    /// A game at its start position (RULES.md §4). `seed` is required by
+    /// A game at its start position (docs/rules/dots.md §4). `seed` is required by
     /// `quadruple-cross` and refused otherwise (§3).
     pub fn new(options: RuleOptions, seed: Option<Seed>) -> Result<Game, OptionsError> {
         match (options.start.needs_seed(), seed.is_some()) {
@@ -1189,7 +1191,7 @@ impl Game {
         self.field.scores()
     }
 
-    /// Whether the player to move may make `mv` (RULES.md §5): the one
+    /// Whether the player to move may make `mv` (docs/rules/dots.md §5): the one
     /// legality check [`Game::play`] and [`Game::legal_moves_into`] share.
     pub fn check(&self, mv: Move) -> Result<(), IllegalMove> {
         if self.is_over() {
@@ -1275,7 +1277,7 @@ impl Game {
         out
     }
 
-    /// Ends the game by a referee action (RULES.md §7.5), with `winner`
+    /// Ends the game by a referee action (docs/rules/dots.md §7.5), with `winner`
     /// (ignored for a draw agreement or an abort); refused once over.
     pub fn conclude(
         &mut self,

@@ -1,5 +1,5 @@
 //! The Punto engine: a pure, synchronous implementation of
-//! `shared/punto/RULES.md`. It knows nothing of protobuf, async, locks or
+//! `docs/rules/punto.md`. It knows nothing of protobuf, async, locks or
 //! telemetry; the session layer drives it through [`referee`].
 //!
 //! * [`card`]: colours, cards, the canonical order, multisets (§2)
@@ -36,7 +36,7 @@ pub use round::{
 };
 pub use table::{Bounds, Cell, CellList, Row, Stack, Step, Table};
 
-/// Who plays, and so who owns which colours (RULES.md §3.1).
+/// Who plays, and so who owns which colours (docs/rules/punto.md §3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Configuration {
     /// 2 players: seat 1 `R`+`B`, seat 2 `O`+`G`; rows of 5.
@@ -51,7 +51,7 @@ pub enum Configuration {
     Teams,
 }
 
-/// Seat names of each configuration (RULES.md §3.1: by the colours owned).
+/// Seat names of each configuration (docs/rules/punto.md §3.1: by the colours owned).
 const TWO_NAMES: &[&str] = &["red-blue", "orange-green"];
 const THREE_NAMES: &[&str] = &["red", "orange", "blue"];
 const FOUR_NAMES: &[&str] = &["red", "orange", "blue", "green"];
@@ -433,7 +433,7 @@ impl RuleOptions {
     }
 }
 
-/// Why a placement is refused: the reasons of RULES.md §5.3, checked in
+/// Why a placement is refused: the reasons of docs/rules/punto.md §5.3, checked in
 /// this order.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
@@ -463,7 +463,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// The stable reason of RULES.md §5.3.
+    /// The stable reason of docs/rules/punto.md §5.3.
     pub const fn reason(&self) -> &'static str {
         match self {
             Refusal::MatchOver => "MATCH_OVER",
