@@ -491,7 +491,7 @@ impl SessionStore {
             Ok(runtime) => runtime
                 .spawn(storage.write(write))
                 .await
-                .unwrap_or_else(|e| Err(storage::StorageError(e.to_string()))),
+                .unwrap_or_else(|e| Err(storage::StorageError::Unavailable(e.to_string()))),
             Err(_) => storage.write(write).await,
         };
         if let Err(e) = stored {

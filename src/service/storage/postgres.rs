@@ -234,13 +234,13 @@ impl PostgresOptions {
     /// password).
     pub fn config(&self) -> Result<tokio_postgres::Config, StorageError> {
         let mut config: tokio_postgres::Config = self.url.parse().map_err(|e| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "the database URL is not a PostgreSQL connection string ({e}); \
                  write e.g. postgres://user:password@host:5432/database"
             ))
         })?;
         if config.get_hosts().is_empty() {
-            return Err(StorageError(
+            return Err(StorageError::Config(
                 "the database URL names no host (e.g. postgres://user@127.0.0.1/referee)".into(),
             ));
         }
@@ -489,7 +489,7 @@ impl PostgresStorage {
                 {
                     Ok(rt) => rt,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(StorageError(format!(
+                        let _ = ready_tx.send(Err(StorageError::Unavailable(format!(
                             "cannot start the storage runtime: {e}"
                         ))));
                         return;
@@ -537,7 +537,9 @@ impl PostgresStorage {
                     }
                 });
             })
-            .map_err(|e| StorageError(format!("cannot start the storage thread: {e}")))?;
+            .map_err(|e| {
+                StorageError::Unavailable(format!("cannot start the storage thread: {e}"))
+            })?;
         let (runtime, pool, writers) = match ready_rx.recv() {
             Ok(Ok(parts)) => parts,
             Ok(Err(e)) => {
@@ -546,7 +548,9 @@ impl PostgresStorage {
             }
             Err(_) => {
                 let _ = thread.join();
-                return Err(StorageError("the storage thread stopped".into()));
+                return Err(StorageError::Unavailable(
+                    "the storage thread stopped".into(),
+                ));
             }
         };
         Ok(PostgresStorage {
@@ -653,7 +657,7 @@ impl PostgresStorage {
             let _ = tx.send(future.await);
         });
         rx.await
-            .map_err(|_| StorageError("the storage runtime has stopped".into()))?
+            .map_err(|_| StorageError::Unavailable("the storage runtime has stopped".into()))?
     }
 
     /// Registers this replica (or renews its registration) with the address
@@ -1099,7 +1103,7 @@ impl PostgresStorage {
             let _ = tx.send(future.await);
         });
         rx.recv()
-            .map_err(|_| StorageError("the storage runtime has stopped".into()))?
+            .map_err(|_| StorageError::Unavailable("the storage runtime has stopped".into()))?
     }
 }
 
@@ -1141,7 +1145,9 @@ impl Storage for PostgresStorage {
         let (tx, rx) = oneshot::channel();
         let writers = self.writers.lock().unwrap_or_else(|e| e.into_inner());
         let Some(writers) = writers.as_ref() else {
-            return Commit::ready(Err(StorageError("the storage has closed".into())));
+            return Commit::ready(Err(StorageError::Unavailable(
+                "the storage has closed".into(),
+            )));
         };
         let mut hasher = DefaultHasher::new();
         write_game(&write).hash(&mut hasher);
@@ -1150,7 +1156,9 @@ impl Storage for PostgresStorage {
             .send((Box::new(Leased { write, epoch }), tx))
             .is_err()
         {
-            return Commit::ready(Err(StorageError("the storage writer has stopped".into())));
+            return Commit::ready(Err(StorageError::Unavailable(
+                "the storage writer has stopped".into(),
+            )));
         }
         Commit::waiting(rx)
     }
@@ -1204,7 +1212,7 @@ impl Storage for PostgresStorage {
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         // `@>`: the game's labels hold every asked-for pair.
         let labels = serde_json::to_string(&query.labels)
-            .map_err(|e| StorageError(format!("labels: {e}")))?;
+            .map_err(|e| StorageError::Unavailable(format!("labels: {e}")))?;
         let secret = self.node.secret.clone();
         self.call(|pool, target| async move {
             let client = get(&pool, &target).await?;
@@ -1258,7 +1266,7 @@ impl Storage for PostgresStorage {
         });
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         let labels = serde_json::to_string(&query.labels)
-            .map_err(|e| StorageError(format!("labels: {e}")))?;
+            .map_err(|e| StorageError::Unavailable(format!("labels: {e}")))?;
         let statuses: Vec<&'static str> = match finished {
             Some(true) => vec!["finished"],
             Some(false) => vec!["in_progress"],
@@ -1365,7 +1373,7 @@ fn write_game(write: &Write) -> &str {
 fn pg_error(target: &str, e: tokio_postgres::Error) -> StorageError {
     if let Some(db) = e.as_db_error() {
         let detail = db.detail().map(|d| format!(" ({d})")).unwrap_or_default();
-        return StorageError(format!(
+        return StorageError::Unavailable(format!(
             "postgres {target}: {}{detail} [SQLSTATE {}]",
             db.message(),
             db.code().code()
@@ -1378,26 +1386,27 @@ fn pg_error(target: &str, e: tokio_postgres::Error) -> StorageError {
         text.push_str(&s.to_string());
         source = s.source();
     }
-    StorageError(format!("postgres {target}: {text}"))
+    StorageError::Unavailable(format!("postgres {target}: {text}"))
 }
 
 /// Whether `e` (made by [`pg_error`]) is a deadlock (40P01) or
 /// serialization failure (40001): see [`is_conflict`].
 fn is_conflict_text(e: &StorageError) -> bool {
-    e.0.ends_with("[SQLSTATE 40P01]") || e.0.ends_with("[SQLSTATE 40001]")
+    let m = e.message();
+    m.ends_with("[SQLSTATE 40P01]") || m.ends_with("[SQLSTATE 40001]")
 }
 
 /// A connection from the pool.
 async fn get(pool: &Pool, target: &str) -> Result<deadpool_postgres::Object, StorageError> {
     pool.get().await.map_err(|e| {
         let text = match e {
-            deadpool_postgres::PoolError::Backend(e) => pg_error(target, e).0,
+            deadpool_postgres::PoolError::Backend(e) => pg_error(target, e).message().to_string(),
             deadpool_postgres::PoolError::Timeout(_) => {
                 format!("postgres {target}: no connection within {CONNECT_TIMEOUT:?}")
             }
             other => format!("postgres {target}: {other}"),
         };
-        StorageError(format!("{text} (is the database reachable?)"))
+        StorageError::Unavailable(format!("{text} (is the database reachable?)"))
     })
 }
 
@@ -1425,7 +1434,7 @@ async fn connect(
         .wait_timeout(Some(CONNECT_TIMEOUT))
         .create_timeout(Some(CONNECT_TIMEOUT))
         .build()
-        .map_err(|e| StorageError(format!("postgres {target}: {e}")))?;
+        .map_err(|e| StorageError::Unavailable(format!("postgres {target}: {e}")))?;
     let mut client = get(&pool, target).await?;
     migrate(&mut client, target, secret).await?;
     Ok(pool)
@@ -1458,15 +1467,15 @@ async fn migrate(
         .map_err(err)?
         .map_or(0, |row| row.get(0));
     if !(0..=SCHEMA_VERSION).contains(&version) {
-        return Err(StorageError(format!(
+        return Err(StorageError::Config(format!(
             "postgres {target}: schema version {version} is not a version this binary reads \
              (it reads up to {SCHEMA_VERSION}): a newer punct-referee wrote it"
         )));
     }
     for (from, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.batch_execute(step).await.map_err(|e| {
-            let StorageError(text) = pg_error(target, e);
-            StorageError(format!("{text} (migrating the schema from version {from})"))
+            pg_error(target, e)
+                .with_context(&format!(" (migrating the schema from version {from})"))
         })?;
     }
     if version < 5 {
@@ -2070,7 +2079,7 @@ async fn refused(
             // copy is reloaded from the database.
             StorageError::fenced(
                 game_id,
-                &format!("{} (reload it from the database)", otherwise.0),
+                &format!("{} (reload it from the database)", otherwise.message()),
             )
         }
         Ok(None) => otherwise,
@@ -2094,7 +2103,7 @@ async fn apply(
         },
         Write::Create(game, moves, end) => {
             let labels = serde_json::to_string(&game.labels)
-                .map_err(|e| StorageError(format!("labels: {e}")))?;
+                .map_err(|e| StorageError::Unavailable(format!("labels: {e}")))?;
             let stmt = tx
                 .prepare_cached(
                     "INSERT INTO games (id, game, variant, options, seed, seed_supplied,
@@ -2197,7 +2206,7 @@ async fn apply(
                 .await
                 .map_err(err)?;
             if changed != 1 {
-                let stale = StorageError(format!(
+                let stale = StorageError::Conflict(format!(
                     "postgres {target}: game `{}` is not stored in progress at ply {}",
                     mv.game_id,
                     mv.ply.saturating_sub(1)
@@ -2356,7 +2365,7 @@ fn tournament_row(r: &tokio_postgres::Row) -> super::TournamentRow {
 }
 
 fn no_such_game(target: &str, id: &str) -> StorageError {
-    StorageError(format!(
+    StorageError::Conflict(format!(
         "postgres {target}: no stored game `{id}` in progress"
     ))
 }
@@ -2433,7 +2442,7 @@ async fn apply_end(
 }
 
 fn bad_row(target: &str, what: String) -> StorageError {
-    StorageError(format!("postgres {target}: stored {what}"))
+    StorageError::Corrupt(format!("postgres {target}: stored {what}"))
 }
 
 /// The games `filter` (a `WHERE …` clause with its order and limit) picks,
@@ -2667,8 +2676,11 @@ mod tests {
             }
             .config()
             .unwrap_err();
-            assert!(e.0.contains("not a PostgreSQL connection string"), "{e}");
-            assert!(!e.0.contains("hunter2"), "{e}");
+            assert!(
+                e.message().contains("not a PostgreSQL connection string"),
+                "{e}"
+            );
+            assert!(!e.message().contains("hunter2"), "{e}");
         }
         let o = PostgresOptions {
             url: "postgres://u:hunter2@db1:5433,db2/games".into(),

@@ -94,7 +94,7 @@ impl ServerSecret {
             Ok(text) => return ServerSecret::parse(path, &text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(StorageError(format!(
+                return Err(StorageError::Config(format!(
                     "cannot read the server secret file {}: {e}",
                     path.display()
                 )));
@@ -103,7 +103,7 @@ impl ServerSecret {
         let bytes: [u8; 32] = rand::random();
         let text = format!("{}\n", crate::games::hex(&bytes));
         let cannot = |e: std::io::Error| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "cannot create the server secret file {}: {e}",
                 path.display()
             ))
@@ -143,7 +143,7 @@ impl ServerSecret {
 
     fn parse(path: &Path, text: &str) -> Result<ServerSecret, StorageError> {
         let bytes = crate::games::parse_seed(text).ok_or_else(|| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "the server secret file {} does not hold 64 hex digits \
                  (create one with `openssl rand -hex 32`, or remove it to have one created)",
                 path.display()
@@ -167,7 +167,7 @@ impl ServerSecret {
         if stored == self.check {
             return Ok(());
         }
-        Err(StorageError(format!(
+        Err(StorageError::Config(format!(
             "the server secret does not match the database {database}: it was written with \
              another secret file. Start with the secret file it was written with \
              (--secret-file; every replica of a cluster needs the same file). \
@@ -561,7 +561,7 @@ mod tests {
         assert_eq!(first.check_value(), again.check_value());
         std::fs::write(&path, "not hex\n").unwrap();
         let e = ServerSecret::load_or_create(&path).unwrap_err();
-        assert!(e.0.contains("64 hex digits"), "{e}");
+        assert!(e.message().contains("64 hex digits"), "{e}");
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -133,7 +133,7 @@ impl SqliteStorage {
     ) -> Result<SqliteStorage, StorageError> {
         let dir = &options.dir;
         fs::create_dir_all(dir).map_err(|e| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "cannot create the data directory {}: {e}",
                 dir.display()
             ))
@@ -145,13 +145,13 @@ impl SqliteStorage {
             .write(true)
             .open(&lock_path)
             .map_err(|e| {
-                StorageError(format!(
+                StorageError::Config(format!(
                     "cannot write in the data directory {} ({e}): is it read-only?",
                     dir.display()
                 ))
             })?;
         lock.try_lock().map_err(|_| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "the data directory {} is in use by another punct-referee (lock file {})",
                 dir.display(),
                 lock_path.display()
@@ -171,7 +171,9 @@ impl SqliteStorage {
         let checkpointer = thread::Builder::new()
             .name("storage-checkpoint".into())
             .spawn(move || checkpoint_loop(&checkpoints, &stopped, &restart_asked))
-            .map_err(|e| StorageError(format!("cannot start the checkpointer: {e}")))?;
+            .map_err(|e| {
+                StorageError::Unavailable(format!("cannot start the checkpointer: {e}"))
+            })?;
         let (tx, rx) = mpsc::channel::<Job>();
         let commits = Arc::new(AtomicU64::new(0));
         let counter = commits.clone();
@@ -179,7 +181,9 @@ impl SqliteStorage {
         let writer = thread::Builder::new()
             .name("storage-writer".into())
             .spawn(move || writer_loop(conn, rx, &counter, &restart, &sealer))
-            .map_err(|e| StorageError(format!("cannot start the storage writer: {e}")))?;
+            .map_err(|e| {
+                StorageError::Unavailable(format!("cannot start the storage writer: {e}"))
+            })?;
         Ok(SqliteStorage {
             jobs: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
@@ -251,7 +255,9 @@ impl Storage for SqliteStorage {
     fn write(&self, write: Write) -> Commit {
         let (tx, rx) = oneshot::channel();
         if !self.send(Job::Write(Box::new(write), tx)) {
-            return Commit::ready(Err(StorageError("the storage writer has stopped".into())));
+            return Commit::ready(Err(StorageError::Unavailable(
+                "the storage writer has stopped".into(),
+            )));
         }
         Commit::waiting(rx)
     }
@@ -259,10 +265,12 @@ impl Storage for SqliteStorage {
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
         let (tx, rx) = mpsc::channel();
         if !self.send(Job::Recover(tx)) {
-            return Err(StorageError("the storage writer has stopped".into()));
+            return Err(StorageError::Unavailable(
+                "the storage writer has stopped".into(),
+            ));
         }
         rx.recv()
-            .map_err(|_| StorageError("the storage writer has stopped".into()))?
+            .map_err(|_| StorageError::Unavailable("the storage writer has stopped".into()))?
     }
 
     fn load(&self, id: &str) -> Result<Option<StoredGame>, StorageError> {
@@ -325,11 +333,13 @@ impl Storage for SqliteStorage {
         loop {
             let (tx, rx) = mpsc::channel();
             if !self.send(Job::Prune(ended_before_ms, tx)) {
-                return Err(StorageError("the storage writer has stopped".into()));
+                return Err(StorageError::Unavailable(
+                    "the storage writer has stopped".into(),
+                ));
             }
-            let n = rx
-                .recv()
-                .map_err(|_| StorageError("the storage writer has stopped".into()))??;
+            let n = rx.recv().map_err(|_| {
+                StorageError::Unavailable("the storage writer has stopped".into())
+            })??;
             total += n;
             if n < PRUNE_BATCH as u64 {
                 return Ok(total);
@@ -354,7 +364,14 @@ fn sql_error(path: &Path, e: rusqlite::Error) -> StorageError {
         Some(ErrorCode::DatabaseBusy) => " (another process holds the database)",
         _ => "",
     };
-    StorageError(format!("{}: {e}{hint}", path.display()))
+    let message = format!("{}: {e}{hint}", path.display());
+    match (&e, e.sqlite_error_code()) {
+        (_, Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt))
+        | (rusqlite::Error::FromSqlConversionFailure(..), _) => StorageError::Corrupt(message),
+        // What the writes refuse ([`no_such_game`], a ply already taken).
+        (rusqlite::Error::ToSqlConversionFailure(..), _) => StorageError::Conflict(message),
+        _ => StorageError::Unavailable(message),
+    }
 }
 
 /// The writer's connection: as [`open_connection`], with no checkpoints of
@@ -397,7 +414,7 @@ fn open_connection(
         .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
         .map_err(err)?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StorageError(format!(
+        return Err(StorageError::Config(format!(
             "{}: cannot switch to WAL mode (got `{mode}`)",
             path.display()
         )));
@@ -414,7 +431,7 @@ fn open_connection(
         .query_row("PRAGMA quick_check", [], |r| r.get(0))
         .map_err(err)?;
     if check != "ok" {
-        return Err(StorageError(format!(
+        return Err(StorageError::Corrupt(format!(
             "{}: the database is damaged ({check}); restore a backup, or move it away to start empty",
             path.display()
         )));
@@ -447,7 +464,7 @@ fn open_connection(
             }
         }
         v => {
-            return Err(StorageError(format!(
+            return Err(StorageError::Config(format!(
                 "{}: schema version {v} is not the version {SCHEMA_VERSION} this binary reads",
                 path.display()
             )));
