@@ -1,6 +1,6 @@
 //! What `punct-referee serve` runs. This file is the server itself: the referee service, `grpc.health.v1`, server reflection
 //! (v1 and v1alpha), message size limits, keepalive, load shedding (a limit
-//! on calls in flight, [`crate::service::overload`]), a TTL sweeper, and a graceful
+//! on calls in flight, [`crate::service::edge::overload`]), a TTL sweeper, and a graceful
 //! shutdown; and, next to it on its own port, the HTTP router of
 //! [`crate::service::http`] (metrics, spectator page) over the same games.
 //!
@@ -9,31 +9,26 @@
 //! NOT_SERVING, the server stops accepting, open watch streams are ended
 //! through a `CancellationToken` (an open stream would otherwise hold the
 //! drain forever), unary calls finish, and the whole drain is bounded.
-
 //!
-//! Who may connect and call is decided before any handler runs: the accept
-//! tasks of [`listen`] (TLS through [`tls`], connections per address), then
-//! [`access`] (platform keys and scopes) and [`quota`] (calls per second per
-//! client) as tower layers next to the shedding of [`overload`]
-//! (docs/SECURITY.md).
+//! Who may connect and call is decided before any handler runs, by the
+//! front door [`edge`]: its accept tasks (TLS, connections per address,
+//! opening and idle timeouts), then its tower layers (platform keys and
+//! scopes, calls per second per client, the shedding of calls over the
+//! server's limit) (docs/SECURITY.md).
 //!
 //! Inside, arrows run one way: [`grpc`] and [`http`] → [`sessions`] →
 //! [`storage`]; sessions drive games through [`crate::games`].
 
-pub mod access;
 pub mod cluster;
 pub mod config;
 pub mod echo;
+pub mod edge;
 pub mod frames;
 pub mod grpc;
 pub mod http;
-pub mod listen;
-pub mod overload;
-pub mod quota;
 pub mod sessions;
 pub mod storage;
 pub mod telemetry;
-pub mod tls;
 pub mod tournaments;
 
 use std::future::Future;
@@ -46,24 +41,24 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
 use tonic_health::ServingStatus;
 
-use self::access::{AccessLayer, Keys};
 use self::cluster::Cluster;
 use self::cluster::forward::ForwardLayer;
 use self::cluster::tournaments::TournamentCluster;
+use self::edge::access::{AccessLayer, Keys};
+use self::edge::listen::{Accepting, CallsLayer, ConnectionLimit, Timeouts};
+use self::edge::overload::InFlightLimitLayer;
+use self::edge::quota::{ClientQuotas, ClientRateLayer, QuotaOptions};
+use self::edge::tls::{Reloader, TlsConfig, TlsFiles};
 use self::grpc::RefereeApi;
 use self::grpc::TournamentApi;
 use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
 use self::grpc::answer::server::tournament_service_server::TournamentServiceServer;
 use self::grpc::pb;
-use self::listen::{Accepting, CallsLayer, ConnectionLimit, Timeouts};
-use self::overload::InFlightLimitLayer;
-use self::quota::{ClientQuotas, ClientRateLayer, QuotaOptions};
 use self::sessions::{Limits, SessionStore};
 use self::storage::postgres::{PostgresOptions, PostgresStorage};
 use self::storage::sqlite::{SqliteOptions, SqliteStorage};
 use self::storage::{Storage, StorageError, Volatile};
 use self::telemetry::RpcLayer;
-use self::tls::{Reloader, TlsConfig, TlsFiles};
 use self::tournaments::Tournaments;
 
 /// The full name of the referee service (for health checks).
@@ -88,7 +83,7 @@ pub struct ServerOptions {
     /// How often expired games are dropped.
     pub sweep_interval: Duration,
     /// Most calls in flight at once; more are refused with
-    /// `RESOURCE_EXHAUSTED` (see [`crate::service::overload`]).
+    /// `RESOURCE_EXHAUSTED` (see [`crate::service::edge::overload`]).
     pub max_concurrent_calls: usize,
     /// Most watch streams open at once over all games.
     pub max_watch_streams: usize,
@@ -114,7 +109,7 @@ pub struct ServerOptions {
     pub reload_poll: Duration,
     /// Most connections open at once over both ports; `0`: the process's
     /// file descriptor limit less a reserve
-    /// ([`listen::automatic_total`]).
+    /// ([`edge::listen::automatic_total`]).
     pub max_connections: usize,
     /// From a connection's accept to the end of its opening (TLS handshake,
     /// HTTP/2 preface or first request headers); later, it is closed.
@@ -173,14 +168,14 @@ impl Default for ServerOptions {
             tls: None,
             keys_file: None,
             quotas: QuotaOptions {
-                connections: listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+                connections: edge::listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                 ..QuotaOptions::default()
             },
-            reload_poll: tls::DEFAULT_RELOAD_POLL,
+            reload_poll: edge::tls::DEFAULT_RELOAD_POLL,
             max_connections: 0,
-            handshake_timeout: listen::DEFAULT_HANDSHAKE_TIMEOUT,
-            idle_timeout: listen::DEFAULT_IDLE_TIMEOUT,
-            http_idle_timeout: listen::DEFAULT_HTTP_IDLE_TIMEOUT,
+            handshake_timeout: edge::listen::DEFAULT_HANDSHAKE_TIMEOUT,
+            idle_timeout: edge::listen::DEFAULT_IDLE_TIMEOUT,
+            http_idle_timeout: edge::listen::DEFAULT_HTTP_IDLE_TIMEOUT,
             cluster: cluster::ClusterOptions::default(),
         }
     }
@@ -200,10 +195,10 @@ pub enum ServeError {
     Storage(String),
     /// The TLS files cannot be used.
     #[error(transparent)]
-    Tls(#[from] tls::TlsError),
+    Tls(#[from] edge::tls::TlsError),
     /// The keys file cannot be used.
     #[error(transparent)]
-    Keys(#[from] access::KeysError),
+    Keys(#[from] edge::access::KeysError),
 }
 
 /// The service's HTTP port: `/metrics`, the spectator page and its API
@@ -236,7 +231,7 @@ pub async fn run_with_http(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     // First of all, so that a SIGHUP from now on never ends the process.
-    let hangups = tls::hangups();
+    let hangups = edge::tls::hangups();
     let security = Security::open(&options)?;
     warn_if_open(&listener, http.as_ref(), &security);
     let (store, postgres) = open_store(&options)?;
@@ -408,13 +403,13 @@ impl Security {
         if let Some(tls) = &tls {
             tracing::info!(mutual = tls.mutual(), "TLS on both ports");
         }
-        let descriptors = listen::raise_descriptor_limit();
+        let descriptors = edge::listen::raise_descriptor_limit();
         let total = if options.max_connections > 0 {
             options.max_connections
         } else {
-            listen::automatic_total(descriptors)
+            edge::listen::automatic_total(descriptors)
         };
-        let per_client = listen::effective_per_client(options.quotas.connections, total);
+        let per_client = edge::listen::effective_per_client(options.quotas.connections, total);
         if per_client != options.quotas.connections {
             tracing::info!(
                 configured = options.quotas.connections,
@@ -578,16 +573,16 @@ fn spawn_http(
         .listener
         .local_addr()
         .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
-    let ready = listen::accept(
+    let ready = edge::listen::accept(
         port.listener,
         security.accepting("http", None, http_idle_timeout, false),
         stop.clone(),
     );
-    let listener = listen::HttpIncoming::new(ready, local);
+    let listener = edge::listen::HttpIncoming::new(ready, local);
     // Each request counts as a call of its connection (its idle timeout).
     let router = router
         .layer(CallsLayer)
-        .into_make_service_with_connect_info::<listen::ConnInfo>();
+        .into_make_service_with_connect_info::<edge::listen::ConnInfo>();
     tokio::spawn(
         axum::serve(listener, router)
             .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -674,7 +669,7 @@ async fn serve_grpc(
     // Socket options are set by the accept task (the builder's
     // tcp_nodelay/tcp_keepalive only apply when tonic binds). Without nodelay,
     // a watch event written just after a unary reply waits for a delayed ACK.
-    let incoming = listen::grpc_incoming(listen::accept(
+    let incoming = edge::listen::grpc_incoming(edge::listen::accept(
         listener,
         security.accepting(
             "grpc",
@@ -688,7 +683,7 @@ async fn serve_grpc(
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
         // Outermost: each call counts on its connection until its answer
-        // is done (the connection's idle timeout, crate::service::listen).
+        // is done (the connection's idle timeout, crate::service::edge::listen).
         .layer(CallsLayer)
         // Then: answers of up to 2 KiB leave in frames h2 batches
         // (crate::service::frames).

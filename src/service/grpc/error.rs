@@ -162,7 +162,7 @@ fn limit_details(what: &str, max: usize) -> ErrorDetails {
 /// `what` (`concurrent_calls`): like any limit, plus a `RetryInfo`, since
 /// this one passes by itself.
 pub fn overloaded(what: &str, max: usize) -> Status {
-    let retry = crate::service::overload::RETRY_AFTER;
+    let retry = crate::service::edge::overload::RETRY_AFTER;
     let mut details = limit_details(what, max);
     details.set_retry_info(Some(retry));
     Status::with_error_details(
@@ -236,7 +236,7 @@ pub fn tournament_status(err: TournamentError) -> Status {
 }
 
 /// The answer to a call over a per-client limit `max` of `what`
-/// ([`crate::service::quota`]): like any limit, plus a `RetryInfo` of
+/// ([`crate::service::edge::quota`]): like any limit, plus a `RetryInfo` of
 /// `retry` when the limit passes by itself (the call rate).
 pub fn client_limit(what: &str, max: usize, retry: Option<std::time::Duration>) -> Status {
     let mut details = limit_details(what, max);

@@ -3,13 +3,13 @@
 //!
 //! [`TlsConfig`] holds one rustls configuration per port (`h2` for gRPC,
 //! `http/1.1` for the HTTP port), each swapped whole when the files are read
-//! again. The accept tasks of [`crate::service::listen`] ask for the current
+//! again. The accept tasks of [`crate::service::edge::listen`] ask for the current
 //! one at every handshake, so a new certificate serves new connections
 //! while the open ones keep the session they made. [`Reloader`] reads the
 //! files again on SIGHUP, and when their modification time or size
 //! changes (polled); a file that does not load leaves the old configuration
 //! in force and says why in the log. The keys file
-//! ([`crate::service::access::Keys`]) is reloaded by the same task.
+//! ([`crate::service::edge::access::Keys`]) is reloaded by the same task.
 //!
 //! Docs: docs/SECURITY.md.
 
@@ -22,7 +22,7 @@ use tokio_rustls::rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
 
-use crate::service::access::Keys;
+use crate::service::edge::access::Keys;
 
 /// How often the certificate and keys files are checked for changes unless
 /// configured.

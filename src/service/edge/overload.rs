@@ -130,7 +130,7 @@ pin_project_lite::pin_project! {
 
 impl<F, R> LimitedCall<F, R> {
     /// A call let through, holding no permit (the other admission layers:
-    /// [`crate::service::access`], [`crate::service::quota`]).
+    /// [`crate::service::edge::access`], [`crate::service::edge::quota`]).
     pub fn admitted(inner: F) -> LimitedCall<F, R> {
         LimitedCall::Admitted {
             inner,

@@ -1,9 +1,9 @@
 //! Limits per client, next to the server-wide ones of
-//! [`crate::service::overload`]: calls per second (a GCRA rate limiter from
+//! [`crate::service::edge::overload`]: calls per second (a GCRA rate limiter from
 //! `governor`, keyed by client), games in progress, and watch streams open.
 //! A client is its platform key, or without one its IP address
 //! ([`ClientId`]); connections per address are bounded where they are
-//! accepted ([`crate::service::listen::ConnectionLimit`]).
+//! accepted ([`crate::service::edge::listen::ConnectionLimit`]).
 //!
 //! A call over the rate is refused at once with `RESOURCE_EXHAUSTED`,
 //! `QuotaFailure{calls_per_second}`, `ErrorInfo{LIMIT_REACHED}` and a
@@ -22,9 +22,9 @@ use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tonic::Status;
 
-use crate::service::access::{Caller, ClientId};
+use crate::service::edge::access::{Caller, ClientId};
+use crate::service::edge::overload::LimitedCall;
 use crate::service::grpc::error;
-use crate::service::overload::LimitedCall;
 use crate::service::sessions::Session;
 
 /// Counter: calls or resources refused by a per-client limit, by `limit`
@@ -206,7 +206,7 @@ impl Drop for WatchSlot {
 }
 
 /// The tower layer that applies the per-client call rate; it runs after
-/// [`crate::service::access::AccessLayer`], whose [`Caller`] says who the
+/// [`crate::service::edge::access::AccessLayer`], whose [`Caller`] says who the
 /// client is.
 #[derive(Debug, Clone)]
 pub struct ClientRateLayer {

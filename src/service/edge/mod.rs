@@ -1,0 +1,7 @@
+//! The front door (placeholder doc, rewritten below).
+
+pub mod access;
+pub mod listen;
+pub mod overload;
+pub mod quota;
+pub mod tls;
