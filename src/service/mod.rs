@@ -48,7 +48,8 @@ use self::edge::access::{AccessLayer, Keys};
 use self::edge::listen::{Accepting, CallsLayer, ConnectionLimit, Timeouts};
 use self::edge::overload::InFlightLimitLayer;
 use self::edge::quota::{ClientQuotas, ClientRateLayer, QuotaOptions};
-use self::edge::tls::{Reloader, TlsConfig, TlsFiles};
+use self::edge::reload::Reloader;
+use self::edge::tls::{TlsConfig, TlsFiles};
 use self::grpc::RefereeApi;
 use self::grpc::TournamentApi;
 use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
@@ -171,7 +172,7 @@ impl Default for ServerOptions {
                 connections: edge::listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                 ..QuotaOptions::default()
             },
-            reload_poll: edge::tls::DEFAULT_RELOAD_POLL,
+            reload_poll: edge::reload::DEFAULT_RELOAD_POLL,
             max_connections: 0,
             handshake_timeout: edge::listen::DEFAULT_HANDSHAKE_TIMEOUT,
             idle_timeout: edge::listen::DEFAULT_IDLE_TIMEOUT,
@@ -231,7 +232,7 @@ pub async fn run_with_http(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     // First of all, so that a SIGHUP from now on never ends the process.
-    let hangups = edge::tls::hangups();
+    let hangups = edge::reload::hangups();
     let security = Security::open(&options)?;
     warn_if_open(&listener, http.as_ref(), &security);
     let (store, postgres) = open_store(&options)?;

@@ -38,7 +38,7 @@ use tokio::sync::mpsc;
 use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::service::edge::tls::TlsConfig;
+use super::tls::TlsConfig;
 
 /// Gauge: connections open, by `port` (`grpc`, `http`).
 pub const CONNECTIONS_OPEN: &str = "referee_connections_open";

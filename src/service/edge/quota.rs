@@ -22,10 +22,9 @@ use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tonic::Status;
 
-use crate::service::edge::access::{Caller, ClientId};
-use crate::service::edge::overload::LimitedCall;
-use crate::service::grpc::error;
-use crate::service::sessions::Session;
+use super::access::{Caller, ClientId};
+use super::overload::LimitedCall;
+use super::refusal::client_limit;
 
 /// Counter: calls or resources refused by a per-client limit, by `limit`
 /// (`calls_per_second`, `games_per_client`, `watch_streams_per_client`) and
@@ -51,10 +50,18 @@ pub struct QuotaOptions {
     pub connections: usize,
 }
 
+/// A game as the games count sees it. The count holds it weakly: a game
+/// counts until it ends or leaves memory. The front door knows no sessions;
+/// the room that creates games implements this for them.
+pub trait CountedGame: Send + Sync {
+    /// Whether the game is still in progress.
+    fn in_progress(&self) -> bool;
+}
+
 /// The games one client started and has not seen end.
 #[derive(Debug, Default)]
 struct GameSlots {
-    live: Vec<Weak<Session>>,
+    live: Vec<Weak<dyn CountedGame>>,
     /// Creations admitted and not yet done.
     pending: usize,
 }
@@ -62,7 +69,7 @@ struct GameSlots {
 impl GameSlots {
     fn in_progress(&mut self) -> usize {
         self.live
-            .retain(|g| g.upgrade().is_some_and(|s| !s.finished()));
+            .retain(|g| g.upgrade().is_some_and(|game| game.in_progress()));
         self.live.len() + self.pending
     }
 }
@@ -115,7 +122,7 @@ impl ClientQuotas {
             if held.in_progress() >= max {
                 drop(held);
                 refused("games_per_client", client);
-                return Err(error::client_limit("games_per_client", max, None));
+                return Err(client_limit("games_per_client", max, None));
             }
             held.pending += 1;
         }
@@ -134,7 +141,7 @@ impl ClientQuotas {
         if *open >= max {
             drop(open);
             refused("watch_streams_per_client", client);
-            return Err(error::client_limit("watch_streams_per_client", max, None));
+            return Err(client_limit("watch_streams_per_client", max, None));
         }
         *open += 1;
         Ok(WatchSlot {
@@ -169,11 +176,12 @@ pub struct GameReservation {
 
 impl GameReservation {
     /// The game exists: it counts until it ends or leaves memory.
-    pub fn fill(mut self, session: &Arc<Session>) {
+    pub fn fill<G: CountedGame + 'static>(mut self, game: &Arc<G>) {
         if let Some(slots) = self.slots.take() {
+            let game: Weak<dyn CountedGame> = Arc::<G>::downgrade(game);
             let mut held = slots.lock().unwrap_or_else(|e| e.into_inner());
             held.pending = held.pending.saturating_sub(1);
-            held.live.push(Arc::downgrade(session));
+            held.live.push(game);
         }
     }
 }
@@ -258,7 +266,7 @@ where
                 .map_or(ClientId::Unknown, Caller::client);
             if let Err(wait) = self.quotas.check_rate(&client) {
                 refused("calls_per_second", &client);
-                let status = error::client_limit(
+                let status = client_limit(
                     "calls_per_second",
                     self.quotas.options.calls_per_second as usize,
                     Some(wait),

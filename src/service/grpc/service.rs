@@ -23,7 +23,7 @@ use super::games::punct::{MOVE_FIELDS, RULE_FIELDS};
 use super::pb::referee::v1 as pb;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;
-use crate::service::edge::quota::{ClientQuotas, QuotaOptions};
+use crate::service::edge::quota::{ClientQuotas, CountedGame, QuotaOptions};
 use crate::service::sessions::{self, Session, SessionError, SessionStore, WatchItem};
 
 /// Items a watch stream buffers between the game and the connection; the
@@ -42,6 +42,13 @@ pub const LAST_PLY_HEADER: &str = "referee-last-ply";
 
 /// Most watch streams open at once, over all games, unless configured.
 pub const DEFAULT_MAX_WATCH_STREAMS: usize = 10_000;
+
+/// A game counts against its client's games quota while it is unfinished.
+impl CountedGame for Session {
+    fn in_progress(&self) -> bool {
+        !self.finished()
+    }
+}
 
 /// The referee service over a session store.
 #[derive(Debug, Clone)]
