@@ -332,6 +332,39 @@ mod tests {
         assert!(quotas.watch_streams.is_empty(), "no entry left behind");
     }
 
+    /// A game that ends when told to.
+    struct Table(std::sync::atomic::AtomicBool);
+
+    impl CountedGame for Table {
+        fn in_progress(&self) -> bool {
+            !self.0.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    #[test]
+    fn a_game_counts_until_it_ends_or_leaves_memory() {
+        let quotas = ClientQuotas::new(QuotaOptions {
+            games: 1,
+            ..QuotaOptions::default()
+        });
+        let a = ClientId::Key("a".into());
+        let first = Arc::new(Table(false.into()));
+        quotas.reserve_game(&a).unwrap().fill(&first);
+        assert!(quotas.reserve_game(&a).is_err(), "the game is in progress");
+        first.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        let second = Arc::new(Table(false.into()));
+        quotas.reserve_game(&a).unwrap().fill(&second);
+        assert!(
+            quotas.reserve_game(&a).is_err(),
+            "the second is in progress"
+        );
+        drop(second);
+        assert!(
+            quotas.reserve_game(&a).is_ok(),
+            "a dropped game no longer counts"
+        );
+    }
+
     #[test]
     fn a_failed_creation_gives_its_game_slot_back() {
         let quotas = ClientQuotas::new(QuotaOptions {
