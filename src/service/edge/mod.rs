@@ -5,7 +5,7 @@
 //! ([`access`]), the limits per client ([`quota`]), the shedding of calls
 //! over the server's limit ([`overload`]), the statuses of those refusals
 //! ([`refusal`]), and the reloading of the TLS and keys files ([`reload`]).
-//! [`Edge`] opens all of it once for both ports. The rooms inside use it
+//! `Edge` opens all of it once for both ports. The rooms inside use it
 //! (handlers read the [`access::Caller`] and count games and watch streams
 //! in [`quota::ClientQuotas`]), never the other way round: the edge may not
 //! touch sessions, storage, tournaments, the cluster or the wire types of
