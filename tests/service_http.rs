@@ -723,7 +723,7 @@ async fn the_games_offered_are_listed_over_grpc_and_as_json_without_a_key() {
     let dir = std::env::temp_dir().join(format!("punct-kinds-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let keys = dir.join("keys");
-    let (_, line) = punct_referee::service::access::new_key("reader", &[]);
+    let (_, line) = punct_referee::service::edge::access::new_key("reader", &[]);
     std::fs::write(&keys, format!("{line}\n")).unwrap();
     let options = punct_referee::service::ServerOptions {
         keys_file: Some(keys),

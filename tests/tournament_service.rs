@@ -1511,7 +1511,7 @@ fn keyed<T>(message: T, key: &str) -> tonic::Request<T> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_keys_on_organisers_manage_readers_read_and_entrant_keys_connect() {
-    use punct_referee::service::access::{Scope, new_key};
+    use punct_referee::service::edge::access::{Scope, new_key};
     let dir = std::env::temp_dir().join(format!("tour-keys-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (organiser, line_o) = new_key("organiser", &[Scope::TournamentsManage]);
