@@ -359,7 +359,7 @@ fn dots(c: &mut Criterion) {
 }
 
 /// Punto positions for the `punto` group: seeded random play through the
-/// engine's `Match` (RULES.md of shared/punto).
+/// engine's `Match` (`docs/rules/punto.md`).
 mod punto_positions {
     use punct_referee::games::punto::{Match, RuleOptions};
 

@@ -104,7 +104,7 @@ enum Command {
         /// A scope of the key: games:create, games:admin,
         /// tournaments:manage or read (repeat for several).
         #[arg(long = "scope", value_parser = parse_scope)]
-        scopes: Vec<punct_referee::service::access::Scope>,
+        scopes: Vec<punct_referee::service::edge::access::Scope>,
         /// Append the line to this keys file (created if missing); then
         /// only the key is printed.
         #[arg(long)]
@@ -397,8 +397,8 @@ async fn shutdown_signal() {
 }
 
 /// A scope named on the command line.
-fn parse_scope(text: &str) -> Result<punct_referee::service::access::Scope, String> {
-    use punct_referee::service::access::Scope;
+fn parse_scope(text: &str) -> Result<punct_referee::service::edge::access::Scope, String> {
+    use punct_referee::service::edge::access::Scope;
     Scope::parse(text).ok_or_else(|| {
         format!(
             "`{text}` is not a scope: use {}",
@@ -410,10 +410,10 @@ fn parse_scope(text: &str) -> Result<punct_referee::service::access::Scope, Stri
 /// `keys`: a new key and its line (see [`Command::Keys`]).
 fn new_key(
     name: &str,
-    scopes: &[punct_referee::service::access::Scope],
+    scopes: &[punct_referee::service::edge::access::Scope],
     file: Option<&std::path::Path>,
 ) -> Result<String, String> {
-    let (key, line) = punct_referee::service::access::new_key(name, scopes);
+    let (key, line) = punct_referee::service::edge::access::new_key(name, scopes);
     let Some(path) = file else {
         return Ok(format!("{key}\n{line}\n"));
     };
@@ -424,7 +424,7 @@ fn new_key(
     }
     text.push_str(&line);
     text.push('\n');
-    punct_referee::service::access::Keyring::parse(&text).map_err(|e| e.to_string())?;
+    punct_referee::service::edge::access::Keyring::parse(&text).map_err(|e| e.to_string())?;
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(format!("{key}\n"))
 }

@@ -4,7 +4,7 @@ import type { GameName, Message, RefereeClient, TlsOptions } from './index.js';
 /** The statuses after which a tournament changes no more. */
 export declare const ENDED: string[];
 
-/** One game of a tournament and its record (the game's RULES.md format). */
+/** One game of a tournament and its record (the game's `docs/rules/<game>.md` format). */
 export interface ExportedGame {
   number: number;
   round: number;

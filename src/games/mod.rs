@@ -166,7 +166,7 @@ pub enum Viewer {
     Seat(Seat),
 }
 
-/// The seed a game's random setup is derived from (RULES.md of each seeded
+/// The seed a game's random setup is derived from (`docs/rules/<game>.md` of each seeded
 /// game gives the exact algorithm), and whether its creator supplied it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setup {
@@ -615,7 +615,7 @@ pub trait Game: Send + Sync + fmt::Debug {
     }
     /// The last move played, if any.
     fn last_move(&self) -> Option<MoveDetail>;
-    /// The game record text in the canonical form of the game's RULES.md,
+    /// The game record text in the canonical form of the game's `docs/rules/<game>.md`,
     /// as `viewer` may see it, with `tags` as header lines where that form
     /// has room for them (else without them: they are the session's
     /// labels). A seeded game's record carries the seed once the game is
@@ -672,7 +672,7 @@ impl Catalog {
         self
     }
 
-    /// Reads and replays a game record (each game's RULES.md). The record's
+    /// Reads and replays a game record (each game's `docs/rules/<game>.md`). The record's
     /// `game:` header picks the game (PÜNCT when absent); an unknown game is
     /// refused (`UNKNOWN_GAME`). See [`Importer`] for `seed`.
     pub fn import(&self, text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> {

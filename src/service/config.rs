@@ -8,12 +8,12 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::service::cluster::{ClusterOptions, TakeoverClock};
-use crate::service::quota::QuotaOptions;
+use crate::service::edge::quota::QuotaOptions;
+use crate::service::edge::tls::TlsFiles;
 use crate::service::sessions::Limits;
 use crate::service::storage::postgres::{DEFAULT_POOL_SIZE, PostgresOptions};
 use crate::service::storage::sqlite::{SqliteOptions, SyncMode};
 use crate::service::telemetry::LogFormat;
-use crate::service::tls::TlsFiles;
 use crate::service::{ServerOptions, StorageConfig};
 
 /// The port the service listens on when none is given.
@@ -228,7 +228,7 @@ pub struct ServeArgs {
     #[arg(
         long,
         env = "PUNCT_REFEREE_MAX_CONNECTIONS_PER_CLIENT",
-        default_value_t = crate::service::listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT
+        default_value_t = crate::service::edge::listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT
     )]
     pub max_connections_per_client: usize,
     /// Connections open at once over both ports (0 = the file descriptor
@@ -238,14 +238,14 @@ pub struct ServeArgs {
     /// Seconds from a connection's accept until its TLS handshake and its
     /// opening (HTTP/2 preface on the gRPC port, the first request's
     /// headers on the HTTP port) are done; later, it is closed.
-    #[arg(long, env = "PUNCT_REFEREE_HANDSHAKE_TIMEOUT_SECS", default_value_t = crate::service::listen::DEFAULT_HANDSHAKE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "PUNCT_REFEREE_HANDSHAKE_TIMEOUT_SECS", default_value_t = crate::service::edge::listen::DEFAULT_HANDSHAKE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_secs: u64,
     /// Seconds a gRPC connection with no call in progress stays open.
-    #[arg(long, env = "PUNCT_REFEREE_IDLE_TIMEOUT_SECS", default_value_t = crate::service::listen::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "PUNCT_REFEREE_IDLE_TIMEOUT_SECS", default_value_t = crate::service::edge::listen::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_secs: u64,
     /// Seconds an HTTP connection with no request in progress stays open
     /// (keep-alive, and the time to send a later request's headers).
-    #[arg(long, env = "PUNCT_REFEREE_HTTP_IDLE_TIMEOUT_SECS", default_value_t = crate::service::listen::DEFAULT_HTTP_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "PUNCT_REFEREE_HTTP_IDLE_TIMEOUT_SECS", default_value_t = crate::service::edge::listen::DEFAULT_HTTP_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub http_idle_timeout_secs: u64,
     /// Seconds between checks of the TLS and keys files for changes.
     #[arg(long, env = "PUNCT_REFEREE_RELOAD_POLL_SECS", default_value_t = 5)]

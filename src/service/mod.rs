@@ -1,6 +1,6 @@
 //! What `punct-referee serve` runs. This file is the server itself: the referee service, `grpc.health.v1`, server reflection
 //! (v1 and v1alpha), message size limits, keepalive, load shedding (a limit
-//! on calls in flight, [`crate::service::overload`]), a TTL sweeper, and a graceful
+//! on calls in flight, [`crate::service::edge::overload`]), a TTL sweeper, and a graceful
 //! shutdown; and, next to it on its own port, the HTTP router of
 //! [`crate::service::http`] (metrics, spectator page) over the same games.
 //!
@@ -9,31 +9,26 @@
 //! NOT_SERVING, the server stops accepting, open watch streams are ended
 //! through a `CancellationToken` (an open stream would otherwise hold the
 //! drain forever), unary calls finish, and the whole drain is bounded.
-
 //!
-//! Who may connect and call is decided before any handler runs: the accept
-//! tasks of [`listen`] (TLS through [`tls`], connections per address), then
-//! [`access`] (platform keys and scopes) and [`quota`] (calls per second per
-//! client) as tower layers next to the shedding of [`overload`]
-//! (docs/SECURITY.md).
+//! Who may connect and call is decided before any handler runs, by the
+//! front door [`edge`]: its accept tasks (TLS, connections per address,
+//! opening and idle timeouts), then its tower layers (platform keys and
+//! scopes, calls per second per client, the shedding of calls over the
+//! server's limit) (docs/SECURITY.md).
 //!
 //! Inside, arrows run one way: [`grpc`] and [`http`] → [`sessions`] →
 //! [`storage`]; sessions drive games through [`crate::games`].
 
-pub mod access;
 pub mod cluster;
 pub mod config;
 pub mod echo;
+pub mod edge;
 pub mod frames;
 pub mod grpc;
 pub mod http;
-pub mod listen;
-pub mod overload;
-pub mod quota;
 pub mod sessions;
 pub mod storage;
 pub mod telemetry;
-pub mod tls;
 pub mod tournaments;
 
 use std::future::Future;
@@ -46,24 +41,25 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::Server;
 use tonic_health::ServingStatus;
 
-use self::access::{AccessLayer, Keys};
 use self::cluster::Cluster;
 use self::cluster::forward::ForwardLayer;
 use self::cluster::tournaments::TournamentCluster;
+use self::edge::access::AccessLayer;
+use self::edge::listen::CallsLayer;
+use self::edge::overload::InFlightLimitLayer;
+use self::edge::quota::{ClientQuotas, ClientRateLayer, QuotaOptions};
+use self::edge::tls::TlsFiles;
+use self::edge::{Edge, EdgeOptions};
 use self::grpc::RefereeApi;
 use self::grpc::TournamentApi;
 use self::grpc::answer::server::referee_service_server::RefereeServiceServer;
 use self::grpc::answer::server::tournament_service_server::TournamentServiceServer;
 use self::grpc::pb;
-use self::listen::{Accepting, CallsLayer, ConnectionLimit, Timeouts};
-use self::overload::InFlightLimitLayer;
-use self::quota::{ClientQuotas, ClientRateLayer, QuotaOptions};
 use self::sessions::{Limits, SessionStore};
 use self::storage::postgres::{PostgresOptions, PostgresStorage};
 use self::storage::sqlite::{SqliteOptions, SqliteStorage};
 use self::storage::{Storage, StorageError, Volatile};
 use self::telemetry::RpcLayer;
-use self::tls::{Reloader, TlsConfig, TlsFiles};
 use self::tournaments::Tournaments;
 
 /// The full name of the referee service (for health checks).
@@ -88,7 +84,7 @@ pub struct ServerOptions {
     /// How often expired games are dropped.
     pub sweep_interval: Duration,
     /// Most calls in flight at once; more are refused with
-    /// `RESOURCE_EXHAUSTED` (see [`crate::service::overload`]).
+    /// `RESOURCE_EXHAUSTED` (see [`crate::service::edge::overload`]).
     pub max_concurrent_calls: usize,
     /// Most watch streams open at once over all games.
     pub max_watch_streams: usize,
@@ -114,7 +110,7 @@ pub struct ServerOptions {
     pub reload_poll: Duration,
     /// Most connections open at once over both ports; `0`: the process's
     /// file descriptor limit less a reserve
-    /// ([`listen::automatic_total`]).
+    /// ([`edge::listen::automatic_total`]).
     pub max_connections: usize,
     /// From a connection's accept to the end of its opening (TLS handshake,
     /// HTTP/2 preface or first request headers); later, it is closed.
@@ -173,14 +169,14 @@ impl Default for ServerOptions {
             tls: None,
             keys_file: None,
             quotas: QuotaOptions {
-                connections: listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+                connections: edge::listen::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                 ..QuotaOptions::default()
             },
-            reload_poll: tls::DEFAULT_RELOAD_POLL,
+            reload_poll: edge::reload::DEFAULT_RELOAD_POLL,
             max_connections: 0,
-            handshake_timeout: listen::DEFAULT_HANDSHAKE_TIMEOUT,
-            idle_timeout: listen::DEFAULT_IDLE_TIMEOUT,
-            http_idle_timeout: listen::DEFAULT_HTTP_IDLE_TIMEOUT,
+            handshake_timeout: edge::listen::DEFAULT_HANDSHAKE_TIMEOUT,
+            idle_timeout: edge::listen::DEFAULT_IDLE_TIMEOUT,
+            http_idle_timeout: edge::listen::DEFAULT_HTTP_IDLE_TIMEOUT,
             cluster: cluster::ClusterOptions::default(),
         }
     }
@@ -200,10 +196,19 @@ pub enum ServeError {
     Storage(String),
     /// The TLS files cannot be used.
     #[error(transparent)]
-    Tls(#[from] tls::TlsError),
+    Tls(#[from] edge::tls::TlsError),
     /// The keys file cannot be used.
     #[error(transparent)]
-    Keys(#[from] access::KeysError),
+    Keys(#[from] edge::access::KeysError),
+}
+
+impl From<edge::OpenError> for ServeError {
+    fn from(err: edge::OpenError) -> ServeError {
+        match err {
+            edge::OpenError::Tls(e) => ServeError::Tls(e),
+            edge::OpenError::Keys(e) => ServeError::Keys(e),
+        }
+    }
 }
 
 /// The service's HTTP port: `/metrics`, the spectator page and its API
@@ -236,264 +241,205 @@ pub async fn run_with_http(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     // First of all, so that a SIGHUP from now on never ends the process.
-    let hangups = tls::hangups();
-    let security = Security::open(&options)?;
-    warn_if_open(&listener, http.as_ref(), &security);
+    let hangups = edge::reload::hangups();
+    let edge = Edge::open(&options.edge())?;
+    edge.warn_if_open(&listener, http.as_ref().map(|p| &p.listener));
     let (store, postgres) = open_store(&options)?;
     let stop = CancellationToken::new();
-    let cluster = match postgres.clone() {
-        Some(storage) => {
-            let advertise = if options.cluster.advertise.is_empty() {
-                cluster::default_advertise(
-                    listener
-                        .local_addr()
-                        .map_err(|e| ServeError::Storage(format!("the listen address: {e}")))?,
-                )
-            } else {
-                options.cluster.advertise.clone()
-            };
-            // Watchers here of games owned elsewhere get a follower.
-            store.follow_remote_games();
-            let cluster = Arc::new(Cluster::new(
-                storage,
-                store.clone(),
-                &advertise,
-                options.cluster.clone(),
-            ));
-            // Registered (with the address the others forward to) before
-            // the first call.
-            cluster
-                .start()
-                .await
-                .map_err(|e| ServeError::Storage(e.to_string()))?;
-            tracing::info!(
-                node_id = cluster.node_id(),
-                advertise = cluster.address(),
-                lease_ms = options.cluster.lease.as_millis() as u64,
-                "cluster member: games are leased in the database"
-            );
-            Some(cluster)
-        }
-        None => None,
-    };
+    let cluster = join_cluster(&listener, &options, &store, postgres.clone()).await?;
     let tournaments = Tournaments::new(store.clone(), stop.clone());
-    // In a cluster, each replica resumes only its own tournaments (and
-    // takes over those of replicas that died); a single referee resumes
-    // every stored one.
-    let tournament_cluster = match (&cluster, postgres) {
-        (Some(cluster), Some(storage)) => {
-            let leased = Arc::new(TournamentCluster::new(
-                cluster.clone(),
-                storage,
-                tournaments.clone(),
-            ));
-            let resumed = leased
-                .start()
-                .await
-                .map_err(|e| ServeError::Storage(e.to_string()))?;
-            if resumed > 0 {
-                tracing::info!(tournaments = resumed, "own tournaments resumed");
-            }
-            Some(leased)
-        }
-        _ => {
-            let resumed = tournaments
-                .recover()
-                .map_err(|e| ServeError::Storage(e.to_string()))?;
-            if resumed > 0 {
-                tracing::info!(tournaments = resumed, "stored tournaments read back");
-            }
-            None
-        }
-    };
-    let http_task = http.map(|port| {
-        spawn_http(
-            port,
-            store.clone(),
-            tournaments.clone(),
-            stop.clone(),
-            &security,
-            options.http_idle_timeout,
-        )
-    });
-    // SIGHUP reloads what can be reloaded, and never stops the server.
-    let reloads = Some(tokio::spawn(
-        security.reloader.clone().run(hangups, stop.clone()),
-    ));
+    let tournament_cluster = resume_tournaments(&tournaments, &cluster, postgres).await?;
     let (health, health_service) = tonic_health::server::health_reporter();
-    health
-        .set_service_status(SERVICE_NAME, ServingStatus::Serving)
-        .await;
-    health
-        .set_service_status(TOURNAMENT_SERVICE_NAME, ServingStatus::Serving)
-        .await;
-    let cluster_task = cluster
-        .clone()
-        .map(|c| tokio::spawn(c.run(health.clone(), stop.clone())));
-    let tournament_lease_task = tournament_cluster
-        .clone()
-        .map(|t| tokio::spawn(t.run(stop.clone())));
-    let sweeper = tokio::spawn(sweep(
-        store.clone(),
-        security.quotas.clone(),
-        options.sweep_interval,
-        stop.clone(),
-    ));
-    let pruner = options
-        .retain_finished
-        .filter(|_| store.storage().durable())
-        .map(|retain| tokio::spawn(prune(store.clone(), retain, stop.clone())));
+    set_serving(&health).await;
+    let background = Background {
+        http: http.map(|port| {
+            spawn_http(
+                port,
+                &store,
+                &tournaments,
+                &stop,
+                &edge,
+                options.http_idle_timeout,
+            )
+        }),
+        // SIGHUP reloads what can be reloaded, and never stops the server.
+        reloads: tokio::spawn(edge.reloader().clone().run(hangups, stop.clone())),
+        cluster: cluster
+            .clone()
+            .map(|c| tokio::spawn(c.run(health.clone(), stop.clone()))),
+        tournament_leases: tournament_cluster
+            .clone()
+            .map(|t| tokio::spawn(t.run(stop.clone()))),
+        sweeper: tokio::spawn(sweep(
+            store.clone(),
+            edge.quotas().clone(),
+            options.sweep_interval,
+            stop.clone(),
+        )),
+        pruner: options
+            .retain_finished
+            .filter(|_| store.storage().durable())
+            .map(|retain| tokio::spawn(prune(store.clone(), retain, stop.clone()))),
+    };
     let drain = drain_signal(shutdown, health, stop.clone());
+    let served = (store, tournaments.clone(), cluster, tournament_cluster);
     let result = serve_grpc(
         listener,
         &options,
-        (store, tournaments.clone(), cluster, tournament_cluster),
-        &security,
+        served,
+        &edge,
         health_service,
         &stop,
         drain,
     )
     .await;
     stop.cancel();
-    // Runners and their game watchers end at `stop`; once they have, no
-    // task holds the store (a restart in the same process may reopen it).
-    if tokio::time::timeout(options.drain_timeout, tournaments.stopped())
+    stop_tournaments(tournaments, options.drain_timeout).await;
+    background.finish(options.drain_timeout).await;
+    tracing::info!("stopped");
+    result
+}
+
+impl ServerOptions {
+    /// What of these options the front door is opened with.
+    fn edge(&self) -> EdgeOptions {
+        EdgeOptions {
+            tls: self.tls.clone(),
+            keys_file: self.keys_file.clone(),
+            quotas: self.quotas,
+            reload_poll: self.reload_poll,
+            max_connections: self.max_connections,
+            handshake_timeout: self.handshake_timeout,
+            idle_timeout: self.idle_timeout,
+            http_idle_timeout: self.http_idle_timeout,
+        }
+    }
+}
+
+/// With PostgreSQL storage: joins the cluster (registered, with the
+/// address the others forward to, before the first call); else `None`.
+async fn join_cluster(
+    listener: &TcpListener,
+    options: &ServerOptions,
+    store: &Arc<SessionStore>,
+    postgres: Option<Arc<PostgresStorage>>,
+) -> Result<Option<Arc<Cluster>>, ServeError> {
+    let Some(storage) = postgres else {
+        return Ok(None);
+    };
+    let advertise = if options.cluster.advertise.is_empty() {
+        cluster::default_advertise(
+            listener
+                .local_addr()
+                .map_err(|e| ServeError::Storage(format!("the listen address: {e}")))?,
+        )
+    } else {
+        options.cluster.advertise.clone()
+    };
+    // Watchers here of games owned elsewhere get a follower.
+    store.follow_remote_games();
+    let cluster = Arc::new(Cluster::new(
+        storage,
+        store.clone(),
+        &advertise,
+        options.cluster.clone(),
+    ));
+    cluster
+        .start()
+        .await
+        .map_err(|e| ServeError::Storage(e.to_string()))?;
+    tracing::info!(
+        node_id = cluster.node_id(),
+        advertise = cluster.address(),
+        lease_ms = options.cluster.lease.as_millis() as u64,
+        "cluster member: games are leased in the database"
+    );
+    Ok(Some(cluster))
+}
+
+/// Resumes the stored tournaments. In a cluster, each replica resumes only
+/// its own (and takes over those of replicas that died), and the lease
+/// keeper it returns goes on doing so; a single referee resumes every
+/// stored one.
+async fn resume_tournaments(
+    tournaments: &Arc<Tournaments>,
+    cluster: &Option<Arc<Cluster>>,
+    postgres: Option<Arc<PostgresStorage>>,
+) -> Result<Option<Arc<TournamentCluster>>, ServeError> {
+    if let (Some(cluster), Some(storage)) = (cluster, postgres) {
+        let leased = Arc::new(TournamentCluster::new(
+            cluster.clone(),
+            storage,
+            tournaments.clone(),
+        ));
+        let resumed = leased
+            .start()
+            .await
+            .map_err(|e| ServeError::Storage(e.to_string()))?;
+        if resumed > 0 {
+            tracing::info!(tournaments = resumed, "own tournaments resumed");
+        }
+        return Ok(Some(leased));
+    }
+    let resumed = tournaments
+        .recover()
+        .map_err(|e| ServeError::Storage(e.to_string()))?;
+    if resumed > 0 {
+        tracing::info!(tournaments = resumed, "stored tournaments read back");
+    }
+    Ok(None)
+}
+
+/// Health says both services are serving.
+async fn set_serving(health: &tonic_health::server::HealthReporter) {
+    health
+        .set_service_status(SERVICE_NAME, ServingStatus::Serving)
+        .await;
+    health
+        .set_service_status(TOURNAMENT_SERVICE_NAME, ServingStatus::Serving)
+        .await;
+}
+
+/// Waits (at most `drain_timeout`) for the tournament runners and their
+/// game watchers, which end at `stop`; once they have, no task holds the
+/// store (a restart in the same process may reopen it).
+async fn stop_tournaments(tournaments: Arc<Tournaments>, drain_timeout: Duration) {
+    if tokio::time::timeout(drain_timeout, tournaments.stopped())
         .await
         .is_err()
     {
         tracing::warn!("tournament tasks still running after the drain timeout");
     }
-    drop(tournaments);
-    let _ = sweeper.await;
-    if let Some(task) = cluster_task {
-        let _ = task.await;
-    }
-    if let Some(task) = tournament_lease_task {
-        let _ = task.await;
-    }
-    if let Some(reloads) = reloads {
-        let _ = reloads.await;
-    }
-    if let Some(pruner) = pruner {
-        let _ = pruner.await;
-    }
-    if let Some(task) = http_task {
-        finish_http(task, options.drain_timeout).await;
-    }
-    tracing::info!("stopped");
-    result
 }
 
-/// Who may connect and call: TLS, keys and per-client limits, opened once
-/// for both ports.
-struct Security {
-    tls: Option<Arc<TlsConfig>>,
-    keys: Keys,
-    quotas: Arc<ClientQuotas>,
-    connections: ConnectionLimit,
-    reloader: Reloader,
-    handshake_timeout: Duration,
+/// The tasks that run beside the gRPC server until `stop`.
+struct Background {
+    http: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    reloads: tokio::task::JoinHandle<()>,
+    cluster: Option<tokio::task::JoinHandle<()>>,
+    tournament_leases: Option<tokio::task::JoinHandle<()>>,
+    sweeper: tokio::task::JoinHandle<()>,
+    pruner: Option<tokio::task::JoinHandle<()>>,
 }
 
-impl Security {
-    fn open(options: &ServerOptions) -> Result<Security, ServeError> {
-        let tls = options.tls.clone().map(TlsConfig::load).transpose()?;
-        let keys = match &options.keys_file {
-            Some(path) => Keys::from_file(path)?,
-            None => Keys::off(),
-        };
-        if let (Some(path), Some(ring)) = (&options.keys_file, keys.keyring()) {
-            tracing::info!(keys = ring.len(), file = %path.display(), "platform keys on");
+impl Background {
+    /// Waits for each task once `stop` is cancelled (the HTTP server for at
+    /// most `drain_timeout`).
+    async fn finish(self, drain_timeout: Duration) {
+        let _ = self.sweeper.await;
+        if let Some(task) = self.cluster {
+            let _ = task.await;
         }
-        if let Some(tls) = &tls {
-            tracing::info!(mutual = tls.mutual(), "TLS on both ports");
+        if let Some(task) = self.tournament_leases {
+            let _ = task.await;
         }
-        let descriptors = listen::raise_descriptor_limit();
-        let total = if options.max_connections > 0 {
-            options.max_connections
-        } else {
-            listen::automatic_total(descriptors)
-        };
-        let per_client = listen::effective_per_client(options.quotas.connections, total);
-        if per_client != options.quotas.connections {
-            tracing::info!(
-                configured = options.quotas.connections,
-                per_client,
-                total,
-                "connections per client address lowered to half the total bound"
-            );
+        let _ = self.reloads.await;
+        if let Some(pruner) = self.pruner {
+            let _ = pruner.await;
         }
-        tracing::info!(
-            descriptors,
-            max_connections = total,
-            max_connections_per_client = per_client,
-            handshake_timeout_secs = options.handshake_timeout.as_secs_f64(),
-            idle_timeout_secs = options.idle_timeout.as_secs_f64(),
-            http_idle_timeout_secs = options.http_idle_timeout.as_secs_f64(),
-            "connection limits"
-        );
-        Ok(Security {
-            handshake_timeout: options.handshake_timeout,
-            reloader: Reloader {
-                tls: tls.clone(),
-                keys: keys.clone(),
-                keys_file: options.keys_file.clone(),
-                poll: options.reload_poll,
-            },
-            tls,
-            keys,
-            quotas: Arc::new(ClientQuotas::new(options.quotas)),
-            connections: ConnectionLimit::with_total(per_client, total),
-        })
-    }
-
-    /// How a port takes connections: `idle` is its idle timeout, `http2`
-    /// whether it is the HTTP/2-only gRPC port.
-    fn accepting(
-        &self,
-        port: &'static str,
-        keepalive: Option<Duration>,
-        idle: Duration,
-        http2: bool,
-    ) -> Accepting {
-        Accepting {
-            port,
-            tls: self.tls.clone(),
-            limit: self.connections.clone(),
-            keepalive,
-            timeouts: Timeouts {
-                handshake: self.handshake_timeout,
-                idle,
-            },
-            http2,
+        if let Some(task) = self.http {
+            finish_http(task, drain_timeout).await;
         }
-    }
-}
-
-/// Warns when a port that is not on loopback serves plaintext, or when the
-/// gRPC port lets anyone in (no keys): right for a trusted network only.
-fn warn_if_open(grpc: &TcpListener, http: Option<&HttpPort>, security: &Security) {
-    let exposed = |l: &TcpListener| l.local_addr().is_ok_and(|a| !a.ip().is_loopback());
-    if security.tls.is_none() {
-        let ports = [Some(("grpc", grpc)), http.map(|p| ("http", &p.listener))];
-        for (port, listener) in ports.into_iter().flatten() {
-            if let Ok(address) = listener.local_addr().map(|a| a.to_string())
-                && exposed(listener)
-            {
-                tracing::warn!(
-                    port,
-                    %address,
-                    "plaintext on a non-loopback address: tokens and keys travel in the clear; \
-                     use --tls-cert/--tls-key or a mesh (docs/SECURITY.md)"
-                );
-            }
-        }
-    }
-    if !security.keys.enabled() && exposed(grpc) {
-        tracing::warn!(
-            "no keys file: anyone who reaches the gRPC port may create and abort games; \
-             use --keys on an untrusted network (docs/SECURITY.md)"
-        );
     }
 }
 
@@ -560,34 +506,26 @@ fn open_store(
 /// Serves the HTTP router on `port` until `stop`.
 fn spawn_http(
     port: HttpPort,
-    store: Arc<SessionStore>,
-    tournaments: Arc<Tournaments>,
-    stop: CancellationToken,
-    security: &Security,
+    store: &Arc<SessionStore>,
+    tournaments: &Arc<Tournaments>,
+    stop: &CancellationToken,
+    edge: &Edge,
     http_idle_timeout: Duration,
 ) -> tokio::task::JoinHandle<std::io::Result<()>> {
     let router = http::router(http::WebState {
-        store,
-        tournaments,
+        store: store.clone(),
+        tournaments: tournaments.clone(),
         shutdown: stop.clone(),
         metrics: port.metrics,
     });
     // As on the gRPC side: TLS when on, the bound per address, and no
     // delayed ACK (an event written right after an answer must not wait).
-    let local = port
-        .listener
-        .local_addr()
-        .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
-    let ready = listen::accept(
-        port.listener,
-        security.accepting("http", None, http_idle_timeout, false),
-        stop.clone(),
-    );
-    let listener = listen::HttpIncoming::new(ready, local);
+    let listener = edge.http_incoming(port.listener, http_idle_timeout, stop.clone());
     // Each request counts as a call of its connection (its idle timeout).
     let router = router
         .layer(CallsLayer)
-        .into_make_service_with_connect_info::<listen::ConnInfo>();
+        .into_make_service_with_connect_info::<edge::listen::ConnInfo>();
+    let stop = stop.clone();
     tokio::spawn(
         axum::serve(listener, router)
             .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -641,7 +579,7 @@ async fn serve_grpc(
     listener: TcpListener,
     options: &ServerOptions,
     (store, tournaments, cluster, tournament_cluster): Served,
-    security: &Security,
+    edge: &Edge,
     health_service: tonic_health::pb::health_server::HealthServer<
         impl tonic_health::pb::health_server::Health,
     >,
@@ -652,18 +590,11 @@ async fn serve_grpc(
     ),
 ) -> Result<(), ServeError> {
     let (signal, drain_started) = drain;
-    let reflection = || {
-        tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-            // google.rpc error details, so reflection clients can decode them.
-            .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
-    };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
     let referee = RefereeApi::new(store, stop.clone())
         .with_max_watch_streams(options.max_watch_streams)
-        .with_quotas(security.quotas.clone());
+        .with_quotas(edge.quotas().clone());
     let referee = RefereeServiceServer::new(referee)
         .max_decoding_message_size(options.max_message_bytes)
         .max_encoding_message_size(options.max_message_bytes);
@@ -674,21 +605,17 @@ async fn serve_grpc(
     // Socket options are set by the accept task (the builder's
     // tcp_nodelay/tcp_keepalive only apply when tonic binds). Without nodelay,
     // a watch event written just after a unary reply waits for a delayed ACK.
-    let incoming = listen::grpc_incoming(listen::accept(
+    let incoming = edge.grpc_incoming(
         listener,
-        security.accepting(
-            "grpc",
-            Some(options.keepalive_interval),
-            options.idle_timeout,
-            true,
-        ),
+        options.keepalive_interval,
+        options.idle_timeout,
         stop.clone(),
-    ));
+    );
     let serve = Server::builder()
         .http2_keepalive_interval(Some(options.keepalive_interval))
         .http2_keepalive_timeout(Some(options.keepalive_timeout))
         // Outermost: each call counts on its connection until its answer
-        // is done (the connection's idle timeout, crate::service::listen).
+        // is done (the connection's idle timeout, crate::service::edge::listen).
         .layer(CallsLayer)
         // Then: answers of up to 2 KiB leave in frames h2 batches
         // (crate::service::frames).
@@ -699,8 +626,8 @@ async fn serve_grpc(
         // Inside the RPC layer, so shed calls are counted and traced too.
         .layer(InFlightLimitLayer::new(options.max_concurrent_calls))
         // Then who calls: the key and its scope, then the client's rate.
-        .layer(AccessLayer::new(security.keys.clone()))
-        .layer(ClientRateLayer::new(security.quotas.clone()))
+        .layer(AccessLayer::new(edge.keys().clone()))
+        .layer(ClientRateLayer::new(edge.quotas().clone()))
         // Innermost: a call about a game another replica owns goes there
         // (its key and limits were checked here, and are again there).
         .layer(
@@ -718,16 +645,32 @@ async fn serve_grpc(
     let drain_timeout = options.drain_timeout;
     tokio::select! {
         result = &mut serve => result.map_err(ServeError::from),
-        _ = async {
-            if drain_started.await.is_ok() {
-                tokio::time::sleep(drain_timeout).await;
-            } else {
-                std::future::pending::<()>().await;
-            }
-        } => {
+        _ = drain_deadline(drain_started, drain_timeout) => {
             tracing::warn!(?drain_timeout, "drain timed out: closing remaining connections");
             Ok(())
         }
+    }
+}
+
+/// The reflection services' builder: the referee's and health's protos,
+/// and google.rpc's error details, so reflection clients can decode them.
+fn reflection() -> tonic_reflection::server::Builder<'static> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
+}
+
+/// Resolves `drain_timeout` after the drain started (never, if it never
+/// does).
+async fn drain_deadline(
+    drain_started: tokio::sync::oneshot::Receiver<()>,
+    drain_timeout: Duration,
+) {
+    if drain_started.await.is_ok() {
+        tokio::time::sleep(drain_timeout).await;
+    } else {
+        std::future::pending::<()>().await;
     }
 }
 

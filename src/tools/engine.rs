@@ -15,7 +15,7 @@ use crate::tools::games::{GameArg, GameChoice, ToolRules, verdict_text};
 /// The variant as a command-line value.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum VariantArg {
-    /// The learning game (RULES.md part I).
+    /// The learning game (`docs/rules/punct.md` §6 `BASIC`, the rulebook's part I).
     Basic,
     /// The full game.
     Standard,
@@ -52,7 +52,7 @@ pub struct GameArgs {
     /// PÜNCT: basic or standard game.
     #[arg(long, value_enum, default_value = "standard")]
     pub variant: VariantArg,
-    /// PÜNCT: when the supply phase ends the game (RULES.md §6).
+    /// PÜNCT: when the supply phase ends the game (docs/rules/punct.md §6).
     #[arg(long, value_enum, default_value = "first-exhausted")]
     pub end_on_supply: EndOnSupplyArg,
     /// PÜNCT: turns after which the game is drawn; 0 = no limit.
@@ -65,7 +65,7 @@ pub struct GameArgs {
     /// the value may start with `-` (a Punto cell: `--moves -1,0`).
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub moves: String,
-    /// Start from a game record file (the game's RULES.md) instead: its
+    /// Start from a game record file (the game's `docs/rules/<game>.md`) instead: its
     /// header sets the game and its options; --moves are played after its
     /// moves.
     #[arg(long, value_name = "FILE")]

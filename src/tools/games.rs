@@ -127,7 +127,7 @@ const PUNTO_SEATS: &[&str] = &[
 
 /// Punto's row. Its greedy bot never sees the seed, even when the tool
 /// supplied it: it plays from its seat's view of the table (the decks'
-/// order is secret to every seat, RULES.md §11).
+/// order is secret to every seat, docs/rules/punto.md §11).
 const PUNTO: ToolGame = ToolGame {
     name: "punto",
     seats: PUNTO_SEATS,

@@ -1,5 +1,5 @@
 //! Strict readers of game records, one per game, written from the grammar
-//! of each game's rules (`RULES.md`: Dots §9, Punto §12, PÜNCT §7), never
+//! of each game's rules (`docs/rules/<game>.md`: Dots §9, Punto §12, PÜNCT §7), never
 //! from the engine's parser: each accepts exactly the canonical form its
 //! rules define and names the first thing that is not. Every record the
 //! test suite exports goes through [`check`] (through
@@ -158,7 +158,7 @@ impl<'a> Keys<'a> {
 
 // ---------------------------------------------------------------- Dots §9
 
-/// A Dots record in the canonical form of RULES.md §9.
+/// A Dots record in the canonical form of docs/rules/dots.md §9.
 pub fn dots(text: &str) -> Result<Checked, String> {
     let (header, body) = lines(text)?;
     let order = [
@@ -341,7 +341,7 @@ fn punto_number(text: &str) -> Option<i64> {
     (-5..=5).contains(&v).then_some(v)
 }
 
-/// A Punto record in the canonical form of RULES.md §12.
+/// A Punto record in the canonical form of docs/rules/punto.md §12.
 pub fn punto(text: &str) -> Result<Checked, String> {
     let (header, body) = lines(text)?;
     let order = [
@@ -582,7 +582,7 @@ fn punct_turn(text: &str) -> bool {
     }
 }
 
-/// A PÜNCT record in the canonical form of RULES.md §7.
+/// A PÜNCT record in the canonical form of docs/rules/punct.md §7.
 pub fn punct(text: &str) -> Result<Checked, String> {
     let (header, body) = lines(text)?;
     let mut result = None;

@@ -3,7 +3,7 @@
 //! not: three seats, a turn order the moves decide, rounds, team wins,
 //! per-seat scores, a seeded setup with its commitment, and private values
 //! each seat alone sees. Test files include it with
-//! `#[path = "common/trio.rs"] mod trio;`. Its rules, as its RULES.md would
+//! `#[path = "common/trio.rs"] mod trio;`. Its rules, as a page in `docs/rules/` would
 //! give them:
 //!
 //! 1. Seats: red, green, blue (seats 1, 2, 3).

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use common::{TestServer, rules, test_options};
 use punct_referee::service::ServerOptions;
-use punct_referee::service::access::{Scope, new_key};
+use punct_referee::service::edge::access::{Scope, new_key};
 use punct_referee::service::grpc::pb::punct::v1::Variant;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
 use tonic::Request;

@@ -1,5 +1,5 @@
 //! Property tests of the Dots engine over thousands of random games on
-//! several sizes and start positions (RULES.md §12): every legal move plays
+//! several sizes and start positions (docs/rules/dots.md §12): every legal move plays
 //! and only those; the field equals, move after move, a direct cell-by-cell
 //! implementation of §6–§7.2 written from the text (no bitsets, no
 //! shortcuts); scores equal the captured dots counted from the state; no
@@ -13,9 +13,9 @@ use punct_referee::games::dots::{
     Colour, EndReason, Game, Move, Point, Record, RuleOptions, Seed, Start,
 };
 
-// --- A direct implementation of RULES.md §6 and §7.2 ----------------------------------
+// --- A direct implementation of docs/rules/dots.md §6 and §7.2 ----------------------------------
 
-/// The field as RULES.md §2.4 describes it, cell by cell.
+/// The field as docs/rules/dots.md §2.4 describes it, cell by cell.
 #[derive(Clone)]
 struct Direct {
     w: usize,

@@ -1,4 +1,4 @@
-//! The rules of Dots (`shared/dots/RULES.md`), one named test per rule and
+//! The rules of Dots (`docs/rules/dots.md`), one named test per rule and
 //! per refusal reason: every worked example of §11 reproduced cell by cell
 //! with its scores, the start positions and the §4.4 test vectors, the end
 //! of the game, notation and records. Black-box: only
@@ -650,7 +650,7 @@ fn every_refusal_has_a_sentence_citing_the_rules() {
     ];
     for e in errors {
         let text = e.to_string();
-        assert!(text.contains("RULES.md §"), "{text}");
+        assert!(text.contains("docs/rules/dots.md §"), "{text}");
         assert!(
             e.reason()
                 .chars()

@@ -1,4 +1,4 @@
-//! Property tests of the PÜNCT engine (RULES.md §3–§7), black-box through the
+//! Property tests of the PÜNCT engine (docs/rules/punct.md §3–§7), black-box through the
 //! public API.
 //!
 //! Positions come from seeded random play: proptest chooses the rule options,
@@ -12,9 +12,9 @@
 //! Besides the engine's own `check_invariants`, positions are checked against an
 //! independent rebuild (`Position::from_pieces` from the pieces on the board)
 //! and against the support rules every reachable position must satisfy
-//! (RULES.md §3, §4.2.4: covered pieces never move, so what a piece rests on
+//! (docs/rules/punct.md §3, §4.2.4: covered pieces never move, so what a piece rests on
 //! stays as it was when it landed). Candidate moves are also judged by a small
-//! rules oracle written from RULES.md §2-§4 with only the public view of a
+//! rules oracle written from docs/rules/punct.md §2-§4 with only the public view of a
 //! position (`oracle_legal`), independent of the engine's validation.
 
 use std::collections::{HashMap, HashSet};
@@ -262,7 +262,7 @@ fn check_position(pos: &Position) -> Result<(), String> {
         }
     }
 
-    // Support (RULES.md §3, §4.2.4), with the middle of a chain found from
+    // Support (docs/rules/punct.md §3, §4.2.4), with the middle of a chain found from
     // geometry: the dot adjacent to both others (none for a triangle).
     for p in &pieces {
         let level = p.placement.level;
@@ -318,7 +318,7 @@ fn check_position(pos: &Position) -> Result<(), String> {
 }
 
 /// The spaces of a `code` piece with its PÜNCT on `p` in rotation `r`, from
-/// the table of RULES.md §2 (independent of the engine's shape tables).
+/// the table of docs/rules/punct.md §2 (independent of the engine's shape tables).
 fn shape(code: PieceCode, p: Space, r: u8) -> Option<[Space; 3]> {
     let r = usize::from(r);
     let step = |s: Space, d: usize| s.neighbour(d % 6);
@@ -333,7 +333,7 @@ fn shape(code: PieceCode, p: Space, r: u8) -> Option<[Space; 3]> {
     Some([p, a, b])
 }
 
-/// Whether `mv` is legal, decided from RULES.md §3-§4 with only the public
+/// Whether `mv` is legal, decided from docs/rules/punct.md §3-§4 with only the public
 /// view of the position (stacks, heights, tops): an oracle independent of the
 /// engine's validation.
 fn oracle_legal(pos: &Position, variant: Variant, mv: Move) -> bool {
@@ -718,7 +718,7 @@ fn lenient(n: &NotatedMove, rng: &mut StdRng) -> String {
     out
 }
 
-/// Canonical order of spaces: by column, then by row (RULES.md §7).
+/// Canonical order of spaces: by column, then by row (docs/rules/punct.md §7).
 fn before_in_canonical_order(a: Space, b: Space) -> bool {
     (a.x(), a.y()) < (b.x(), b.y())
 }

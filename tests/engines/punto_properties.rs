@@ -2,7 +2,7 @@
 //! random options and entropy): every legal cell plays and every other cell
 //! is refused without changing anything; cards are conserved (table, decks,
 //! revealed card and removed cards are always the 72); every round's decks
-//! are the deal of RULES.md §10.6 recomputed independently, so every
+//! are the deal of docs/rules/punto.md §10.6 recomputed independently, so every
 //! revealed card is the deal's; records round-trip and replay from the seed;
 //! matches end with a valid result. Only `punct_referee::games` is used.
 

@@ -1,4 +1,4 @@
-//! Punto's rules, one named test each (`shared/punto/RULES.md`): cards, the
+//! Punto's rules, one named test each (`docs/rules/punto.md`): cards, the
 //! refusal reasons of §5.3 in their order, legal cells, the floating area on
 //! both axes, covering, rows in all four directions, overlines, double rows,
 //! neutral rows, each deadlock cause and tie-break step, the removed card,
@@ -44,7 +44,7 @@ fn table(placed: &[(i32, i32, &str)]) -> Table {
     table
 }
 
-/// A table written as RULES.md §7.5 prints one (`..` for an empty cell).
+/// A table written as docs/rules/punto.md §7.5 prints one (`..` for an empty cell).
 fn grid(text: &str) -> Table {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let header: Vec<i32> = lines
@@ -1231,7 +1231,7 @@ fn the_round_one_neutral_deal_of_section_14() {
     assert_eq!(shares[2], cards("G1 G8 G9 G5 G4 G1"));
 }
 
-/// The complete record of RULES.md §14, as printed there.
+/// The complete record of docs/rules/punto.md §14, as printed there.
 const RECORD_14: &str = "game: punto
 players: 3
 team: no

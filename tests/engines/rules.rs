@@ -1,12 +1,12 @@
 //! Named rule tests for the PÜNCT engine: at least one test per rule of the
-//! normative rule text (`shared/punct/RULES.md`) and per refusal reason
+//! normative rule text (`docs/rules/punct.md`) and per refusal reason
 //! (`IllegalMove`), each on a small hand-built position and each asserting
 //! exact results (error variant with its fields, landing level, stacks,
 //! winner, reason, sides, centre counts).
 //!
-//! Coordinates (RULES.md §1): columns A..Q are x = 0..16, rows 1..17 are y;
+//! Coordinates (docs/rules/punct.md §1): columns A..Q are x = 0..16, rows 1..17 are y;
 //! D0=(+1,0) D1=(+1,+1) D2=(0,+1) D3=(-1,0) D4=(-1,-1) D5=(0,-1).
-//! Shapes (RULES.md §2, PÜNCT first): SM r: P, P+D(r), P+D(r+3);
+//! Shapes (docs/rules/punct.md §2, PÜNCT first): SM r: P, P+D(r), P+D(r+3);
 //! SE r: P, P+D(r), P+2D(r); AM r: P, P+D(r), P+D(r+2);
 //! AL r: P, P+D(r), P+D(r)+D(r-1); AR r: P, P+D(r), P+D(r)+D(r+1);
 //! T r: P, P+D(r), P+D(r+1).
@@ -249,7 +249,7 @@ const DIAGONALS_LAST: &str = "SE@B10:C11,D12";
 // §2 and §7: pieces, supplies, notation
 // ---------------------------------------------------------------------------
 
-// RULES.md §2 (18 pieces each: SM 2, SE 4, AM 2, AL 2, AR 2, T 6) and §4
+// docs/rules/punct.md §2 (18 pieces each: SM 2, SE 4, AM 2, AL 2, AR 2, T 6) and §4
 // ("White moves first").
 #[test]
 fn each_player_starts_with_eighteen_pieces_and_white_moves_first() {
@@ -267,7 +267,7 @@ fn each_player_starts_with_eighteen_pieces_and_white_moves_first() {
     assert!(Space::all().all(|s| g.position().height(s) == 0));
 }
 
-// RULES.md §2: the spaces each code covers, PÜNCT first, at rotations 0 and 1.
+// docs/rules/punct.md §2: the spaces each code covers, PÜNCT first, at rotations 0 and 1.
 #[test]
 fn piece_shapes_follow_the_table() {
     let names = |code, r| {
@@ -291,7 +291,7 @@ fn piece_shapes_follow_the_table() {
     }
 }
 
-// RULES.md §7: parsing accepts lower case and whitespace, output is
+// docs/rules/punct.md §7: parsing accepts lower case and whitespace, output is
 // canonical (minor spaces ascending, by column then by row).
 #[test]
 fn notation_is_read_leniently_and_written_canonically() {
@@ -309,7 +309,7 @@ fn notation_is_read_leniently_and_written_canonically() {
 // §3 and §4.2: jumps
 // ---------------------------------------------------------------------------
 
-// RULES.md §4.2.3-4 (a jump lands at the height of the spaces, PÜNCT on the
+// docs/rules/punct.md §4.2.3-4 (a jump lands at the height of the spaces, PÜNCT on the
 // mover's own dot) and §3 (a piece with a covered dot is immobile).
 #[test]
 fn jump_onto_own_piece_lands_at_level_1_and_makes_it_immobile() {
@@ -374,7 +374,7 @@ fn jump_onto_own_piece_lands_at_level_1_and_makes_it_immobile() {
     assert!(g.position().is_mobile(jumper));
 }
 
-// RULES.md §4.2.4: "the highest dot below level L in the PÜNCT's space must
+// docs/rules/punct.md §4.2.4: "the highest dot below level L in the PÜNCT's space must
 // be of the mover's colour".
 #[test]
 fn jump_refused_when_punct_would_come_down_on_opponents_dot() {
@@ -393,7 +393,7 @@ fn jump_refused_when_punct_would_come_down_on_opponents_dot() {
     assert_eq!((p.kind, p.level), (MoveKind::Move, 0));
 }
 
-// RULES.md §4.2.4: "Minor dots may rest on either colour."
+// docs/rules/punct.md §4.2.4: "Minor dots may rest on either colour."
 #[test]
 fn jump_minor_dots_may_rest_on_opponents_dots() {
     let mut g = game(
@@ -448,7 +448,7 @@ fn bridge_over_empty_position(code: PieceCode) -> Game {
     )
 }
 
-// RULES.md §3 (bridge: ends at height L, middle lower) with the PÜNCT at an
+// docs/rules/punct.md §3 (bridge: ends at height L, middle lower) with the PÜNCT at an
 // end (SE, AL, AR), §4.2.4 (the PÜNCT end rests on the mover's own dot; the
 // other end may rest on the opponent's).
 #[test]
@@ -490,7 +490,7 @@ fn bridge_with_punct_at_an_end_over_empty_space_is_accepted() {
     }
 }
 
-// RULES.md §3: "A space with height > 0 is never empty: nothing may be placed
+// docs/rules/punct.md §3: "A space with height > 0 is never empty: nothing may be placed
 // or moved to level 0 on a space under a bridge", and §4.1 (placements only
 // on empty spaces).
 #[test]
@@ -519,7 +519,7 @@ fn bridge_over_empty_space_blocks_it_for_placement_and_level_0_moves() {
     }
 }
 
-// RULES.md §4.2.4: the PÜNCT end of an SE/AL/AR bridge must rest on the
+// docs/rules/punct.md §4.2.4: the PÜNCT end of an SE/AL/AR bridge must rest on the
 // mover's own dot.
 #[test]
 fn bridge_with_punct_end_on_opponents_dot_is_refused() {
@@ -556,7 +556,7 @@ fn sm_am_bridge_position(middle: Option<Colour>) -> Game {
 const SM_BRIDGE: &str = "C8>C4:C3,C5";
 const AM_BRIDGE: &str = "C10>C4:C3,D5";
 
-// RULES.md §4.2.4 (a bridging SM/AM may bridge when its PÜNCT's space holds a
+// docs/rules/punct.md §4.2.4 (a bridging SM/AM may bridge when its PÜNCT's space holds a
 // dot and the highest is the mover's) and §3 (the piece under the bridge's
 // middle is covered and immobile, even with an empty level between).
 #[test]
@@ -597,7 +597,7 @@ fn sm_and_am_bridge_accepted_over_own_dot_and_cover_it() {
     }
 }
 
-// RULES.md §4.2.4: "a bridge with the PÜNCT over an empty space is illegal".
+// docs/rules/punct.md §4.2.4: "a bridge with the PÜNCT over an empty space is illegal".
 #[test]
 fn sm_and_am_bridge_refused_with_punct_over_empty_space() {
     for text in [SM_BRIDGE, AM_BRIDGE] {
@@ -610,7 +610,7 @@ fn sm_and_am_bridge_refused_with_punct_over_empty_space() {
     }
 }
 
-// RULES.md §4.2.4: the highest dot in a bridging SM/AM's PÜNCT space must be
+// docs/rules/punct.md §4.2.4: the highest dot in a bridging SM/AM's PÜNCT space must be
 // the mover's colour.
 #[test]
 fn sm_and_am_bridge_refused_over_opponents_dot() {
@@ -624,7 +624,7 @@ fn sm_and_am_bridge_refused_over_opponents_dot() {
     }
 }
 
-// RULES.md §3: a bridge covers the space under its middle whatever it holds;
+// docs/rules/punct.md §3: a bridge covers the space under its middle whatever it holds;
 // a piece there (here the opponent's, one empty level below) is immobile.
 #[test]
 fn bridge_over_lower_piece_makes_it_immobile_even_with_empty_level_between() {
@@ -662,7 +662,7 @@ fn bridge_over_lower_piece_makes_it_immobile_even_with_empty_level_between() {
     );
 }
 
-// RULES.md §3: bridges are only for SM SE AM AL AR; a triangle has no ends.
+// docs/rules/punct.md §3: bridges are only for SM SE AM AL AR; a triangle has no ends.
 #[test]
 fn triangle_cannot_bridge() {
     let mut g = game(
@@ -678,7 +678,7 @@ fn triangle_cannot_bridge() {
     );
 }
 
-// RULES.md §3: a piece is supported only with all three spaces at height L,
+// docs/rules/punct.md §3: a piece is supported only with all three spaces at height L,
 // or as a bridge (ends at L, middle lower); anything else is refused.
 #[test]
 fn unsupported_landings_are_refused() {
@@ -726,7 +726,7 @@ fn unsupported_landings_are_refused() {
     assert_refused(&mut g, "D8>D2:D3,D4", IllegalMove::Unsupported);
 }
 
-// RULES.md §3 and §4.2: a bridge's three dots are at one level, so another
+// docs/rules/punct.md §3 and §4.2: a bridge's three dots are at one level, so another
 // piece may rest on it (here on top of the dot over the empty space).
 #[test]
 fn second_piece_may_jump_onto_a_bridge() {
@@ -774,7 +774,7 @@ fn second_piece_may_jump_onto_a_bridge() {
 // §3 and §4.2: immobility, moving down, rotations, no change
 // ---------------------------------------------------------------------------
 
-// RULES.md §3 (covered pieces are immobile) and §4.2 (a piece may move from
+// docs/rules/punct.md §3 (covered pieces are immobile) and §4.2 (a piece may move from
 // any level to any level: the top piece moves down to the board, which
 // uncovers the piece below, which may then move).
 #[test]
@@ -807,7 +807,7 @@ fn covered_piece_becomes_mobile_again_when_uncovered() {
     assert_eq!(g.position().height(sp("C4")), 0);
 }
 
-// RULES.md §3: "A piece with any covered dot is immobile" (its PÜNCT may be
+// docs/rules/punct.md §3: "A piece with any covered dot is immobile" (its PÜNCT may be
 // uncovered); §7: a covered PÜNCT cannot name a moving piece.
 #[test]
 fn partly_covered_piece_is_immobile() {
@@ -838,7 +838,7 @@ fn partly_covered_piece_is_immobile() {
     assert_eq!((p.kind, p.level), (MoveKind::Move, 0));
 }
 
-// RULES.md §4.2: "a rotation without moving is a turn".
+// docs/rules/punct.md §4.2: "a rotation without moving is a turn".
 #[test]
 fn rotate_only_move_is_a_turn() {
     let mut g = game(&[pc(White, SE, "C4", 0, 0)], White, 2);
@@ -863,7 +863,7 @@ fn rotate_only_move_is_a_turn() {
     assert_eq!(g.position().height(sp("C4")), 0);
 }
 
-// RULES.md §4.2.5: "Putting it back exactly where it was is not a move."
+// docs/rules/punct.md §4.2.5: "Putting it back exactly where it was is not a move."
 #[test]
 fn putting_a_piece_back_where_it_was_is_no_change() {
     let mut g = game(&[pc(White, SE, "C4", 0, 0)], White, 2);
@@ -886,7 +886,7 @@ fn putting_a_piece_back_where_it_was_is_no_change() {
     assert_refused(&mut g, "C4>C4:D4,E4", IllegalMove::NoChange);
 }
 
-// RULES.md §2 (SM r and r+3 are the same position) and §4.2.5.
+// docs/rules/punct.md §2 (SM r and r+3 are the same position) and §4.2.5.
 #[test]
 fn sm_turned_180_degrees_in_place_is_no_change() {
     let mut g = game(&[pc(White, SM, "D4", 0, 0)], White, 2);
@@ -904,7 +904,7 @@ fn sm_turned_180_degrees_in_place_is_no_change() {
     assert_refused(&mut g, "D4>D4:C4,E4", IllegalMove::NoChange);
 }
 
-// RULES.md §4.2.5: a different PÜNCT space is a different position even on
+// docs/rules/punct.md §4.2.5: a different PÜNCT space is a different position even on
 // the same three spaces.
 #[test]
 fn same_spaces_with_punct_at_the_other_end_is_a_move() {
@@ -916,7 +916,7 @@ fn same_spaces_with_punct_at_the_other_end_is_a_move() {
     assert_eq!(stack(&g, "C4"), vec![(White, SE, 0, false)]);
 }
 
-// RULES.md §4.2.1: the PÜNCT moves along a straight line "over anything in
+// docs/rules/punct.md §4.2.1: the PÜNCT moves along a straight line "over anything in
 // between. Pieces and the centre hexagon never block the path."
 #[test]
 fn moving_piece_passes_over_pieces_and_the_centre() {
@@ -939,7 +939,7 @@ fn moving_piece_passes_over_pieces_and_the_centre() {
 // §4.1: the centre rule
 // ---------------------------------------------------------------------------
 
-// RULES.md §4.1: basic game, only White's first placement may not cover the
+// docs/rules/punct.md §4.1: basic game, only White's first placement may not cover the
 // centre hexagon; later placements by either player may.
 #[test]
 fn basic_centre_rule_only_forbids_whites_first_placement() {
@@ -964,7 +964,7 @@ fn basic_centre_rule_only_forbids_whites_first_placement() {
     assert_eq!(g.position().centre_count(), [2, 3]);
 }
 
-// RULES.md §4.1: standard game, no placement by either player at any time may
+// docs/rules/punct.md §4.1: standard game, no placement by either player at any time may
 // cover the centre hexagon.
 #[test]
 fn standard_centre_rule_forbids_every_placement_on_the_centre() {
@@ -997,7 +997,7 @@ fn standard_centre_rule_forbids_every_placement_on_the_centre() {
     );
 }
 
-// RULES.md §4.2: "Both variants allow moving pieces into and out of the
+// docs/rules/punct.md §4.2: "Both variants allow moving pieces into and out of the
 // centre hexagon."
 #[test]
 fn moves_into_and_out_of_the_centre_are_allowed_in_both_variants() {
@@ -1022,7 +1022,7 @@ fn moves_into_and_out_of_the_centre_are_allowed_in_both_variants() {
 // §4.1 and §7: placement refusals
 // ---------------------------------------------------------------------------
 
-// RULES.md §4.1: "Take a piece from your own supply (not yet played)".
+// docs/rules/punct.md §4.1: "Take a piece from your own supply (not yet played)".
 #[test]
 fn placement_refused_when_no_piece_of_that_code_is_left() {
     let mut g = game(
@@ -1045,7 +1045,7 @@ fn placement_refused_when_no_piece_of_that_code_is_left() {
     play(&mut g, "SM@K5:J5,L5");
 }
 
-// RULES.md §4.1: "put it at level 0 on three spaces that are all empty";
+// docs/rules/punct.md §4.1: "put it at level 0 on three spaces that are all empty";
 // "New pieces are never put on top of other pieces."
 #[test]
 fn placement_refused_on_a_space_that_is_not_empty() {
@@ -1069,7 +1069,7 @@ fn placement_refused_on_a_space_that_is_not_empty() {
     );
 }
 
-// RULES.md §4.1 with §1 (211 spaces): every dot must be on the board.
+// docs/rules/punct.md §4.1 with §1 (211 spaces): every dot must be on the board.
 #[test]
 fn placement_refused_off_the_board() {
     let mut g = Game::new(RuleOptions::default());
@@ -1087,7 +1087,7 @@ fn placement_refused_off_the_board() {
     }
 }
 
-// RULES.md §7: "A placement's code must match the geometry of its three spaces".
+// docs/rules/punct.md §7: "A placement's code must match the geometry of its three spaces".
 #[test]
 fn placement_notation_must_match_the_piece_shape() {
     let g = Game::new(RuleOptions::default());
@@ -1122,7 +1122,7 @@ fn placement_notation_must_match_the_piece_shape() {
     }
 }
 
-// RULES.md §7: "a move's three spaces must be a rotation of the moving piece".
+// docs/rules/punct.md §7: "a move's three spaces must be a rotation of the moving piece".
 #[test]
 fn move_notation_must_be_a_rotation_of_the_moving_piece() {
     let mut g = game(&[pc(White, SE, "C4", 0, 0)], White, 2);
@@ -1142,7 +1142,7 @@ fn move_notation_must_be_a_rotation_of_the_moving_piece() {
 // §4.2 and §7: move refusals
 // ---------------------------------------------------------------------------
 
-// RULES.md §7: the moving piece is named by its PÜNCT space.
+// docs/rules/punct.md §7: the moving piece is named by its PÜNCT space.
 #[test]
 fn move_refused_from_an_empty_space() {
     let mut g = game(&[pc(White, SE, "C4", 0, 0)], White, 2);
@@ -1162,7 +1162,7 @@ fn move_refused_from_an_empty_space() {
     );
 }
 
-// RULES.md §4.2: "Choose one of your own pieces on the board".
+// docs/rules/punct.md §4.2: "Choose one of your own pieces on the board".
 #[test]
 fn move_refused_for_the_opponents_piece() {
     let mut g = game(
@@ -1187,7 +1187,7 @@ fn move_refused_for_the_opponents_piece() {
     );
 }
 
-// RULES.md §7: "The moving piece is identified by its PÜNCT space".
+// docs/rules/punct.md §7: "The moving piece is identified by its PÜNCT space".
 #[test]
 fn move_refused_when_naming_a_minor_dot() {
     let mut g = game(&[pc(White, SE, "C4", 0, 0)], White, 2);
@@ -1207,7 +1207,7 @@ fn move_refused_when_naming_a_minor_dot() {
     );
 }
 
-// RULES.md §4.2.1: "Its PÜNCT moves along one straight line".
+// docs/rules/punct.md §4.2.1: "Its PÜNCT moves along one straight line".
 #[test]
 fn move_refused_off_a_straight_line() {
     let mut g = game(&[pc(White, SE, "C4", 0, 0)], White, 2);
@@ -1235,7 +1235,7 @@ fn move_refused_off_a_straight_line() {
     }
 }
 
-// RULES.md §4.2.3: "all three dots on the board".
+// docs/rules/punct.md §4.2.3: "all three dots on the board".
 #[test]
 fn move_refused_off_the_board() {
     let mut g = game(&[pc(White, SE, "C4", 0, 0)], White, 2);
@@ -1260,7 +1260,7 @@ fn move_refused_off_the_board() {
     );
 }
 
-// RULES.md §5: once the game has ended, no more turns.
+// docs/rules/punct.md §5: once the game has ended, no more turns.
 #[test]
 fn moves_refused_after_the_game_is_over() {
     let mut pieces = rows_chain(White);
@@ -1291,7 +1291,7 @@ fn moves_refused_after_the_game_is_over() {
     assert_eq!(g.position().ply(), 21);
 }
 
-// RULES.md §4: "White moves first; then the players alternate."
+// docs/rules/punct.md §4: "White moves first; then the players alternate."
 #[test]
 fn validate_for_refuses_the_player_whose_turn_it_is_not() {
     let mut g = Game::new(RuleOptions::default());
@@ -1320,7 +1320,7 @@ fn validate_for_refuses_the_player_whose_turn_it_is_not() {
 // §5: connections
 // ---------------------------------------------------------------------------
 
-// RULES.md §5.1 with §1 (side pairs): a chain of top dots from column A to
+// docs/rules/punct.md §5.1 with §1 (side pairs): a chain of top dots from column A to
 // column Q wins for the mover, with sides COLUMNS; levels do not matter (the
 // chain starts on an SM at level 1).
 #[test]
@@ -1343,7 +1343,7 @@ fn connection_between_columns_a_and_q_wins() {
     }
 }
 
-// RULES.md §5.1: rows 1 and 17 are a pair of opposite sides.
+// docs/rules/punct.md §5.1: rows 1 and 17 are a pair of opposite sides.
 #[test]
 fn connection_between_rows_1_and_17_wins() {
     for (colour, ply) in [(White, 20), (Black, 21)] {
@@ -1359,7 +1359,7 @@ fn connection_between_rows_1_and_17_wins() {
     }
 }
 
-// RULES.md §5.1: the diagonal sides J2..P8 and B10..H16 are a pair.
+// docs/rules/punct.md §5.1: the diagonal sides J2..P8 and B10..H16 are a pair.
 #[test]
 fn connection_between_the_diagonal_sides_wins() {
     for (colour, ply) in [(White, 20), (Black, 21)] {
@@ -1375,7 +1375,7 @@ fn connection_between_the_diagonal_sides_wins() {
     }
 }
 
-// RULES.md §1: the six sides (7 spaces each, three opposite pairs) and the
+// docs/rules/punct.md §1: the six sides (7 spaces each, three opposite pairs) and the
 // 19-space centre hexagon are exactly the listed spaces.
 #[test]
 fn sides_and_centre_are_the_listed_spaces() {
@@ -1416,7 +1416,7 @@ fn sides_and_centre_are_the_listed_spaces() {
     assert_eq!(Space::all().count(), 211);
 }
 
-// RULES.md §5 with §1: the two sides joined must be opposite sides of one
+// docs/rules/punct.md §5 with §1: the two sides joined must be opposite sides of one
 // pair; column A and row 1 are not a pair.
 #[test]
 fn chain_touching_sides_of_different_pairs_is_not_a_connection() {
@@ -1433,7 +1433,7 @@ fn black_cover() -> Vec<Entry> {
     vec![pc(Black, T, "F4", 0, 0), pc(Black, T, "G4", 0, 1)]
 }
 
-// RULES.md §5: the chain is made of top dots; an opponent's dot on top breaks it.
+// docs/rules/punct.md §5: the chain is made of top dots; an opponent's dot on top breaks it.
 #[test]
 fn connection_cut_by_opponents_dot_on_top() {
     let mut pieces = rows_chain(White);
@@ -1469,7 +1469,7 @@ fn both_chains_position() -> Game {
     g
 }
 
-// RULES.md §5.2: "if the opponent has a connection (the move uncovered it),
+// docs/rules/punct.md §5.2: "if the opponent has a connection (the move uncovered it),
 // the opponent wins".
 #[test]
 fn move_uncovering_opponents_connection_makes_the_opponent_win() {
@@ -1485,7 +1485,7 @@ fn move_uncovering_opponents_connection_makes_the_opponent_win() {
     assert_eq!(g.position().connection(Black), None);
 }
 
-// RULES.md §5.1 before §5.2, and §6 "Both connected at once": the mover's own
+// docs/rules/punct.md §5.1 before §5.2, and §6 "Both connected at once": the mover's own
 // connection takes precedence.
 #[test]
 fn movers_own_connection_takes_precedence_when_both_connect() {
@@ -1508,7 +1508,7 @@ fn movers_own_connection_takes_precedence_when_both_connect() {
 const WHITE_LAST_PIECE: &str = "T@E11:F11,F12";
 const BLACK_LAST_PIECE: &str = "T@K5:L5,L6";
 
-// RULES.md §5.3 (basic game, FIRST_EXHAUSTED): placing one's last piece ends
+// docs/rules/punct.md §5.3 (basic game, FIRST_EXHAUSTED): placing one's last piece ends
 // the game undecided, reason LAST_PIECE, even with the opponent's supply left.
 #[test]
 fn basic_game_ends_in_a_draw_when_the_mover_places_the_last_piece() {
@@ -1523,7 +1523,7 @@ fn basic_game_ends_in_a_draw_when_the_mover_places_the_last_piece() {
     assert_eq!(g.position().supply_total(Black), 1);
 }
 
-// RULES.md §5.3 and §6 (BOTH_EXHAUSTED): the basic game goes on until both
+// docs/rules/punct.md §5.3 and §6 (BOTH_EXHAUSTED): the basic game goes on until both
 // supplies are empty, then ends LAST_PIECE.
 #[test]
 fn basic_game_with_both_exhausted_waits_for_both_supplies() {
@@ -1547,7 +1547,7 @@ fn basic_game_with_both_exhausted_waits_for_both_supplies() {
     assert_eq!(p.outcome, drawn(EndReason::LastPiece), "{}", board(&g));
 }
 
-// RULES.md §5.3 (standard game, FIRST_EXHAUSTED): the centre count decides,
+// docs/rules/punct.md §5.3 (standard game, FIRST_EXHAUSTED): the centre count decides,
 // reason CENTER_COUNT. White tops G9 H9 I9 (3), Black tops I7 J8 (2; J7 is
 // outside the centre).
 #[test]
@@ -1568,7 +1568,7 @@ fn standard_game_last_piece_is_decided_by_the_centre_count() {
     );
 }
 
-// RULES.md §5.3 and §6 (standard game, BOTH_EXHAUSTED): no ending until both
+// docs/rules/punct.md §5.3 and §6 (standard game, BOTH_EXHAUSTED): no ending until both
 // supplies are empty; then the centre count (here Black's 5 against 3).
 #[test]
 fn standard_game_with_both_exhausted_counts_the_centre_after_both_supplies() {
@@ -1594,7 +1594,7 @@ fn standard_game_with_both_exhausted_counts_the_centre_after_both_supplies() {
     );
 }
 
-// RULES.md §5.3: "equal is a draw; reason CENTER_COUNT either way".
+// docs/rules/punct.md §5.3: "equal is a draw; reason CENTER_COUNT either way".
 #[test]
 fn equal_centre_count_is_a_draw() {
     let mut pieces = towers(White, &[SE, T]);
@@ -1606,7 +1606,7 @@ fn equal_centre_count_is_a_draw() {
     assert_eq!(p.outcome, by_centre_count(None, [3, 3]), "{}", board(&g));
 }
 
-// RULES.md §5: a connection is checked before the end of the supply phase.
+// docs/rules/punct.md §5: a connection is checked before the end of the supply phase.
 #[test]
 fn connection_with_the_last_piece_wins_rather_than_ending_the_supply_phase() {
     for variant in [Variant::Basic, Variant::Standard] {
@@ -1646,7 +1646,7 @@ fn shuffle_game(options: RuleOptions) -> Game {
     )
 }
 
-// RULES.md §6 (repetition, default 3): the game is drawn when the same
+// docs/rules/punct.md §6 (repetition, default 3): the game is drawn when the same
 // position occurs for the third time, not before.
 #[test]
 fn repetition_draws_at_the_nth_occurrence() {
@@ -1673,7 +1673,7 @@ fn repetition_draws_at_the_nth_occurrence() {
     );
 }
 
-// RULES.md §6: "0 turns it off".
+// docs/rules/punct.md §6: "0 turns it off".
 #[test]
 fn repetition_limit_zero_turns_repetition_off() {
     let mut g = shuffle_game(RuleOptions {
@@ -1686,7 +1686,7 @@ fn repetition_limit_zero_turns_repetition_off() {
     }
 }
 
-// RULES.md §6: "Positions that differ only in the rotation index of a piece
+// docs/rules/punct.md §6: "Positions that differ only in the rotation index of a piece
 // that covers the same spaces (an SM turned 180°) are the same position."
 #[test]
 fn repetition_treats_an_sm_turned_180_degrees_as_the_same_position() {
@@ -1714,7 +1714,7 @@ fn repetition_treats_an_sm_turned_180_degrees_as_the_same_position() {
     assert_eq!(p.outcome, drawn(EndReason::Repetition));
 }
 
-// RULES.md §6 (move limit): the game is drawn MOVE_LIMIT after max_plies turns.
+// docs/rules/punct.md §6 (move limit): the game is drawn MOVE_LIMIT after max_plies turns.
 #[test]
 fn move_limit_draws_after_max_plies_turns() {
     let mut g = shuffle_game(RuleOptions {
@@ -1737,7 +1737,7 @@ fn move_limit_draws_after_max_plies_turns() {
     }
 }
 
-// RULES.md §5: "A connection made on the last ply allowed by the move limit
+// docs/rules/punct.md §5: "A connection made on the last ply allowed by the move limit
 // still wins: the checks run in the order given."
 #[test]
 fn connection_on_the_last_allowed_ply_still_wins() {
@@ -1755,7 +1755,7 @@ fn connection_on_the_last_allowed_ply_still_wins() {
     assert_eq!(p.outcome, won_by_connection(White, SidePair::Rows));
 }
 
-// RULES.md §5.4: repetition is checked before the move limit.
+// docs/rules/punct.md §5.4: repetition is checked before the move limit.
 #[test]
 fn repetition_is_checked_before_the_move_limit() {
     let mut g = shuffle_game(RuleOptions {
@@ -1788,7 +1788,7 @@ fn white_locked_position() -> Vec<Entry> {
     pieces
 }
 
-// RULES.md §6 "No legal move": if the player to move has no legal turn, the
+// docs/rules/punct.md §6 "No legal move": if the player to move has no legal turn, the
 // game ends as a draw, reason NO_LEGAL_MOVE.
 #[test]
 fn no_legal_move_for_the_next_player_is_a_draw() {
@@ -1807,7 +1807,7 @@ fn no_legal_move_for_the_next_player_is_a_draw() {
     assert!(!g.position().has_legal_move(Variant::Standard));
 }
 
-// RULES.md §5.4: the move limit is checked before "no legal move".
+// docs/rules/punct.md §5.4: the move limit is checked before "no legal move".
 #[test]
 fn move_limit_is_checked_before_no_legal_move() {
     let mut g = game_with(

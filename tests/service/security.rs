@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use common::{Client, TestServer, rules, test_options};
 use punct_referee::service::ServerOptions;
-use punct_referee::service::access::{Scope, new_key};
+use punct_referee::service::edge::access::{Scope, new_key};
+use punct_referee::service::edge::quota::QuotaOptions;
+use punct_referee::service::edge::tls::TlsFiles;
 use punct_referee::service::grpc::pb::punct::v1::Variant;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
 use punct_referee::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use punct_referee::service::quota::QuotaOptions;
-use punct_referee::service::tls::TlsFiles;
 use tokio_stream::StreamExt as _;
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Code, Request, Status};

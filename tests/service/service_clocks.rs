@@ -201,6 +201,38 @@ async fn a_side_that_never_starts_aborts_the_game() {
     server.stop().await.unwrap();
 }
 
+/// A label is a client's: a game a client labels `tournament_id` is no
+/// tournament's game, and a missed first move still aborts it (only a
+/// tournament's own games make it the absent seat's loss).
+#[tokio::test]
+async fn a_tournament_label_from_a_client_does_not_make_a_forfeit() {
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let r = c
+        .create_game(pb::CreateGameRequest {
+            time_control: Some(pb::TimeControl {
+                mode: None,
+                first_move_deadline_ms: Some(150),
+            }),
+            labels: [("tournament_id".to_string(), "t-forged".to_string())].into(),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    let id = r.game.unwrap().game_id;
+    let mut spectator = watch(&mut c, &id, "").await;
+    next_item(&mut spectator).await;
+    let over = next_event(&mut spectator).await;
+    let Some(pb::game_event::Kind::GameOver(g)) = over.kind else {
+        panic!("expected the game over, got {over:?}");
+    };
+    let outcome = g.outcome.unwrap();
+    assert_eq!(outcome.reason, "ABORTED");
+    assert!(outcome.winners.is_empty(), "{outcome:?}");
+    server.stop().await.unwrap();
+}
+
 #[tokio::test]
 async fn presence_flips_when_a_players_stream_opens_and_closes() {
     let server = TestServer::start().await;

@@ -14,7 +14,7 @@ use punct_referee::service::grpc::pb::referee::v1 as pb;
 use tonic::Code;
 use tonic_types::StatusExt;
 
-/// RULES.md §11.A on 5 × 5: Red's seventh move captures Blue's 3,3.
+/// docs/rules/dots.md §11.A on 5 × 5: Red's seventh move captures Blue's 3,3.
 const EXAMPLE_A: [&str; 7] = ["3,2", "3,3", "2,3", "1,1", "4,3", "1,2", "3,4"];
 
 /// On 5 × 5, Red's eleventh move walls in 3,3 (Blue) and the empty 3,4:
@@ -472,7 +472,7 @@ async fn the_move_limit_ends_the_game_on_the_last_allowed_move() {
 async fn the_four_crosses_come_from_the_seed_committed_then_revealed() {
     let server = TestServer::start().await;
     let mut client = server.client().await;
-    // RULES.md §4.4's vector: seed 00 01 … 1f on 39 × 32 puts the crosses at
+    // docs/rules/dots.md §4.4's vector: seed 00 01 … 1f on 39 × 32 puts the crosses at
     // 14,11  24,11  27,22  14,22.
     let seed: String = (0u8..32).map(|b| format!("{b:02x}")).collect();
     let rules = || dots_rules(39, 32, dpb::Start::QuadrupleCross, 0);

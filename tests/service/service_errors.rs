@@ -493,7 +493,7 @@ async fn huge_inputs_are_refused_with_a_short_status_a_standard_client_reads() {
 }
 
 /// A notation of spaces or tabs only is a malformed notation like any
-/// other (Punto's RULES.md §4.4: reason `MALFORMED`), in SubmitMove and in
+/// other (Punto's docs/rules/punto.md §4.4: reason `MALFORMED`), in SubmitMove and in
 /// ValidateMove, for every game; and nothing changes.
 #[tokio::test]
 async fn a_whitespace_only_notation_is_malformed_notation() {

@@ -388,7 +388,7 @@ async fn a_game_shows_moves_supplies_clocks_and_no_tokens() {
             {"ply": 2, "seat": "black", "notation": "SE@M5:M6,M7", "kind": "place"},
         ])
     );
-    // 18 pieces each (RULES.md), one SE placed by each.
+    // 18 pieces each (docs/rules/punct.md), one SE placed by each.
     for (i, seat) in ["white", "black"].into_iter().enumerate() {
         let supply = &game["supplies"][i];
         assert_eq!(supply["seat"], seat);
@@ -676,7 +676,7 @@ async fn a_dots_game_shows_its_seats_moves_scores_and_field() {
         .unwrap()
         .into_inner();
     let table = table_of(r.game.unwrap(), &r.seats);
-    // RULES.md §11.A: Red's seventh move captures Blue's 3,3.
+    // docs/rules/dots.md §11.A: Red's seventh move captures Blue's 3,3.
     for (ply, mv) in ["3,2", "3,3", "2,3", "1,1", "4,3", "1,2", "3,4"]
         .iter()
         .enumerate()
@@ -723,7 +723,7 @@ async fn the_games_offered_are_listed_over_grpc_and_as_json_without_a_key() {
     let dir = std::env::temp_dir().join(format!("punct-kinds-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let keys = dir.join("keys");
-    let (_, line) = punct_referee::service::access::new_key("reader", &[]);
+    let (_, line) = punct_referee::service::edge::access::new_key("reader", &[]);
     std::fs::write(&keys, format!("{line}\n")).unwrap();
     let options = punct_referee::service::ServerOptions {
         keys_file: Some(keys),

@@ -198,7 +198,7 @@ async fn play_out(c: &mut Client, id: &str, tokens: &[String], seed: u64) -> Pla
         assert_secret_kept(&g);
         assert_eq!(g.ply, st.ply);
         assert_eq!(g.to_move, st.mover);
-        // Every seat sees what a spectator sees (RULES.md §11).
+        // Every seat sees what a spectator sees (docs/rules/punto.md §11).
         if g.ply % 9 == 0 {
             for (i, t) in tokens.iter().enumerate() {
                 let mine = get_as(c, id, t).await;
@@ -274,7 +274,7 @@ async fn play_out(c: &mut Client, id: &str, tokens: &[String], seed: u64) -> Pla
 }
 
 /// Round 1's decks recomputed from the seed with the engine's deal
-/// functions (RULES.md §10.6), seat order, top first.
+/// functions (docs/rules/punto.md §10.6), seat order, top first.
 fn round_one_decks(options: &RuleOptions, seed: &[u8; 32]) -> Vec<Vec<Card>> {
     let key = Key::new(seed, options.entropy());
     let colour = |c| CardCounts::of_colour(c);
@@ -769,7 +769,7 @@ async fn bad_moves_are_refused_with_a_reason_and_change_nothing() {
     };
     let s = submit_move(&mut c, id, &t[0], both, 0).await.unwrap_err();
     assert_eq!(bad_field(&s), "move.punto");
-    // Spaces only: a notation given, and malformed (RULES.md §4.4).
+    // Spaces only: a notation given, and malformed (docs/rules/punto.md §4.4).
     let s = submit_move(&mut c, id, &t[0], text_move(" "), 0)
         .await
         .unwrap_err();
@@ -780,7 +780,7 @@ async fn bad_moves_are_refused_with_a_reason_and_change_nothing() {
         .await
         .unwrap_err();
     assert_eq!(s.code(), Code::InvalidArgument);
-    // Rule refusals are FAILED_PRECONDITION with RULES.md §5.3's reason.
+    // Rule refusals are FAILED_PRECONDITION with docs/rules/punto.md §5.3's reason.
     for mv in [
         cell_move(1, 0),
         cell_move(i32::MIN, i32::MAX),

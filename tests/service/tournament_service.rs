@@ -278,7 +278,7 @@ async fn a_round_robin_over_grpc_finishes_with_standings_equal_to_a_recount() {
     let mut client = server.client().await;
     for g in &done.games {
         let record = common::export_checked(&mut client, &g.game_id, "").await;
-        // A Dots record has no place for labels (RULES.md §9): the game
+        // A Dots record has no place for labels (docs/rules/dots.md §9): the game
         // carries them.
         assert!(!record.contains("tournament_id"), "{record}");
         let labels = common::get(&mut client, &g.game_id).await.labels;
@@ -461,7 +461,7 @@ async fn a_missed_first_move_deadline_is_a_forfeit_of_the_absent_seat() {
     for g in &done.games {
         let here_seat = g.entrants.iter().position(|&e| e == 0).unwrap() as u32 + 1;
         // The game itself ends with the absent seat's loss on time, so its
-        // record says so (RULES.md §9: `end: timeout`).
+        // record says so (docs/rules/dots.md §9: `end: timeout`).
         assert_eq!(
             (g.winners.clone(), g.reason.as_str()),
             (vec![here_seat], "TIMEOUT")
@@ -486,7 +486,7 @@ async fn a_missed_first_move_deadline_is_a_forfeit_of_the_absent_seat() {
 /// A Punto table of three where one entrant never comes: each game it sits
 /// in ends, at its first-move deadline, with its loss on time and the two
 /// others winning together; the records say so (the service's `ending:`
-/// header, RULES.md §9.4) and recount to the standings.
+/// header, docs/rules/punto.md §9.4) and recount to the standings.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_punto_forfeit_is_in_the_record_and_the_standings_recount_from_the_records() {
     let server = TestServer::start().await;
@@ -1511,7 +1511,7 @@ fn keyed<T>(message: T, key: &str) -> tonic::Request<T> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_keys_on_organisers_manage_readers_read_and_entrant_keys_connect() {
-    use punct_referee::service::access::{Scope, new_key};
+    use punct_referee::service::edge::access::{Scope, new_key};
     let dir = std::env::temp_dir().join(format!("tour-keys-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (organiser, line_o) = new_key("organiser", &[Scope::TournamentsManage]);
@@ -1576,7 +1576,7 @@ async fn with_keys_on_organisers_manage_readers_read_and_entrant_keys_connect() 
 }
 
 /// Tournaments of every game and seat count leave records that the strict
-/// reader of their game's rules accepts (RULES.md: Dots §9, Punto §12,
+/// reader of their game's rules accepts (`docs/rules/<game>.md`: Dots §9, Punto §12,
 /// PÜNCT §7), whose results are the tournament's: Punto with 2, 3 and 4
 /// seats and in teams (with client entropy), Dots, and PÜNCT.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

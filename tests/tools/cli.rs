@@ -156,7 +156,7 @@ fn dots_legal_perft_and_show_go_through_the_game_trait() {
     let (code, out, _) = with(&["perft", "--depth", "3"]);
     assert_eq!(code, 0);
     assert_eq!(out, "depth 1: 17\ndepth 2: 256\ndepth 3: 3600\n");
-    // RULES.md §11.A and Blue grounds: 1–0, and the record says so.
+    // docs/rules/dots.md §11.A and Blue grounds: 1–0, and the record says so.
     let example = "3,2;3,3;2,3;1,1;4,3;1,2;3,4;ground";
     let (code, out, err) = run(&[
         "show", "--game", "dots", "--width", "5", "--height", "5", "--start", "empty", "--moves",
@@ -242,7 +242,7 @@ fn punto_legal_perft_show_and_svg_go_through_the_game_trait() {
         args.extend_from_slice(&extra[1..]);
         run(&args)
     };
-    // RULES.md §5.3: the first card goes on 0,0; then the cells around.
+    // docs/rules/punto.md §5.3: the first card goes on 0,0; then the cells around.
     assert_eq!(with(&["legal"]), (0, "0,0\n".to_string(), String::new()));
     let (code, out, _) = with(&["legal", "--moves", "0,0;1,0"]);
     assert_eq!(code, 0);

@@ -438,7 +438,7 @@ async fn tournament_command_runs_an_external_bot_and_writes_records() {
     server.stop().await.unwrap();
 }
 
-/// RULES.md §11.A on 5 × 5: Red's seventh move captures Blue's 3,3.
+/// docs/rules/dots.md §11.A on 5 × 5: Red's seventh move captures Blue's 3,3.
 const DOTS_EXAMPLE_A: [&str; 7] = ["3,2", "3,3", "2,3", "1,1", "4,3", "1,2", "3,4"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -787,7 +787,7 @@ async fn tournament_command_seats_punto_tables_of_three_and_four() {
         ]
     );
     let record = std::fs::read_to_string(three.join("0002-r1-vs-r2-vs-greedy.txt")).unwrap();
-    // Canonical (RULES.md §12): the seats' names are in the file's name,
+    // Canonical (docs/rules/punto.md §12): the seats' names are in the file's name,
     // not in the record.
     common::checked(&record);
     assert!(!record.contains("\nred: r1\n"), "{record}");

@@ -50,7 +50,7 @@ const CLOCK_READER: &str = "clocked=cmd:c=; m=; while read -r w rest; do case $w
 const SLEEPER: &str = "sleeper=cmd:while read -r w rest; do case $w in \
     go) sleep 1; echo resign;; result) exit 0;; esac; done";
 
-/// RULES.md-independent clock plumbing: with a time control, every game is
+/// rules-independent clock plumbing: with a time control, every game is
 /// created with it, bots are told their time (external bots by a `clock`
 /// line), and a generous clock changes nothing else.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -287,7 +287,7 @@ async fn dots_greedy_beats_random_and_the_records_replay() {
         for game in &report.games {
             assert!(game.forfeit.is_none(), "{game:?}");
             assert!(game.record.starts_with("game: dots\n"), "{}", game.record);
-            // Canonical (RULES.md §9): the seats' names are not in it.
+            // Canonical (docs/rules/dots.md §9): the seats' names are not in it.
             common::checked(&game.record);
             assert!(!game.record.contains("x-red: "), "{}", game.record);
             assert!(

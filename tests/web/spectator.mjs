@@ -9,7 +9,7 @@
 // moves played over gRPC arrive live, replay an earlier ply with the keyboard
 // on the slider (the board must then be that ply's picture), screenshots
 // (games.png: the list, spectator.png: the game view). Then a Dots game
-// played live to its end (RULES.md §11.A's capture in the running scores,
+// played live to its end (docs/rules/dots.md §11.A's capture in the running scores,
 // then `ground`; dots.png) and a finished 3-player Punto match imported
 // from its record (the decks and the rounds; punto.png); last a tournament
 // held by the referee (`punct-referee tournament --server`): its row, its
@@ -31,9 +31,9 @@ assert.ok(BIN && HTTP && ARTIFACTS && process.env.PUNCT_SERVER, 'run me from scr
 // second; the margin is for a loaded CI machine).
 const LIVE_MS = 2000;
 const MOVES = ['SE@E1:E2,E3', 'SE@M5:M6,M7', 'SE@E4:E5,E6'];
-// RULES.md §11.A on 5 × 5: Red's seventh move captures Blue's 3,3 (1–0).
+// docs/rules/dots.md §11.A on 5 × 5: Red's seventh move captures Blue's 3,3 (1–0).
 const DOTS_MOVES = ['3,2', '3,3', '2,3', '1,1', '4,3', '1,2', '3,4'];
-// The complete 3-player record of shared/punto/RULES.md §14, with its seed
+// The complete 3-player record of `docs/rules/punto.md` §14, with its seed
 // (the Punto fuzz target's seed corpus holds it).
 const PUNTO_RECORD = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'fuzz', 'corpus', 'punto', 'seed-record-3-players');
 
@@ -183,7 +183,7 @@ try {
   assert.equal(await page.locator('#moves li').count(), 53);
   // The shuffle in full: the record's commitment and, the match being over,
   // its seed; a finished record keeps the mark it carries, and this one
-  // (RULES §14's, no `x-seed: supplied`) was dealt by its writer's server.
+  // (docs/rules/punto.md §14's, no `x-seed: supplied`) was dealt by its writer's server.
   assert.equal(await page.locator('#setup').isVisible(), true);
   assert.deepEqual(await page.locator('#setup dd').allTextContents(), [
     '01b59b62b3a223d6b844699d16e44c1391295b4f374af71d2ffd22339eb3c9f7',

@@ -1,4 +1,4 @@
-// Dots (Kropki) through the Node client: RULES.md §11.A's capture on a 5 × 5
+// Dots (Kropki) through the Node client: docs/rules/dots.md §11.A's capture on a 5 × 5
 // field checked against the state's dots and scores, Blue's `ground` ending
 // it, a seeded random game played from ListLegalMoves to a full field with
 // every move's effect checked against the states before and after it, and
@@ -15,7 +15,7 @@ import { refusal, rng } from '../support/suite.js';
 
 const RED = 1;
 const BLUE = 2;
-/** RULES.md §11.A on 5 × 5: Red's seventh move (3,4) captures Blue's 3,3. */
+/** docs/rules/dots.md §11.A on 5 × 5: Red's seventh move (3,4) captures Blue's 3,3. */
 const EXAMPLE_A = ['3,2', '3,3', '2,3', '1,1', '4,3', '1,2', '3,4'];
 
 let client;
@@ -157,7 +157,7 @@ test('a capture, then ground, ends a Dots game', async () => {
 
 test('a random Dots game is played to a full field', async () => {
   const table = await client.createGame({ rules: { dots: { width: 6, height: 6, start: 'START_CROSS' } } });
-  // The cross of RULES.md §4.2 in the middle of 6 × 6.
+  // The cross of docs/rules/dots.md §4.2 in the middle of 6 × 6.
   assert.equal(stateOf(table.game).position, '......\n......\n..RB..\n..BR..\n......\n......\n');
   const random = rng(13);
   const moves = [];

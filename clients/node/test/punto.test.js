@@ -80,7 +80,7 @@ test('a three-seat Punto match is played to its end', async () => {
     const mover = game.to_move;
     assert.equal(st.mover, mover);
     const token = table.token(mover);
-    // Every seat and spectator sees the same state (RULES.md §11).
+    // Every seat and spectator sees the same state (docs/rules/punto.md §11).
     if (game.ply % 10 === 0) {
       for (const seat of SEATS) {
         const mine = await client.getGame(table.gameId, { token: table.token(seat) });

@@ -63,7 +63,7 @@ class Created:
 
 @dataclass
 class ExportedGame:
-    """One game of a tournament and its record (the game's RULES.md format)."""
+    """One game of a tournament and its record (the game's `docs/rules/<game>.md` format)."""
 
     number: int
     round: int

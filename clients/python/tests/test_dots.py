@@ -1,4 +1,4 @@
-"""Dots (Kropki) through the Python client: RULES.md §11.A's capture on a
+"""Dots (Kropki) through the Python client: docs/rules/dots.md §11.A's capture on a
 5 x 5 field checked against the state's dots and scores, Blue's `ground`
 ending it, a seeded random game played from ListLegalMoves to a full field
 with every move's effect checked against the states before and after it, and
@@ -15,7 +15,7 @@ from punct_client import (
 
 RED, BLUE = 1, 2
 
-#: RULES.md §11.A on 5 x 5: Red's seventh move (3,4) captures Blue's 3,3.
+#: docs/rules/dots.md §11.A on 5 x 5: Red's seventh move (3,4) captures Blue's 3,3.
 EXAMPLE_A = ["3,2", "3,3", "2,3", "1,1", "4,3", "1,2", "3,4"]
 
 
@@ -158,7 +158,7 @@ def test_a_random_dots_game_is_played_to_a_full_field(client):
         rules=dots_pb2.RuleOptions(width=6, height=6, start=dots_pb2.START_CROSS)
     )
     start = state_of(table.game)
-    # The cross of RULES.md §4.2 in the middle of 6 x 6.
+    # The cross of docs/rules/dots.md §4.2 in the middle of 6 x 6.
     assert start.position == "......\n......\n..RB..\n..BR..\n......\n......\n"
     rng = random.Random(13)
     moves = []

@@ -77,7 +77,7 @@ def test_a_three_seat_punto_match_is_played_to_its_end(client):
         mover = game.to_move
         assert mover == st.mover in SEATS
         token = table.token(mover)
-        # Every seat and spectator sees the same state (RULES.md §11).
+        # Every seat and spectator sees the same state (docs/rules/punto.md §11).
         if game.ply % 10 == 0:
             for seat in SEATS:
                 mine = client.get_game(table.game_id, token=table.token(seat))

@@ -1,4 +1,4 @@
-//! Dots move notation (shared/dots/RULES.md §8) and records (§9), as the
+//! Dots move notation (`docs/rules/dots.md` §8) and records (§9), as the
 //! service reads them: any text is a move or refused with one of the
 //! notation's reasons, never a panic, and a move prints canonically and
 //! reads back the same; played on real games (every start, several sizes,

@@ -1,4 +1,4 @@
-//! Random Dots games from bytes (shared/dots/RULES.md §12's invariants after
+//! Random Dots games from bytes (`docs/rules/dots.md` §12's invariants after
 //! every move). The first five bytes choose the options (width and height
 //! 4..=14, the start, a move limit or none, the seed of the four crosses);
 //! then each pair of bytes makes one move: mostly one of the legal

@@ -1,4 +1,4 @@
-//! Move notation (RULES.md §7): any text parses or is refused with a message,
+//! Move notation (docs/rules/punct.md §7): any text parses or is refused with a message,
 //! never a panic; a parsed move prints canonically and the canonical text
 //! parses back to the same move; resolved on a real position, the move's
 //! notation is the one parsed, and a legal one plays with that notation.

@@ -1,4 +1,4 @@
-//! Punto move notation (shared/punto/RULES.md §4.4) and records (§12), as the
+//! Punto move notation (`docs/rules/punto.md` §4.4) and records (§12), as the
 //! service reads them: any text is a cell or refused `MALFORMED`, never a
 //! panic, and a cell prints canonically and reads back the same; played on
 //! real matches (every configuration, several points of a round), a text is

@@ -1,4 +1,4 @@
-//! Game-record text (RULES.md §7) as `ImportGame` and `ValidateMove` read it:
+//! Game-record text (docs/rules/punct.md §7) as `ImportGame` and `ValidateMove` read it:
 //! any text is imported or refused with a message (and a line, when a line is
 //! at fault), never a panic; a record that imports exports to a record that
 //! imports to the same game, and the engine's own parser agrees with the

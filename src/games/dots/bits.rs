@@ -1,6 +1,6 @@
 //! Row bitsets over the Dots field and the flood fills of the engine.
 //!
-//! A field has at most 64 × 64 cells (RULES.md §3, §10), so a [`Bits`] is one
+//! A field has at most 64 × 64 cells (docs/rules/dots.md §3, §10), so a [`Bits`] is one
 //! `u64` per row, bit `x` for the 0-based column `x`: 512 bytes on the stack,
 //! copied, never allocated. `flood` grows a set of cells through a mask of
 //! passable cells a whole row at a time (runs are filled with a Kogge–Stone
@@ -11,7 +11,7 @@
 use std::fmt;
 use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign};
 
-/// The most columns or rows a field may have (RULES.md §3).
+/// The most columns or rows a field may have (docs/rules/dots.md §3).
 pub const MAX_SIDE: usize = 64;
 
 /// A set of cells: bit `x` of word `y` is the 0-based cell `(x, y)`.
@@ -54,7 +54,7 @@ impl Bits {
         bits
     }
 
-    /// The edge cells of a `width` × `height` field (RULES.md §2.2).
+    /// The edge cells of a `width` × `height` field (docs/rules/dots.md §2.2).
     pub fn edge(width: usize, height: usize) -> Bits {
         let mut bits = Bits::EMPTY;
         let full = row_mask(width);

@@ -1,5 +1,5 @@
 //! The closed chain of dots around an enclosed area, for clients that draw
-//! enclosures (RULES.md §6.2: the area is the inside of the tightest closed
+//! enclosures (docs/rules/dots.md §6.2: the area is the inside of the tightest closed
 //! chain of diagonally-or-orthogonally adjacent wall dots).
 //!
 //! [`outline`] traces the outer boundary of the area with Moore-neighbour

@@ -1,4 +1,4 @@
-//! Move notation (RULES.md §8.1–8.2): a point `x,y` in decimal, 1-based,
+//! Move notation (docs/rules/dots.md §8.1–8.2): a point `x,y` in decimal, 1-based,
 //! `x` from the left and `y` from the top, and `ground`. The parser is
 //! lenient about whitespace (before, after and around the comma), leading
 //! zeros and the letter case of `ground`; the canonical form has none of
@@ -14,14 +14,14 @@ use super::{Move, Point};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotationError {
     /// Nothing but whitespace.
-    #[error("an empty move: write a point `x,y` or `ground` (RULES.md §8)")]
+    #[error("an empty move: write a point `x,y` or `ground` (docs/rules/dots.md §8)")]
     Empty,
     /// `pass`, which Dots does not have.
-    #[error("there is no pass in Dots: place a dot or `ground` (RULES.md §5.1)")]
+    #[error("there is no pass in Dots: place a dot or `ground` (docs/rules/dots.md §5.1)")]
     NoPass,
     /// Anything else that is not `x,y` or `ground`.
     #[error(
-        "`{text}` is not a move: write a point `x,y` (two decimal numbers) or `ground` (RULES.md §8.1)"
+        "`{text}` is not a move: write a point `x,y` (two decimal numbers) or `ground` (docs/rules/dots.md §8.1)"
     )]
     Syntax {
         /// The text, cut to 40 characters.

@@ -1,4 +1,4 @@
-//! Game records (RULES.md §9): `key: value` header lines, one blank line,
+//! Game records (docs/rules/dots.md §9): `key: value` header lines, one blank line,
 //! one move a line. [`Record`] reads them leniently (keys in any case,
 //! spaces, `#` comments, blank move lines, CR LF) and writes the canonical
 //! form: the keys of §9's table and nothing else, with one exception
@@ -118,14 +118,16 @@ pub struct Record {
 pub enum RecordError {
     /// A header line is not `key: value`.
     #[error(
-        "line {line}: a header line is `key: value` (a blank line ends the header; RULES.md §9)"
+        "line {line}: a header line is `key: value` (a blank line ends the header; docs/rules/dots.md §9)"
     )]
     HeaderSyntax {
         /// The 1-based line.
         line: usize,
     },
     /// A key §9 does not know, not starting with `x-`.
-    #[error("line {line}: unknown header key `{key}` (free keys start with `x-`; RULES.md §9)")]
+    #[error(
+        "line {line}: unknown header key `{key}` (free keys start with `x-`; docs/rules/dots.md §9)"
+    )]
     UnknownKey {
         /// The 1-based line.
         line: usize,
@@ -133,7 +135,7 @@ pub enum RecordError {
         key: String,
     },
     /// A key given twice.
-    #[error("line {line}: the key `{key}` is given twice (RULES.md §9)")]
+    #[error("line {line}: the key `{key}` is given twice (docs/rules/dots.md §9)")]
     DuplicateKey {
         /// The 1-based line.
         line: usize,
@@ -141,7 +143,7 @@ pub enum RecordError {
         key: String,
     },
     /// A value that is not what its key takes.
-    #[error("line {line}: `{value}` is not a value of `{key}` (RULES.md §9)")]
+    #[error("line {line}: `{value}` is not a value of `{key}` (docs/rules/dots.md §9)")]
     BadValue {
         /// The 1-based line.
         line: usize,
@@ -151,7 +153,7 @@ pub enum RecordError {
         value: String,
     },
     /// `game:` names another game.
-    #[error("line {line}: `game: {game}` is not a Dots record (RULES.md §9)")]
+    #[error("line {line}: `game: {game}` is not a Dots record (docs/rules/dots.md §9)")]
     NotDots {
         /// The 1-based line.
         line: usize,
@@ -159,13 +161,13 @@ pub enum RecordError {
         game: String,
     },
     /// No `game:` line.
-    #[error("the record has no `game: dots` line (RULES.md §9)")]
+    #[error("the record has no `game: dots` line (docs/rules/dots.md §9)")]
     MissingGame,
     /// Options (or a seed) no game may have.
     #[error("{0}")]
     Options(OptionsError),
     /// Only some of `result`, `score`, `end`.
-    #[error("`result`, `score` and `end` are given together or not at all (RULES.md §9)")]
+    #[error("`result`, `score` and `end` are given together or not at all (docs/rules/dots.md §9)")]
     IncompleteEnding,
     /// A move line that is not notation.
     #[error("line {line}: {error}")]
@@ -188,13 +190,15 @@ pub enum RecordError {
         error: IllegalMove,
     },
     /// A `quadruple-cross` record whose seed nobody gave.
-    #[error("the record of a `quadruple-cross` game does not reveal its seed (RULES.md §4.4)")]
+    #[error(
+        "the record of a `quadruple-cross` game does not reveal its seed (docs/rules/dots.md §4.4)"
+    )]
     SeedNotRevealed,
     /// A seed that is not the one committed to (or two different seeds).
-    #[error("the seed does not match the record's commitment (RULES.md §4.4)")]
+    #[error("the seed does not match the record's commitment (docs/rules/dots.md §4.4)")]
     SeedMismatch,
     /// `result`/`end` disagree with the moves.
-    #[error("the record says `{stated}` but the moves give `{actual}` (RULES.md §9)")]
+    #[error("the record says `{stated}` but the moves give `{actual}` (docs/rules/dots.md §9)")]
     ResultMismatch {
         /// What the record says.
         stated: String,
@@ -202,7 +206,7 @@ pub enum RecordError {
         actual: String,
     },
     /// `score` disagrees with the position.
-    #[error("the record gives the score {}-{} but the position has {}-{} (RULES.md §9)", stated[0], stated[1], actual[0], actual[1])]
+    #[error("the record gives the score {}-{} but the position has {}-{} (docs/rules/dots.md §9)", stated[0], stated[1], actual[0], actual[1])]
     ScoreMismatch {
         /// What the record says.
         stated: [u32; 2],

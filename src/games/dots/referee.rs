@@ -17,12 +17,12 @@ use crate::games::{
     Opaque, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer,
 };
 
-/// Dots' two seats, in seat order (RULES.md §2.3, §10: Red is the first
+/// Dots' two seats, in seat order (docs/rules/dots.md §2.3, §10: Red is the first
 /// seat and moves first).
 pub const SEAT_NAMES: &[&str] = &["red", "blue"];
 
 /// A Dots move as a client gave it: structured (a point or `ground`), as
-/// notation already read (RULES.md §8), or both (then they must agree).
+/// notation already read (docs/rules/dots.md §8), or both (then they must agree).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DotsMoveInput {
     /// The structured move.
@@ -32,7 +32,7 @@ pub struct DotsMoveInput {
 }
 
 /// An enclosure as clients draw it: who made it, capture or empty base, and
-/// the closed chain of its wall dots (RULES.md §6.2), clockwise on screen
+/// the closed chain of its wall dots (docs/rules/dots.md §6.2), clockwise on screen
 /// from the topmost-leftmost dot; the last point joins the first.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Enclosure {
@@ -44,7 +44,7 @@ pub struct Enclosure {
     pub chain: Vec<Point>,
 }
 
-/// What a played move did (RULES.md §6.6), from the mover's side.
+/// What a played move did (docs/rules/dots.md §6.6), from the mover's side.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MoveEffect {
     /// Enemy dots newly held by the mover.
@@ -125,7 +125,7 @@ impl Rules for RuleOptions {
         self.start().name()
     }
 
-    /// Only the four crosses are drawn from a seed (RULES.md §3, §4.4).
+    /// Only the four crosses are drawn from a seed (docs/rules/dots.md §3, §4.4).
     fn seeded(&self) -> bool {
         self.start().needs_seed()
     }
@@ -368,7 +368,7 @@ impl DotsGame {
         MoveReport {
             seat,
             ply: played.ply,
-            // Dots alternates (RULES.md §5.1).
+            // Dots alternates (docs/rules/dots.md §5.1).
             next: played
                 .outcome
                 .is_none()
@@ -459,7 +459,7 @@ impl GameTrait for DotsGame {
     }
 
     fn record(&self, _tags: &[(String, String)], _viewer: Viewer) -> String {
-        // The seed is revealed once the game is over (RULES.md §4.4). Tags
+        // The seed is revealed once the game is over (docs/rules/dots.md §4.4). Tags
         // are not written: §9's canonical form has only its own keys.
         let game = &self.tracked.game;
         let mut record = Record::of(game, game.is_over());
@@ -519,7 +519,7 @@ impl GameTrait for DotsGame {
 /// supplied instead of the server drawing it.
 const SUPPLIED_TAG: (&str, &str) = super::record::SUPPLIED_MARK;
 
-/// Reads and replays a Dots record (RULES.md §9). `seed` is the server's
+/// Reads and replays a Dots record (docs/rules/dots.md §9). `seed` is the server's
 /// own copy of an unfinished game's seed; without it a record that does not
 /// reveal its seed is refused (`SEED_NOT_REVEALED`), and a seed that does not
 /// match the commitment is `SEED_MISMATCH`. A seed of another length than the
@@ -536,7 +536,7 @@ pub fn import(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> 
             reason: Some("SEED_LENGTH"),
             message: format!(
                 "the record's seed has {} bytes: the referee keeps 32-byte seeds, so a \
-                 record it imports gives its seed as 64 hex digits (RULES.md §3 allows \
+                 record it imports gives its seed as 64 hex digits (docs/rules/dots.md §3 allows \
                  1 to 64 bytes; docs/DOTS.md, \"Seed length\")",
                 s.as_bytes().len()
             ),
@@ -702,7 +702,7 @@ mod tests {
 
     #[test]
     fn a_record_seed_the_referee_cannot_keep_is_refused() {
-        // RULES.md §4.4's "dots" seed (4 bytes) replays in the engine, but
+        // docs/rules/dots.md §4.4's "dots" seed (4 bytes) replays in the engine, but
         // a `Setup` holds 32 bytes: the session layer could not rebuild the
         // game from storage, so the import refuses it.
         let short =

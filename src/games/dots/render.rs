@@ -1,4 +1,4 @@
-//! ASCII pictures of a field: the position text of RULES.md §8.3 (what
+//! ASCII pictures of a field: the position text of docs/rules/dots.md §8.3 (what
 //! clients compare, one character a cell) and a labelled version for people
 //! (column numbers, row numbers, scores and the player to move).
 

@@ -1,4 +1,4 @@
-//! The start positions of RULES.md §4: the cross, the double cross, and the
+//! The start positions of docs/rules/dots.md §4: the cross, the double cross, and the
 //! four crosses drawn from a seed with the exact SHA-256 number stream of
 //! §4.4 (integer arithmetic only), so anyone can recompute them from the
 //! seed. [`Seed`] is the seed itself (1..=64 bytes, §3) and its commitment.
@@ -7,7 +7,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::{Colour, OptionsError, Point, RuleOptions, Start};
 
-/// The seed of a `quadruple-cross` game: 1 to 64 bytes (RULES.md §3), kept
+/// The seed of a `quadruple-cross` game: 1 to 64 bytes (docs/rules/dots.md §3), kept
 /// inline (no allocation).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Seed {

@@ -1,4 +1,4 @@
-//! The PÜNCT board (RULES.md §1): the 211 spaces, their names, neighbours, the
+//! The PÜNCT board (docs/rules/punct.md §1): the 211 spaces, their names, neighbours, the
 //! straight lines through a space, the three pairs of opposite sides and the
 //! 19-space centre hexagon.
 //!
@@ -18,13 +18,13 @@ pub const COLUMNS: i8 = 17;
 pub const ROWS: i8 = 17;
 
 const NO_SPACE: u8 = u8::MAX;
-/// The six corners removed from the hexagon (RULES.md §1).
+/// The six corners removed from the hexagon (docs/rules/punct.md §1).
 const CORNERS: [(i8, i8); 6] = [(0, 1), (0, 9), (8, 1), (8, 17), (16, 9), (16, 17)];
 
-/// The six directions, in cyclic order, each a 60° turn from the last (RULES.md §1).
+/// The six directions, in cyclic order, each a 60° turn from the last (docs/rules/punct.md §1).
 pub const DIRECTIONS: [(i8, i8); 6] = [(1, 0), (1, 1), (0, 1), (-1, 0), (-1, -1), (0, -1)];
 
-/// Whether (x, y) is a space of the board (RULES.md §1).
+/// Whether (x, y) is a space of the board (docs/rules/punct.md §1).
 pub const fn on_board(x: i8, y: i8) -> bool {
     if x < 0 || x > 16 || y < 1 || y > 17 || y - x < -7 || y - x > 9 {
         return false;
@@ -178,7 +178,7 @@ impl Space {
         })
     }
 
-    /// Hex distance between two spaces (RULES.md §1).
+    /// Hex distance between two spaces (docs/rules/punct.md §1).
     pub fn distance(self, other: Space) -> u8 {
         let dx = self.x() - other.x();
         let dy = self.y() - other.y();
@@ -193,7 +193,7 @@ impl Space {
         dx == 0 || dy == 0 || dx == dy
     }
 
-    /// Whether this space is in the 19-space centre hexagon (RULES.md §1).
+    /// Whether this space is in the 19-space centre hexagon (docs/rules/punct.md §1).
     #[inline]
     pub fn is_centre(self) -> bool {
         CENTRE.contains(self)
@@ -231,7 +231,7 @@ pub enum SpaceParseError {
 impl FromStr for Space {
     type Err = SpaceParseError;
 
-    /// Reads `I9`, `i9` or ` I9 ` (RULES.md §7: parsing accepts lower case and
+    /// Reads `I9`, `i9` or ` I9 ` (docs/rules/punct.md §7: parsing accepts lower case and
     /// surrounding whitespace).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim();
@@ -416,10 +416,10 @@ const fn region(r: Region) -> SpaceSet {
     set
 }
 
-/// The 19 spaces within distance 2 of `I9` (RULES.md §1).
+/// The 19 spaces within distance 2 of `I9` (docs/rules/punct.md §1).
 pub const CENTRE: SpaceSet = region(Region::CentreHexagon);
 
-/// One of the three pairs of opposite sides (RULES.md §1).
+/// One of the three pairs of opposite sides (docs/rules/punct.md §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SidePair {
     /// Column `A` (x = 0) and column `Q` (x = 16).

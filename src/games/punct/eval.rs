@@ -3,7 +3,7 @@
 //! opposite sides), and a one-ply ranking of the legal moves by it.
 //!
 //! Pure like the rest of the engine. The distance is a 0-1 shortest path
-//! (RULES.md §5: a connection is a chain of top dots seen from above): a space
+//! (docs/rules/punct.md §5: a connection is a chain of top dots seen from above): a space
 //! showing the colour's own top dot costs 0, an empty space costs 1 (a dot
 //! would have to be put there), a space topped by the opponent is blocked.
 //! The distance of a colour is the minimum over the three side pairs. It
@@ -105,7 +105,7 @@ pub fn connection_distance(pos: &Position, colour: Colour) -> u8 {
 /// The position seen by `colour`: the opponent's distance minus its own
 /// (higher is better), or ±[`WIN`] when a chain is already complete. Both
 /// chains complete counts for the mover of the last turn, as the rules judge
-/// (RULES.md §5.2), so the caller says who just moved.
+/// (docs/rules/punct.md §5.2), so the caller says who just moved.
 pub fn evaluate(pos: &Position, colour: Colour, just_moved: Colour) -> i32 {
     let mine = connection_distance(pos, colour);
     let theirs = connection_distance(pos, colour.opponent());

@@ -1,4 +1,4 @@
-//! The PÜNCT engine: a pure, synchronous implementation of `RULES.md`. It knows
+//! The PÜNCT engine: a pure, synchronous implementation of `docs/rules/punct.md`. It knows
 //! nothing of protobuf, async, locks or telemetry; the session layer drives it
 //! through [`Game`].
 //!
@@ -32,20 +32,20 @@ pub use outcome::{Connection, EndReason, Outcome};
 pub use piece::{Colour, PieceCode};
 pub use position::{Landing, PieceId, Position, PositionKey};
 
-/// A turn (RULES.md §4): place a piece from the supply, or move one on the board.
+/// A turn (docs/rules/punct.md §4): place a piece from the supply, or move one on the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Move {
-    /// Put a `code` piece from the supply at level 0 (RULES.md §4.1).
+    /// Put a `code` piece from the supply at level 0 (docs/rules/punct.md §4.1).
     Place {
         /// Which kind of piece.
         code: PieceCode,
         /// Where its PÜNCT goes.
         punct: Space,
-        /// Rotation 0..6 (RULES.md §2).
+        /// Rotation 0..6 (docs/rules/punct.md §2).
         rotation: u8,
     },
     /// Move the mobile piece whose PÜNCT is on `from` (slide, jump, bridge or
-    /// rotate in place; RULES.md §4.2).
+    /// rotate in place; docs/rules/punct.md §4.2).
     Shift {
         /// The piece's current PÜNCT space.
         from: Space,
@@ -79,7 +79,7 @@ impl Move {
     }
 }
 
-/// The two games of the rulebook (RULES.md §6).
+/// The two games of the rulebook (docs/rules/punct.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Variant {
     /// The full game (rulebook part II): no placement on the centre, ever;
@@ -118,7 +118,7 @@ impl fmt::Display for Variant {
     }
 }
 
-/// When the supply phase ends the game (RULES.md §5.3, §6).
+/// When the supply phase ends the game (docs/rules/punct.md §5.3, §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EndOnSupply {
     /// As soon as the mover places their last piece (publisher, Boardspace).
@@ -151,7 +151,7 @@ impl FromStr for EndOnSupply {
     }
 }
 
-/// The rule options of a game, chosen at creation (RULES.md §6).
+/// The rule options of a game, chosen at creation (docs/rules/punct.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RuleOptions {
     /// Basic or standard game.
@@ -332,7 +332,7 @@ impl Game {
         self.validate(mv)
     }
 
-    /// Validates and plays `mv`, then judges the outcome (RULES.md §5). A
+    /// Validates and plays `mv`, then judges the outcome (docs/rules/punct.md §5). A
     /// refused move changes nothing.
     pub fn play(&mut self, mv: Move) -> Result<Played, IllegalMove> {
         let landing = self.validate(mv)?;
@@ -448,7 +448,7 @@ impl Game {
         counts
     }
 
-    /// The game record of this game (RULES.md §7).
+    /// The game record of this game (docs/rules/punct.md §7).
     pub fn record(&self) -> GameRecord {
         let mut replay = Game::new(self.options);
         let mut moves = Vec::with_capacity(self.moves.len());
@@ -469,7 +469,7 @@ impl Game {
     }
 }
 
-/// The end-of-turn checks of RULES.md §5, in order, after `mover` played.
+/// The end-of-turn checks of docs/rules/punct.md §5, in order, after `mover` played.
 fn judge(
     options: &RuleOptions,
     position: &Position,

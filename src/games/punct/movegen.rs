@@ -1,4 +1,4 @@
-//! Legality (RULES.md §4): the one function that decides whether a move is
+//! Legality (docs/rules/punct.md §4): the one function that decides whether a move is
 //! legal and why not ([`Position::check`]), and legal-move generation built on
 //! the very same landing rule, so the two cannot disagree.
 //!
@@ -16,25 +16,25 @@ use super::{Move, Variant};
 /// (`Display`) and a stable machine name ([`IllegalMove::reason`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum IllegalMove {
-    /// The game has ended (RULES.md §5).
+    /// The game has ended (docs/rules/punct.md §5).
     #[error("the game is over")]
     GameOver,
-    /// It is the other player's turn (RULES.md §4).
+    /// It is the other player's turn (docs/rules/punct.md §4).
     #[error("it is {to_move}'s turn")]
     NotYourTurn {
         /// Who is to move.
         to_move: Colour,
     },
-    /// No piece of this code is left in the mover's supply (RULES.md §4.1).
+    /// No piece of this code is left in the mover's supply (docs/rules/punct.md §4.1).
     #[error("no {code} piece is left in the supply")]
     NoPieceInSupply {
         /// The code asked for.
         code: PieceCode,
     },
-    /// A dot of the piece would lie off the board (RULES.md §4.2.3).
+    /// A dot of the piece would lie off the board (docs/rules/punct.md §4.2.3).
     #[error("the piece would have a dot off the board")]
     OffBoard,
-    /// The spaces given are not the shape of the piece in any rotation (RULES.md §7).
+    /// The spaces given are not the shape of the piece in any rotation (docs/rules/punct.md §7).
     #[error("those spaces are not a {code} piece with its PÜNCT on {punct}")]
     ShapeMismatch {
         /// The piece's code.
@@ -42,49 +42,49 @@ pub enum IllegalMove {
         /// The PÜNCT space given.
         punct: Space,
     },
-    /// A placement onto a space that is not empty (RULES.md §4.1).
+    /// A placement onto a space that is not empty (docs/rules/punct.md §4.1).
     #[error("{space} is not empty: new pieces go on empty spaces at level 0")]
     SpaceNotEmpty {
         /// The first space that is not empty.
         space: Space,
     },
-    /// White's first placement in the basic game touches the centre (RULES.md §4.1).
+    /// White's first placement in the basic game touches the centre (docs/rules/punct.md §4.1).
     #[error("the first piece of the basic game may not cover the centre hexagon ({space})")]
     CentreFirstTurn {
         /// A centre space the piece would cover.
         space: Space,
     },
-    /// A placement in the standard game touches the centre (RULES.md §4.1).
+    /// A placement in the standard game touches the centre (docs/rules/punct.md §4.1).
     #[error("in the standard game no piece may be placed on the centre hexagon ({space})")]
     CentreStandard {
         /// A centre space the piece would cover.
         space: Space,
     },
-    /// No piece has its PÜNCT on top of the space named as the origin (RULES.md §7).
+    /// No piece has its PÜNCT on top of the space named as the origin (docs/rules/punct.md §7).
     #[error("there is no piece on {space}")]
     NoPieceAt {
         /// The origin given.
         space: Space,
     },
-    /// The piece on top of the origin is the opponent's (RULES.md §4.2).
+    /// The piece on top of the origin is the opponent's (docs/rules/punct.md §4.2).
     #[error("the piece on {space} is not yours")]
     NotYourPiece {
         /// The origin given.
         space: Space,
     },
-    /// The top dot of the origin is a minor dot, not a PÜNCT (RULES.md §7).
+    /// The top dot of the origin is a minor dot, not a PÜNCT (docs/rules/punct.md §7).
     #[error("the top dot on {space} is a minor dot: name a piece by its PÜNCT")]
     NotAPunct {
         /// The origin given.
         space: Space,
     },
-    /// The piece has a covered dot (RULES.md §3).
+    /// The piece has a covered dot (docs/rules/punct.md §3).
     #[error("the piece on {space} is covered and cannot move")]
     PieceImmobile {
         /// The origin given.
         space: Space,
     },
-    /// The destination is not on a straight line from the origin (RULES.md §4.2.1).
+    /// The destination is not on a straight line from the origin (docs/rules/punct.md §4.2.1).
     #[error("{to} is not on a straight line from {from}")]
     NotStraightLine {
         /// Origin.
@@ -92,28 +92,28 @@ pub enum IllegalMove {
         /// Destination.
         to: Space,
     },
-    /// The three spaces do not offer a level to rest on (RULES.md §3).
+    /// The three spaces do not offer a level to rest on (docs/rules/punct.md §3).
     #[error("the piece would not be supported: its spaces are not at one height")]
     Unsupported,
-    /// A triangle cannot bridge (RULES.md §3).
+    /// A triangle cannot bridge (docs/rules/punct.md §3).
     #[error("a {code} piece has no ends and cannot bridge")]
     BridgeNotAllowed {
         /// The piece's code.
         code: PieceCode,
     },
-    /// A jump whose PÜNCT would come down on the opponent's dot (RULES.md §4.2.4).
+    /// A jump whose PÜNCT would come down on the opponent's dot (docs/rules/punct.md §4.2.4).
     #[error("a jumping piece's PÜNCT must come down on your own piece, not on {space}")]
     PunctNotOnOwnDot {
         /// The PÜNCT's destination.
         space: Space,
     },
-    /// A bridging SM/AM with its PÜNCT over an empty space (RULES.md §4.2.4).
+    /// A bridging SM/AM with its PÜNCT over an empty space (docs/rules/punct.md §4.2.4).
     #[error("a bridge's PÜNCT cannot hang over the empty space {space}")]
     PunctOverEmpty {
         /// The PÜNCT's destination.
         space: Space,
     },
-    /// The piece would end where it started (RULES.md §4.2.5).
+    /// The piece would end where it started (docs/rules/punct.md §4.2.5).
     #[error("the piece would end where it started")]
     NoChange,
 }
@@ -241,7 +241,7 @@ impl Position {
         }
     }
 
-    /// The landing rule (RULES.md §3 and §4.2.3-5) for mobile piece `id` lifted
+    /// The landing rule (docs/rules/punct.md §3 and §4.2.3-5) for mobile piece `id` lifted
     /// and put down on `fp` (PÜNCT first).
     #[inline]
     fn landing(&self, id: PieceId, fp: Footprint) -> Result<Landing, IllegalMove> {
@@ -307,7 +307,7 @@ impl Position {
     }
 
     /// Calls `visit` with every legal move of the player to move, one per
-    /// distinct resulting position (RULES.md §4), until it breaks.
+    /// distinct resulting position (docs/rules/punct.md §4), until it breaks.
     pub fn for_each_legal_move<B>(
         &self,
         variant: Variant,

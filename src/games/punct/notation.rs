@@ -1,4 +1,4 @@
-//! Notation (RULES.md §7): moves as text (`SE@E5:F5,G5`, `E5>H8:I8,J8`) and
+//! Notation (docs/rules/punct.md §7): moves as text (`SE@E5:F5,G5`, `E5>H8:I8,J8`) and
 //! game records (header lines, a blank line, one turn per line).
 //!
 //! Parsing is lenient (any case, spaces around the separators, minor spaces in
@@ -20,7 +20,7 @@ use super::{EndOnSupply, Game, Move, RuleOptions};
 /// Longest move text accepted (anything longer is garbage, not a move).
 pub const MAX_MOVE_TEXT: usize = 64;
 
-/// A move as written (RULES.md §7), minor spaces in canonical order.
+/// A move as written (docs/rules/punct.md §7), minor spaces in canonical order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum NotatedMove {
     /// `SE@E5:F5,G5`: code, PÜNCT space, the two minor spaces.
@@ -174,7 +174,7 @@ impl Position {
     }
 
     /// Turns notation into a [`Move`]: finds the moving piece and the rotation
-    /// whose minor dots are the ones written (RULES.md §7: the code must match
+    /// whose minor dots are the ones written (docs/rules/punct.md §7: the code must match
     /// the geometry; a move's spaces must be a rotation of the moving piece).
     pub fn resolve(&self, notated: NotatedMove) -> Result<Move, IllegalMove> {
         match notated {
@@ -242,7 +242,7 @@ impl FromStr for GameResult {
     }
 }
 
-/// A game record (RULES.md §7): options, free tags, result and moves.
+/// A game record (docs/rules/punct.md §7): options, free tags, result and moves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameRecord {
     /// Variant and rule options (`variant:`, and the options that differ from

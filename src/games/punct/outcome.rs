@@ -1,4 +1,4 @@
-//! How a game ends (RULES.md §5 and §6): connections seen from above, the
+//! How a game ends (docs/rules/punct.md §5 and §6): connections seen from above, the
 //! centre count, and the outcome with its reason.
 
 use std::fmt;
@@ -11,17 +11,17 @@ use super::position::Position;
 /// Why a game ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EndReason {
-    /// A chain of top dots joins two opposite sides (RULES.md §5.1-2).
+    /// A chain of top dots joins two opposite sides (docs/rules/punct.md §5.1-2).
     Connection,
-    /// The supply phase ended in the basic game: a draw (RULES.md §5.3).
+    /// The supply phase ended in the basic game: a draw (docs/rules/punct.md §5.3).
     LastPiece,
-    /// The supply phase ended in the standard game: the centre count decides (RULES.md §5.3).
+    /// The supply phase ended in the standard game: the centre count decides (docs/rules/punct.md §5.3).
     CenterCount,
-    /// The player to move had no legal turn: a draw (RULES.md §6).
+    /// The player to move had no legal turn: a draw (docs/rules/punct.md §6).
     NoLegalMove,
-    /// The same position occurred `repetition_limit` times: a draw (RULES.md §6).
+    /// The same position occurred `repetition_limit` times: a draw (docs/rules/punct.md §6).
     Repetition,
-    /// `max_plies` turns were played: a draw (RULES.md §6).
+    /// `max_plies` turns were played: a draw (docs/rules/punct.md §6).
     MoveLimit,
     /// A player resigned (referee action).
     Resignation,
@@ -196,12 +196,12 @@ fn connection_in(mask: SpaceSet) -> Option<Connection> {
 
 impl Position {
     /// `colour`'s connection, if its top dots join a pair of opposite sides
-    /// (RULES.md §5; levels do not matter, PÜNCT and minor dots alike).
+    /// (docs/rules/punct.md §5; levels do not matter, PÜNCT and minor dots alike).
     pub fn connection(&self, colour: Colour) -> Option<Connection> {
         connection_in(self.tops_of(colour))
     }
 
-    /// Centre spaces whose top dot is White's and Black's (RULES.md §5.3).
+    /// Centre spaces whose top dot is White's and Black's (docs/rules/punct.md §5.3).
     pub fn centre_count(&self) -> [u8; 2] {
         [
             self.tops_of(Colour::White).and(CENTRE).len() as u8,

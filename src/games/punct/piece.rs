@@ -1,4 +1,4 @@
-//! Pieces (RULES.md §2): the two colours, the six piece codes with their counts,
+//! Pieces (docs/rules/punct.md §2): the two colours, the six piece codes with their counts,
 //! and each code's shape in each rotation, precomputed for every PÜNCT space.
 
 use std::fmt;
@@ -50,7 +50,7 @@ impl fmt::Display for Colour {
     }
 }
 
-/// The six kinds of piece (RULES.md §2).
+/// The six kinds of piece (docs/rules/punct.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PieceCode {
     /// Straight, PÜNCT in the middle.
@@ -132,7 +132,7 @@ impl PieceCode {
     }
 
     /// The dot offsets of rotation `r` as direction paths from the PÜNCT:
-    /// dot 0 is the PÜNCT, dots 1 and 2 are the minor dots (RULES.md §2 table).
+    /// dot 0 is the PÜNCT, dots 1 and 2 are the minor dots (docs/rules/punct.md §2 table).
     const fn paths(self, r: usize) -> [[Option<usize>; 2]; 2] {
         match self {
             PieceCode::SM => [[Some(r), None], [Some(r + 3), None]],
@@ -169,7 +169,7 @@ impl FromStr for PieceCode {
 }
 
 /// The three spaces a piece covers: `[PÜNCT, minor, minor]` in the order of the
-/// RULES.md §2 table.
+/// docs/rules/punct.md §2 table.
 pub type Footprint = [Space; 3];
 
 /// One on-board placement of a shape, precomputed.
@@ -256,7 +256,7 @@ pub fn rotation_for(code: PieceCode, punct: Space, minors: [Space; 2]) -> Option
 }
 
 /// The two minor spaces of a footprint in canonical (ascending) order, as the
-/// notation writes them (RULES.md §7).
+/// notation writes them (docs/rules/punct.md §7).
 #[inline]
 pub fn sorted_minors(fp: Footprint) -> [Space; 2] {
     if fp[1] < fp[2] {

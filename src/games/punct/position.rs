@@ -1,4 +1,4 @@
-//! A PÜNCT position (RULES.md §3): where every piece is, the stacks of dots on
+//! A PÜNCT position (docs/rules/punct.md §3): where every piece is, the stacks of dots on
 //! every space, both supplies, the player to move and the ply count.
 //!
 //! The representation is plain fixed-size data (`Copy`, no allocation). Each
@@ -116,11 +116,11 @@ pub struct BoardPiece {
     pub placement: Placement,
     /// Its three spaces, PÜNCT first.
     pub spaces: Footprint,
-    /// Whether it may move (no dot covered, RULES.md §3).
+    /// Whether it may move (no dot covered, docs/rules/punct.md §3).
     pub mobile: bool,
 }
 
-/// How a validated move comes to rest (RULES.md §3), found by validation and
+/// How a validated move comes to rest (docs/rules/punct.md §3), found by validation and
 /// used by [`Position::apply_landing`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Landing {
@@ -149,7 +149,7 @@ pub struct Position {
 }
 
 impl PartialEq for Position {
-    /// Positions are equal when they are the same game situation (RULES.md §6
+    /// Positions are equal when they are the same game situation (docs/rules/punct.md §6
     /// repetition): same pieces on the same spaces and levels, same supplies,
     /// same player to move. Identical pieces are interchangeable; the ply is
     /// not part of the position.
@@ -165,7 +165,7 @@ impl std::fmt::Debug for Position {
     }
 }
 
-/// The exact identity of a position for repetition (RULES.md §6): each group
+/// The exact identity of a position for repetition (docs/rules/punct.md §6): each group
 /// of identical pieces sorted, so that which physical piece is where does not
 /// matter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -274,7 +274,7 @@ impl Position {
         self.placements[id.index()].map(|_| self.spaces[id.index()])
     }
 
-    /// Whether a piece on the board has no covered dot (RULES.md §3).
+    /// Whether a piece on the board has no covered dot (docs/rules/punct.md §3).
     #[inline]
     pub fn is_mobile(&self, id: PieceId) -> bool {
         self.placements[id.index()].is_some()
@@ -295,7 +295,7 @@ impl Position {
     }
 
     /// The piece whose PÜNCT is the top dot of `s` (how the notation names a
-    /// moving piece, RULES.md §7).
+    /// moving piece, docs/rules/punct.md §7).
     #[inline]
     pub fn punct_on_top(&self, s: Space) -> Option<PieceId> {
         let id = self.top_piece(s)?;
@@ -475,7 +475,7 @@ impl Position {
         self.ply += 1;
     }
 
-    /// The exact repetition identity of this position (RULES.md §6).
+    /// The exact repetition identity of this position (docs/rules/punct.md §6).
     pub fn key(&self) -> PositionKey {
         let mut pieces = [0u32; PIECE_COUNT];
         for (i, p) in self.placements.iter().enumerate() {

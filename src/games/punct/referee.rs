@@ -19,7 +19,7 @@ pub struct PunctMoveInput {
     /// The structured move (place: code, PÜNCT space, rotation; shift: from,
     /// to, rotation).
     pub structured: Option<Move>,
-    /// The move in notation (RULES.md §7).
+    /// The move in notation (docs/rules/punct.md §7).
     pub notation: Option<NotatedMove>,
 }
 
@@ -61,7 +61,7 @@ impl GameState for PunctSnapshot {
     }
 }
 
-/// PÜNCT's two seats, in seat order (RULES.md: white moves first).
+/// PÜNCT's two seats, in seat order (docs/rules/punct.md: white moves first).
 pub const SEAT_NAMES: &[&str] = &["white", "black"];
 
 impl Rules for RuleOptions {
@@ -192,7 +192,7 @@ impl PunctGame {
         MoveReport {
             seat,
             ply,
-            // PÜNCT alternates (RULES.md §2).
+            // PÜNCT alternates (docs/rules/punct.md §2).
             next: outcome.is_none().then(|| seat.next(SEAT_NAMES.len())),
             verdict: outcome.map(verdict).map(Box::new),
             detail: detail(info),
@@ -362,7 +362,7 @@ impl GameTrait for PunctGame {
     }
 }
 
-/// Reads and replays a PÜNCT record (RULES.md §7), collecting every move.
+/// Reads and replays a PÜNCT record (docs/rules/punct.md §7), collecting every move.
 /// PÜNCT has no seed, so `_seed` is never needed.
 pub fn import(text: &str, _seed: Option<Setup>) -> Result<Replayed, RecordError> {
     let (record, lines) = GameRecord::parse_with_lines(text).map_err(record_error)?;
@@ -545,7 +545,7 @@ mod tests {
                     notation: Some(notation),
                 }))
             },
-            // Codes that do not fit the geometry (RULES.md §7).
+            // Codes that do not fit the geometry (docs/rules/punct.md §7).
             never_legal: &["SM@E5:F5,G5", "T@E5:F5,G6"],
             seeded: false,
             // ~5000 legal moves a ply: check the opening ply by ply, and

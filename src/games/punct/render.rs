@@ -5,7 +5,7 @@
 //! Each space shows its top dot: `W`/`B` for a PÜNCT, `w`/`b` for a minor dot,
 //! followed by the stack height when it is above 1; `.` is an empty space and
 //! `+` an empty space of the centre hexagon. Rows run horizontally, columns
-//! run up and to the left (RULES.md §1 neighbours).
+//! run up and to the left (docs/rules/punct.md §1 neighbours).
 
 use super::board::Space;
 use super::piece::{Colour, PieceCode};

@@ -1,4 +1,4 @@
-//! Punto's cards (RULES.md §2): four colours in the colour order `R O B G`,
+//! Punto's cards (docs/rules/punto.md §2): four colours in the colour order `R O B G`,
 //! values 1 to 9, two identical copies of each, written `R7`; the canonical
 //! order every shuffle starts from; and [`CardCounts`], a multiset of cards
 //! (deck contents, the cards still in the match).
@@ -6,7 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// A card colour, in the colour order of RULES.md §2.
+/// A card colour, in the colour order of docs/rules/punto.md §2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Colour {
     /// `R`, red.
@@ -20,7 +20,7 @@ pub enum Colour {
 }
 
 impl Colour {
-    /// The four colours in colour order (RULES.md §2).
+    /// The four colours in colour order (docs/rules/punto.md §2).
     pub const ALL: [Colour; 4] = [Colour::Red, Colour::Orange, Colour::Blue, Colour::Green];
 
     /// 0 for red … 3 for green (the colour order).
@@ -77,7 +77,7 @@ impl fmt::Display for Colour {
     }
 }
 
-/// A card: a colour and a value 1..=9 (RULES.md §2). The two copies of a
+/// A card: a colour and a value 1..=9 (docs/rules/punto.md §2). The two copies of a
 /// card are the same value of this type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Card {
@@ -86,7 +86,7 @@ pub struct Card {
 }
 
 impl Card {
-    /// Cards a match holds (RULES.md §2).
+    /// Cards a match holds (docs/rules/punto.md §2).
     pub const IN_GAME: usize = 72;
     /// Distinct cards (each has two copies).
     pub const KINDS: usize = 36;
@@ -117,7 +117,7 @@ impl Card {
         self.value
     }
 
-    /// Its place in the canonical order of distinct cards, 0..36 (RULES.md
+    /// Its place in the canonical order of distinct cards, 0..36 (docs/rules/punto.md
     /// §2: by colour order, then by value).
     pub const fn kind(self) -> usize {
         self.colour.index() * 9 + (self.value as usize - 1)
@@ -134,7 +134,7 @@ impl Card {
         }
     }
 
-    /// The canonical order key (RULES.md §2): colour order, then value.
+    /// The canonical order key (docs/rules/punto.md §2): colour order, then value.
     pub const fn canonical_key(self) -> (Colour, u8) {
         (self.colour, self.value)
     }
@@ -147,7 +147,7 @@ impl PartialOrd for Card {
 }
 
 impl Ord for Card {
-    /// The canonical order of RULES.md §2.
+    /// The canonical order of docs/rules/punto.md §2.
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.canonical_key().cmp(&other.canonical_key())
     }
@@ -159,7 +159,7 @@ impl fmt::Display for Card {
     }
 }
 
-/// Why a text is not a card (RULES.md §2: an upper-case colour letter and
+/// Why a text is not a card (docs/rules/punto.md §2: an upper-case colour letter and
 /// one digit 1..9).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}` is not a card: write its colour letter R, O, B or G and its value 1 to 9, as `R7`")]
@@ -256,7 +256,7 @@ impl CardCounts {
         out
     }
 
-    /// Every card held, in canonical order (RULES.md §2), copies adjacent.
+    /// Every card held, in canonical order (docs/rules/punto.md §2), copies adjacent.
     pub fn iter(&self) -> impl Iterator<Item = Card> + '_ {
         self.0.iter().enumerate().flat_map(|(kind, &n)| {
             Card::of_kind(kind)

@@ -1,4 +1,4 @@
-//! The fair shuffle of RULES.md §10, bit for bit: the key
+//! The fair shuffle of docs/rules/punto.md §10, bit for bit: the key
 //! `K = SHA-256("PUNTO-KEY-V1" ‖ S ‖ E)` (§10.2), the streams of 64-bit
 //! words named by a label, a round and an index (§10.3), uniform numbers by
 //! rejection (§10.4), Fisher–Yates from the canonical order (§10.5), and
@@ -9,12 +9,12 @@ use sha2::{Digest as _, Sha256};
 
 use super::card::{Card, CardCounts, Colour};
 
-/// The 12 ASCII bytes the key is derived under (RULES.md §10.2).
+/// The 12 ASCII bytes the key is derived under (docs/rules/punto.md §10.2).
 pub const KEY_LABEL: &[u8; 12] = b"PUNTO-KEY-V1";
-/// Most bytes of creator entropy (RULES.md §10.2).
+/// Most bytes of creator entropy (docs/rules/punto.md §10.2).
 pub const MAX_ENTROPY: usize = 64;
 
-/// The key every shuffle of a match is derived from (RULES.md §10.2).
+/// The key every shuffle of a match is derived from (docs/rules/punto.md §10.2).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Key([u8; 32]);
 
@@ -26,7 +26,7 @@ impl std::fmt::Debug for Key {
 }
 
 impl Key {
-    /// `K = SHA-256("PUNTO-KEY-V1" ‖ seed ‖ entropy)` (RULES.md §10.2).
+    /// `K = SHA-256("PUNTO-KEY-V1" ‖ seed ‖ entropy)` (docs/rules/punto.md §10.2).
     pub fn new(seed: &[u8; 32], entropy: &[u8]) -> Key {
         let mut hash = Sha256::new();
         hash.update(KEY_LABEL);
@@ -40,7 +40,7 @@ impl Key {
         self.0
     }
 
-    /// The stream named (`label`, `round`, `index`) (RULES.md §10.3).
+    /// The stream named (`label`, `round`, `index`) (docs/rules/punto.md §10.3).
     pub fn stream(&self, label: Label, round: u32, index: u32) -> Stream {
         Stream {
             key: self.0,
@@ -54,7 +54,7 @@ impl Key {
     }
 }
 
-/// The labels of the streams of a match (RULES.md §10.3).
+/// The labels of the streams of a match (docs/rules/punto.md §10.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Label {
     /// `deck`: a seat's deck (not in the team variant); index = seat 1..N.
@@ -76,7 +76,7 @@ impl Label {
     }
 }
 
-/// A stream of random words (RULES.md §10.3): block `j` is
+/// A stream of random words (docs/rules/punto.md §10.3): block `j` is
 /// `SHA-256(K ‖ label ‖ 0x00 ‖ u32be(r) ‖ u32be(i) ‖ u32be(j))`, read as four
 /// big-endian 64-bit words; words are used one at a time, never twice.
 #[derive(Clone)]
@@ -105,7 +105,7 @@ impl std::fmt::Debug for Stream {
 }
 
 impl Stream {
-    /// Block `j` of this stream, as bytes (RULES.md §10.3).
+    /// Block `j` of this stream, as bytes (docs/rules/punto.md §10.3).
     pub fn block(&self, j: u32) -> [u8; 32] {
         let mut hash = Sha256::new();
         hash.update(self.key);
@@ -117,7 +117,7 @@ impl Stream {
         hash.finalize().into()
     }
 
-    /// The next word (RULES.md §10.3).
+    /// The next word (docs/rules/punto.md §10.3).
     pub fn next_word(&mut self) -> u64 {
         if self.used == 4 {
             let block = self.block(self.block);
@@ -135,14 +135,14 @@ impl Stream {
         word
     }
 
-    /// A uniform number in `0..bound` by rejection (RULES.md §10.4);
+    /// A uniform number in `0..bound` by rejection (docs/rules/punto.md §10.4);
     /// `bound` 0 is taken as 1.
     pub fn below(&mut self, bound: u64) -> u64 {
         uniform_below(bound, || self.next_word())
     }
 }
 
-/// A uniform number in `0..bound` from the words `next` gives (RULES.md
+/// A uniform number in `0..bound` from the words `next` gives (docs/rules/punto.md
 /// §10.4): with `rem = 2^64 mod bound`, a word `w ≥ 2^64 − rem` is discarded
 /// and the next one taken; otherwise the result is `w mod bound`. `bound` 0
 /// is taken as 1.
@@ -158,7 +158,7 @@ pub fn uniform_below(bound: u64, mut next: impl FnMut() -> u64) -> u64 {
     }
 }
 
-/// Shuffles `cards` with `stream` (RULES.md §10.5): sorted into canonical
+/// Shuffles `cards` with `stream` (docs/rules/punto.md §10.5): sorted into canonical
 /// order, then Fisher–Yates from the last position down; position 0 is the
 /// top. A list of 0 or 1 card draws no word.
 pub fn shuffle(cards: &mut [Card], stream: &mut Stream) {
@@ -169,7 +169,7 @@ pub fn shuffle(cards: &mut [Card], stream: &mut Stream) {
     }
 }
 
-/// `cards` in canonical order, shuffled with `stream` (RULES.md §10.5).
+/// `cards` in canonical order, shuffled with `stream` (docs/rules/punto.md §10.5).
 pub fn shuffled(cards: &CardCounts, stream: &mut Stream) -> Vec<Card> {
     let mut list: Vec<Card> = cards.iter().collect();
     shuffle(&mut list, stream);
@@ -177,12 +177,12 @@ pub fn shuffled(cards: &CardCounts, stream: &mut Stream) -> Vec<Card> {
 }
 
 /// The seat (0-based) that neutral card `p` of a deal starting with seat
-/// `first` (0-based) goes to, with 3 seats (RULES.md §10.6 step 1).
+/// `first` (0-based) goes to, with 3 seats (docs/rules/punto.md §10.6 step 1).
 pub const fn neutral_seat(first: usize, p: usize) -> usize {
     (first + p) % 3
 }
 
-/// The neutral deal of round `round` (RULES.md §3.3, §10.6 step 1): `pool`
+/// The neutral deal of round `round` (docs/rules/punto.md §3.3, §10.6 step 1): `pool`
 /// shuffled with stream (`neutral`, round, 0), dealt one at a time from
 /// seat `first` (0-based) round the 3 seats; each seat's share, in the order
 /// dealt, and the shuffled pool.
@@ -201,12 +201,12 @@ pub fn deal_neutral(
 }
 
 /// Seat `seat`'s (0-based) deck of round `round`, top first: `cards`
-/// shuffled with stream (`deck`, round, seat + 1) (RULES.md §10.6 step 2).
+/// shuffled with stream (`deck`, round, seat + 1) (docs/rules/punto.md §10.6 step 2).
 pub fn deal_deck(key: &Key, round: u32, seat: usize, cards: &CardCounts) -> Vec<Card> {
     shuffled(cards, &mut key.stream(Label::Deck, round, seat as u32 + 1))
 }
 
-/// A team's two decks of round `round` (RULES.md §3.2, §10.6 step 2): its
+/// A team's two decks of round `round` (docs/rules/punto.md §3.2, §10.6 step 2): its
 /// pile shuffled with stream (`team`, round, team) (team 1 or 2), the first
 /// `ceil(n / 2)` cards to its lower seat, the rest to the other, in order.
 pub fn deal_team(key: &Key, round: u32, team: u32, pile: &CardCounts) -> (Vec<Card>, Vec<Card>) {
@@ -216,7 +216,7 @@ pub fn deal_team(key: &Key, round: u32, team: u32, pile: &CardCounts) -> (Vec<Ca
 }
 
 /// The colours a seat's deck draws on besides neutral cards, by
-/// configuration (RULES.md §3.1): used by the deal of [`super::Match`].
+/// configuration (docs/rules/punto.md §3.1): used by the deal of [`super::Match`].
 pub(crate) fn colours_of(colours: &[Colour], counts: &CardCounts) -> CardCounts {
     colours
         .iter()
@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn the_key_is_the_hash_of_label_seed_and_entropy() {
-        // RULES.md §14.
+        // docs/rules/punto.md §14.
         assert_eq!(
             hex(&Key::new(&seed(), &[]).bytes()),
             "8338a0e43e22b14982eb50bf76aefc1d646783b589718dc1475b4e7b05b3cf04"
@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn words_at_or_above_the_rejection_limit_are_discarded() {
-        // RULES.md §10.4: b = 36, rem = 16: 18446744073709551600 and above
+        // docs/rules/punto.md §10.4: b = 36, rem = 16: 18446744073709551600 and above
         // are discarded, the word just below is kept.
         let mut words = [u64::MAX, 18446744073709551600, 18446744073709551599, 7].into_iter();
         let drawn = uniform_below(36, || words.next().unwrap_or(0));

@@ -1,4 +1,4 @@
-//! Move notation (RULES.md §4.4): a move names the cell the revealed card
+//! Move notation (docs/rules/punto.md §4.4): a move names the cell the revealed card
 //! goes to as `X,Y`. Reading trims spaces, tabs, CR and LF and then accepts
 //! exactly `-?[0-9]+,-?[0-9]+`; numbers of any length read (saturating, so a
 //! very long one is a cell far outside the area, never a failure); the
@@ -10,7 +10,7 @@ use super::table::Cell;
 /// Longest text a refusal repeats back.
 const ECHO: usize = 40;
 
-/// The cell `text` names (RULES.md §4.4), or `MALFORMED`.
+/// The cell `text` names (docs/rules/punto.md §4.4), or `MALFORMED`.
 pub fn parse_cell(text: &str) -> Result<Cell, Refusal> {
     let trimmed = text.trim_matches([' ', '\t', '\r', '\n']);
     let malformed = || Refusal::Malformed(trimmed.chars().take(ECHO).collect());

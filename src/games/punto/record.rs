@@ -1,4 +1,4 @@
-//! Game records (RULES.md §12): reading (lenient exactly where §12 says),
+//! Game records (docs/rules/punto.md §12): reading (lenient exactly where §12 says),
 //! the canonical text, and replaying with the seed, which checks the
 //! commitment, the round lines, every revealed card against the deal, every
 //! move, and a stated result.

@@ -1,6 +1,6 @@
 //! Punto behind the game-agnostic [`Game`] trait (and its options behind
 //! [`Rules`]): seats by the colours they play, the game choosing who moves
-//! (and starting each next round by itself, RULES.md §9.3), verdicts naming
+//! (and starting each next round by itself, docs/rules/punto.md §9.3), verdicts naming
 //! the winning side's seats with each seat's round wins as its score,
 //! referee endings, the §12 record with the commitment and, once over, the
 //! seed, and the [`Importer`](crate::games::Importer) contract.
@@ -22,7 +22,7 @@ use crate::games::{
 };
 
 /// A Punto move as a client gave it: the cell, structured or as notation
-/// (RULES.md §4.4; the card is always the mover's revealed card).
+/// (docs/rules/punto.md §4.4; the card is always the mover's revealed card).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PuntoMoveInput {
     /// The cell `x, y`.
@@ -226,7 +226,7 @@ impl PuntoGame {
         self.concluded.is_some() || self.engine.is_over()
     }
 
-    /// The cell `input` names: RULES.md §5.3 orders 1 and 2 (a foreign
+    /// The cell `input` names: docs/rules/punto.md §5.3 orders 1 and 2 (a foreign
     /// payload is malformed input, not a rule question).
     fn cell_of(&self, input: &MoveInput) -> Result<Cell, MoveError> {
         enum Given<'a> {
@@ -449,7 +449,7 @@ impl Game for PuntoGame {
         })
     }
 
-    /// The legal cells, sorted by notation as the contract wants (RULES.md
+    /// The legal cells, sorted by notation as the contract wants (docs/rules/punto.md
     /// §5.3 sorts by `x`, then `y`: [`Match::legal_cells`]). A listed move
     /// leaves `next` and `verdict` empty: they depend on the next card.
     fn legal_moves(&self) -> Vec<MoveReport> {
@@ -565,7 +565,7 @@ impl Game for PuntoGame {
     }
 }
 
-/// Reads and replays a Punto record (RULES.md §12) under the
+/// Reads and replays a Punto record (docs/rules/punto.md §12) under the
 /// [`Importer`](crate::games::Importer) contract: the record's seed or the
 /// server's `seed`, checked against the commitment; without either the
 /// record is refused (`SEED_NOT_REVEALED`).
@@ -630,7 +630,7 @@ mod tests {
             rules: GameRules::new(options),
             import,
             notation,
-            // Cells no card can reach (RULES.md §4.2), however written.
+            // Cells no card can reach (docs/rules/punto.md §4.2), however written.
             never_legal: &["6,0", "0,-6", "-6,5", "99999999999999999999,0"],
             seeded: true,
             // Up to 49 legal cells a ply and a few dozen plies a round:

@@ -1,6 +1,6 @@
 //! The table as text, for tests, logs and the command line: the top card of
 //! every cell over the occupied box, `x` left to right and `y` from top to
-//! bottom, as RULES.md §7.5 prints it (`..` for an empty cell), then the
+//! bottom, as docs/rules/punto.md §7.5 prints it (`..` for an empty cell), then the
 //! stacks holding covered cards, then a match's state line by line.
 
 use std::fmt::Write as _;
@@ -85,7 +85,7 @@ pub fn ascii(snapshot: &PuntoSnapshot) -> String {
 }
 
 /// One line for a finished round: `round 1: ROW, seat 2 wins, removes O8,
-/// seat 3 begins next` (as RULES.md §14 lists them).
+/// seat 3 begins next` (as docs/rules/punto.md §14 lists them).
 pub fn summary(result: &super::RoundResult) -> String {
     let winner = result
         .winner

@@ -1,4 +1,4 @@
-//! One round of Punto (RULES.md §5–§8): the decks as dealt, the turn (reveal,
+//! One round of Punto (docs/rules/punto.md §5–§8): the decks as dealt, the turn (reveal,
 //! deadlock on an empty deck or a card with no legal cell, place), the end
 //! by a winning row or a deadlock, the deadlock tie-breaks (§7.3), the card
 //! the winner removes (§8.1), who begins the next round (§8.3), and the
@@ -13,7 +13,7 @@ use crate::games::Seat;
 /// neutral cards).
 pub const MAX_DECK: usize = 36;
 
-/// A seat's deck for one round (RULES.md §3.2): the cards as dealt, top
+/// A seat's deck for one round (docs/rules/punto.md §3.2): the cards as dealt, top
 /// first, and how many have been taken off it. Its `Debug` form shows the
 /// size only: the order is secret (§11).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,7 +47,7 @@ impl Deck {
     }
 
     /// The cards still in it, top first (secret until the match ends,
-    /// RULES.md §11).
+    /// docs/rules/punto.md §11).
     pub fn remaining(&self) -> &[Card] {
         &self.cards[usize::from(self.drawn)..usize::from(self.len)]
     }
@@ -67,7 +67,7 @@ impl Deck {
         CardCounts::of_cards(self.remaining())
     }
 
-    /// Takes the top card off (RULES.md §5.2 step 2).
+    /// Takes the top card off (docs/rules/punto.md §5.2 step 2).
     fn draw(&mut self) -> Option<Card> {
         let card = *self.remaining().first()?;
         self.drawn += 1;
@@ -75,7 +75,7 @@ impl Deck {
     }
 }
 
-/// Why a round ended in a deadlock (RULES.md §7.1).
+/// Why a round ended in a deadlock (docs/rules/punto.md §7.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeadlockCause {
     /// The mover's deck was empty.
@@ -115,7 +115,7 @@ pub enum RoundEnd {
     },
 }
 
-/// `ROW` or `DEADLOCK` (RULES.md §8.4).
+/// `ROW` or `DEADLOCK` (docs/rules/punto.md §8.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RoundKind {
     /// A winning row ended the round.
@@ -134,7 +134,7 @@ impl RoundKind {
     }
 }
 
-/// The tie-break step that decided a deadlocked round (RULES.md §7.3).
+/// The tie-break step that decided a deadlocked round (docs/rules/punto.md §7.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TieBreak {
     /// Step 1: most deadlock rows.
@@ -153,7 +153,7 @@ impl TieBreak {
     }
 }
 
-/// One side's deadlock rows (RULES.md §7.3, §8.4): how many, and their
+/// One side's deadlock rows (docs/rules/punto.md §7.3, §8.4): how many, and their
 /// totals in ascending order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SideRows {
@@ -165,7 +165,7 @@ pub struct SideRows {
     pub totals: Vec<u32>,
 }
 
-/// What a deadlock reports (RULES.md §8.4).
+/// What a deadlock reports (docs/rules/punto.md §8.4).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Deadlock {
     /// The seat that could not play.
@@ -180,7 +180,7 @@ pub struct Deadlock {
     pub decided_by: Option<TieBreak>,
 }
 
-/// A finished round, with everything RULES.md §8.4 lists.
+/// A finished round, with everything docs/rules/punto.md §8.4 lists.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RoundResult {
     /// The round number (1, 2, …).
@@ -215,7 +215,7 @@ pub struct Placement {
     pub covered: Option<Card>,
 }
 
-/// A round in play or finished (RULES.md §5).
+/// A round in play or finished (docs/rules/punto.md §5).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Round {
     number: u32,
@@ -231,7 +231,7 @@ pub struct Round {
 
 impl Round {
     /// Round `number` with these decks (top first, one per seat) and
-    /// `first` to play; its first turn begins at once (RULES.md §5.1).
+    /// `first` to play; its first turn begins at once (docs/rules/punto.md §5.1).
     pub fn new(
         number: u32,
         configuration: Configuration,
@@ -310,7 +310,7 @@ impl Round {
         self.end
     }
 
-    /// Steps 1–3 of a turn (RULES.md §5.2): deadlock on an empty deck,
+    /// Steps 1–3 of a turn (docs/rules/punto.md §5.2): deadlock on an empty deck,
     /// reveal the top card, deadlock when it has no legal cell.
     fn begin_turn(&mut self, seat: Seat) {
         self.mover = seat;
@@ -333,7 +333,7 @@ impl Round {
         }
     }
 
-    /// Whether the revealed card may go on `cell` (RULES.md §5.3 orders 3–6);
+    /// Whether the revealed card may go on `cell` (docs/rules/punto.md §5.3 orders 3–6);
     /// the card it would cover. A finished round refuses everything with
     /// `MATCH_OVER`: a match never waits on a finished round (§9.3).
     pub fn check(&self, cell: Cell) -> Result<Option<Card>, Refusal> {
@@ -343,7 +343,7 @@ impl Round {
         }
     }
 
-    /// The legal cells of the revealed card, sorted (RULES.md §5.3); none
+    /// The legal cells of the revealed card, sorted (docs/rules/punto.md §5.3); none
     /// once the round is over.
     pub fn legal_cells(&self) -> super::table::CellList {
         match (self.end, self.revealed) {
@@ -352,7 +352,7 @@ impl Round {
         }
     }
 
-    /// Steps 4–6 of a turn (RULES.md §5.2): puts the revealed card on
+    /// Steps 4–6 of a turn (docs/rules/punto.md §5.2): puts the revealed card on
     /// `cell`, ends the round on a winning row (§6), else begins the next
     /// seat's turn (which may deadlock, §7.1).
     pub fn place(&mut self, cell: Cell) -> Result<Placement, Refusal> {
@@ -384,7 +384,7 @@ impl Round {
         })
     }
 
-    /// The green cards each seat keeps at the end of the round (RULES.md
+    /// The green cards each seat keeps at the end of the round (docs/rules/punto.md
     /// §3.3): those left in its deck, and an unplaced revealed one.
     pub fn neutral_kept(&self) -> [CardCounts; 4] {
         let mut kept = [CardCounts::EMPTY; 4];
@@ -474,7 +474,7 @@ pub struct Scored {
     pub deadlock: Option<Deadlock>,
 }
 
-/// Who wins a deadlocked round (RULES.md §7.3): the winner's side index
+/// Who wins a deadlocked round (docs/rules/punto.md §7.3): the winner's side index
 /// (none when drawn), each side's rows, and the deciding step.
 pub fn decide_deadlock(
     configuration: Configuration,
@@ -520,7 +520,7 @@ pub fn decide_deadlock(
     }
 }
 
-/// The card the winner removes (RULES.md §8.1): the highest value among
+/// The card the winner removes (docs/rules/punto.md §8.1): the highest value among
 /// the top cards of `rows`; between two colours, the first in colour order.
 pub fn removed_card(table: &Table, rows: &[Row]) -> Option<Card> {
     rows.iter()
@@ -533,7 +533,7 @@ pub fn removed_card(table: &Table, rows: &[Row]) -> Option<Card> {
         })
 }
 
-/// The first seat of the next round (RULES.md §8.3).
+/// The first seat of the next round (docs/rules/punto.md §8.3).
 pub fn next_first_seat(
     configuration: Configuration,
     round_first: Seat,
@@ -552,7 +552,7 @@ pub fn next_first_seat(
     }
 }
 
-/// The seat the next neutral deal starts with (RULES.md §3.3, §8.3): the
+/// The seat the next neutral deal starts with (docs/rules/punto.md §3.3, §8.3): the
 /// placer of the winning card, the deadlock's winning seat, or after a
 /// drawn round the next round's first seat.
 pub fn neutral_dealer(

@@ -1,4 +1,4 @@
-//! The table of one round (RULES.md §4): cells `(x, y)` around the first
+//! The table of one round (docs/rules/punto.md §4): cells `(x, y)` around the first
 //! card at `(0, 0)`, a stack of cards on each, the floating 6 × 6 area, the
 //! legal cells of a revealed card (§5.3, in the order of its refusal
 //! reasons), and rows (§6) and deadlock rows (§7.2) of top cards.
@@ -11,10 +11,10 @@ use std::fmt;
 use super::Refusal;
 use super::card::{Card, Colour};
 
-/// Cells from the centre to the edge of the reachable square (RULES.md §4.2:
+/// Cells from the centre to the edge of the reachable square (docs/rules/punto.md §4.2:
 /// every card lies within `−5 ≤ x, y ≤ 5`).
 pub const REACH: i32 = 5;
-/// Most columns (and rows) the cards may span (RULES.md §4.2).
+/// Most columns (and rows) the cards may span (docs/rules/punto.md §4.2).
 pub const SPAN: i32 = 6;
 /// Cells on a side of the reachable square.
 const SIDE: usize = (2 * REACH + 1) as usize;
@@ -24,7 +24,7 @@ pub const MAX_STACK: usize = 9;
 /// occupied box grown by one, within what keeps a 6 × 6 box).
 pub const MAX_LEGAL: usize = 49;
 
-/// A cell of the table (RULES.md §4.1): `x` grows to the right, `y`
+/// A cell of the table (docs/rules/punto.md §4.1): `x` grows to the right, `y`
 /// upwards, `(0, 0)` holds the round's first card. A cell named in a move
 /// may lie anywhere; only `−5..=5` on both axes can ever hold a card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -36,7 +36,7 @@ pub struct Cell {
 }
 
 impl Cell {
-    /// The centre, where every round's first card goes (RULES.md §4.1).
+    /// The centre, where every round's first card goes (docs/rules/punto.md §4.1).
     pub const CENTRE: Cell = Cell { x: 0, y: 0 };
 
     /// The cell `(x, y)`.
@@ -64,13 +64,13 @@ impl Cell {
 }
 
 impl fmt::Display for Cell {
-    /// The canonical move text `X,Y` (RULES.md §4.4).
+    /// The canonical move text `X,Y` (docs/rules/punto.md §4.4).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{},{}", self.x, self.y)
     }
 }
 
-/// The step of a line (RULES.md §4.3), in the order rows are sorted by
+/// The step of a line (docs/rules/punto.md §4.3), in the order rows are sorted by
 /// (§8.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Step {
@@ -85,7 +85,7 @@ pub enum Step {
 }
 
 impl Step {
-    /// The four steps, in the order of RULES.md §8.4.
+    /// The four steps, in the order of docs/rules/punto.md §8.4.
     pub const ALL: [Step; 4] = [
         Step::Horizontal,
         Step::Vertical,
@@ -104,7 +104,7 @@ impl Step {
     }
 }
 
-/// A line of top cards of one colour (RULES.md §6, §7.2): from its first
+/// A line of top cards of one colour (docs/rules/punto.md §6, §7.2): from its first
 /// cell along its step (§8.4), with the sum of its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Row {
@@ -126,13 +126,13 @@ impl Row {
         (0..i32::from(self.len)).map(|i| self.start.along(self.step, i))
     }
 
-    /// The order of RULES.md §8.4: by first cell (`x`, then `y`), then step.
+    /// The order of docs/rules/punto.md §8.4: by first cell (`x`, then `y`), then step.
     pub fn sort_key(&self) -> (Cell, Step) {
         (self.start, self.step)
     }
 }
 
-/// The cards of one cell, the bottom one first (RULES.md §4.1).
+/// The cards of one cell, the bottom one first (docs/rules/punto.md §4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Stack {
     cards: [Card; MAX_STACK],
@@ -161,7 +161,7 @@ impl Stack {
     }
 }
 
-/// The smallest box around the occupied cells (RULES.md §4.2).
+/// The smallest box around the occupied cells (docs/rules/punto.md §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Bounds {
     /// Leftmost occupied column.
@@ -211,7 +211,7 @@ impl Bounds {
         }
     }
 
-    /// Whether it fits 6 × 6 (RULES.md §4.2).
+    /// Whether it fits 6 × 6 (docs/rules/punto.md §4.2).
     pub const fn fits(self) -> bool {
         self.max_x - self.min_x < SPAN && self.max_y - self.min_y < SPAN
     }
@@ -237,7 +237,7 @@ impl Bounds {
     }
 }
 
-/// The legal cells of a revealed card, sorted by `x`, then `y` (RULES.md
+/// The legal cells of a revealed card, sorted by `x`, then `y` (docs/rules/punto.md
 /// §5.3), in fixed storage.
 #[derive(Debug, Clone, Copy)]
 pub struct CellList {
@@ -271,7 +271,7 @@ impl CellList {
 }
 
 /// For each slot of the reachable square, the bits of its 8 neighbours
-/// (RULES.md §4.3) that lie in the square.
+/// (docs/rules/punto.md §4.3) that lie in the square.
 const NEIGHBOURS: [u128; SIDE * SIDE] = neighbour_masks();
 
 const fn neighbour_masks() -> [u128; SIDE * SIDE] {
@@ -335,7 +335,7 @@ const fn rectangle(low_x: i32, high_x: i32, low_y: i32, high_y: i32) -> u128 {
     columns & replicate(rows)
 }
 
-/// The slots next to (RULES.md §4.3) at least one slot of `mask`, `mask`
+/// The slots next to (docs/rules/punto.md §4.3) at least one slot of `mask`, `mask`
 /// itself included.
 const fn grown(mask: u128) -> u128 {
     // Along a column first (y ± 1, never wrapping into the next column),
@@ -368,11 +368,11 @@ const fn cell_of(slot: u32) -> Cell {
     }
 }
 
-/// The cards on the table during a round (RULES.md §4).
+/// The cards on the table during a round (docs/rules/punto.md §4).
 ///
 /// Besides the stacks it keeps bit masks over the slots of the reachable
 /// square (slot = `(x + 5) · 11 + (y + 5)`, so ascending slots are the
-/// order of RULES.md §5.3): which cells are occupied, which show each
+/// order of docs/rules/punto.md §5.3): which cells are occupied, which show each
 /// colour on top, and which a card of each value may cover. The legal
 /// cells of a card and the row check after a placement are a few masks
 /// and a walk over set bits, with no search over candidate cells.
@@ -486,14 +486,14 @@ impl Table {
         true
     }
 
-    /// Whether any of the 8 neighbours of `cell` holds a card (RULES.md
+    /// Whether any of the 8 neighbours of `cell` holds a card (docs/rules/punto.md
     /// §4.3).
     fn has_neighbour(&self, cell: Cell) -> bool {
         cell.slot()
             .is_some_and(|slot| self.occupied & NEIGHBOURS[slot] != 0)
     }
 
-    /// Checks steps 3 to 6 of RULES.md §5.3 for `card` on `cell`, in that
+    /// Checks steps 3 to 6 of docs/rules/punto.md §5.3 for `card` on `cell`, in that
     /// order; the card it would cover, if any.
     pub fn check(&self, cell: Cell, card: Card) -> Result<Option<Card>, Refusal> {
         // §5.3 order 3: the first card of a round goes to (0, 0).
@@ -521,7 +521,7 @@ impl Table {
         }
     }
 
-    /// The legal cells of `card` as slot bits (RULES.md §5.3 orders 3–6):
+    /// The legal cells of `card` as slot bits (docs/rules/punto.md §5.3 orders 3–6):
     /// the centre on an empty table; else the empty cells next to a card
     /// and the cells it may cover, within the columns and rows that keep a
     /// 6 × 6 box (§4.2).
@@ -542,7 +542,7 @@ impl Table {
         (empty_next | coverable) & area
     }
 
-    /// Every legal cell of `card`, sorted by `x`, then `y` (RULES.md §5.3).
+    /// Every legal cell of `card`, sorted by `x`, then `y` (docs/rules/punto.md §5.3).
     pub fn legal_cells(&self, card: Card) -> CellList {
         let mask = self.legal_mask(card);
         let mut cells = [Cell::CENTRE; MAX_LEGAL];
@@ -561,14 +561,14 @@ impl Table {
         }
     }
 
-    /// Whether `card` has a legal cell (RULES.md §7.1: else the round ends
+    /// Whether `card` has a legal cell (docs/rules/punto.md §7.1: else the round ends
     /// in a deadlock).
     pub fn has_legal_cell(&self, card: Card) -> bool {
         self.legal_mask(card) != 0
     }
 
     /// The colour `cell` shows when it counts for rows: its top card's
-    /// colour unless that is `neutral` (RULES.md §6).
+    /// colour unless that is `neutral` (docs/rules/punto.md §6).
     fn row_colour(&self, cell: Cell, neutral: Option<Colour>) -> Option<Colour> {
         self.top(cell)
             .map(Card::colour)
@@ -583,7 +583,7 @@ impl Table {
     }
 
     /// The maximal row along `step` through `cell`, of `cell`'s top
-    /// colour, if that colour counts (RULES.md §6).
+    /// colour, if that colour counts (docs/rules/punto.md §6).
     pub fn row_through(&self, cell: Cell, step: Step, neutral: Option<Colour>) -> Option<Row> {
         let colour = self.row_colour(cell, neutral)?;
         let back = self.run(cell, step, -1, colour);
@@ -608,7 +608,7 @@ impl Table {
     }
 
     /// Whether `cell`'s top card is part of a row of at least `len` cells
-    /// (RULES.md §6): the check after each placement, allocation-free. It
+    /// (docs/rules/punto.md §6): the check after each placement, allocation-free. It
     /// walks the top-colour mask of the placed card's colour in slot steps.
     pub fn makes_row(&self, cell: Cell, len: u8, neutral: Option<Colour>) -> bool {
         let Some(colour) = self.row_colour(cell, neutral) else {
@@ -626,7 +626,7 @@ impl Table {
     }
 
     /// The winning rows through `cell` (maximal rows of at least `len`
-    /// cells, RULES.md §6), sorted as §8.4 says.
+    /// cells, docs/rules/punto.md §6), sorted as §8.4 says.
     pub fn winning_rows(&self, cell: Cell, len: u8, neutral: Option<Colour>) -> Vec<Row> {
         let mut rows: Vec<Row> = Step::ALL
             .iter()
@@ -638,7 +638,7 @@ impl Table {
     }
 
     /// Every line of exactly `len` cells whose top cards share one colour
-    /// that is not `neutral` (RULES.md §7.2), sorted as §8.4 says.
+    /// that is not `neutral` (docs/rules/punto.md §7.2), sorted as §8.4 says.
     pub fn deadlock_rows(&self, len: u8, neutral: Option<Colour>) -> Vec<Row> {
         let mut rows = Vec::new();
         for (start, _) in self.occupied() {

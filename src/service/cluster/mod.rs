@@ -276,7 +276,7 @@ impl Cluster {
             }
             // Another replica took it first: ask again.
         }
-        Err(RouteError::Storage(StorageError(format!(
+        Err(RouteError::Storage(StorageError::Unavailable(format!(
             "game `{id}` changed owner three times while being routed"
         ))))
     }
@@ -321,7 +321,7 @@ impl Cluster {
             }
             Err(e) => {
                 self.storage.forget(id);
-                Err(StorageError(e.to_string()))
+                Err(StorageError::Unavailable(e.to_string()))
             }
         }
     }

@@ -161,7 +161,7 @@ impl TournamentCluster {
                 return Ok(Route::Local);
             }
         }
-        Err(RouteError::Storage(StorageError(format!(
+        Err(RouteError::Storage(StorageError::Unavailable(format!(
             "tournament `{id}` changed owner three times while being routed"
         ))))
     }
@@ -215,7 +215,7 @@ impl TournamentCluster {
                 );
                 Ok(true)
             }
-            Err(e) => Err(StorageError(e.to_string())),
+            Err(e) => Err(StorageError::Unavailable(e.to_string())),
         }
     }
 

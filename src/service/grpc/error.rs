@@ -19,6 +19,12 @@
 //! | a key without the call's scope | `PERMISSION_DENIED` | `ErrorInfo{SCOPE_MISSING, scope}` |
 //! | the game moved to another replica (cluster) | `UNAVAILABLE` | `ErrorInfo{GAME_MOVED, game_id}` |
 //! | the tournament moved to another replica (cluster) | `UNAVAILABLE` | `ErrorInfo{TOURNAMENT_MOVED, tournament_id}` |
+//!
+//! The refusals of the front door are made where they happen, in
+//! [`crate::service::edge`]: keys and scopes in its `access`, the limits
+//! per client and the shedding of calls in flight in its `refusal` (whose
+//! [`limit_details`] every limit here shares, and whose [`ERROR_DOMAIN`]
+//! every error carries), so the front door needs nothing of this room.
 
 use std::collections::HashMap;
 
@@ -27,6 +33,7 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::games::MoveError;
 use crate::service::echo::{bounded, echo};
+use crate::service::edge::refusal::limit_details;
 use crate::service::sessions::SessionError;
 use crate::service::tournaments::TournamentError;
 
@@ -34,8 +41,7 @@ use crate::service::tournaments::TournamentError;
 /// [`status`]).
 pub const GAME_MOVED_HEADER: &str = "referee-game-moved";
 
-/// The `ErrorInfo.domain` of every error this server sends.
-pub const ERROR_DOMAIN: &str = "referee.v1";
+pub use crate::service::edge::refusal::ERROR_DOMAIN;
 
 fn error_info(reason: &str, metadata: HashMap<String, String>) -> ErrorDetails {
     ErrorDetails::with_error_info(reason, ERROR_DOMAIN, metadata)
@@ -144,37 +150,6 @@ pub fn status(err: SessionError) -> Status {
     }
 }
 
-/// `QuotaFailure{what}` + `ErrorInfo{LIMIT_REACHED, limit: what}`.
-fn limit_details(what: &str, max: usize) -> ErrorDetails {
-    let mut details = ErrorDetails::with_quota_failure_violation(
-        what,
-        format!("at most {max} {}", what.replace('_', " ")),
-    );
-    details.set_error_info(
-        "LIMIT_REACHED",
-        ERROR_DOMAIN,
-        HashMap::from([("limit".to_string(), what.to_string())]),
-    );
-    details
-}
-
-/// The answer to a call shed because the server is at its limit `max` of
-/// `what` (`concurrent_calls`): like any limit, plus a `RetryInfo`, since
-/// this one passes by itself.
-pub fn overloaded(what: &str, max: usize) -> Status {
-    let retry = crate::service::overload::RETRY_AFTER;
-    let mut details = limit_details(what, max);
-    details.set_retry_info(Some(retry));
-    Status::with_error_details(
-        Code::ResourceExhausted,
-        format!(
-            "the server is busy: {what} limit reached ({max}); retry in {} ms",
-            retry.as_millis()
-        ),
-        details,
-    )
-}
-
 /// The status of a refused tournament call (docs/TOURNAMENTS.md, "Errors").
 pub fn tournament_status(err: TournamentError) -> Status {
     let message = bounded(err.to_string());
@@ -233,31 +208,6 @@ pub fn tournament_status(err: TournamentError) -> Status {
             status
         }
     }
-}
-
-/// The answer to a call over a per-client limit `max` of `what`
-/// ([`crate::service::quota`]): like any limit, plus a `RetryInfo` of
-/// `retry` when the limit passes by itself (the call rate).
-pub fn client_limit(what: &str, max: usize, retry: Option<std::time::Duration>) -> Status {
-    let mut details = limit_details(what, max);
-    let message = match retry {
-        Some(wait) => {
-            // Rounded up: a client that waits this long gets through.
-            let millis = wait.as_micros().div_ceil(1000) as u64;
-            let wait = std::time::Duration::from_millis(millis.max(1));
-            details.set_retry_info(Some(wait));
-            format!(
-                "this client is over its limit of {max} {}; retry in {} ms",
-                what.replace('_', " "),
-                wait.as_millis()
-            )
-        }
-        None => format!(
-            "this client has its most {} ({max})",
-            what.replace('_', " ").replace(" per client", "")
-        ),
-    };
-    Status::with_error_details(Code::ResourceExhausted, message, details)
 }
 
 impl From<SessionError> for Status {

@@ -1,10 +1,10 @@
 //! The `referee.v1.RefereeService` handlers. Each is thin: convert the
 //! request, call the session layer, convert the answer; failures go through
 //! [`super::error::status`]. Tokens are never logged. Who may call is
-//! checked before (keys and scopes, [`crate::service::access`]); the reads
+//! checked before (keys and scopes, [`crate::service::edge::access`]); the reads
 //! of one game check here that a caller without a `read` key brings a seat
 //! token ([`Caller::may_read`]), and creations and watch streams count
-//! against their client ([`crate::service::quota`]).
+//! against their client ([`crate::service::edge::quota`]).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -22,8 +22,8 @@ use super::error::status;
 use super::games::punct::{MOVE_FIELDS, RULE_FIELDS};
 use super::pb::referee::v1 as pb;
 use crate::games::MoveError;
-use crate::service::access::Caller;
-use crate::service::quota::{ClientQuotas, QuotaOptions};
+use crate::service::edge::access::Caller;
+use crate::service::edge::quota::{ClientQuotas, CountedGame, QuotaOptions};
 use crate::service::sessions::{self, Session, SessionError, SessionStore, WatchItem};
 
 /// Items a watch stream buffers between the game and the connection; the
@@ -42,6 +42,13 @@ pub const LAST_PLY_HEADER: &str = "referee-last-ply";
 
 /// Most watch streams open at once, over all games, unless configured.
 pub const DEFAULT_MAX_WATCH_STREAMS: usize = 10_000;
+
+/// A game counts against its client's games quota while it is unfinished.
+impl CountedGame for Session {
+    fn in_progress(&self) -> bool {
+        !self.finished()
+    }
+}
 
 /// The referee service over a session store.
 #[derive(Debug, Clone)]
@@ -440,7 +447,7 @@ impl RefereeService for RefereeApi {
         // platform to tell apart, and every caller is a seat.
         let platform = Caller::of(&request)
             .key
-            .is_some_and(|k| k.has(crate::service::access::Scope::GamesAdmin));
+            .is_some_and(|k| k.has(crate::service::edge::access::Scope::GamesAdmin));
         let req = request.into_inner();
         let session = self.store.find(&req.game_id).await?;
         let view = if platform {

@@ -44,7 +44,7 @@ pub struct GameSummary {
     pub setup: Option<SetupJson>,
 }
 
-/// What anyone may see of a seeded game's setup (each game's RULES.md):
+/// What anyone may see of a seeded game's setup (each game's `docs/rules/<game>.md`):
 /// enough to check the shuffle once the game is over.
 #[derive(Debug, Clone, Serialize)]
 pub struct SetupJson {

@@ -387,21 +387,25 @@ impl SessionStore {
         time_control: TimeControl,
         seed: Option<[u8; 32]>,
     ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
-        self.create_seated(rules, labels, time_control, seed, &|_, _| Token::random())
+        let seating = Seating {
+            tokens: &|_, _| Token::random(),
+            forfeits: false,
+        };
+        self.create_seated(rules, labels, time_control, seed, seating)
             .await
     }
 
-    /// [`SessionStore::create_timed`] with the seat tokens `tokens` makes
-    /// from the new game's id and each seat's index: how a tournament
-    /// derives its seats' tokens from the server secret, so that it can
-    /// hand them out again without storing them.
+    /// [`SessionStore::create_timed`] seated as `seating` says: how a
+    /// tournament derives its seats' tokens from the server secret (so that
+    /// it can hand them out again without storing them) and makes a seat's
+    /// abort or missed first move its loss.
     pub async fn create_seated(
         &self,
         rules: GameRules,
         labels: BTreeMap<String, String>,
         time_control: TimeControl,
         seed: Option<[u8; 32]>,
-        tokens: &(dyn Fn(&GameId, usize) -> Token + Sync),
+        seating: Seating<'_>,
     ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
         check_labels(&labels)?;
         time_control.check()?;
@@ -411,7 +415,7 @@ impl SessionStore {
             moves: Vec::new(),
             tags: Vec::new(),
         };
-        self.insert(replayed, labels, time_control, tokens).await
+        self.insert(replayed, labels, time_control, seating).await
     }
 
     /// Creates a game from a record, replayed and checked move by move. The
@@ -429,10 +433,12 @@ impl SessionStore {
         let mut all: BTreeMap<String, String> = replayed.tags.iter().cloned().collect();
         all.extend(labels);
         check_labels(&all)?;
-        self.insert(replayed, all, TimeControl::default(), &|_, _| {
-            Token::random()
-        })
-        .await
+        let seating = Seating {
+            tokens: &|_, _| Token::random(),
+            forfeits: false,
+        };
+        self.insert(replayed, all, TimeControl::default(), seating)
+            .await
     }
 
     /// Stores, then holds, a new session. The game is stored before its
@@ -442,19 +448,24 @@ impl SessionStore {
         replayed: Replayed,
         labels: BTreeMap<String, String>,
         time_control: TimeControl,
-        tokens: &(dyn Fn(&GameId, usize) -> Token + Sync),
+        seating: Seating<'_>,
     ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
         let reservation = self.reserve()?;
         let seats = replayed.game.seat_names().len();
         let id = GameId::random();
-        let tokens: Vec<Token> = (0..seats).map(|seat| tokens(&id, seat)).collect();
+        let tokens: Vec<Token> = (0..seats).map(|seat| (seating.tokens)(&id, seat)).collect();
         let created_at = std::time::SystemTime::now();
-        let write = self.create_write(&id, &replayed, &labels, &tokens, time_control, created_at);
+        let mut write =
+            self.create_write(&id, &replayed, &labels, &tokens, time_control, created_at);
+        if let Write::Create(row, _, _) = &mut write {
+            row.forfeits = seating.forfeits;
+        }
         let session = Arc::new(Session::new(
             SessionInit {
                 id,
                 serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
                 labels,
+                forfeits: seating.forfeits,
                 token_hashes: tokens.iter().map(Token::hash).collect(),
                 // Moved, not copied: a copy has room for one more move
                 // (for deciding moves on), which an idle game would keep.
@@ -480,7 +491,7 @@ impl SessionStore {
             Ok(runtime) => runtime
                 .spawn(storage.write(write))
                 .await
-                .unwrap_or_else(|e| Err(storage::StorageError(e.to_string()))),
+                .unwrap_or_else(|e| Err(storage::StorageError::Unavailable(e.to_string()))),
             Err(_) => storage.write(write).await,
         };
         if let Err(e) = stored {
@@ -536,6 +547,7 @@ impl SessionStore {
             setup: replayed.game.setup(),
             clock: clock_row(time_control),
             labels: labels.clone(),
+            forfeits: false,
             created_at_ms,
         };
         let moves = replayed
@@ -835,6 +847,7 @@ impl SessionStore {
                 id: GameId(row.id),
                 serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
                 labels: row.labels,
+                forfeits: row.forfeits,
                 token_hashes: row
                     .seats
                     .iter()
@@ -1444,6 +1457,16 @@ fn time_control_of(row: &ClockRow) -> Result<TimeControl, String> {
     tc.check()
         .map_err(|e| format!("stored time control: {e}"))?;
     Ok(tc)
+}
+
+/// How a new game is seated: its seats' tokens, and what a seat's failure
+/// to start or its abort means.
+pub struct Seating<'a> {
+    /// Makes seat `seat`'s token (0-based) from the new game's id.
+    pub tokens: &'a (dyn Fn(&GameId, usize) -> Token + Sync),
+    /// Whether a seat's abort and a missed first move are that seat's loss
+    /// ([`Session::forfeits`]): a tournament's games.
+    pub forfeits: bool,
 }
 
 /// Checks labels as `CreateGame` does (count, keys, values).

@@ -286,6 +286,8 @@ pub(super) struct SessionInit<'a> {
     pub(super) id: GameId,
     pub(super) serial: u64,
     pub(super) labels: BTreeMap<String, String>,
+    /// Whether a seat's abort and a missed first move lose for that seat.
+    pub(super) forfeits: bool,
     pub(super) token_hashes: Vec<TokenHash>,
     pub(super) game: Box<dyn Game>,
     pub(super) history: &'a [MoveReport],
@@ -339,6 +341,9 @@ pub struct Session {
     serial: u64,
     created_at: SystemTime,
     labels: BTreeMap<String, String>,
+    /// Whether a seat's abort and a missed first move are that seat's loss
+    /// ([`Session::forfeits`]).
+    forfeits: bool,
     /// What the game calls each seat; as many as it has seats.
     seat_names: &'static [&'static str],
     token_hashes: Vec<TokenHash>,
@@ -386,6 +391,7 @@ impl Session {
             id,
             serial,
             labels,
+            forfeits,
             token_hashes,
             game,
             history,
@@ -441,6 +447,7 @@ impl Session {
             serial,
             created_at,
             labels,
+            forfeits,
             seat_names,
             token_hashes,
             private: game.hides_information(),
@@ -643,11 +650,11 @@ impl Session {
         &self.labels
     }
 
-    /// Whether a tournament runner created this game (it labels each game
-    /// with its `tournament_id`): a seat's abort and a missed first-move
-    /// deadline then end it with a loser, as the tournament counts them.
-    pub fn in_tournament(&self) -> bool {
-        self.labels.contains_key("tournament_id")
+    /// Whether a seat's abort and a missed first-move deadline end the
+    /// game with that seat the loser, as a tournament counts them (a
+    /// tournament creates its games so); otherwise they abort it.
+    pub fn forfeits(&self) -> bool {
+        self.forfeits
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -682,7 +689,7 @@ impl Session {
         st.clock.stop(at);
         let ending = match expiry {
             Expiry::Timeout { loser } => Ending::Timeout { loser },
-            Expiry::NotStarted { seat } if self.in_tournament() => Ending::Timeout { loser: seat },
+            Expiry::NotStarted { seat } if self.forfeits() => Ending::Timeout { loser: seat },
             Expiry::NotStarted { .. } => Ending::Aborted,
         };
         // Cannot fail: the game is not over (checked above).
@@ -1534,7 +1541,7 @@ impl Session {
                         message: "every seat has moved: resign or offer a draw instead".into(),
                     }));
                 }
-                if !platform && this.in_tournament() {
+                if !platform && this.forfeits() {
                     return Ok(Ending::Resignation { loser: seat });
                 }
                 Ok(Ending::Aborted)

@@ -23,6 +23,8 @@ fn game(id: &str) -> GameRow {
             first_move_ms: Some(30_000),
         },
         labels: BTreeMap::from([("event".into(), "cup".into())]),
+        // Not the default: the round trips show it is stored.
+        forfeits: true,
         created_at_ms: 1_700_000_000_000,
     }
 }
@@ -446,7 +448,7 @@ async fn sqlite_keeps_games_across_a_reopen_and_locks_its_directory() {
         .unwrap();
     let second = SqliteStorage::open(&options).unwrap_err();
     assert!(
-        second.0.contains("in use by another punct-referee"),
+        second.message().contains("in use by another punct-referee"),
         "{second}"
     );
     drop(first);
@@ -474,8 +476,9 @@ async fn a_garbage_or_truncated_file_is_a_clear_startup_error() {
         max_bytes: None,
     };
     let e = SqliteStorage::open(&options).unwrap_err();
-    assert!(e.0.contains("not an SQLite database"), "{e}");
-    assert!(e.0.contains(sqlite::DB_FILE), "{e}");
+    assert!(e.message().contains("not an SQLite database"), "{e}");
+    assert!(matches!(e, StorageError::Corrupt(_)), "{e:?}");
+    assert!(e.message().contains(sqlite::DB_FILE), "{e}");
 
     // A real database cut in half.
     std::fs::remove_file(&db).unwrap();
@@ -497,7 +500,10 @@ async fn a_garbage_or_truncated_file_is_a_clear_startup_error() {
     f.set_len(len / 2).unwrap();
     drop(f);
     let e = SqliteStorage::open(&options).unwrap_err();
-    assert!(e.0.contains("damaged") || e.0.contains("malformed"), "{e}");
+    assert!(
+        e.message().contains("damaged") || e.message().contains("malformed"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -525,7 +531,7 @@ async fn a_full_database_fails_writes_and_keeps_what_was_stored() {
         }
     }
     let failure = failure.expect("the cap is reached");
-    assert!(failure.0.contains("full"), "{failure}");
+    assert!(failure.message().contains("full"), "{failure}");
     assert!(stored > 10);
     assert_eq!(s.recover().unwrap().len(), stored);
     drop(s);
@@ -732,7 +738,15 @@ async fn postgres_keeps_games_across_a_reopen_and_groups_concurrent_writes() {
     // stored game is unchanged.
     let twice = again.write(Write::Move(mv("g007", 2), None)).await;
     let e = twice.unwrap_err();
-    assert!(e.0.contains("not stored in progress at ply 1"), "{e}");
+    assert!(
+        e.message().contains("not stored in progress at ply 1"),
+        "{e}"
+    );
+    // (A backend with leases answers that the copy must be reloaded.)
+    assert!(
+        matches!(e, StorageError::Conflict(_) | StorageError::Fenced(_)),
+        "{e:?}"
+    );
     assert_eq!(again.load("g007").unwrap().unwrap().moves.len(), 2);
 }
 
@@ -788,8 +802,9 @@ async fn postgres_schema_is_made_once_by_replicas_starting_together_and_a_newer_
         .await
         .unwrap();
     let e = open_pg(&url).await.unwrap_err();
-    assert!(e.0.contains("schema version 99"), "{e}");
-    assert!(e.0.contains("newer punct-referee"), "{e}");
+    assert!(e.message().contains("schema version 99"), "{e}");
+    assert!(matches!(e, StorageError::Config(_)), "{e:?}");
+    assert!(e.message().contains("newer punct-referee"), "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -805,9 +820,12 @@ async fn an_unreachable_database_is_a_clear_startup_error() {
     ))
     .await
     .unwrap_err();
-    assert!(e.0.contains(&format!("127.0.0.1:{port}/referee")), "{e}");
-    assert!(e.0.contains("is the database reachable?"), "{e}");
-    assert!(!e.0.contains("hunter2"), "{e}");
+    assert!(
+        e.message().contains(&format!("127.0.0.1:{port}/referee")),
+        "{e}"
+    );
+    assert!(e.message().contains("is the database reachable?"), "{e}");
+    assert!(!e.message().contains("hunter2"), "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -820,7 +838,7 @@ async fn a_database_url_asking_for_tls_is_refused_at_start() {
     let e = open_pg(&format!("{url}{sep}sslmode=require"))
         .await
         .unwrap_err();
-    assert!(e.0.contains("TLS"), "{e}");
+    assert!(e.message().contains("TLS"), "{e}");
     // The same database without it opens.
     drop(open_pg(&url).await.unwrap());
 }
@@ -1245,7 +1263,7 @@ async fn postgres_leases_tournaments_fences_their_writes_and_hands_them_over() {
         .await
         .unwrap_err();
     assert!(e.is_fenced(), "{e}");
-    assert!(e.0.contains("tournament `t1`"), "{e}");
+    assert!(e.message().contains("tournament `t1`"), "{e}");
     assert_eq!(b.tournament("t1").unwrap().unwrap(), row);
     let running = leased_tournament("t1", "running", "aa");
     b.write_leased(Write::Tournament(running.clone()), Some(2))
@@ -1463,8 +1481,8 @@ async fn sqlite_seals_seeds_and_refuses_another_secret() {
     // Another secret file: refused, with the reason.
     let other = dir.join("other.secret");
     let e = SqliteStorage::open_with_secret(&options, Some(&other)).unwrap_err();
-    assert!(e.0.contains("does not match the database"), "{e}");
-    assert!(e.0.contains("--secret-file"), "{e}");
+    assert!(e.message().contains("does not match the database"), "{e}");
+    assert!(e.message().contains("--secret-file"), "{e}");
     // The right one (the data directory's): the seeds come back.
     let again = SqliteStorage::open(&options).unwrap();
     let games = again.recover().unwrap();
@@ -1479,8 +1497,10 @@ async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once()
     std::fs::create_dir_all(&dir).unwrap();
     let seed = random_seed();
     let token = crate::service::sessions::Token::random().to_string();
+    let opening_seed = crate::games::hex(&random_seed());
+    let base = 12_345_678_901_234_567_u64;
     let document = format!(
-        r#"{{"id":"t1","games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
+        r#"{{"id":"t1","openings":[{{"moves":[],"seed":"{opening_seed}"}}],"setup_seed_base":{base},"games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
     );
     {
         let conn = rusqlite::Connection::open(dir.join(sqlite::DB_FILE)).unwrap();
@@ -1493,10 +1513,10 @@ async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once()
         )
         .unwrap();
         conn.execute(
-            "INSERT INTO games (id, game, variant, options, clock_mode, labels, status, ply,
+            r#"INSERT INTO games (id, game, variant, options, clock_mode, labels, status, ply,
                 created_at_ms, updated_at_ms, seed)
-             VALUES ('g', 'punct', 'standard', 'game: punct', 'none', '{}', 'in_progress', 0,
-                1, 1, ?1)",
+             VALUES ('g', 'punct', 'standard', 'game: punct', 'none', '{"tournament_id":"t1"}',
+                'in_progress', 0, 1, 1, ?1)"#,
             [crate::games::hex(&seed)],
         )
         .unwrap();
@@ -1523,7 +1543,12 @@ async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once()
         let s = SqliteStorage::open(&options).unwrap();
         let games = s.recover().unwrap();
         assert_eq!(games[0].game.setup.map(|s| s.seed), Some(seed));
+        assert!(games[0].game.forfeits, "a tournament's game, by its label");
         let stored = s.tournaments().unwrap().remove(0).document;
+        let mut opened: serde_json::Value = serde_json::from_str(&stored).unwrap();
+        s.secret().unseal_document_seeds(&mut opened).unwrap();
+        assert_eq!(opened["openings"][0]["seed"], opening_seed.as_str());
+        assert_eq!(opened["setup_seed_base"], base);
         let v: serde_json::Value = serde_json::from_str(&stored).unwrap();
         let sealed = v["games"][0]["state"]["sealed_tokens"][0].as_str().unwrap();
         let back = s
@@ -1533,6 +1558,11 @@ async fn a_version_3_database_gets_its_seeds_and_tournament_tokens_sealed_once()
         drop(s);
         let bytes = files_of(&dir);
         assert!(!contains(&bytes, token.as_bytes()), "a plain token is left");
+        assert!(
+            !contains(&bytes, opening_seed.as_bytes()),
+            "a plain seed is left"
+        );
+        assert!(!contains(&bytes, base.to_string().as_bytes()));
         assert!(!contains(&bytes, crate::games::hex(&seed).as_bytes()));
         assert!(!contains(&bytes, &seed));
     }
@@ -1593,17 +1623,21 @@ async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
     .await
     .unwrap()
     .unwrap_err();
-    assert!(e.0.contains("does not match the database"), "{e}");
-    // The database as a version 4 wrote it: plain seeds, plain tokens in
-    // a tournament document, no key check.
+    assert!(e.message().contains("does not match the database"), "{e}");
+    // The database as a version 4 wrote it: plain seeds, plain tokens and
+    // seeds in a tournament document, no key check, no `forfeits`.
     let token = crate::service::sessions::Token::random().to_string();
+    let opening_seed = crate::games::hex(&random_seed());
     {
         let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
             .await
             .unwrap();
         tokio::spawn(connection);
         client
-            .batch_execute("DROP TABLE referee_secret; UPDATE referee_schema SET version = 4;")
+            .batch_execute(
+                "DROP TABLE referee_secret; ALTER TABLE games DROP COLUMN forfeits;
+                 UPDATE referee_schema SET version = 4;",
+            )
             .await
             .unwrap();
         client
@@ -1614,7 +1648,7 @@ async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
             .await
             .unwrap();
         let document = format!(
-            r#"{{"id":"t1","games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
+            r#"{{"id":"t1","openings":[{{"moves":[],"seed":"{opening_seed}"}}],"games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
         );
         client
             .execute(
@@ -1646,6 +1680,10 @@ async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
     drop(s);
     let bytes = pg_dump(&url).await;
     assert!(!contains(&bytes, token.as_bytes()), "a plain token is left");
+    assert!(
+        !contains(&bytes, opening_seed.as_bytes()),
+        "a plain seed is left"
+    );
     assert!(!contains(&bytes, crate::games::hex(&seeds[0]).as_bytes()));
     assert!(contains(&bytes, secret.check_value().as_bytes()));
 }

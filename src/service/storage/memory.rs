@@ -87,7 +87,9 @@ impl MemoryStorage {
 
     fn apply(&self, write: Write) -> Result<(), StorageError> {
         if self.failing.load(Ordering::SeqCst) {
-            return Err(StorageError("injected failure: the disk is full".into()));
+            return Err(StorageError::Unavailable(
+                "injected failure: the disk is full".into(),
+            ));
         }
         let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
         let rows = &mut *rows;
@@ -95,12 +97,12 @@ impl MemoryStorage {
             index
                 .get(id)
                 .copied()
-                .ok_or_else(|| StorageError(format!("no stored game `{id}`")))
+                .ok_or_else(|| StorageError::Conflict(format!("no stored game `{id}`")))
         };
         match write {
             Write::Create(game, moves, end) => {
                 if rows.index.contains_key(&game.id) {
-                    return Err(StorageError(format!("game `{}` exists", game.id)));
+                    return Err(StorageError::Conflict(format!("game `{}` exists", game.id)));
                 }
                 rows.index.insert(game.id.clone(), rows.games.len());
                 let status = end.as_ref().map_or("in_progress", |e| e.status);
@@ -118,10 +120,13 @@ impl MemoryStorage {
                 let i = find(&rows.index, &mv.game_id)?;
                 let (stored, status) = &mut rows.games[i];
                 if *status != "in_progress" {
-                    return Err(StorageError(format!("game `{}` is over", mv.game_id)));
+                    return Err(StorageError::Conflict(format!(
+                        "game `{}` is over",
+                        mv.game_id
+                    )));
                 }
                 if mv.ply as usize != stored.moves.len() + 1 {
-                    return Err(StorageError(format!(
+                    return Err(StorageError::Conflict(format!(
                         "move at ply {} after {} stored moves",
                         mv.ply,
                         stored.moves.len()
@@ -138,14 +143,17 @@ impl MemoryStorage {
             Write::DrawOffer { game_id, seats } => {
                 let i = find(&rows.index, &game_id)?;
                 if rows.games[i].1 != "in_progress" {
-                    return Err(StorageError(format!("game `{game_id}` is over")));
+                    return Err(StorageError::Conflict(format!("game `{game_id}` is over")));
                 }
                 rows.games[i].0.draw_offers = seats;
             }
             Write::End(end) => {
                 let i = find(&rows.index, &end.game_id)?;
                 if rows.games[i].1 != "in_progress" {
-                    return Err(StorageError(format!("game `{}` is over", end.game_id)));
+                    return Err(StorageError::Conflict(format!(
+                        "game `{}` is over",
+                        end.game_id
+                    )));
                 }
                 rows.games[i].1 = end.status;
                 rows.games[i].0.draw_offers = SeatSet::EMPTY;
@@ -223,7 +231,9 @@ impl Storage for MemoryStorage {
 
     fn prune(&self, ended_before_ms: i64) -> Result<u64, StorageError> {
         if self.failing.load(Ordering::SeqCst) {
-            return Err(StorageError("injected failure: the disk is full".into()));
+            return Err(StorageError::Unavailable(
+                "injected failure: the disk is full".into(),
+            ));
         }
         let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
         let before = rows.games.len();

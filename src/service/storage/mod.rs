@@ -79,6 +79,9 @@ pub struct GameRow {
     pub clock: ClockRow,
     /// Labels.
     pub labels: BTreeMap<String, String>,
+    /// Whether a seat's abort and a missed first move are that seat's loss
+    /// (a tournament's games) rather than an abort of the game.
+    pub forfeits: bool,
     /// Creation time, Unix milliseconds.
     pub created_at_ms: i64,
 }
@@ -195,37 +198,76 @@ pub struct ArchiveQuery {
     pub limit: usize,
 }
 
-/// Why storage failed. The write was not made (a failed batch is rolled back).
+/// Why storage failed. The write was not made (a failed batch is rolled
+/// back). Each kind carries a readable message; `Display` is
+/// `storage: <message>` (a fenced write's message starts `fenced: `).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("storage: {0}")]
-pub struct StorageError(pub String);
-
-/// How a fenced write's error starts (see [`StorageError::fenced`]).
-const FENCED: &str = "fenced: ";
+pub enum StorageError {
+    /// Refused because this replica no longer owns what it wrote: its lease
+    /// was taken over (docs/CLUSTER.md, "Fencing").
+    #[error("storage: fenced: {0}")]
+    Fenced(String),
+    /// The database, or the store's own thread, failed or cannot be
+    /// reached: a later attempt may succeed.
+    #[error("storage: {0}")]
+    Unavailable(String),
+    /// The write contradicts what is stored (the game is over, the ply is
+    /// taken, the id is in use, no such game in progress).
+    #[error("storage: {0}")]
+    Conflict(String),
+    /// Something stored cannot be read back (a damaged row or document).
+    #[error("storage: {0}")]
+    Corrupt(String),
+    /// The store cannot be opened as configured: a bad path or URL, another
+    /// server secret, a schema of a newer version, a damaged file.
+    #[error("storage: {0}")]
+    Config(String),
+}
 
 impl StorageError {
     /// A write refused because this replica no longer owns the game: its
-    /// lease was taken over (docs/CLUSTER.md, "Fencing"). Told apart from an
-    /// unreachable database by [`StorageError::is_fenced`].
+    /// lease was taken over (docs/CLUSTER.md, "Fencing").
     pub fn fenced(game_id: &str, why: &str) -> StorageError {
-        StorageError(format!(
-            "{FENCED}game `{game_id}` is owned by another replica now ({why})"
+        StorageError::Fenced(format!(
+            "game `{game_id}` is owned by another replica now ({why})"
         ))
     }
 
     /// A write of tournament `id` refused because this replica no longer
-    /// owns it (docs/TOURNAMENTS.md, "In a cluster"); [`StorageError::is_fenced`]
-    /// tells it apart like a game's.
+    /// owns it (docs/TOURNAMENTS.md, "In a cluster").
     pub fn fenced_tournament(id: &str, why: &str) -> StorageError {
-        StorageError(format!(
-            "{FENCED}tournament `{id}` is owned by another replica now ({why})"
+        StorageError::Fenced(format!(
+            "tournament `{id}` is owned by another replica now ({why})"
         ))
     }
 
     /// Whether the write was refused by fencing (the game moved), not by a
     /// failure of the database.
     pub fn is_fenced(&self) -> bool {
-        self.0.starts_with(FENCED)
+        matches!(self, StorageError::Fenced(_))
+    }
+
+    /// The message, without the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            StorageError::Fenced(m)
+            | StorageError::Unavailable(m)
+            | StorageError::Conflict(m)
+            | StorageError::Corrupt(m)
+            | StorageError::Config(m) => m,
+        }
+    }
+
+    /// The same kind, its message extended by `more`.
+    pub fn with_context(self, more: &str) -> StorageError {
+        let add = |m: String| format!("{m}{more}");
+        match self {
+            StorageError::Fenced(m) => StorageError::Fenced(add(m)),
+            StorageError::Unavailable(m) => StorageError::Unavailable(add(m)),
+            StorageError::Conflict(m) => StorageError::Conflict(add(m)),
+            StorageError::Corrupt(m) => StorageError::Corrupt(add(m)),
+            StorageError::Config(m) => StorageError::Config(add(m)),
+        }
     }
 }
 
@@ -260,14 +302,18 @@ impl Commit {
 
     /// A ready outcome, which only the first look gets.
     fn taken(result: Option<Result<(), StorageError>>) -> Result<(), StorageError> {
-        result.unwrap_or_else(|| Err(StorageError("commit polled twice".into())))
+        result.unwrap_or_else(|| Err(StorageError::Unavailable("commit polled twice".into())))
     }
 
     /// A waited-for outcome; a writer that dropped its answer failed it.
     fn received(
         answer: Result<Result<(), StorageError>, oneshot::error::RecvError>,
     ) -> Result<(), StorageError> {
-        answer.unwrap_or_else(|_| Err(StorageError("the storage writer stopped".into())))
+        answer.unwrap_or_else(|_| {
+            Err(StorageError::Unavailable(
+                "the storage writer stopped".into(),
+            ))
+        })
     }
 }
 
@@ -478,7 +524,7 @@ pub fn seats_of_text(text: &str) -> Result<SeatSet, StorageError> {
                 .parse::<u32>()
                 .ok()
                 .and_then(Seat::from_number)
-                .ok_or_else(|| StorageError(format!("stored seat `{t}` is no seat")))
+                .ok_or_else(|| StorageError::Corrupt(format!("stored seat `{t}` is no seat")))
         })
         .collect()
 }
@@ -499,7 +545,7 @@ pub fn scores_of_text(text: &str) -> Result<Vec<i64>, StorageError> {
         .map(|t| {
             t.trim()
                 .parse::<i64>()
-                .map_err(|_| StorageError(format!("stored score `{t}` is no number")))
+                .map_err(|_| StorageError::Corrupt(format!("stored score `{t}` is no number")))
         })
         .collect()
 }

@@ -36,7 +36,7 @@ use crate::games::{Seat, SeatSet, Setup};
 use crate::service::telemetry;
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').
@@ -57,7 +57,15 @@ const SCHEMA_LOCK: i64 = 0x7075_6e63_7472_6566; // "punctref"
 /// transaction that records the new version, so a failed one changes
 /// nothing.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
-    [SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5];
+    [SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5, SCHEMA_6];
+
+/// Version 6: the `forfeits` column, set for the games a tournament made
+/// (an older version told them by their `tournament_id` label). The same
+/// transaction seals the seeds of tournament documents ([`seal_documents`]).
+const SCHEMA_6: &str = r#"
+ALTER TABLE games ADD COLUMN forfeits BOOLEAN NOT NULL DEFAULT FALSE;
+UPDATE games SET forfeits = TRUE WHERE labels ? 'tournament_id';
+"#;
 
 /// Version 5: the server secret's key check value (docs/STORAGE.md, "The
 /// server secret"). The same transaction seals every stored seed and the
@@ -226,13 +234,13 @@ impl PostgresOptions {
     /// password).
     pub fn config(&self) -> Result<tokio_postgres::Config, StorageError> {
         let mut config: tokio_postgres::Config = self.url.parse().map_err(|e| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "the database URL is not a PostgreSQL connection string ({e}); \
                  write e.g. postgres://user:password@host:5432/database"
             ))
         })?;
         if config.get_hosts().is_empty() {
-            return Err(StorageError(
+            return Err(StorageError::Config(
                 "the database URL names no host (e.g. postgres://user@127.0.0.1/referee)".into(),
             ));
         }
@@ -481,7 +489,7 @@ impl PostgresStorage {
                 {
                     Ok(rt) => rt,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(StorageError(format!(
+                        let _ = ready_tx.send(Err(StorageError::Unavailable(format!(
                             "cannot start the storage runtime: {e}"
                         ))));
                         return;
@@ -529,7 +537,9 @@ impl PostgresStorage {
                     }
                 });
             })
-            .map_err(|e| StorageError(format!("cannot start the storage thread: {e}")))?;
+            .map_err(|e| {
+                StorageError::Unavailable(format!("cannot start the storage thread: {e}"))
+            })?;
         let (runtime, pool, writers) = match ready_rx.recv() {
             Ok(Ok(parts)) => parts,
             Ok(Err(e)) => {
@@ -538,7 +548,9 @@ impl PostgresStorage {
             }
             Err(_) => {
                 let _ = thread.join();
-                return Err(StorageError("the storage thread stopped".into()));
+                return Err(StorageError::Unavailable(
+                    "the storage thread stopped".into(),
+                ));
             }
         };
         Ok(PostgresStorage {
@@ -645,7 +657,7 @@ impl PostgresStorage {
             let _ = tx.send(future.await);
         });
         rx.await
-            .map_err(|_| StorageError("the storage runtime has stopped".into()))?
+            .map_err(|_| StorageError::Unavailable("the storage runtime has stopped".into()))?
     }
 
     /// Registers this replica (or renews its registration) with the address
@@ -1091,7 +1103,7 @@ impl PostgresStorage {
             let _ = tx.send(future.await);
         });
         rx.recv()
-            .map_err(|_| StorageError("the storage runtime has stopped".into()))?
+            .map_err(|_| StorageError::Unavailable("the storage runtime has stopped".into()))?
     }
 }
 
@@ -1133,7 +1145,9 @@ impl Storage for PostgresStorage {
         let (tx, rx) = oneshot::channel();
         let writers = self.writers.lock().unwrap_or_else(|e| e.into_inner());
         let Some(writers) = writers.as_ref() else {
-            return Commit::ready(Err(StorageError("the storage has closed".into())));
+            return Commit::ready(Err(StorageError::Unavailable(
+                "the storage has closed".into(),
+            )));
         };
         let mut hasher = DefaultHasher::new();
         write_game(&write).hash(&mut hasher);
@@ -1142,7 +1156,9 @@ impl Storage for PostgresStorage {
             .send((Box::new(Leased { write, epoch }), tx))
             .is_err()
         {
-            return Commit::ready(Err(StorageError("the storage writer has stopped".into())));
+            return Commit::ready(Err(StorageError::Unavailable(
+                "the storage writer has stopped".into(),
+            )));
         }
         Commit::waiting(rx)
     }
@@ -1196,7 +1212,7 @@ impl Storage for PostgresStorage {
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         // `@>`: the game's labels hold every asked-for pair.
         let labels = serde_json::to_string(&query.labels)
-            .map_err(|e| StorageError(format!("labels: {e}")))?;
+            .map_err(|e| StorageError::Unavailable(format!("labels: {e}")))?;
         let secret = self.node.secret.clone();
         self.call(|pool, target| async move {
             let client = get(&pool, &target).await?;
@@ -1250,7 +1266,7 @@ impl Storage for PostgresStorage {
         });
         let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
         let labels = serde_json::to_string(&query.labels)
-            .map_err(|e| StorageError(format!("labels: {e}")))?;
+            .map_err(|e| StorageError::Unavailable(format!("labels: {e}")))?;
         let statuses: Vec<&'static str> = match finished {
             Some(true) => vec!["finished"],
             Some(false) => vec!["in_progress"],
@@ -1357,7 +1373,7 @@ fn write_game(write: &Write) -> &str {
 fn pg_error(target: &str, e: tokio_postgres::Error) -> StorageError {
     if let Some(db) = e.as_db_error() {
         let detail = db.detail().map(|d| format!(" ({d})")).unwrap_or_default();
-        return StorageError(format!(
+        return StorageError::Unavailable(format!(
             "postgres {target}: {}{detail} [SQLSTATE {}]",
             db.message(),
             db.code().code()
@@ -1370,26 +1386,27 @@ fn pg_error(target: &str, e: tokio_postgres::Error) -> StorageError {
         text.push_str(&s.to_string());
         source = s.source();
     }
-    StorageError(format!("postgres {target}: {text}"))
+    StorageError::Unavailable(format!("postgres {target}: {text}"))
 }
 
 /// Whether `e` (made by [`pg_error`]) is a deadlock (40P01) or
 /// serialization failure (40001): see [`is_conflict`].
 fn is_conflict_text(e: &StorageError) -> bool {
-    e.0.ends_with("[SQLSTATE 40P01]") || e.0.ends_with("[SQLSTATE 40001]")
+    let m = e.message();
+    m.ends_with("[SQLSTATE 40P01]") || m.ends_with("[SQLSTATE 40001]")
 }
 
 /// A connection from the pool.
 async fn get(pool: &Pool, target: &str) -> Result<deadpool_postgres::Object, StorageError> {
     pool.get().await.map_err(|e| {
         let text = match e {
-            deadpool_postgres::PoolError::Backend(e) => pg_error(target, e).0,
+            deadpool_postgres::PoolError::Backend(e) => pg_error(target, e).message().to_string(),
             deadpool_postgres::PoolError::Timeout(_) => {
                 format!("postgres {target}: no connection within {CONNECT_TIMEOUT:?}")
             }
             other => format!("postgres {target}: {other}"),
         };
-        StorageError(format!("{text} (is the database reachable?)"))
+        StorageError::Unavailable(format!("{text} (is the database reachable?)"))
     })
 }
 
@@ -1417,7 +1434,7 @@ async fn connect(
         .wait_timeout(Some(CONNECT_TIMEOUT))
         .create_timeout(Some(CONNECT_TIMEOUT))
         .build()
-        .map_err(|e| StorageError(format!("postgres {target}: {e}")))?;
+        .map_err(|e| StorageError::Unavailable(format!("postgres {target}: {e}")))?;
     let mut client = get(&pool, target).await?;
     migrate(&mut client, target, secret).await?;
     Ok(pool)
@@ -1450,15 +1467,15 @@ async fn migrate(
         .map_err(err)?
         .map_or(0, |row| row.get(0));
     if !(0..=SCHEMA_VERSION).contains(&version) {
-        return Err(StorageError(format!(
+        return Err(StorageError::Config(format!(
             "postgres {target}: schema version {version} is not a version this binary reads \
              (it reads up to {SCHEMA_VERSION}): a newer punct-referee wrote it"
         )));
     }
     for (from, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.batch_execute(step).await.map_err(|e| {
-            let StorageError(text) = pg_error(target, e);
-            StorageError(format!("{text} (migrating the schema from version {from})"))
+            pg_error(target, e)
+                .with_context(&format!(" (migrating the schema from version {from})"))
         })?;
     }
     if version < 5 {
@@ -1470,6 +1487,9 @@ async fn migrate(
             .map_err(err)?
             .get(0);
         secret.verify(&stored, &format!("postgres {target}"))?;
+    }
+    if version < 6 {
+        seal_documents(&tx, target, secret).await?;
     }
     tx.execute(
         "INSERT INTO referee_schema (version) VALUES ($1)
@@ -1491,8 +1511,8 @@ async fn migrate(
 }
 
 /// The step to version 5, in the migration's transaction: stores the key
-/// check value of `secret`, seals every stored seed with it and the seat
-/// tokens tournament documents held in the clear (docs/STORAGE.md).
+/// check value of `secret` and seals every stored seed with it
+/// (docs/STORAGE.md).
 async fn secure(
     tx: &Transaction<'_>,
     target: &str,
@@ -1522,6 +1542,18 @@ async fn secure(
         .await
         .map_err(err)?;
     }
+    Ok(())
+}
+
+/// The step to version 6, in the migration's transaction: seals what
+/// tournament documents hold in the clear (their seeds; the seat tokens of
+/// a version before 5) with `secret` ([`ServerSecret::seal_document`]).
+async fn seal_documents(
+    tx: &Transaction<'_>,
+    target: &str,
+    secret: &ServerSecret,
+) -> Result<(), StorageError> {
+    let err = |e| pg_error(target, e);
     let documents = tx
         .query("SELECT id, document FROM tournaments", &[])
         .await
@@ -1530,7 +1562,7 @@ async fn secure(
         let id: String = row.get(0);
         let document: String = row.get(1);
         let sealed = secret
-            .seal_document_tokens(&document)
+            .seal_document(&document)
             .map_err(|e| bad_row(target, format!("tournament `{id}`: {e}")))?;
         if let Some(sealed) = sealed {
             tx.execute(
@@ -2047,7 +2079,7 @@ async fn refused(
             // copy is reloaded from the database.
             StorageError::fenced(
                 game_id,
-                &format!("{} (reload it from the database)", otherwise.0),
+                &format!("{} (reload it from the database)", otherwise.message()),
             )
         }
         Ok(None) => otherwise,
@@ -2071,16 +2103,17 @@ async fn apply(
         },
         Write::Create(game, moves, end) => {
             let labels = serde_json::to_string(&game.labels)
-                .map_err(|e| StorageError(format!("labels: {e}")))?;
+                .map_err(|e| StorageError::Unavailable(format!("labels: {e}")))?;
             let stmt = tx
                 .prepare_cached(
                     "INSERT INTO games (id, game, variant, options, seed, seed_supplied,
                         clock_mode, clock_initial_ms, clock_increment_ms,
                         clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
-                        updated_at_ms, owner, epoch, lease_expires_at, turn_started_at)
+                        updated_at_ms, owner, epoch, lease_expires_at, turn_started_at,
+                        forfeits)
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::jsonb,
                         'in_progress', $13, $14, $14, $15, $16,
-                        now() + $17::float8 * interval '1 millisecond', now())",
+                        now() + $17::float8 * interval '1 millisecond', now(), $18)",
                 )
                 .await
                 .map_err(err)?;
@@ -2108,6 +2141,7 @@ async fn apply(
                     &end.is_none().then_some(node.id.as_str()),
                     &i64::from(end.is_none()),
                     &(node.lease_ms() as f64),
+                    &game.forfeits,
                 ],
             )
             .await
@@ -2172,7 +2206,7 @@ async fn apply(
                 .await
                 .map_err(err)?;
             if changed != 1 {
-                let stale = StorageError(format!(
+                let stale = StorageError::Conflict(format!(
                     "postgres {target}: game `{}` is not stored in progress at ply {}",
                     mv.game_id,
                     mv.ply.saturating_sub(1)
@@ -2331,7 +2365,7 @@ fn tournament_row(r: &tokio_postgres::Row) -> super::TournamentRow {
 }
 
 fn no_such_game(target: &str, id: &str) -> StorageError {
-    StorageError(format!(
+    StorageError::Conflict(format!(
         "postgres {target}: no stored game `{id}` in progress"
     ))
 }
@@ -2408,7 +2442,7 @@ async fn apply_end(
 }
 
 fn bad_row(target: &str, what: String) -> StorageError {
-    StorageError(format!("postgres {target}: stored {what}"))
+    StorageError::Corrupt(format!("postgres {target}: stored {what}"))
 }
 
 /// The games `filter` (a `WHERE …` clause with its order and limit) picks,
@@ -2428,7 +2462,7 @@ async fn read_games(
                 "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
                     clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms,
                     labels::text, draw_offers, created_at_ms, ply, status, winners, scores,
-                    reason, finished_at_ms
+                    reason, finished_at_ms, forfeits
                  FROM games {filter}"
             ),
             params,
@@ -2495,6 +2529,7 @@ async fn read_games(
                 first_move_ms: non_negative(10),
             },
             labels,
+            forfeits: r.get(20),
             created_at_ms: r.get(13),
         };
         games.push(StoredGame {
@@ -2641,8 +2676,11 @@ mod tests {
             }
             .config()
             .unwrap_err();
-            assert!(e.0.contains("not a PostgreSQL connection string"), "{e}");
-            assert!(!e.0.contains("hunter2"), "{e}");
+            assert!(
+                e.message().contains("not a PostgreSQL connection string"),
+                "{e}"
+            );
+            assert!(!e.message().contains("hunter2"), "{e}");
         }
         let o = PostgresOptions {
             url: "postgres://u:hunter2@db1:5433,db2/games".into(),

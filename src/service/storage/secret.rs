@@ -11,9 +11,13 @@
 //!   tournament and the game ([`ServerSecret::seat_token`]), so a
 //!   tournament can hand an entrant its seats again after a restart, or on
 //!   another replica, without storing them;
-//! * seat tokens a tournament document of an older version held in the
-//!   clear are sealed like seeds when the database is migrated
-//!   ([`ServerSecret::seal_document_tokens`]);
+//! * a tournament document is stored with its seeds (its openings' and its
+//!   `setup_seed_base`) sealed the same way, keyed by the tournament
+//!   ([`ServerSecret::seal_document_seeds`]), and read back through
+//!   [`ServerSecret::unseal_document_seeds`];
+//! * seat tokens and seeds a tournament document of an older version held
+//!   in the clear are sealed when the database is migrated
+//!   ([`ServerSecret::seal_document`]);
 //! * a key check value, HMAC(secret, fixed text), is stored in the
 //!   database: a server whose secret does not match refuses to start
 //!   instead of reading garbage decks.
@@ -41,6 +45,8 @@ const SEED_DOMAIN: &[u8] = b"punct-referee seed seal v1";
 const TOKEN_DOMAIN: &[u8] = b"punct-referee tournament seat token v1";
 /// Domain of the keystreams of sealed legacy seat tokens.
 const SEALED_TOKEN_DOMAIN: &[u8] = b"punct-referee sealed seat token v1";
+/// Domain of the keystreams of a tournament document's seeds.
+const TOURNAMENT_SEED_DOMAIN: &[u8] = b"punct-referee tournament seed seal v1";
 
 /// The server secret (module docs). Its `Debug` hides the value.
 #[derive(Clone)]
@@ -88,7 +94,7 @@ impl ServerSecret {
             Ok(text) => return ServerSecret::parse(path, &text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(StorageError(format!(
+                return Err(StorageError::Config(format!(
                     "cannot read the server secret file {}: {e}",
                     path.display()
                 )));
@@ -97,7 +103,7 @@ impl ServerSecret {
         let bytes: [u8; 32] = rand::random();
         let text = format!("{}\n", crate::games::hex(&bytes));
         let cannot = |e: std::io::Error| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "cannot create the server secret file {}: {e}",
                 path.display()
             ))
@@ -137,7 +143,7 @@ impl ServerSecret {
 
     fn parse(path: &Path, text: &str) -> Result<ServerSecret, StorageError> {
         let bytes = crate::games::parse_seed(text).ok_or_else(|| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "the server secret file {} does not hold 64 hex digits \
                  (create one with `openssl rand -hex 32`, or remove it to have one created)",
                 path.display()
@@ -161,7 +167,7 @@ impl ServerSecret {
         if stored == self.check {
             return Ok(());
         }
-        Err(StorageError(format!(
+        Err(StorageError::Config(format!(
             "the server secret does not match the database {database}: it was written with \
              another secret file. Start with the secret file it was written with \
              (--secret-file; every replica of a cluster needs the same file). \
@@ -210,7 +216,7 @@ impl ServerSecret {
         std::array::from_fn(|i| mac[i])
     }
 
-    /// A seat token stored sealed (see [`ServerSecret::seal_document_tokens`]);
+    /// A seat token stored sealed (see [`ServerSecret::seal_document`]);
     /// sealing twice gives the token back.
     pub fn seal_token(
         &self,
@@ -230,22 +236,44 @@ impl ServerSecret {
         std::array::from_fn(|i| token[i] ^ mac[i])
     }
 
-    /// A tournament document of an older version with the seat tokens of
-    /// its games in progress in the clear (`"tokens": [...]` in a game's
-    /// `state`), rewritten with those tokens sealed (`"sealed_tokens"`,
-    /// hex, seat order) so that the seats keep their tokens; `None` when
-    /// it holds no token in the clear.
-    pub fn seal_document_tokens(&self, document: &str) -> Result<Option<String>, String> {
-        if !document.contains("\"tokens\"") {
+    /// The keystream of tournament `tournament_id`'s seed in `slot`
+    /// (`opening <i>` or `base`).
+    fn tournament_stream(&self, tournament_id: &str, slot: &str) -> [u8; 32] {
+        self.mac(
+            TOURNAMENT_SEED_DOMAIN,
+            &[tournament_id.as_bytes(), slot.as_bytes()],
+        )
+    }
+
+    /// A stored tournament document (`document`, JSON) with everything an
+    /// older version held in the clear sealed: the seat tokens of its games
+    /// in progress (`"tokens"` in a game's `state` become `"sealed_tokens"`,
+    /// hex, seat order, so the seats keep their tokens) and its seeds
+    /// ([`ServerSecret::seal_document_seeds`]); `None` when nothing in it
+    /// is in the clear.
+    pub fn seal_document(&self, document: &str) -> Result<Option<String>, String> {
+        if !document.contains("\"tokens\"")
+            && !document.contains("\"seed\":\"")
+            && !document.contains("\"setup_seed_base\":")
+        {
             return Ok(None);
         }
         let mut doc: serde_json::Value =
             serde_json::from_str(document).map_err(|e| format!("tournament document: {e}"))?;
-        let id = doc
-            .get("id")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string();
+        let tokens = self.seal_value_tokens(&mut doc)?;
+        let seeds = self.seal_document_seeds(&mut doc)?;
+        if !tokens && !seeds {
+            return Ok(None);
+        }
+        serde_json::to_string(&doc)
+            .map(Some)
+            .map_err(|e| format!("tournament document: {e}"))
+    }
+
+    /// Seals the plain seat tokens of `doc`'s games (see
+    /// [`ServerSecret::seal_document`]); whether there were any.
+    fn seal_value_tokens(&self, doc: &mut serde_json::Value) -> Result<bool, String> {
+        let id = document_id(doc);
         let mut changed = false;
         let games = doc
             .get_mut("games")
@@ -280,13 +308,114 @@ impl ServerSecret {
             }
             state.insert("sealed_tokens".into(), serde_json::Value::Array(sealed));
         }
-        if !changed {
-            return Ok(None);
-        }
-        serde_json::to_string(&doc)
-            .map(Some)
-            .map_err(|e| format!("tournament document: {e}"))
+        Ok(changed)
     }
+
+    /// Seals the seeds of tournament document `doc` in place: each
+    /// opening's `seed` (64 hex digits) becomes `sealed_seed`, and
+    /// `setup_seed_base` (a number) becomes `sealed_seed_base` (16 hex
+    /// digits), each XORed with a keystream of the secret, the tournament
+    /// and the slot; whether there was anything to seal.
+    pub fn seal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<bool, String> {
+        let id = document_id(doc);
+        let mut changed = false;
+        let openings = doc
+            .get_mut("openings")
+            .and_then(|o| o.as_array_mut())
+            .into_iter()
+            .flatten();
+        for (i, opening) in openings.enumerate() {
+            let Some(opening) = opening.as_object_mut() else {
+                continue;
+            };
+            let Some(seed) = opening.remove("seed") else {
+                continue;
+            };
+            let Some(text) = seed.as_str() else {
+                continue; // null: no seed
+            };
+            let plain = crate::games::parse_seed(text)
+                .ok_or_else(|| format!("tournament `{id}`: opening {i}'s seed is no seed"))?;
+            let stream = self.tournament_stream(&id, &format!("opening {i}"));
+            let sealed: [u8; 32] = std::array::from_fn(|k| plain[k] ^ stream[k]);
+            opening.insert("sealed_seed".into(), crate::games::hex(&sealed).into());
+            changed = true;
+        }
+        if let Some(object) = doc.as_object_mut()
+            && let Some(base) = object.remove("setup_seed_base")
+            && !base.is_null()
+        {
+            let base = base
+                .as_u64()
+                .ok_or_else(|| format!("tournament `{id}`: setup_seed_base is no number"))?;
+            let stream = self.tournament_stream(&id, "base");
+            let sealed: [u8; 8] = std::array::from_fn(|k| base.to_be_bytes()[k] ^ stream[k]);
+            object.insert("sealed_seed_base".into(), crate::games::hex(&sealed).into());
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    /// The inverse of [`ServerSecret::seal_document_seeds`]: `doc` as the
+    /// tournament holds it. Plain seeds (a document written before they
+    /// were sealed) are left as they are.
+    pub fn unseal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<(), String> {
+        let id = document_id(doc);
+        let openings = doc
+            .get_mut("openings")
+            .and_then(|o| o.as_array_mut())
+            .into_iter()
+            .flatten();
+        for (i, opening) in openings.enumerate() {
+            let Some(opening) = opening.as_object_mut() else {
+                continue;
+            };
+            let Some(sealed) = opening.remove("sealed_seed") else {
+                continue;
+            };
+            let sealed = sealed
+                .as_str()
+                .and_then(crate::games::parse_seed)
+                .ok_or_else(|| {
+                    format!("tournament `{id}`: opening {i}'s sealed seed is no seed")
+                })?;
+            let stream = self.tournament_stream(&id, &format!("opening {i}"));
+            let plain: [u8; 32] = std::array::from_fn(|k| sealed[k] ^ stream[k]);
+            opening.insert("seed".into(), crate::games::hex(&plain).into());
+        }
+        if let Some(object) = doc.as_object_mut()
+            && let Some(sealed) = object.remove("sealed_seed_base")
+        {
+            let sealed = sealed
+                .as_str()
+                .and_then(parse_base)
+                .ok_or_else(|| format!("tournament `{id}`: the sealed seed base is no base"))?;
+            let stream = self.tournament_stream(&id, "base");
+            let plain: [u8; 8] = std::array::from_fn(|k| sealed[k] ^ stream[k]);
+            object.insert("setup_seed_base".into(), u64::from_be_bytes(plain).into());
+        }
+        Ok(())
+    }
+}
+
+/// A tournament document's id (empty if it has none).
+fn document_id(doc: &serde_json::Value) -> String {
+    doc.get("id")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// 16 hex digits as 8 bytes.
+fn parse_base(text: &str) -> Option<[u8; 8]> {
+    if text.len() != 16 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut out = [0u8; 8];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
 }
 
 /// 32 hex digits as 16 bytes.
@@ -377,14 +506,44 @@ mod tests {
         let doc = format!(
             r#"{{"id":"t1","games":[{{"number":1,"state":{{"state":"playing","game_id":"g1","tokens":["{token}"]}}}},{{"number":2,"state":{{"state":"pending"}}}}]}}"#
         );
-        let sealed = secret.seal_document_tokens(&doc).unwrap().unwrap();
+        let sealed = secret.seal_document(&doc).unwrap().unwrap();
         assert!(!sealed.contains(token), "{sealed}");
         assert!(!sealed.contains("\"tokens\""));
-        assert_eq!(secret.seal_document_tokens(&sealed).unwrap(), None);
+        assert_eq!(secret.seal_document(&sealed).unwrap(), None);
         let v: serde_json::Value = serde_json::from_str(&sealed).unwrap();
         let stored = v["games"][0]["state"]["sealed_tokens"][0].as_str().unwrap();
         let back = secret.seal_token("t1", "g1", 0, &parse_token(stored).unwrap());
         assert_eq!(crate::games::hex(&back), token);
+    }
+
+    #[test]
+    fn tournament_seeds_are_sealed_per_tournament_and_given_back() {
+        let secret = ServerSecret::from_bytes(&[4; 32]);
+        let seed = "5e".repeat(32);
+        let base = 0x0123_4567_89ab_cdef_u64;
+        let plain = format!(
+            r#"{{"id":"t1","openings":[{{"moves":[],"seed":"{seed}"}},{{"moves":["a"],"seed":null}}],"setup_seed_base":{base}}}"#
+        );
+        let sealed = secret.seal_document(&plain).unwrap().unwrap();
+        assert!(!sealed.contains(&seed), "{sealed}");
+        assert!(!sealed.contains(&base.to_string()), "{sealed}");
+        assert!(!sealed.contains("setup_seed_base"), "{sealed}");
+        assert_eq!(secret.seal_document(&sealed).unwrap(), None, "once");
+        let mut v: serde_json::Value = serde_json::from_str(&sealed).unwrap();
+        secret.unseal_document_seeds(&mut v).unwrap();
+        assert_eq!(v["openings"][0]["seed"], seed.as_str());
+        assert!(v["openings"][1]["seed"].is_null());
+        assert_eq!(v["setup_seed_base"], base);
+        // Another tournament's keystream, and another secret's, differ.
+        let moved = sealed.replace("\"t1\"", "\"t2\"");
+        let mut w: serde_json::Value = serde_json::from_str(&moved).unwrap();
+        secret.unseal_document_seeds(&mut w).unwrap();
+        assert_ne!(w["openings"][0]["seed"], seed.as_str());
+        let mut x: serde_json::Value = serde_json::from_str(&sealed).unwrap();
+        ServerSecret::from_bytes(&[5; 32])
+            .unseal_document_seeds(&mut x)
+            .unwrap();
+        assert_ne!(x["setup_seed_base"], base);
     }
 
     #[test]
@@ -402,7 +561,7 @@ mod tests {
         assert_eq!(first.check_value(), again.check_value());
         std::fs::write(&path, "not hex\n").unwrap();
         let e = ServerSecret::load_or_create(&path).unwrap_err();
-        assert!(e.0.contains("64 hex digits"), "{e}");
+        assert!(e.message().contains("64 hex digits"), "{e}");
         let _ = std::fs::remove_dir_all(dir);
     }
 }

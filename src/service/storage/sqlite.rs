@@ -29,7 +29,7 @@ pub const DB_FILE: &str = "referee.sqlite3";
 /// The lock file that keeps a second server off the same data directory.
 pub const LOCK_FILE: &str = "referee.lock";
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
 /// The writer's page cache, in KiB (2048 pages of 4 KiB). Every commit
@@ -133,7 +133,7 @@ impl SqliteStorage {
     ) -> Result<SqliteStorage, StorageError> {
         let dir = &options.dir;
         fs::create_dir_all(dir).map_err(|e| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "cannot create the data directory {}: {e}",
                 dir.display()
             ))
@@ -145,13 +145,13 @@ impl SqliteStorage {
             .write(true)
             .open(&lock_path)
             .map_err(|e| {
-                StorageError(format!(
+                StorageError::Config(format!(
                     "cannot write in the data directory {} ({e}): is it read-only?",
                     dir.display()
                 ))
             })?;
         lock.try_lock().map_err(|_| {
-            StorageError(format!(
+            StorageError::Config(format!(
                 "the data directory {} is in use by another punct-referee (lock file {})",
                 dir.display(),
                 lock_path.display()
@@ -171,7 +171,9 @@ impl SqliteStorage {
         let checkpointer = thread::Builder::new()
             .name("storage-checkpoint".into())
             .spawn(move || checkpoint_loop(&checkpoints, &stopped, &restart_asked))
-            .map_err(|e| StorageError(format!("cannot start the checkpointer: {e}")))?;
+            .map_err(|e| {
+                StorageError::Unavailable(format!("cannot start the checkpointer: {e}"))
+            })?;
         let (tx, rx) = mpsc::channel::<Job>();
         let commits = Arc::new(AtomicU64::new(0));
         let counter = commits.clone();
@@ -179,7 +181,9 @@ impl SqliteStorage {
         let writer = thread::Builder::new()
             .name("storage-writer".into())
             .spawn(move || writer_loop(conn, rx, &counter, &restart, &sealer))
-            .map_err(|e| StorageError(format!("cannot start the storage writer: {e}")))?;
+            .map_err(|e| {
+                StorageError::Unavailable(format!("cannot start the storage writer: {e}"))
+            })?;
         Ok(SqliteStorage {
             jobs: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
@@ -251,7 +255,9 @@ impl Storage for SqliteStorage {
     fn write(&self, write: Write) -> Commit {
         let (tx, rx) = oneshot::channel();
         if !self.send(Job::Write(Box::new(write), tx)) {
-            return Commit::ready(Err(StorageError("the storage writer has stopped".into())));
+            return Commit::ready(Err(StorageError::Unavailable(
+                "the storage writer has stopped".into(),
+            )));
         }
         Commit::waiting(rx)
     }
@@ -259,10 +265,12 @@ impl Storage for SqliteStorage {
     fn recover(&self) -> Result<Vec<StoredGame>, StorageError> {
         let (tx, rx) = mpsc::channel();
         if !self.send(Job::Recover(tx)) {
-            return Err(StorageError("the storage writer has stopped".into()));
+            return Err(StorageError::Unavailable(
+                "the storage writer has stopped".into(),
+            ));
         }
         rx.recv()
-            .map_err(|_| StorageError("the storage writer has stopped".into()))?
+            .map_err(|_| StorageError::Unavailable("the storage writer has stopped".into()))?
     }
 
     fn load(&self, id: &str) -> Result<Option<StoredGame>, StorageError> {
@@ -325,11 +333,13 @@ impl Storage for SqliteStorage {
         loop {
             let (tx, rx) = mpsc::channel();
             if !self.send(Job::Prune(ended_before_ms, tx)) {
-                return Err(StorageError("the storage writer has stopped".into()));
+                return Err(StorageError::Unavailable(
+                    "the storage writer has stopped".into(),
+                ));
             }
-            let n = rx
-                .recv()
-                .map_err(|_| StorageError("the storage writer has stopped".into()))??;
+            let n = rx.recv().map_err(|_| {
+                StorageError::Unavailable("the storage writer has stopped".into())
+            })??;
             total += n;
             if n < PRUNE_BATCH as u64 {
                 return Ok(total);
@@ -354,7 +364,14 @@ fn sql_error(path: &Path, e: rusqlite::Error) -> StorageError {
         Some(ErrorCode::DatabaseBusy) => " (another process holds the database)",
         _ => "",
     };
-    StorageError(format!("{}: {e}{hint}", path.display()))
+    let message = format!("{}: {e}{hint}", path.display());
+    match (&e, e.sqlite_error_code()) {
+        (_, Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt))
+        | (rusqlite::Error::FromSqlConversionFailure(..), _) => StorageError::Corrupt(message),
+        // What the writes refuse ([`no_such_game`], a ply already taken).
+        (rusqlite::Error::ToSqlConversionFailure(..), _) => StorageError::Conflict(message),
+        _ => StorageError::Unavailable(message),
+    }
 }
 
 /// The writer's connection: as [`open_connection`], with no checkpoints of
@@ -397,7 +414,7 @@ fn open_connection(
         .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
         .map_err(err)?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StorageError(format!(
+        return Err(StorageError::Config(format!(
             "{}: cannot switch to WAL mode (got `{mode}`)",
             path.display()
         )));
@@ -414,7 +431,7 @@ fn open_connection(
         .query_row("PRAGMA quick_check", [], |r| r.get(0))
         .map_err(err)?;
     if check != "ok" {
-        return Err(StorageError(format!(
+        return Err(StorageError::Corrupt(format!(
             "{}: the database is damaged ({check}); restore a backup, or move it away to start empty",
             path.display()
         )));
@@ -423,31 +440,31 @@ fn open_connection(
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(err)?;
     match version {
-        0 => {
-            conn.execute_batch(SCHEMA).map_err(err)?;
-            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+        0..=3 => {
+            match version {
+                0 => conn.execute_batch(SCHEMA).map_err(err)?,
+                1 => conn.execute_batch(MIGRATE_1_TO_2).map_err(err)?,
+                _ => {}
+            }
+            if version < 3 {
+                conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
+            }
             migrate_3_to_4(&conn, secret).map_err(err)?;
+            migrate_4_to_5(&conn, secret).map_err(err)?;
         }
-        1 => {
-            conn.execute_batch(MIGRATE_1_TO_2).map_err(err)?;
-            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
-            migrate_3_to_4(&conn, secret).map_err(err)?;
-        }
-        2 => {
-            conn.execute_batch(MIGRATE_2_TO_3).map_err(err)?;
-            migrate_3_to_4(&conn, secret).map_err(err)?;
-        }
-        3 => migrate_3_to_4(&conn, secret).map_err(err)?,
-        SCHEMA_VERSION => {
+        4 | SCHEMA_VERSION => {
             let stored: String = conn
                 .query_row("SELECT value FROM meta WHERE key = 'key_check'", [], |r| {
                     r.get(0)
                 })
                 .map_err(err)?;
             secret.verify(&stored, &path.display().to_string())?;
+            if version == 4 {
+                migrate_4_to_5(&conn, secret).map_err(err)?;
+            }
         }
         v => {
-            return Err(StorageError(format!(
+            return Err(StorageError::Config(format!(
                 "{}: schema version {v} is not the version {SCHEMA_VERSION} this binary reads",
                 path.display()
             )));
@@ -598,26 +615,50 @@ fn migrate_3_to_4(conn: &Connection, secret: &ServerSecret) -> rusqlite::Result<
                 params![id, hex(&secret.seal_seed(&id, &plain))],
             )?;
         }
-        let documents: Vec<(String, String)> = tx
-            .prepare("SELECT id, document FROM tournaments")?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        for (id, document) in documents {
-            let sealed = secret
-                .seal_document_tokens(&document)
-                .map_err(|e| bad_row(format!("tournament `{id}`: {e}")))?;
-            if let Some(sealed) = sealed {
-                tx.execute(
-                    "UPDATE tournaments SET document = ?2 WHERE id = ?1",
-                    params![id, sealed],
-                )?;
-            }
-        }
+        seal_documents(tx, secret)?;
         tx.execute_batch("PRAGMA user_version = 4;")
+    })
+}
+
+/// From version 4 to version 5, in one transaction: the `forfeits` column
+/// (set for the games a tournament made, which an older version told by
+/// their `tournament_id` label), and the seeds of tournament documents
+/// sealed ([`ServerSecret::seal_document`]).
+fn migrate_4_to_5(conn: &Connection, secret: &ServerSecret) -> rusqlite::Result<()> {
+    in_transaction(conn, |tx| {
+        tx.execute_batch(
+            "ALTER TABLE games ADD COLUMN forfeits INTEGER NOT NULL DEFAULT 0;
+             UPDATE games SET forfeits = 1
+                 WHERE json_extract(labels, '$.tournament_id') IS NOT NULL;",
+        )?;
+        seal_documents(tx, secret)?;
+        tx.execute_batch("PRAGMA user_version = 5;")
     })?;
     // The plain values are gone from the tables; their old pages may still
-    // be in the log and the free pages: write them over.
-    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+    // be in the log and the free pages: write them over (VACUUM writes the
+    // new file into the log: the second checkpoint copies it over the old).
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+}
+
+/// Seals what tournament documents hold in the clear (see
+/// [`ServerSecret::seal_document`]).
+fn seal_documents(tx: &Connection, secret: &ServerSecret) -> rusqlite::Result<()> {
+    let documents: Vec<(String, String)> = tx
+        .prepare("SELECT id, document FROM tournaments")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, document) in documents {
+        let sealed = secret
+            .seal_document(&document)
+            .map_err(|e| bad_row(format!("tournament `{id}`: {e}")))?;
+        if let Some(sealed) = sealed {
+            tx.execute(
+                "UPDATE tournaments SET document = ?2 WHERE id = ?1",
+                params![id, sealed],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Log frames (pages) past which the log is made to start over (see
@@ -820,9 +861,9 @@ fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Res
                 "INSERT INTO games (id, game, variant, options, seed, seed_supplied,
                     clock_mode, clock_initial_ms, clock_increment_ms,
                     clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
-                    updated_at_ms)
+                    updated_at_ms, forfeits)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'in_progress', ?13,
-                    ?14, ?14)",
+                    ?14, ?14, ?15)",
             )?
             .execute(params![
                 game.id,
@@ -841,6 +882,7 @@ fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Res
                 labels,
                 moves.len() as i64,
                 game.created_at_ms,
+                game.forfeits,
             ])?;
             for (i, seat) in game.seats.iter().enumerate() {
                 tx.prepare_cached(
@@ -1006,7 +1048,8 @@ fn read_games(
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
             clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms, labels,
-            draw_offers, created_at_ms, ply, status, winners, scores, reason, finished_at_ms
+            draw_offers, created_at_ms, ply, status, winners, scores, reason, finished_at_ms,
+            forfeits
          FROM games {filter}"
     ))?;
     let rows = stmt.query_map(params, |r| {
@@ -1052,6 +1095,7 @@ fn read_games(
                 first_move_ms: r.get::<_, Option<i64>>(10)?.map(|v| v.max(0) as u64),
             },
             labels,
+            forfeits: r.get(20)?,
             created_at_ms: r.get(13)?,
         };
         let ply: i64 = r.get(14)?;

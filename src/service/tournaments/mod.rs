@@ -467,7 +467,7 @@ impl Tournaments {
     /// its entrants reconnect (docs/TOURNAMENTS.md, "In a cluster"). A copy
     /// held before is replaced.
     pub fn adopt(self: &Arc<Self>, row: &TournamentRow, epoch: i64) -> Result<(), TournamentError> {
-        let doc: Doc = serde_json::from_str(&row.document).map_err(|e| {
+        let doc = record::doc_of(row, self.sessions.storage().secret()).map_err(|e| {
             TournamentError::Unavailable(format!("stored tournament `{}` unreadable: {e}", row.id))
         })?;
         let mut tournament = self.rebuild(doc).map_err(|e| {
@@ -558,7 +558,7 @@ impl Tournaments {
 
     /// A stored row rebuilt as a read-only copy.
     fn copy_of(&self, row: &TournamentRow) -> Result<Tournament, TournamentError> {
-        let doc: Doc = serde_json::from_str(&row.document).map_err(|e| {
+        let doc = record::doc_of(row, self.sessions.storage().secret()).map_err(|e| {
             TournamentError::Unavailable(format!("stored tournament `{}` unreadable: {e}", row.id))
         })?;
         let mut t = self.rebuild(doc).map_err(|e| {
@@ -684,7 +684,7 @@ impl Tournaments {
             .map_err(|e| TournamentError::Unavailable(e.to_string()))?;
         let count = rows.len();
         for row in rows {
-            let doc: Doc = match serde_json::from_str(&row.document) {
+            let doc = match record::doc_of(&row, self.sessions.storage().secret()) {
                 Ok(doc) => doc,
                 Err(e) => {
                     tracing::warn!(tournament = %row.id, error = %e, "stored tournament unreadable: skipped");
@@ -1096,7 +1096,8 @@ impl Tournaments {
     /// refused by fencing drops the tournament here: another replica owns
     /// it now.
     async fn persist(&self, doc: &Doc, lease: Lease) -> Result<(), TournamentError> {
-        let row = record::row_of(doc).map_err(TournamentError::Unavailable)?;
+        let row = record::row_of(doc, self.sessions.storage().secret())
+            .map_err(TournamentError::Unavailable)?;
         match self.write(row, lease).await {
             Ok(()) => Ok(()),
             Err(e) if e.is_fenced() => {
@@ -1260,6 +1261,20 @@ pub fn game_seed(base: u64, number: u32) -> [u8; 32] {
     let mut hash = sha2::Sha256::new();
     hash.update(b"tournament/setup/v1");
     hash.update(base.to_be_bytes());
+    hash.update(number.to_be_bytes());
+    hash.finalize().into()
+}
+
+/// The seed of game `number` of an opening whose seed is `seed`, in a
+/// tournament that deals each game its own ([`Doc::deal_per_game`]):
+/// SHA-256 of `tournament/opening/v1`, the opening's seed and the number
+/// (4 bytes, big-endian). One game's seed, revealed at its end, tells
+/// nothing of the others' or of the opening's.
+pub fn opening_game_seed(seed: &[u8; 32], number: u32) -> [u8; 32] {
+    use sha2::Digest as _;
+    let mut hash = sha2::Sha256::new();
+    hash.update(b"tournament/opening/v1");
+    hash.update(seed);
     hash.update(number.to_be_bytes());
     hash.finalize().into()
 }

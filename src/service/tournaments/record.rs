@@ -24,7 +24,7 @@ use super::{
 };
 use crate::games::{Catalog, GameRules, MoveDetail, MoveReport, Setup};
 use crate::service::sessions::{ClockMode, TimeControl};
-use crate::service::storage::{self, TournamentRow};
+use crate::service::storage::{self, ServerSecret, TournamentRow};
 
 /// Where a tournament is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -111,7 +111,8 @@ impl ClockDoc {
 pub struct OpeningDoc {
     /// The moves' canonical notation.
     pub moves: Vec<String>,
-    /// The seed, 64 hex digits.
+    /// The seed, 64 hex digits (sealed at rest: [`row_of`]).
+    #[serde(default)]
     pub seed: Option<String>,
 }
 
@@ -219,6 +220,12 @@ pub struct Doc {
     /// The base of each game's seed (seeded games).
     #[serde(default)]
     pub setup_seed_base: Option<u64>,
+    /// Whether each game of a seeded opening is dealt its own seed derived
+    /// from the opening's ([`super::opening_game_seed`]) rather than the
+    /// opening's seed itself: games that hide their setup (Punto's decks),
+    /// where one game dealt like another would tell its seats their cards.
+    #[serde(default)]
+    pub deal_per_game: bool,
     /// Where it is.
     pub status: Status,
     /// The entrants, index order.
@@ -238,14 +245,22 @@ pub struct Doc {
 }
 
 impl Doc {
-    /// The seed the tournament supplies to game `g`: its opening's seed, else
-    /// the one derived from `setup_seed_base` ([`super::game_seed`]); `None`
-    /// when the game draws its own (or has no random setup).
+    /// The seed the tournament supplies to game `g`: its opening's seed (or
+    /// the game's own derived from it, [`Doc::deal_per_game`]), else the one
+    /// derived from `setup_seed_base` ([`super::game_seed`]); `None` when
+    /// the game draws its own (or has no random setup).
     pub fn supplied_seed(&self, g: &GameDoc) -> Option<[u8; 32]> {
         g.opening
             .and_then(|o| self.openings.get(o))
             .and_then(|o| o.seed.as_deref())
             .and_then(crate::games::parse_seed)
+            .map(|seed| {
+                if self.deal_per_game {
+                    super::opening_game_seed(&seed, g.number)
+                } else {
+                    seed
+                }
+            })
             .or_else(|| {
                 self.setup_seed_base
                     .map(|base| super::game_seed(base, g.number))
@@ -386,13 +401,23 @@ impl Doc {
 }
 
 /// The stored row of `doc`.
-pub fn row_of(doc: &Doc) -> Result<TournamentRow, String> {
+pub fn row_of(doc: &Doc, secret: &ServerSecret) -> Result<TournamentRow, String> {
+    let mut value = serde_json::to_value(doc).map_err(|e| e.to_string())?;
+    secret.seal_document_seeds(&mut value)?;
     Ok(TournamentRow {
         id: doc.id.clone(),
         status: doc.status.name().to_string(),
-        document: serde_json::to_string(doc).map_err(|e| e.to_string())?,
+        document: serde_json::to_string(&value).map_err(|e| e.to_string())?,
         created_at_ms: doc.created_ms,
     })
+}
+
+/// The document of stored `row`, its seeds unsealed with `secret`.
+pub fn doc_of(row: &TournamentRow, secret: &ServerSecret) -> Result<Doc, String> {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&row.document).map_err(|e| e.to_string())?;
+    secret.unseal_document_seeds(&mut value)?;
+    serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
 /// The rules a stored header describes.
@@ -589,6 +614,7 @@ pub fn checked_doc(
         table,
         sprt: new.sprt,
         setup_seed_base: new.setup_seed_base,
+        deal_per_game: hides_setup(&new.rules),
         status: Status::Registering,
         entrants: Vec::new(),
         games: Vec::new(),
@@ -599,6 +625,11 @@ pub fn checked_doc(
         ended_ms: 0,
     };
     Ok((doc, details))
+}
+
+/// Whether games of `rules` hide their setup from their seats (a deal).
+fn hides_setup(rules: &GameRules) -> bool {
+    rules.rules().seeded() && rules.rules().start(header_setup(rules)).hides_information()
 }
 
 /// A setup for building seeded rules' first position.
@@ -617,6 +648,16 @@ fn checked_opening(
 ) -> Result<(OpeningDoc, Vec<MoveDetail>), TournamentError> {
     let field = |f: &str| format!("spec.openings[{i}]{f}");
     let seeded = rules.rules().seeded();
+    if opening.seed.is_some() && !opening.moves.is_empty() && hides_setup(rules) {
+        return Err(TournamentError::invalid(
+            field(".moves"),
+            format!(
+                "{} hides its setup, so each game of an opening is dealt its own from the \
+                 opening's seed (docs/TOURNAMENTS.md, \"Seeds\"): no moves fit every deal",
+                rules.game_name()
+            ),
+        ));
+    }
     if opening.seed.is_some() && !seeded {
         return Err(TournamentError::invalid(
             field(".seed"),

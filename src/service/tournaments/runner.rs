@@ -232,7 +232,16 @@ async fn start_game(
     };
     let created = ts
         .sessions
-        .create_seated(rules, labels, tc, seed, &seat_token)
+        .create_seated(
+            rules,
+            labels,
+            tc,
+            seed,
+            crate::service::sessions::Seating {
+                tokens: &seat_token,
+                forfeits: true,
+            },
+        )
         .await;
     let (session, tokens) = match created {
         Ok(created) => created,
@@ -341,9 +350,9 @@ fn check_sprt(id: &str, doc: &mut Doc) {
 /// Queues `t`'s document for storage under its lease (in order: called
 /// under its lock).
 fn save(ts: &Tournaments, t: &Tournament) -> Commit {
-    match record::row_of(&t.doc) {
+    match record::row_of(&t.doc, ts.sessions().storage().secret()) {
         Ok(row) => ts.write(row, t.lease),
-        Err(e) => Commit::ready(Err(storage::StorageError(e))),
+        Err(e) => Commit::ready(Err(storage::StorageError::Unavailable(e))),
     }
 }
 

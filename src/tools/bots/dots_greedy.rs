@@ -4,7 +4,7 @@
 //! opponent. In order of preference it plays
 //!
 //! 1. the largest immediate capture: the cell where its own dot gains it the
-//!    most (its score change minus the opponent's, RULES.md §6.7);
+//!    most (its score change minus the opponent's, docs/rules/dots.md §6.7);
 //! 2. else the cell where the opponent's dot would gain the opponent the
 //!    most (taking that cell first blocks it);
 //! 3. else a cell next to one of its own live dots (the eight neighbours)
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn takes_the_capture_then_blocks_then_grows() {
-        // RULES.md §11.A one move short: Red's 3,4 captures 3,3.
+        // docs/rules/dots.md §11.A one move short: Red's 3,4 captures 3,3.
         let mut bot = DotsGreedyBot::new(1, five(), None);
         let before = ["3,2", "3,3", "2,3", "1,1", "4,3", "1,2"];
         assert_eq!(answer(&mut bot, &before), "3,4");

@@ -2,11 +2,11 @@
 //! its seat's `GetGame` returns (the runner reads it with the seat's token
 //! and passes it in [`Turn::state`]), that is the table, the revealed card,
 //! who plays which colours and each deck's contents; never the seed or a
-//! deck's order (RULES.md §11). For each legal cell it tries the revealed
+//! deck's order (docs/rules/punto.md §11). For each legal cell it tries the revealed
 //! card there, on a copy of the table, and plays, in order of preference:
 //!
 //! 1. a cell that makes a row of its own colour (`L` or more in a line,
-//!    RULES.md §6): the round is won;
+//!    docs/rules/punto.md §6): the round is won;
 //! 2. else, when the next seat could make a row with its next card, a cell
 //!    that leaves it the fewest such cards: its *threat* is how many cards
 //!    of its deck (whose contents are public; its next card is one of them)

@@ -59,6 +59,9 @@ struct Made {
     punto_tokens: Vec<String>,
     keys: Vec<String>,
     assigned: pb::GameAssignment,
+    /// A tournament's opening seed (hex) and another's `setup_seed_base`.
+    opening_seed: String,
+    seed_base: u64,
 }
 
 impl Made {
@@ -69,6 +72,10 @@ impl Made {
             self.dots_seed.to_ascii_uppercase().into_bytes(),
             unhex(&self.dots_seed),
             self.assigned.seat_token.clone().into_bytes(),
+            self.opening_seed.clone().into_bytes(),
+            self.opening_seed.to_ascii_uppercase().into_bytes(),
+            unhex(&self.opening_seed),
+            self.seed_base.to_string().into_bytes(),
         ];
         for t in self
             .dots_tokens
@@ -157,7 +164,28 @@ async fn populate(server: &TestServer) -> Made {
     let (created, keys) = create(&mut t, s, &["a", "b"]).await;
     start(&mut t, &created.tournament_id).await;
     let assigned = assignment(&mut t, &keys[0].entrant_key).await;
+    // Two Punto tournaments, stored at creation with their seeds.
+    let punto_rules = pb::GameRules {
+        game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
+            players: 2,
+            ..Default::default()
+        })),
+    };
+    let opening_seed = hex(&rand::random::<[u8; 32]>());
+    let mut s = spec(punto_rules.clone(), pb::TournamentFormat::RoundRobin, 2);
+    s.openings = vec![pb::Opening {
+        seed: opening_seed.clone(),
+        ..Default::default()
+    }];
+    create(&mut t, s, &["c", "d"]).await;
+    // Twenty digits: not found in the files by chance.
+    let seed_base = 10_000_000_000_000_000_000 + rand::random::<u64>() % 1_000_000_000;
+    let mut s = spec(punto_rules, pb::TournamentFormat::RoundRobin, 2);
+    s.setup_seed_base = Some(seed_base);
+    create(&mut t, s, &["e", "f"]).await;
     Made {
+        opening_seed,
+        seed_base,
         dots_id: dots.game.unwrap().game_id,
         dots_seed,
         dots_tokens: dots.seats.iter().map(|s| s.token.clone()).collect(),
@@ -178,8 +206,10 @@ fn assert_nothing_secret(dir: &Path, made: &Made, when: &str) {
     for secret in made.secrets() {
         assert!(
             !contains(&bytes, &secret),
-            "{when}: a secret is in the data directory: {}",
-            String::from_utf8_lossy(&secret)
+            "{when}: a secret is in the data directory: {} (dots seed {}, opening seed {})",
+            String::from_utf8_lossy(&secret),
+            made.dots_seed,
+            made.opening_seed
         );
     }
 }
@@ -310,10 +340,10 @@ async fn the_data_directory_holds_no_seed_and_no_token_and_a_restart_keeps_every
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Turns the database of `dir` back into what the previous version wrote:
-/// seeds in hex in the clear, the seat tokens of the tournament's games in
-/// progress in the clear in its document, no key check, version 3; and
-/// removes the secret file.
+/// Turns the database of `dir` back into what version 3 wrote: seeds in
+/// hex in the clear, the tournaments' seeds and the seat tokens of their
+/// games in progress in the clear in their documents, no key check, no
+/// `forfeits` column; and removes the secret file.
 fn as_the_previous_version_wrote_it(dir: &Path) {
     let secret = ServerSecret::load_or_create(&dir.join(SECRET_FILE)).unwrap();
     let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
@@ -341,6 +371,7 @@ fn as_the_previous_version_wrote_it(dir: &Path) {
         .unwrap();
     for (id, document) in docs {
         let mut doc: serde_json::Value = serde_json::from_str(&document).unwrap();
+        secret.unseal_document_seeds(&mut doc).unwrap();
         for g in doc["games"].as_array_mut().unwrap() {
             let seats = g["seats"].as_array().unwrap().len();
             let state = g["state"].as_object_mut().unwrap();
@@ -359,8 +390,10 @@ fn as_the_previous_version_wrote_it(dir: &Path) {
         )
         .unwrap();
     }
-    conn.execute_batch("DROP TABLE meta; PRAGMA user_version = 3;")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE meta; ALTER TABLE games DROP COLUMN forfeits; PRAGMA user_version = 3;",
+    )
+    .unwrap();
     drop(conn);
     std::fs::remove_file(dir.join(SECRET_FILE)).unwrap();
 }
@@ -375,6 +408,8 @@ async fn a_database_of_the_previous_version_is_sealed_at_start_and_its_tokens_st
     let bytes = data_files(&dir);
     assert!(contains(&bytes, made.dots_seed.as_bytes()), "plain before");
     assert!(contains(&bytes, made.assigned.seat_token.as_bytes()));
+    assert!(contains(&bytes, made.opening_seed.as_bytes()));
+    assert!(contains(&bytes, made.seed_base.to_string().as_bytes()));
     // The new start makes a new secret and seals everything with it; the
     // tokens given out before (the tournament's too) still work.
     let server = start_when_free(&dir).await;
@@ -386,7 +421,20 @@ async fn a_database_of_the_previous_version_is_sealed_at_start_and_its_tokens_st
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(
+        version,
+        punct_referee::service::storage::sqlite::SCHEMA_VERSION
+    );
+    // The tournament's game keeps its forfeits (told by its label then);
+    // the client's games have none.
+    let forfeits = |id: &str| -> bool {
+        conn.query_row("SELECT forfeits FROM games WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    assert!(forfeits(&made.assigned.game_id));
+    assert!(!forfeits(&made.dots_id));
     drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
 }

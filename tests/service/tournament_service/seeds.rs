@@ -4,7 +4,7 @@
 
 use super::*;
 use punct_referee::games::hex;
-use punct_referee::service::tournaments::game_seed;
+use punct_referee::service::tournaments::{game_seed, opening_game_seed};
 use sha2::Digest as _;
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -134,9 +134,16 @@ async fn an_opening_seed_stays_a_commitment_while_a_game_dealt_from_it_may_run()
     let id = created.tournament_id.clone();
     start(&mut t, &id).await;
     let running = with_a_game(&mut t, &id).await;
+    // Each game is dealt its own seed from the opening's: the games'
+    // commitments differ, and none is the opening's.
+    let mut commitments = std::collections::BTreeSet::new();
     for g in &running.games {
-        assert_eq!(g.seed_commitment, sha256_hex(&seed), "every game of it");
+        let own = opening_game_seed(&seed, g.number);
+        assert_eq!(g.seed_commitment, sha256_hex(&own), "game {}", g.number);
+        assert_ne!(g.seed_commitment, sha256_hex(&seed));
+        commitments.insert(g.seed_commitment.clone());
     }
+    assert_eq!(commitments.len(), running.games.len(), "one deal per game");
     let (_, body) = http_get(http, &format!("/api/tournaments/{id}")).await;
     assert!(!body.contains(&hex(&seed)), "{body}");
     let json: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -164,4 +171,93 @@ async fn an_opening_seed_stays_a_commitment_while_a_game_dealt_from_it_may_run()
     );
     let (_, body) = http_get(http, &format!("/api/tournaments/{id}")).await;
     assert!(!body.contains(&hex(&seed)), "{body}");
+}
+
+/// A game of a Punto opening that ends reveals its own deal only: the
+/// opening's seed, from which every game of it is dealt, stays a
+/// commitment until the tournament is over, and no finished game's seed or
+/// record is another game's deal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_game_of_an_opening_reveals_nothing_of_the_other_games() {
+    let server = TestServer::start_with_http(common::test_options(), None).await;
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let seed: [u8; 32] = rand::random();
+    let mut s = spec(punto_rules(), pb::TournamentFormat::RoundRobin, 2);
+    s.concurrency = 1;
+    s.openings = vec![pb::Opening {
+        seed: hex(&seed),
+        ..Default::default()
+    }];
+    let (created, keys) = create(&mut t, s, &["greedy", "r1"]).await;
+    let id = created.tournament_id.clone();
+    start(&mut t, &id).await;
+    play_all(&server, &keys, &[bot("greedy", 1), bot("r1", 2)]).await;
+    let done = get(&mut t, &id).await;
+    assert_eq!(done.status, pb::TournamentStatus::Finished as i32);
+    assert_eq!(done.games.len(), 2);
+    let mut c = server.client().await;
+    let mut dealt = Vec::new();
+    for g in &done.games {
+        let setup = game_setup(&server, &g.game_id).await;
+        let own = opening_game_seed(&seed, g.number);
+        assert_eq!(setup.seed, hex(&own), "game {}: its own deal", g.number);
+        assert_eq!(sha256_hex(&own), g.seed_commitment);
+        let record = common::export_checked(&mut c, &g.game_id, "").await;
+        assert!(
+            !record.contains(&hex(&seed)),
+            "the opening's seed: {record}"
+        );
+        dealt.push(own);
+    }
+    assert_ne!(dealt[0], dealt[1], "no game is dealt like another");
+    for g in &done.games {
+        let record = common::export_checked(&mut c, &g.game_id, "").await;
+        for other in dealt
+            .iter()
+            .filter(|d| **d != opening_game_seed(&seed, g.number))
+        {
+            assert!(!record.contains(&hex(other)), "another game's deal");
+        }
+    }
+    // Over: the opening's seed itself.
+    assert_eq!(done.spec.unwrap().openings[0].seed, hex(&seed));
+}
+
+/// Moves after a Punto opening's deal would fit one deal only; every game
+/// of the opening is dealt its own, so such an opening is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_punto_opening_with_moves_is_refused() {
+    let server = TestServer::start().await;
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let mut s = spec(punto_rules(), pb::TournamentFormat::RoundRobin, 2);
+    s.openings = vec![pb::Opening {
+        seed: hex(&[7; 32]),
+        moves: vec![pb::Move {
+            game: Some(pb::r#move::Game::Punto(Box::new(tpb::Move {
+                notation: "0,0".into(),
+                ..Default::default()
+            }))),
+        }],
+        ..Default::default()
+    }];
+    let e = t
+        .create_tournament(pb::CreateTournamentRequest {
+            spec: Some(s),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("spec.openings[0].moves"), "{e:?}");
+    assert!(e.message().contains("dealt its own"), "{e:?}");
+    assert_eq!(
+        t.list_tournaments(pb::ListTournamentsRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .tournaments
+            .len(),
+        0,
+        "nothing created"
+    );
 }

@@ -136,7 +136,7 @@ fn side(value: u32, default: u8, field: &'static str, what: &str) -> Result<u8, 
     u8::try_from(value).map_err(|_| {
         bad(
             field,
-            format!("the {what} {value} is not in 4..=64 (RULES.md §3)"),
+            format!("the {what} {value} is not in 4..=64 (docs/rules/dots.md §3)"),
         )
     })
 }
@@ -151,7 +151,7 @@ fn start(value: i32, field: &'static str) -> Result<Start, SessionError> {
     }
 }
 
-/// Rule options from the wire, defaults filled in and checked as RULES.md
+/// Rule options from the wire, defaults filled in and checked as docs/rules/dots.md
 /// §3 says; a refusal names the field at fault (a start too large for the
 /// field: the side that is too small, the width first).
 pub fn rule_options(o: &pb::RuleOptions, f: &RuleFields) -> Result<RuleOptions, SessionError> {

@@ -1,11 +1,11 @@
 //! Punto conversions between `punto.v1` messages and the engine's types.
 //! Input is checked here for syntax (the notation `X,Y`, both forms of a
-//! move agreeing, the rule options of RULES.md §3.1, §9 and §10.2), so the
+//! move agreeing, the rule options of docs/rules/punto.md §3.1, §9 and §10.2), so the
 //! session layer only ever sees well-formed moves; the rules of §5.3 are the
 //! engine's.
 //!
 //! Nothing converted here carries a deck's order before the match is over
-//! (RULES.md §11): the engine's payloads never hold it, and every viewer is
+//! (docs/rules/punto.md §11): the engine's payloads never hold it, and every viewer is
 //! shown the same.
 
 use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoSnapshot};
@@ -61,7 +61,7 @@ pub fn move_fields(whole: &str) -> &'static MoveFields {
 
 /// A move as input: the cell, given structured or as notation (both must
 /// then agree). Malformed notation is refused here (INVALID_ARGUMENT, as
-/// every game's syntax is); the rules of RULES.md §5.3 are the engine's.
+/// every game's syntax is); the rules of docs/rules/punto.md §5.3 are the engine's.
 pub fn move_input(m: &pb::Move, f: &MoveFields) -> Result<PuntoMoveInput, SessionError> {
     let structured = m.cell.as_ref().map(|c| Cell::new(c.x, c.y));
     // Only an absent notation is no notation: one of spaces or tabs is
@@ -193,7 +193,7 @@ pub fn cell_pb(c: Cell) -> pb::Cell {
     pb::Cell { x: c.x, y: c.y }
 }
 
-/// A side on the wire: a seat, or a team with its two seats (RULES.md §3.1:
+/// A side on the wire: a seat, or a team with its two seats (docs/rules/punto.md §3.1:
 /// team 1 is seats 1 and 3, team 2 seats 2 and 4).
 pub fn side_pb(side: Side) -> pb::Side {
     let (seat, team, seats) = match side {
@@ -221,7 +221,7 @@ fn row_pb(row: &Row) -> pb::Row {
     }
 }
 
-/// A finished round on the wire (RULES.md §8.4).
+/// A finished round on the wire (docs/rules/punto.md §8.4).
 pub fn round_result_pb(r: &RoundResult) -> pb::RoundResult {
     pb::RoundResult {
         round: r.round,

@@ -10,7 +10,8 @@
 //! message) is ready — the handler's work. A server stream (`WatchGame`)
 //! counts only while it opens; an open stream is idle most of its life and
 //! is bounded by its own limits instead (watchers per game, and watch
-//! streams in all, see [`crate::service::grpc::RefereeApi::with_max_watch_streams`]).
+//! streams in all, set by the gRPC room's
+//! `RefereeApi::with_max_watch_streams`).
 //! The health service (`grpc.health.v1`) is never refused: a probe must tell
 //! "busy" from "dead", and a health check costs next to nothing.
 //!
@@ -20,12 +21,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
-/// How long a refused client is told to wait before trying again.
-pub const RETRY_AFTER: Duration = Duration::from_millis(50);
 
 /// Path prefix of the calls never refused (health checks).
 const EXEMPT_PREFIX: &str = "/grpc.health.v1.Health/";
@@ -96,8 +93,7 @@ where
                     tracing::debug!(path = request.uri().path(), max = self.max, "call shed");
                     return LimitedCall::Refused {
                         response: Some(
-                            crate::service::grpc::error::overloaded("concurrent_calls", self.max)
-                                .into_http(),
+                            super::refusal::overloaded("concurrent_calls", self.max).into_http(),
                         ),
                     };
                 }
@@ -130,7 +126,7 @@ pin_project_lite::pin_project! {
 
 impl<F, R> LimitedCall<F, R> {
     /// A call let through, holding no permit (the other admission layers:
-    /// [`crate::service::access`], [`crate::service::quota`]).
+    /// [`crate::service::edge::access`], [`crate::service::edge::quota`]).
     pub fn admitted(inner: F) -> LimitedCall<F, R> {
         LimitedCall::Admitted {
             inner,

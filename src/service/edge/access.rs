@@ -18,7 +18,7 @@
 //! The keys file is JSON lines (`#` comments and blank lines skipped), one
 //! key a line: `{"name": "lobby", "sha256": "<64 hex>", "scopes": ["games:create", "read"]}`.
 //! `punct-referee keys new` makes a key and its line. The file is read again
-//! on SIGHUP (see [`crate::service::tls::Reloader`]): keys rotate without a
+//! on SIGHUP (see [`super::reload::Reloader`]): keys rotate without a
 //! restart.
 
 use std::collections::{BTreeSet, HashMap};
@@ -33,8 +33,8 @@ use subtle::ConstantTimeEq as _;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt as _};
 
-use crate::service::grpc::error::ERROR_DOMAIN;
-use crate::service::overload::LimitedCall;
+use super::overload::LimitedCall;
+use super::refusal::ERROR_DOMAIN;
 
 /// Counter: calls refused by [`AccessLayer`], by `reason` (`KEY_MISSING`,
 /// `KEY_UNKNOWN`, `KEY_MALFORMED`, `SCOPE_MISSING`). Never labelled with a key.
@@ -596,7 +596,7 @@ where
     }
 
     fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
-        let peer = crate::service::listen::peer_of(request.extensions());
+        let peer = super::listen::peer_of(request.extensions());
         match admit(&self.keys, request.uri().path(), request.headers(), peer) {
             Ok(caller) => {
                 request.extensions_mut().insert(caller);

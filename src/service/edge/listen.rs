@@ -7,7 +7,7 @@
 //!
 //! Every connection is a [`Conn`]; its [`Peer`] (address, TLS or not) is
 //! what tonic puts into each request's extensions, where
-//! [`crate::service::access`] and [`crate::service::quota`] read it. The
+//! [`crate::service::edge::access`] and [`crate::service::edge::quota`] read it. The
 //! TLS configuration is asked for at each handshake, so a certificate
 //! reloaded on disk serves the next connection while open ones keep theirs.
 //!
@@ -38,7 +38,7 @@ use tokio::sync::mpsc;
 use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::service::tls::TlsConfig;
+use super::tls::TlsConfig;
 
 /// Gauge: connections open, by `port` (`grpc`, `http`).
 pub const CONNECTIONS_OPEN: &str = "referee_connections_open";

@@ -3,30 +3,22 @@
 //!
 //! [`TlsConfig`] holds one rustls configuration per port (`h2` for gRPC,
 //! `http/1.1` for the HTTP port), each swapped whole when the files are read
-//! again. The accept tasks of [`crate::service::listen`] ask for the current
+//! again. The accept tasks of [`crate::service::edge::listen`] ask for the current
 //! one at every handshake, so a new certificate serves new connections
-//! while the open ones keep the session they made. [`Reloader`] reads the
-//! files again on SIGHUP, and when their modification time or size
-//! changes (polled); a file that does not load leaves the old configuration
-//! in force and says why in the log. The keys file
-//! ([`crate::service::access::Keys`]) is reloaded by the same task.
+//! while the open ones keep the session they made.
+//! [`super::reload::Reloader`] reads the files again on SIGHUP and when
+//! they change on disk; a file that does not load leaves the old
+//! configuration in force and says why in the log.
 //!
 //! Docs: docs/SECURITY.md.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_util::sync::CancellationToken;
-
-use crate::service::access::Keys;
-
-/// How often the certificate and keys files are checked for changes unless
-/// configured.
-pub const DEFAULT_RELOAD_POLL: Duration = Duration::from_secs(5);
 
 /// The PEM files TLS is made of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,9 +104,9 @@ fn server_config(files: &TlsFiles, alpn: &[u8]) -> Result<rustls::ServerConfig, 
 }
 
 /// What a file looked like when last read: its modification time and size.
-type Stamp = Vec<Option<(SystemTime, u64)>>;
+pub(super) type Stamp = Vec<Option<(SystemTime, u64)>>;
 
-fn stamp(paths: &[&Path]) -> Stamp {
+pub(super) fn stamp(paths: &[&Path]) -> Stamp {
     paths
         .iter()
         .map(|p| {
@@ -181,120 +173,8 @@ impl TlsConfig {
     }
 
     /// Whether a file changed since it was last read.
-    fn changed(&self) -> bool {
+    pub(super) fn changed(&self) -> bool {
         let now = stamp(&TlsConfig::paths_of(&self.files));
         *self.seen.lock().unwrap_or_else(|e| e.into_inner()) != now
     }
-}
-
-/// Reads the TLS files and the keys file again on SIGHUP and when they
-/// change on disk, until stopped.
-#[derive(Debug, Clone)]
-pub struct Reloader {
-    /// TLS, when on.
-    pub tls: Option<Arc<TlsConfig>>,
-    /// The keys, when on.
-    pub keys: Keys,
-    /// The keys file, to watch for changes.
-    pub keys_file: Option<PathBuf>,
-    /// How often the files are looked at.
-    pub poll: Duration,
-}
-
-impl Reloader {
-    /// Whether there is anything to reload.
-    pub fn needed(&self) -> bool {
-        self.tls.is_some() || self.keys_file.is_some()
-    }
-
-    /// Watches until `stop`. SIGHUP is taken from `hangups` (made by
-    /// [`hangups`] before the server serves, so that a SIGHUP never meets
-    /// the default action, which ends the process) whether or not there is
-    /// anything to reload: with nothing, it is logged and ignored.
-    pub async fn run(self, mut hangups: Hangups, stop: CancellationToken) {
-        if !self.needed() {
-            loop {
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    _ = next_hangup(&mut hangups) => tracing::info!(
-                        "SIGHUP: nothing to reload (no TLS and no keys file); still serving"
-                    ),
-                }
-            }
-        }
-        let mut tick = tokio::time::interval(self.poll.max(Duration::from_millis(10)));
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut keys_seen = self.keys_file.as_deref().map(|p| stamp(&[p]));
-        loop {
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                _ = next_hangup(&mut hangups) => {
-                    tracing::info!("SIGHUP: reading the TLS and keys files again");
-                    self.reload_tls();
-                    self.reload_keys(&mut keys_seen);
-                }
-                _ = tick.tick() => {
-                    if self.tls.as_ref().is_some_and(|t| t.changed()) {
-                        self.reload_tls();
-                    }
-                    let keys_now = self.keys_file.as_deref().map(|p| stamp(&[p]));
-                    if keys_now != keys_seen {
-                        self.reload_keys(&mut keys_seen);
-                    }
-                }
-            }
-        }
-    }
-
-    fn reload_tls(&self) {
-        let Some(tls) = &self.tls else { return };
-        match tls.reload() {
-            Ok(()) => tracing::info!("TLS certificate reloaded: new connections use it"),
-            Err(e) => tracing::error!("TLS reload failed, the previous certificate stays: {e}"),
-        }
-    }
-
-    fn reload_keys(&self, seen: &mut Option<Stamp>) {
-        let Some(path) = &self.keys_file else { return };
-        *seen = Some(stamp(&[path]));
-        match self.keys.reload() {
-            Ok(n) => tracing::info!(keys = n, "keys file reloaded"),
-            Err(e) => tracing::error!("keys reload failed, the previous keys stay: {e}"),
-        }
-    }
-}
-
-/// Where SIGHUP arrives (see [`hangups`]).
-#[cfg(unix)]
-pub type Hangups = Option<tokio::signal::unix::Signal>;
-/// Where SIGHUP arrives (none here).
-#[cfg(not(unix))]
-pub type Hangups = ();
-
-/// Takes SIGHUP over from its default action (ending the process); from
-/// here on each one is read by [`Reloader::run`]. Call it inside the runtime.
-#[cfg(unix)]
-pub fn hangups() -> Hangups {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-        .inspect_err(|e| tracing::warn!("cannot listen for SIGHUP: {e}"))
-        .ok()
-}
-
-/// Takes SIGHUP over (nothing to do here).
-#[cfg(not(unix))]
-pub fn hangups() -> Hangups {}
-
-#[cfg(unix)]
-async fn next_hangup(hangups: &mut Hangups) {
-    match hangups {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending().await,
-    }
-}
-
-#[cfg(not(unix))]
-async fn next_hangup(_: &mut Hangups) {
-    std::future::pending().await
 }

@@ -1,9 +1,9 @@
 //! Limits per client, next to the server-wide ones of
-//! [`crate::service::overload`]: calls per second (a GCRA rate limiter from
+//! [`crate::service::edge::overload`]: calls per second (a GCRA rate limiter from
 //! `governor`, keyed by client), games in progress, and watch streams open.
 //! A client is its platform key, or without one its IP address
 //! ([`ClientId`]); connections per address are bounded where they are
-//! accepted ([`crate::service::listen::ConnectionLimit`]).
+//! accepted ([`crate::service::edge::listen::ConnectionLimit`]).
 //!
 //! A call over the rate is refused at once with `RESOURCE_EXHAUSTED`,
 //! `QuotaFailure{calls_per_second}`, `ErrorInfo{LIMIT_REACHED}` and a
@@ -22,10 +22,9 @@ use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tonic::Status;
 
-use crate::service::access::{Caller, ClientId};
-use crate::service::grpc::error;
-use crate::service::overload::LimitedCall;
-use crate::service::sessions::Session;
+use super::access::{Caller, ClientId};
+use super::overload::LimitedCall;
+use super::refusal::client_limit;
 
 /// Counter: calls or resources refused by a per-client limit, by `limit`
 /// (`calls_per_second`, `games_per_client`, `watch_streams_per_client`) and
@@ -51,10 +50,18 @@ pub struct QuotaOptions {
     pub connections: usize,
 }
 
+/// A game as the games count sees it. The count holds it weakly: a game
+/// counts until it ends or leaves memory. The front door knows no sessions;
+/// the room that creates games implements this for them.
+pub trait CountedGame: Send + Sync {
+    /// Whether the game is still in progress.
+    fn in_progress(&self) -> bool;
+}
+
 /// The games one client started and has not seen end.
 #[derive(Debug, Default)]
 struct GameSlots {
-    live: Vec<Weak<Session>>,
+    live: Vec<Weak<dyn CountedGame>>,
     /// Creations admitted and not yet done.
     pending: usize,
 }
@@ -62,7 +69,7 @@ struct GameSlots {
 impl GameSlots {
     fn in_progress(&mut self) -> usize {
         self.live
-            .retain(|g| g.upgrade().is_some_and(|s| !s.finished()));
+            .retain(|g| g.upgrade().is_some_and(|game| game.in_progress()));
         self.live.len() + self.pending
     }
 }
@@ -115,7 +122,7 @@ impl ClientQuotas {
             if held.in_progress() >= max {
                 drop(held);
                 refused("games_per_client", client);
-                return Err(error::client_limit("games_per_client", max, None));
+                return Err(client_limit("games_per_client", max, None));
             }
             held.pending += 1;
         }
@@ -134,7 +141,7 @@ impl ClientQuotas {
         if *open >= max {
             drop(open);
             refused("watch_streams_per_client", client);
-            return Err(error::client_limit("watch_streams_per_client", max, None));
+            return Err(client_limit("watch_streams_per_client", max, None));
         }
         *open += 1;
         Ok(WatchSlot {
@@ -169,11 +176,12 @@ pub struct GameReservation {
 
 impl GameReservation {
     /// The game exists: it counts until it ends or leaves memory.
-    pub fn fill(mut self, session: &Arc<Session>) {
+    pub fn fill<G: CountedGame + 'static>(mut self, game: &Arc<G>) {
         if let Some(slots) = self.slots.take() {
+            let game: Weak<dyn CountedGame> = Arc::<G>::downgrade(game);
             let mut held = slots.lock().unwrap_or_else(|e| e.into_inner());
             held.pending = held.pending.saturating_sub(1);
-            held.live.push(Arc::downgrade(session));
+            held.live.push(game);
         }
     }
 }
@@ -206,7 +214,7 @@ impl Drop for WatchSlot {
 }
 
 /// The tower layer that applies the per-client call rate; it runs after
-/// [`crate::service::access::AccessLayer`], whose [`Caller`] says who the
+/// [`crate::service::edge::access::AccessLayer`], whose [`Caller`] says who the
 /// client is.
 #[derive(Debug, Clone)]
 pub struct ClientRateLayer {
@@ -258,7 +266,7 @@ where
                 .map_or(ClientId::Unknown, Caller::client);
             if let Err(wait) = self.quotas.check_rate(&client) {
                 refused("calls_per_second", &client);
-                let status = error::client_limit(
+                let status = client_limit(
                     "calls_per_second",
                     self.quotas.options.calls_per_second as usize,
                     Some(wait),
@@ -322,6 +330,39 @@ mod tests {
         drop(held);
         assert!(quotas.watch_slot(&a).is_ok());
         assert!(quotas.watch_streams.is_empty(), "no entry left behind");
+    }
+
+    /// A game that ends when told to.
+    struct Table(std::sync::atomic::AtomicBool);
+
+    impl CountedGame for Table {
+        fn in_progress(&self) -> bool {
+            !self.0.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    #[test]
+    fn a_game_counts_until_it_ends_or_leaves_memory() {
+        let quotas = ClientQuotas::new(QuotaOptions {
+            games: 1,
+            ..QuotaOptions::default()
+        });
+        let a = ClientId::Key("a".into());
+        let first = Arc::new(Table(false.into()));
+        quotas.reserve_game(&a).unwrap().fill(&first);
+        assert!(quotas.reserve_game(&a).is_err(), "the game is in progress");
+        first.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        let second = Arc::new(Table(false.into()));
+        quotas.reserve_game(&a).unwrap().fill(&second);
+        assert!(
+            quotas.reserve_game(&a).is_err(),
+            "the second is in progress"
+        );
+        drop(second);
+        assert!(
+            quotas.reserve_game(&a).is_ok(),
+            "a dropped game no longer counts"
+        );
     }
 
     #[test]
