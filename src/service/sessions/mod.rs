@@ -42,7 +42,7 @@ pub use clock::{
     Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,
 };
 pub use presence::{PresenceSlot, SeatPresence};
-pub use session::{Event, EventKind, GameView, MoveReceipt, Session, SetupView, TimeView};
+pub use session::{Event, EventKind, GameView, MoveReceipt, Role, Session, SetupView, TimeView};
 use session::{Fingerprint, Receipts, SessionInit};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};
