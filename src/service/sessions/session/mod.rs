@@ -122,7 +122,7 @@ pub(super) struct SessionInit<'a> {
 /// Changes are stored before they are applied (docs/STORAGE.md): a change
 /// is decided on a copy of the game under the lock, written to storage
 /// without the lock (one change at a time per game: the write turn of the
-/// [`handoff`], held from the decision until the change is applied or
+/// `Handoff`, held from the decision until the change is applied or
 /// dropped), then applied, or dropped if storage failed. Readers in between
 /// see the game as it was. A caller going away cannot leave a change stored
 /// but not applied: the other changes store in a task of their own; a move
