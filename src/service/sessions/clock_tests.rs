@@ -9,8 +9,8 @@ use std::time::Duration;
 use tokio::time::{self, Instant};
 
 use super::*;
-use crate::games::Verdict;
 use crate::games::Viewer;
+use crate::games::{GameRules, MoveInput, Seat, Verdict};
 
 const MS: Duration = Duration::from_millis(1);
 

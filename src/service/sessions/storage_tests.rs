@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
-use crate::games::{SeatSet, Viewer};
+use crate::games::{GameRules, MoveInput, Seat, SeatSet, Viewer};
 use crate::service::storage::conformance;
 use crate::service::storage::memory::MemoryStorage;
 use crate::service::storage::postgres::{PostgresOptions, PostgresStorage};

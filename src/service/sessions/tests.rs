@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::games::{SeatSet, Viewer};
+use crate::games::{GameRules, MoveInput, Seat, SeatSet, Viewer};
 
 fn store() -> SessionStore {
     SessionStore::new(Limits::default())

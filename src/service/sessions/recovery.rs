@@ -1,0 +1,414 @@
+//! Games read back from storage: recovered at start, taken over from
+//! another replica, released to one, or finished and read back on demand.
+
+use super::session::{Fingerprint, Receipts, SessionInit};
+use super::{
+    Clock, ClockMode, GameId, MoveReceipt, MoveStamp, Session, SessionError, SessionStore,
+    TimeControl, Token, TokenHash,
+};
+use crate::games::{Ending, Replayed, Seat};
+use crate::service::storage::{self, ClockRow, MoveRow, StoredGame};
+use crate::service::telemetry;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Gives a replayed finished game the ending storage recorded when its
+/// moves do not end it (a resignation, a timeout, …): the one of the
+/// game's endings whose verdict names the stored winners.
+pub(super) fn restore_ending(replayed: &mut Replayed, end: &storage::EndRow) -> Result<(), String> {
+    if let Some(verdict) = replayed.game.verdict() {
+        return if verdict.winners == end.winners && verdict.reason == end.reason {
+            Ok(())
+        } else {
+            Err(format!(
+                "the moves end the game by {}, storage says {}",
+                verdict.reason, end.reason
+            ))
+        };
+    }
+    let seats = replayed.game.seat_names().len();
+    let losers = || (0..seats).filter_map(Seat::new);
+    let candidates: Vec<Ending> = match end.reason.as_str() {
+        "RESIGNATION" => losers()
+            .map(|loser| Ending::Resignation { loser })
+            .collect(),
+        "TIMEOUT" => losers().map(|loser| Ending::Timeout { loser }).collect(),
+        "ABANDONED" => losers().map(|loser| Ending::Abandoned { loser }).collect(),
+        "DRAW_AGREEMENT" => vec![Ending::DrawAgreement],
+        "ABORTED" => vec![Ending::Aborted],
+        other => {
+            return Err(format!(
+                "stored ending `{other}` does not follow from the moves"
+            ));
+        }
+    };
+    for ending in candidates {
+        let mut game = replayed.game.clone_box();
+        if game
+            .conclude(ending)
+            .is_ok_and(|v| v.winners == end.winners)
+        {
+            replayed.game = game;
+            return Ok(());
+        }
+    }
+    Err(format!(
+        "no {} gives the stored winners {:?}",
+        end.reason, end.winners
+    ))
+}
+
+/// The time control a stored row describes.
+pub(super) fn time_control_of(row: &ClockRow) -> Result<TimeControl, String> {
+    let mode = match row.mode {
+        "none" => ClockMode::Untimed,
+        "fischer" => ClockMode::Fischer {
+            initial: Duration::from_millis(row.initial_ms),
+            increment: Duration::from_millis(row.increment_ms),
+        },
+        "per_move" => ClockMode::PerMove {
+            per_move: Duration::from_millis(row.per_move_ms),
+        },
+        other => return Err(format!("unknown clock mode `{other}`")),
+    };
+    let tc = TimeControl {
+        mode,
+        first_move: row.first_move_ms.map(Duration::from_millis),
+    };
+    tc.check()
+        .map_err(|e| format!("stored time control: {e}"))?;
+    Ok(tc)
+}
+
+impl SessionStore {
+    /// Loads every unfinished game storage holds, replaying its moves
+    /// through the engine, and serves it as before: same id, same tokens,
+    /// request-id retries still answered, the clock rebuilt from the move
+    /// times (the time the service was down is not charged). Call once, at
+    /// start, within the runtime. A stored game that does not replay is an
+    /// error naming it: nothing is dropped silently.
+    pub fn recover(&self) -> Result<usize, SessionError> {
+        let stored = self
+            .storage
+            .recover()
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?;
+        let n = stored.len();
+        for game in stored {
+            let id = game.game.id.clone();
+            let session = self.rebuild(game, false, Duration::ZERO).map_err(|e| {
+                SessionError::Unavailable(format!("stored game `{id}` cannot be recovered: {e}"))
+            })?;
+            self.count.fetch_add(1, Ordering::SeqCst);
+            self.hold(session);
+        }
+        Ok(n)
+    }
+
+    /// A session from a stored game: an unfinished one to play on, or
+    /// (`archived`) a finished one to read, its ending restored.
+    pub(super) fn rebuild(
+        &self,
+        stored: StoredGame,
+        archived: bool,
+        charged: Duration,
+    ) -> Result<Arc<Session>, String> {
+        self.rebuild_as(stored, archived, false, charged)
+    }
+
+    /// The stored game replayed: the game, each ply's report, the stored
+    /// moves (a finished game gets its stored ending).
+    pub(super) fn replay(&self, stored: &StoredGame, ended: bool) -> Result<Replayed, String> {
+        let mut record = stored.game.options.trim_end().to_string();
+        record.push_str("\n\n");
+        for m in &stored.moves {
+            record.push_str(&m.notation);
+            record.push('\n');
+        }
+        let mut replayed = self
+            .catalog
+            .import(&record, stored.game.setup)
+            .map_err(|e| e.to_string())?;
+        if replayed.moves.len() != stored.moves.len() {
+            return Err(format!(
+                "{} stored moves replay to {} moves",
+                stored.moves.len(),
+                replayed.moves.len()
+            ));
+        }
+        if ended && let Some(end) = &stored.end {
+            restore_ending(&mut replayed, end)?;
+        }
+        Ok(replayed)
+    }
+
+    /// A session from a stored game (see [`SessionStore::rebuild`]), held
+    /// as a follower when `follower`.
+    pub(super) fn rebuild_as(
+        &self,
+        stored: StoredGame,
+        archived: bool,
+        follower: bool,
+        charged: Duration,
+    ) -> Result<Arc<Session>, String> {
+        let replayed = self.replay_stored(&stored, archived)?;
+        let StoredGame {
+            game: row,
+            moves,
+            draw_offers,
+            end: _,
+        } = stored;
+        let time_control = time_control_of(&row.clock)?;
+        let seats = replayed.game.seat_names().len();
+        if row.seats.len() != seats {
+            return Err(format!(
+                "{} stored seats for a game of {seats}",
+                row.seats.len()
+            ));
+        }
+        let clock = restored_clock(&replayed, &moves, time_control, charged);
+        let receipts = receipts_of(&replayed, &moves);
+        Ok(Arc::new(Session::new(
+            SessionInit {
+                lease: self.storage.lease_of(&row.id),
+                id: GameId(row.id),
+                serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
+                labels: row.labels,
+                forfeits: row.forfeits,
+                token_hashes: row
+                    .seats
+                    .iter()
+                    .map(|s| TokenHash(s.token_sha256))
+                    .collect(),
+                game: replayed.game,
+                history: &replayed.moves,
+                time_control,
+                created_at: storage::from_unix_ms(row.created_at_ms),
+                clock: Some(clock),
+                receipts,
+                draw_offers,
+                storage: self.storage.clone(),
+                follower,
+                archived,
+            },
+            &self.limits,
+        )))
+    }
+
+    /// A stored game replayed from its moves: a finished one (`archived`)
+    /// with its stored ending, else one the moves do not end.
+    fn replay_stored(&self, stored: &StoredGame, archived: bool) -> Result<Replayed, String> {
+        let moves = &stored.moves;
+        let mut record = stored.game.options.trim_end().to_string();
+        record.push_str("\n\n");
+        for m in moves {
+            record.push_str(&m.notation);
+            record.push('\n');
+        }
+        // The server kept the seed: the record replays with it.
+        let mut replayed = self
+            .catalog
+            .import(&record, stored.game.setup)
+            .map_err(|e| e.to_string())?;
+        if archived {
+            let end = stored.end.as_ref().ok_or("the stored game has not ended")?;
+            if replayed.moves.len() != moves.len() {
+                return Err(format!(
+                    "{} stored moves replay to {} moves",
+                    moves.len(),
+                    replayed.moves.len()
+                ));
+            }
+            restore_ending(&mut replayed, end)?;
+        } else if replayed.moves.len() != moves.len() || replayed.game.verdict().is_some() {
+            return Err(format!(
+                "{} stored moves replay to {} moves{}",
+                moves.len(),
+                replayed.moves.len(),
+                if replayed.game.verdict().is_some() {
+                    ", a finished game"
+                } else {
+                    ""
+                }
+            ));
+        }
+        Ok(replayed)
+    }
+
+    /// Holds a game in progress this replica has just taken over from
+    /// another (docs/CLUSTER.md): replayed from storage like a recovered
+    /// game, its clock resumed with `charged` of the turn in progress
+    /// already spent (zero: the takeover gap is credited), and its timer
+    /// armed, so a flag that fell meanwhile falls at once. A game already
+    /// held is given as it is.
+    pub fn adopt(
+        &self,
+        stored: StoredGame,
+        charged: Duration,
+    ) -> Result<Arc<Session>, SessionError> {
+        if let Ok(held) = self.get(&stored.game.id) {
+            return Ok(held);
+        }
+        let id = stored.game.id.clone();
+        let session = self.rebuild(stored, false, charged).map_err(|e| {
+            SessionError::Unavailable(format!("stored game `{id}` cannot be taken over: {e}"))
+        })?;
+        use dashmap::mapref::entry::Entry;
+        match self.sessions.entry(session.id().clone()) {
+            Entry::Occupied(held) => return Ok(held.get().clone()),
+            Entry::Vacant(slot) => {
+                slot.insert(session.clone());
+            }
+        }
+        self.count.fetch_add(1, Ordering::SeqCst);
+        session.start_timer();
+        metrics::gauge!(telemetry::SESSIONS_ACTIVE).increment(1.0);
+        if !session.finished() {
+            metrics::gauge!(telemetry::GAMES_IN_PROGRESS).increment(1.0);
+        }
+        Ok(session)
+    }
+
+    /// Drops game `id` from memory without writing anything: another
+    /// replica owns it now. Its watchers end with `UNAVAILABLE` (`GAME_MOVED`)
+    /// and resume elsewhere with `from_ply`. Returns whether it was held.
+    pub fn release(&self, id: &str) -> bool {
+        let Some((_, session)) = self.sessions.remove(&GameId(id.to_string())) else {
+            return false;
+        };
+        session.move_away();
+        if session.follower() {
+            return true;
+        }
+        if session.archived() {
+            let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+            archive.retain(|held| held.as_str() != id);
+            return true;
+        }
+        metrics::gauge!(telemetry::SESSIONS_ACTIVE).decrement(1.0);
+        if !session.finished() {
+            metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
+        }
+        self.count.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
+
+    /// The game with id `id`, held or, once finished and dropped from
+    /// memory (after the finished TTL, or a restart), read back from
+    /// durable storage and held again for a while.
+    pub async fn find(&self, id: &str) -> Result<Arc<Session>, SessionError> {
+        match self.get(id) {
+            Err(SessionError::NotFound(_))
+                if self.storage.durable() && Token::parse(id).is_some() => {}
+            held => return held,
+        }
+        let storage = self.storage.clone();
+        let key = id.to_string();
+        let stored = tokio::task::spawn_blocking(move || storage.load(&key))
+            .await
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?
+            .map_err(|e| SessionError::Unavailable(e.to_string()))?;
+        // In progress but not held: in a cluster, owned by another replica
+        // (followed here); else being created (its id is not out yet).
+        // Expired: dropped unfinished.
+        if let Some(game) = &stored
+            && game.end.is_none()
+            && self.follow_remote.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return self.follow(game.clone());
+        }
+        let Some(stored) =
+            stored.filter(|g| g.end.as_ref().is_some_and(|e| e.status == "finished"))
+        else {
+            return Err(SessionError::NotFound(id.to_string()));
+        };
+        let session = self.rebuild(stored, true, Duration::ZERO).map_err(|e| {
+            tracing::warn!(game_id = id, error = %e, "stored game cannot be read back");
+            SessionError::Unavailable(format!("stored game `{id}` cannot be read back: {e}"))
+        })?;
+        Ok(self.hold_archived(session))
+    }
+
+    /// Holds a finished game read back from storage (or gives the one
+    /// another call held first), dropping the longest held past the cap.
+    pub(super) fn hold_archived(&self, session: Arc<Session>) -> Arc<Session> {
+        use dashmap::mapref::entry::Entry;
+        match self.sessions.entry(session.id().clone()) {
+            Entry::Occupied(held) => return held.get().clone(),
+            Entry::Vacant(slot) => {
+                slot.insert(session.clone());
+            }
+        }
+        metrics::counter!(telemetry::GAMES_LOADED).increment(1);
+        let mut archive = self.archive.lock().unwrap_or_else(|e| e.into_inner());
+        archive.push_back(session.id().clone());
+        while archive.len() > self.archive_cap {
+            let Some(oldest) = archive.pop_front() else {
+                break;
+            };
+            if let Some((_, dropped)) = self.sessions.remove_if(&oldest, |_, s| s.archived()) {
+                dropped.close();
+            }
+        }
+        session
+    }
+}
+
+/// The clock of a replayed game, rebuilt from its stored move times: the
+/// turn in progress resumes now, or `charged` earlier.
+fn restored_clock(
+    replayed: &Replayed,
+    moves: &[MoveRow],
+    time_control: TimeControl,
+    charged: Duration,
+) -> Clock {
+    let stamps: Vec<MoveStamp> = replayed
+        .moves
+        .iter()
+        .zip(moves)
+        .map(|(report, m)| MoveStamp {
+            mover: report.seat,
+            next: report.next,
+            at: Duration::from_millis(m.clock_ms),
+        })
+        .collect();
+    let first = replayed
+        .moves
+        .first()
+        .map(|r| r.seat)
+        .or(replayed.game.to_move())
+        .unwrap_or(Seat::FIRST);
+    let now = tokio::time::Instant::now();
+    Clock::restore(
+        time_control,
+        replayed.game.seat_names().len(),
+        first,
+        &stamps,
+        now.checked_sub(charged).unwrap_or(now),
+    )
+}
+
+/// The answers to the stored moves' request ids, so that a retry after a
+/// restart is answered from its first result.
+fn receipts_of(replayed: &Replayed, moves: &[MoveRow]) -> Receipts {
+    let mut receipts = Receipts::new();
+    for (m, report) in moves.iter().zip(&replayed.moves) {
+        if let Some(request_id) = &m.request_id {
+            receipts.insert(
+                request_id.clone(),
+                (
+                    Fingerprint {
+                        seat: report.seat,
+                        expected_ply: report.ply - 1,
+                        played: report.detail.clone(),
+                    },
+                    MoveReceipt {
+                        report: report.clone(),
+                        replayed: false,
+                    },
+                ),
+            );
+        }
+    }
+    receipts
+}

@@ -1,0 +1,138 @@
+//! The hand-off to storage: the write turn, writes, and what their failures
+//! mean to a caller.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+use super::super::{GameId, SessionError};
+use crate::games::{SeatSet, Verdict};
+use crate::service::storage::{self, EndRow, Storage, Write};
+use crate::service::telemetry;
+
+/// Where one session's changes are stored, and its turn to change.
+#[derive(Debug)]
+pub(super) struct Handoff {
+    id: GameId,
+    storage: Arc<dyn Storage>,
+    /// The epoch of the lease this replica holds on the game (cluster
+    /// storage; `None` elsewhere): every write names it.
+    lease: Option<i64>,
+    /// A copy of a game another replica owns: it never writes.
+    follower: bool,
+    /// The write turn, one permit: held while a change is decided, stored
+    /// and applied (see [`Handoff::turn`]).
+    writing: Semaphore,
+}
+
+impl Handoff {
+    pub(super) fn new(
+        id: GameId,
+        storage: Arc<dyn Storage>,
+        lease: Option<i64>,
+        follower: bool,
+    ) -> Handoff {
+        Handoff {
+            id,
+            storage,
+            lease,
+            follower,
+            writing: Semaphore::const_new(1),
+        }
+    }
+
+    /// Whether this is a copy of a game another replica owns.
+    pub(super) fn follower(&self) -> bool {
+        self.follower
+    }
+
+    /// Whether a change may be applied in place, with no copy to decide it
+    /// on: the storage keeps nothing, so no write can fail
+    /// ([`Storage::discards_writes`]), and this copy is the owner.
+    pub(super) fn in_place(&self) -> bool {
+        self.storage.discards_writes() && !self.follower
+    }
+
+    /// Waits for this game's turn to change it: one change at a time, from
+    /// its decision until it is applied (or dropped).
+    pub(super) async fn turn(&self) -> Result<SemaphorePermit<'_>, SessionError> {
+        self.writing
+            .acquire()
+            .await
+            .map_err(|_| SessionError::Unavailable("the game is closed to changes".into()))
+    }
+
+    /// Gives back a turn that was forgotten (taken by a task of its own).
+    pub(super) fn give_back_turn(&self) {
+        self.writing.add_permits(1);
+    }
+
+    /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
+    pub(super) async fn persist(&self, write: Write) -> Result<(), SessionError> {
+        let commit = self.start(write)?;
+        self.outcome(commit.await)
+    }
+
+    /// Queues `write`: its commit, to wait for; a follower writes nothing.
+    pub(super) fn start(&self, write: Write) -> Result<storage::Commit, SessionError> {
+        if self.follower {
+            // The owner decides; the caller is sent there.
+            return Err(SessionError::Moved(self.id.to_string()));
+        }
+        Ok(self.storage.write_leased(write, self.lease))
+    }
+
+    /// A write's outcome as the caller sees it: a fenced write means the
+    /// game moved; any other failure is `UNAVAILABLE`.
+    pub(super) fn outcome(
+        &self,
+        result: Result<(), storage::StorageError>,
+    ) -> Result<(), SessionError> {
+        result.map_err(|e| {
+            if e.is_fenced() {
+                tracing::info!(game_id = %self.id, error = %e, "change refused: the game moved");
+                return SessionError::Moved(self.id.to_string());
+            }
+            tracing::warn!(game_id = %self.id, error = %e, "change refused: storage failed");
+            metrics::counter!(telemetry::STORAGE_FAILURES).increment(1);
+            SessionError::Unavailable(e.to_string())
+        })
+    }
+
+    /// Queues `write` without waiting (endings a deadline decided, expiry):
+    /// writes are applied in queue order, so it lands before any later one.
+    pub(super) fn persist_later(&self, write: Write) {
+        if self.follower {
+            return;
+        }
+        let commit = self.storage.write_leased(write, self.lease);
+        let id = self.id.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = commit.await {
+                    tracing::warn!(game_id = %id, error = %e, "background storage write failed");
+                    metrics::counter!(telemetry::STORAGE_FAILURES).increment(1);
+                }
+            });
+        }
+    }
+
+    /// The stored row of this game's ending.
+    pub(super) fn end_row(
+        &self,
+        status: &'static str,
+        verdict: Option<&Verdict>,
+        ply: u32,
+    ) -> EndRow {
+        EndRow {
+            game_id: self.id.to_string(),
+            status,
+            winners: verdict.map_or(SeatSet::EMPTY, |v| v.winners),
+            scores: verdict.map_or_else(Vec::new, |v| v.scores.clone()),
+            reason: verdict.map_or(String::new(), |v| v.reason.to_string()),
+            ply,
+            at_ms: storage::unix_ms(SystemTime::now()),
+        }
+    }
+}

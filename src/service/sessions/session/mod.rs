@@ -1,0 +1,359 @@
+//! One refereed game. [`Session`] is a small coordinator: it holds the lock
+//! over the game's mutable state and calls its parts, each with one job:
+//!
+//! * [`seats`]: the seats, their tokens, and who a caller is ([`Role`]);
+//! * [`timer`]: the clock's deadlines and the timer task of a timed game
+//!   (the clock itself is [`Clock`]);
+//! * [`history`]: the numbered event log and the watchers' broadcast ring;
+//! * [`view`], [`legal`], [`shared`]: pictures of the game, now or at an
+//!   earlier ply, its legal moves, and the API layer's forms of a state,
+//!   made once per state;
+//! * [`watchers`]: the watcher count, limit and the start of a watch;
+//! * [`handoff`]: the hand-off to storage (the write turn, writes and what
+//!   their failures mean);
+//! * [`moves`] and [`endings`]: the changes a caller asks for;
+//! * [`lifecycle`]: the end of the game, a follower catching up, expiry
+//!   and closing.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime};
+
+use tokio::time;
+
+use super::clock::{Clock, ClockReading, MoveStamp, TimeControl};
+use super::presence::{Presence, SeatPresence};
+use super::token::TokenHash;
+use super::{GameId, Limits, SessionError};
+use crate::games::{Game, MoveReport, Seat, SeatSet, Viewer};
+use crate::service::storage::{self, Storage};
+
+mod endings;
+mod event;
+mod handoff;
+mod history;
+mod legal;
+mod lifecycle;
+mod moves;
+mod seats;
+mod shared;
+mod timer;
+mod view;
+mod watchers;
+
+pub use event::{Event, EventKind, MoveReceipt};
+pub(super) use moves::{Fingerprint, Receipts};
+pub use seats::Role;
+pub use view::{GameView, SetupView, TimeView};
+pub use watchers::WatcherSlot;
+
+use handoff::Handoff;
+use history::EventLog;
+use legal::LegalList;
+use lifecycle::Lifecycle;
+use seats::Seats;
+use shared::SharedForms;
+use timer::Timer;
+use watchers::Watchers;
+
+/// The mutable part of a session, behind one mutex.
+#[derive(Debug)]
+struct State {
+    game: Box<dyn Game>,
+    log: EventLog,
+    receipts: Receipts,
+    draw_offers: SeatSet,
+    last_activity: Instant,
+    finished_at: Option<Instant>,
+    clock: Clock,
+    /// A change is being stored: its clock time was taken before the
+    /// deadline, so no deadline may end the game until it is applied or
+    /// refused.
+    pending: bool,
+    /// The legal moves of the current ply, once someone asked for them:
+    /// every caller of the ply shares one list.
+    legal: Option<(u32, Arc<LegalList>)>,
+}
+
+/// What a session starts from: a new game, an import, or a game recovered
+/// from storage.
+pub(super) struct SessionInit<'a> {
+    pub(super) id: GameId,
+    pub(super) serial: u64,
+    pub(super) labels: BTreeMap<String, String>,
+    /// Whether a seat's abort and a missed first move lose for that seat.
+    pub(super) forfeits: bool,
+    pub(super) token_hashes: Vec<TokenHash>,
+    pub(super) game: Box<dyn Game>,
+    pub(super) history: &'a [MoveReport],
+    pub(super) time_control: TimeControl,
+    pub(super) created_at: SystemTime,
+    /// A clock rebuilt from stored move times (`None`: start one now).
+    pub(super) clock: Option<Clock>,
+    pub(super) receipts: Receipts,
+    pub(super) draw_offers: SeatSet,
+    pub(super) storage: Arc<dyn Storage>,
+    /// The epoch of the lease this replica holds on the game (cluster
+    /// storage; `None` elsewhere): every write names it, so a write decided
+    /// under an older lease is refused (docs/CLUSTER.md, "Fencing").
+    pub(super) lease: Option<i64>,
+    /// A copy of a game another replica owns, kept for its watchers and
+    /// fed from the database ([`Session::catch_up`]); it never writes.
+    pub(super) follower: bool,
+    /// A finished game read back from storage on demand (held apart from
+    /// the session limit, dropped again first).
+    pub(super) archived: bool,
+}
+
+/// One refereed game.
+///
+/// The state sits behind a `std::sync::Mutex`, not an async one: it is held
+/// only to validate and apply (microseconds, no `.await` inside), and events
+/// are published while it is held, so the log order and the broadcast order
+/// are the same and a watcher subscribing under the lock misses nothing.
+///
+/// A timed game also has a timer task (`Session::start_timer`) that ends
+/// the game when a deadline passes; it too takes the mutex only to settle the
+/// clock, never across an `.await`. Every call that locks the state first
+/// settles the clock the same way, so a move, a read and the timer all see
+/// one outcome: whichever takes the lock first after the deadline ends the
+/// game, and the deadline, not the timer's wake-up, decides.
+///
+/// Changes are stored before they are applied (docs/STORAGE.md): a change
+/// is decided on a copy of the game under the lock, written to storage
+/// without the lock (one change at a time per game: the write turn of the
+/// `Handoff`, held from the decision until the change is applied or
+/// dropped), then applied, or dropped if storage failed. Readers in between
+/// see the game as it was. A caller going away cannot leave a change stored
+/// but not applied: the other changes store in a task of their own; a move
+/// stores in its call, and if the call goes away mid-write, a task is
+/// started then to finish it (`StoringMove`).
+#[derive(Debug)]
+pub struct Session {
+    id: GameId,
+    /// The game's short name, a label of its metrics.
+    game_name: &'static str,
+    serial: u64,
+    created_at: SystemTime,
+    labels: BTreeMap<String, String>,
+    /// Whether a seat's abort and a missed first move are that seat's loss
+    /// ([`Session::forfeits`]).
+    forfeits: bool,
+    seats: Seats,
+    /// Whether the game hides information from some viewers (then events
+    /// are redacted per watcher).
+    private: bool,
+    state: Mutex<State>,
+    watchers: Watchers,
+    life: Lifecycle,
+    presence: Presence,
+    timer: Timer,
+    abandon_after: std::time::Duration,
+    handoff: Handoff,
+    /// Read back from storage after it finished (see [`SessionInit`]).
+    archived: bool,
+    /// The API layer's forms of the current state (see
+    /// [`Session::shared_state`] and [`Session::shared_view`]).
+    shared: SharedForms,
+}
+
+impl Session {
+    pub(super) fn new(init: SessionInit<'_>, limits: &Limits) -> Session {
+        let SessionInit {
+            id,
+            serial,
+            labels,
+            forfeits,
+            token_hashes,
+            game,
+            history,
+            time_control,
+            created_at,
+            clock,
+            receipts,
+            draw_offers,
+            storage,
+            lease,
+            follower,
+            archived,
+        } = init;
+        let seat_names = game.seat_names();
+        let tick = time::Instant::now();
+        let now = Instant::now();
+        let verdict = game.verdict();
+        let log = EventLog::rebuilt(history, verdict.as_ref(), game.ply());
+        let clock = Session::first_clock(clock, &*game, time_control, tick);
+        let private = game.hides_information();
+        Session {
+            game_name: game.rules().game_name(),
+            serial,
+            created_at,
+            labels,
+            forfeits,
+            seats: Seats::new(seat_names, token_hashes),
+            private,
+            state: Mutex::new(State {
+                game,
+                log,
+                receipts,
+                draw_offers: if verdict.is_none() {
+                    draw_offers
+                } else {
+                    SeatSet::EMPTY
+                },
+                last_activity: now,
+                finished_at: verdict.map(|_| now),
+                clock,
+                pending: false,
+                legal: None,
+            }),
+            watchers: Watchers::new(limits),
+            life: Lifecycle::default(),
+            presence: Presence::new(seat_names.len(), tick),
+            timer: Timer::default(),
+            abandon_after: limits.abandon_after,
+            handoff: Handoff::new(id.clone(), storage, lease, follower),
+            archived,
+            shared: SharedForms::new(private),
+            id,
+        }
+    }
+
+    /// The clock a session starts with: `restored` (stopped for a finished
+    /// game), or a new one with `game`'s first mover to move.
+    fn first_clock(
+        restored: Option<Clock>,
+        game: &dyn Game,
+        control: TimeControl,
+        tick: time::Instant,
+    ) -> Clock {
+        let seats = game.seat_names().len();
+        match (restored, game.to_move()) {
+            (Some(clock), Some(_)) => clock,
+            (None, Some(first)) => Clock::new(control, seats, first, tick),
+            // A finished game read back: its clocks as they stood.
+            (Some(mut clock), None) => {
+                clock.stop(tick);
+                clock
+            }
+            (None, None) => Clock::stopped(control, seats, tick),
+        }
+    }
+
+    /// Whether this is a finished game read back from storage on demand.
+    pub fn archived(&self) -> bool {
+        self.archived
+    }
+
+    /// The game's place in listings (creation time, then id).
+    pub fn list_key(&self) -> storage::ListKey {
+        storage::ListKey {
+            created_at_ms: storage::unix_ms(self.created_at),
+            id: self.id.as_str().to_string(),
+        }
+    }
+
+    /// The game's id.
+    pub fn id(&self) -> &GameId {
+        &self.id
+    }
+
+    /// Creation order in the store.
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Labels given at creation.
+    pub fn labels(&self) -> &BTreeMap<String, String> {
+        &self.labels
+    }
+
+    /// Whether a seat's abort and a missed first-move deadline end the
+    /// game with that seat the loser, as a tournament counts them (a
+    /// tournament creates its games so); otherwise they abort it.
+    pub fn forfeits(&self) -> bool {
+        self.forfeits
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the game half-applied
+        // (the engine refuses before it changes anything), so keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state, with a passed clock deadline applied first.
+    fn lock_settled(&self) -> MutexGuard<'_, State> {
+        let mut st = self.lock();
+        self.settle(&mut st, time::Instant::now());
+        st
+    }
+
+    /// What the game calls `seat`.
+    pub fn seat_name(&self, seat: Seat) -> &'static str {
+        self.seats.name(seat)
+    }
+
+    /// What the game calls each seat, in seat order.
+    pub fn seat_names(&self) -> &'static [&'static str] {
+        self.seats.names()
+    }
+
+    /// The role `token` proves: its seat, or a spectator without a token.
+    /// A token that is given must be right.
+    pub fn role_for(&self, token: &str) -> Result<Role, SessionError> {
+        self.seats.role_for(&self.id, token)
+    }
+
+    /// What the caller `token` proves may see: its seat's view, or a
+    /// spectator's without a token ([`Session::role_for`]).
+    pub fn viewer_for(&self, token: &str) -> Result<Viewer, SessionError> {
+        self.role_for(token).map(Role::viewer)
+    }
+
+    /// The seat `token` proves. Checks every seat, always, in constant time.
+    fn seat_for(&self, token: &str) -> Result<Seat, SessionError> {
+        self.seats.seat_for(&self.id, token)
+    }
+
+    /// The time control and every accepted move's time: what a durable
+    /// store keeps to rebuild the clock with [`Clock::restore`].
+    pub fn clock_stamps(&self) -> (TimeControl, Vec<MoveStamp>) {
+        let st = self.lock();
+        (st.clock.control(), st.clock.stamps().to_vec())
+    }
+
+    /// Each seat's presence now, first seat first.
+    pub fn presence(&self) -> Vec<SeatPresence> {
+        self.presence.read(time::Instant::now())
+    }
+
+    /// Whether this is a copy of a game another replica owns.
+    pub fn follower(&self) -> bool {
+        self.handoff.follower()
+    }
+
+    /// The ply this copy has.
+    pub fn ply(&self) -> u32 {
+        self.lock().game.ply()
+    }
+
+    /// Whether the game has ended.
+    pub fn finished(&self) -> bool {
+        self.lock().finished_at.is_some()
+    }
+
+    /// Queues `write` without waiting (see [`Handoff::persist_later`]).
+    pub(super) fn persist_later(&self, write: storage::Write) {
+        self.handoff.persist_later(write);
+    }
+
+    /// The stored row of this game's ending.
+    pub(super) fn end_row(
+        &self,
+        status: &'static str,
+        verdict: Option<&crate::games::Verdict>,
+        ply: u32,
+    ) -> storage::EndRow {
+        self.handoff.end_row(status, verdict, ply)
+    }
+}

@@ -1,0 +1,402 @@
+//! Playing a move: checked, decided on a copy, stored, then applied, with
+//! retries answered from their first result.
+
+use std::collections::HashMap;
+use std::sync::{Arc, MutexGuard};
+use std::time::SystemTime;
+
+use tokio::time;
+use tracing::Instrument;
+
+use super::super::{MAX_REQUEST_ID, SessionError};
+use super::event::{EventKind, MoveReceipt};
+use super::{Session, State};
+use crate::games::{Game, MoveDetail, MoveError, MoveInput, MoveReport, Seat, SeatSet, Verdict};
+use crate::service::storage::{self, MoveRow, Write};
+use crate::service::telemetry;
+
+/// What a retried request must repeat to be answered from its first result:
+/// the same seat, answering the same ply, naming the same move (however it
+/// is written: see [`crate::games::Rules::same_move`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::service::sessions) struct Fingerprint {
+    pub(in crate::service::sessions) seat: Seat,
+    pub(in crate::service::sessions) expected_ply: u32,
+    pub(in crate::service::sessions) played: MoveDetail,
+}
+
+/// A stored answer to a request id.
+pub(in crate::service::sessions) type Receipts = HashMap<String, (Fingerprint, MoveReceipt)>;
+
+/// A move decided on a copy of the game, waiting to be stored.
+struct PendingMove {
+    game: Box<dyn Game>,
+    report: MoveReport,
+    draw_after: SeatSet,
+    write: Write,
+}
+
+/// A decided move waiting for its write: what applying it needs.
+struct DecidedMove {
+    game: Box<dyn Game>,
+    report: MoveReport,
+    draw_after: SeatSet,
+    seat: Seat,
+    expected_ply: u32,
+    request_id: Option<String>,
+    now: time::Instant,
+}
+
+/// A move being stored, with the game's write turn. If the call goes away
+/// before the write's outcome, dropping this hands the rest to a task of
+/// its own (with the turn), so that a move stored is a move applied and the
+/// next change waits for it.
+struct StoringMove<'a> {
+    session: &'a Arc<Session>,
+    turn: Option<tokio::sync::SemaphorePermit<'a>>,
+    commit: storage::Commit,
+    decided: Option<DecidedMove>,
+}
+
+impl Drop for StoringMove<'_> {
+    fn drop(&mut self) {
+        let Some(decided) = self.decided.take() else {
+            return;
+        };
+        let commit = std::mem::replace(&mut self.commit, storage::Commit::ready(Ok(())));
+        let session = self.session.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                // The turn goes with the task: given back when it is done.
+                if let Some(turn) = self.turn.take() {
+                    turn.forget();
+                }
+                let finish = async move {
+                    let stored = commit.await;
+                    let _ = session.finish_move(stored, decided);
+                    session.handoff.give_back_turn();
+                };
+                runtime.spawn(finish.instrument(tracing::Span::current()));
+            }
+            // No runtime to finish in: wait here.
+            Err(_) => {
+                let _ = session.finish_move(commit.wait_blocking(), decided);
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Plays `mv` for the seat `token` proves, if that seat is to move and the
+    /// game is at `expected_ply`. The move is stored before it is applied
+    /// and answered. A retry with the same `request_id` (and the same move)
+    /// gets the first answer without playing again, also after a restart.
+    /// Counts the move applied (by kind) or refused by a rule (by reason).
+    pub async fn submit(
+        self: &Arc<Self>,
+        token: &str,
+        mv: MoveInput,
+        expected_ply: u32,
+        request_id: Option<&str>,
+    ) -> Result<MoveReceipt, SessionError> {
+        if request_id.is_some_and(|r| r.len() > MAX_REQUEST_ID) {
+            return Err(SessionError::InvalidArgument {
+                field: "request_id",
+                description: format!("at most {MAX_REQUEST_ID} characters"),
+            });
+        }
+        let seat = self.seat_for(token)?;
+        // Not in a task of its own: a move whose caller goes away while it
+        // is being stored is finished by a task then (`StoringMove`), so
+        // the common case costs no spawn and no hand-off.
+        let result = self.try_submit(seat, mv, expected_ply, request_id).await;
+        match &result {
+            Ok(receipt) => {
+                tracing::Span::current().record("ply", receipt.report.ply);
+                if !receipt.replayed {
+                    telemetry::count_move_applied(self.game_name, receipt.report.detail.kind);
+                }
+            }
+            Err(SessionError::Rejected(MoveError::Illegal { reason, .. })) => {
+                metrics::counter!(telemetry::MOVES_ILLEGAL, "reason" => *reason).increment(1);
+            }
+            Err(_) => {}
+        }
+        result
+    }
+
+    /// Plays a move for `seat` (proved by its token): answered from the
+    /// first result for a known request id; else checked, decided on a copy,
+    /// stored, then applied.
+    async fn try_submit(
+        self: &Arc<Self>,
+        seat: Seat,
+        mv: MoveInput,
+        expected_ply: u32,
+        request_id: Option<&str>,
+    ) -> Result<MoveReceipt, SessionError> {
+        let turn = self.handoff.turn().await?;
+        let now = time::Instant::now();
+        let decided = {
+            let mut st = self.lock();
+            self.settle(&mut st, now);
+            if let Some(answer) = Session::retry_answer(&st, request_id, seat, expected_ply, &mv) {
+                return answer;
+            }
+            self.check_turn(&st, seat, expected_ply)?;
+            if self.handoff.in_place() {
+                // Nothing to store, and no write that could fail: the move
+                // is played on the game itself, with no copy to decide it
+                // on (a refused move changes nothing), and applied at once.
+                return self.play_in_place(&mut st, seat, &mv, expected_ply, request_id, now);
+            }
+            let decided = self.decide_move(&st, seat, &mv, request_id, now)?;
+            st.pending = true;
+            decided
+        };
+        let PendingMove {
+            game,
+            report,
+            draw_after,
+            write,
+        } = decided;
+        let commit = match self.handoff.start(write) {
+            Ok(commit) => commit,
+            Err(e) => return Err(self.pending_failed(e)),
+        };
+        let mut storing = StoringMove {
+            session: self,
+            turn: Some(turn),
+            commit,
+            decided: Some(DecidedMove {
+                game,
+                report,
+                draw_after,
+                seat,
+                expected_ply,
+                request_id: request_id.map(str::to_string),
+                now,
+            }),
+        };
+        let stored = (&mut storing.commit).await;
+        // No await from here on: the call finishes the move itself.
+        let Some(decided) = storing.decided.take() else {
+            return Err(SessionError::Unavailable(
+                "the move was finished twice".into(),
+            ));
+        };
+        self.finish_move(stored, decided)
+    }
+
+    /// Applies a stored move (`stored`: its write's outcome) and remembers
+    /// its answer under its request id; a failed write applies nothing.
+    fn finish_move(
+        &self,
+        stored: Result<(), storage::StorageError>,
+        decided: DecidedMove,
+    ) -> Result<MoveReceipt, SessionError> {
+        let DecidedMove {
+            game,
+            report,
+            draw_after,
+            seat,
+            expected_ply,
+            request_id,
+            now,
+        } = decided;
+        let mut st = self.end_pending(self.handoff.outcome(stored))?;
+        st.game = game;
+        st.draw_offers = draw_after;
+        self.apply_move(&mut st, &report, now);
+        Ok(Session::receipt(
+            &mut st,
+            report,
+            seat,
+            expected_ply,
+            request_id,
+        ))
+    }
+
+    /// Plays and applies `mv` on the game itself, for a storage that
+    /// discards writes ([`storage::Storage::discards_writes`]): what
+    /// [`Session::decide_move`], the write and [`Session::finish_move`] do,
+    /// less the copy and the write.
+    fn play_in_place(
+        &self,
+        st: &mut State,
+        seat: Seat,
+        mv: &MoveInput,
+        expected_ply: u32,
+        request_id: Option<&str>,
+        now: time::Instant,
+    ) -> Result<MoveReceipt, SessionError> {
+        let report = st.game.play(mv)?;
+        st.draw_offers = Session::draw_after(st, seat, &report);
+        self.apply_move(st, &report, now);
+        let request_id = request_id.map(str::to_string);
+        Ok(Session::receipt(st, report, seat, expected_ply, request_id))
+    }
+
+    /// The answer to an applied move, remembered under its request id.
+    fn receipt(
+        st: &mut State,
+        report: MoveReport,
+        seat: Seat,
+        expected_ply: u32,
+        request_id: Option<String>,
+    ) -> MoveReceipt {
+        let receipt = MoveReceipt {
+            report,
+            replayed: false,
+        };
+        if let Some(id) = request_id {
+            let fingerprint = Fingerprint {
+                seat,
+                expected_ply,
+                played: receipt.report.detail.clone(),
+            };
+            st.receipts.insert(id, (fingerprint, receipt.clone()));
+        }
+        receipt
+    }
+
+    /// The draw offer standing after `seat`'s move: a move by a seat that
+    /// has not agreed to it declines it, and a game's last move ends it.
+    fn draw_after(st: &State, seat: Seat, report: &MoveReport) -> SeatSet {
+        if report.verdict.is_some() || !st.draw_offers.contains(seat) {
+            SeatSet::EMPTY
+        } else {
+            st.draw_offers
+        }
+    }
+
+    /// The first answer to `request_id`, if it was used before: the same
+    /// seat, ply and move get it again; anything else is refused.
+    fn retry_answer(
+        st: &State,
+        request_id: Option<&str>,
+        seat: Seat,
+        expected_ply: u32,
+        mv: &MoveInput,
+    ) -> Option<Result<MoveReceipt, SessionError>> {
+        let id = request_id?;
+        let (first, receipt) = st.receipts.get(id)?;
+        if first.seat != seat
+            || first.expected_ply != expected_ply
+            || !st.game.same_move(expected_ply, mv, &first.played)
+        {
+            return Some(Err(SessionError::InvalidArgument {
+                field: "request_id",
+                description: format!(
+                    "request id `{}` was used for a different move",
+                    crate::service::echo::echo(id)
+                ),
+            }));
+        }
+        Some(Ok(MoveReceipt {
+            replayed: true,
+            ..receipt.clone()
+        }))
+    }
+
+    /// Refuses a move when the game is over, `expected_ply` is not the
+    /// game's ply, or it is not `seat`'s turn.
+    fn check_turn(&self, st: &State, seat: Seat, expected_ply: u32) -> Result<(), SessionError> {
+        if let Some(verdict) = st.game.verdict() {
+            return Err(self.game_over_by(&verdict));
+        }
+        let current = st.game.ply();
+        if expected_ply != current {
+            return Err(SessionError::StalePly {
+                expected: expected_ply,
+                current,
+            });
+        }
+        let to_move = st.game.to_move();
+        if to_move != Some(seat) {
+            let whose = to_move.map_or("nobody", |s| self.seat_name(s));
+            return Err(SessionError::Rejected(MoveError::Illegal {
+                reason: "NOT_YOUR_TURN",
+                message: format!("it is {whose}'s turn"),
+            }));
+        }
+        Ok(())
+    }
+
+    /// Plays `mv` on a copy of the game: the game after it, what it did,
+    /// the draw offer after it and the write that stores it.
+    fn decide_move(
+        &self,
+        st: &State,
+        seat: Seat,
+        mv: &MoveInput,
+        request_id: Option<&str>,
+        now: time::Instant,
+    ) -> Result<PendingMove, SessionError> {
+        let mut game = st.game.clone_box();
+        let report = game.play(mv)?;
+        let draw_after = Session::draw_after(st, seat, &report);
+        let row = MoveRow {
+            game_id: self.id.as_str().to_owned(),
+            ply: report.ply,
+            seat,
+            notation: report.detail.notation.clone(),
+            request_id: request_id.map(str::to_string),
+            clock_ms: u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX),
+            played_at_ms: storage::unix_ms(SystemTime::now()),
+            draw_offers: draw_after,
+        };
+        let end = report
+            .verdict
+            .as_ref()
+            .map(|v| self.handoff.end_row("finished", Some(v), report.ply));
+        Ok(PendingMove {
+            game,
+            report,
+            draw_after,
+            write: Write::Move(row, end),
+        })
+    }
+
+    /// Applies a stored move: the clock, the event, the ending.
+    fn apply_move(&self, st: &mut State, report: &MoveReport, now: time::Instant) {
+        st.clock.on_move(report.seat, report.next, now);
+        self.timer.wake();
+        self.publish(
+            st,
+            EventKind::MoveApplied {
+                report: report.clone(),
+            },
+            report.ply,
+            now,
+        );
+        if let Some(verdict) = &report.verdict {
+            self.finish(st, Verdict::clone(verdict));
+        }
+    }
+
+    /// Ends the pending change once its write is `stored`: the state to
+    /// apply it to, or the storage error, with nothing applied and a
+    /// deadline that passed meanwhile counted now.
+    pub(super) fn end_pending(
+        &self,
+        stored: Result<(), SessionError>,
+    ) -> Result<MutexGuard<'_, State>, SessionError> {
+        if let Err(e) = stored {
+            return Err(self.pending_failed(e));
+        }
+        let mut st = self.lock();
+        st.pending = false;
+        Ok(st)
+    }
+
+    /// Ends the pending change that could not be stored (`e`), with
+    /// nothing applied and a deadline that passed meanwhile counted now.
+    fn pending_failed(&self, e: SessionError) -> SessionError {
+        let mut st = self.lock();
+        st.pending = false;
+        self.settle(&mut st, time::Instant::now());
+        self.timer.wake();
+        e
+    }
+}

@@ -1,0 +1,113 @@
+//! The clock's side of a session: the timer task of a timed game, and the
+//! deadlines every call settles first.
+
+use std::sync::{Arc, Weak};
+
+use tokio::sync::Notify;
+use tokio::time;
+use tokio_util::sync::CancellationToken;
+
+use super::super::clock::Expiry;
+use super::{Session, State};
+use crate::games::Ending;
+use crate::service::storage::Write;
+
+/// What wakes a timed game's timer task when the deadline may have moved.
+#[derive(Debug, Default)]
+pub(super) struct Timer {
+    wake: Arc<Notify>,
+}
+
+impl Timer {
+    /// Tells the timer task the deadline may have changed.
+    pub(super) fn wake(&self) {
+        self.wake.notify_one();
+    }
+}
+
+/// The timer of one timed game (see [`Session::start_timer`]).
+async fn run_timer(session: Weak<Session>, wake: Arc<Notify>, closed: CancellationToken) {
+    loop {
+        // The strong reference lives only for this statement: a dropped
+        // session ends the timer.
+        let Some(Ok(deadline)) = session.upgrade().map(|s| s.next_deadline()) else {
+            return;
+        };
+        let sleep = async {
+            match deadline {
+                Some(at) => time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = closed.cancelled() => return,
+            _ = wake.notified() => {}
+            _ = sleep => {}
+        }
+    }
+}
+
+impl Session {
+    /// Starts the task that ends the game when a clock deadline passes
+    /// (untimed games need none). One task per timed game: it sleeps until
+    /// the turn's deadline, is woken early when a move or an ending moves
+    /// the deadline, and ends with the game, or when the session is closed
+    /// or dropped (it holds only a weak reference). Without a tokio runtime
+    /// there is no timer; deadlines then take effect at the next call.
+    pub(in crate::service::sessions) fn start_timer(self: &Arc<Self>) {
+        if self.lock().clock.control().is_untimed() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let session = Arc::downgrade(self);
+        let wake = self.timer.wake.clone();
+        let closed = self.life.closed().clone();
+        runtime.spawn(run_timer(session, wake, closed));
+    }
+
+    /// The next deadline, after settling the clock; `Err` once the game is
+    /// over (the timer's work is done).
+    fn next_deadline(&self) -> Result<Option<time::Instant>, ()> {
+        let st = self.lock_settled();
+        if st.game.verdict().is_some() {
+            return Err(());
+        }
+        Ok(st.clock.deadline().map(|(at, _)| at))
+    }
+
+    /// Ends the game if its deadline has passed at `now`: `TIMEOUT` for the
+    /// seat out of time; for a seat that never started, `ABORTED`, or in a
+    /// tournament's game `TIMEOUT` of that seat, so the forfeit the
+    /// tournament counts is the game's own end and in its record
+    /// (docs/TOURNAMENTS.md, "Results in the records"). The clock
+    /// stops at the deadline itself, so the loser's reading is exactly zero
+    /// however late this runs.
+    pub(super) fn settle(&self, st: &mut State, now: time::Instant) {
+        // A follower's deadlines are its owner's to call, and a copy that
+        // moved away decides nothing any more.
+        if st.pending || st.game.verdict().is_some() || self.follower() || self.moved() {
+            return;
+        }
+        let Some((at, expiry)) = st.clock.expired(now) else {
+            return;
+        };
+        st.clock.stop(at);
+        let ending = match expiry {
+            Expiry::Timeout { loser } => Ending::Timeout { loser },
+            Expiry::NotStarted { seat } if self.forfeits() => Ending::Timeout { loser: seat },
+            Expiry::NotStarted { .. } => Ending::Aborted,
+        };
+        // Cannot fail: the game is not over (checked above).
+        if let Ok(verdict) = st.game.conclude(ending) {
+            // Stored in the background: the deadline, not this write,
+            // decided it (docs/STORAGE.md).
+            let end = self
+                .handoff
+                .end_row("finished", Some(&verdict), st.game.ply());
+            self.finish(st, verdict);
+            self.handoff.persist_later(Write::End(end));
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! Watchers: their count and limit, the start of a watch and its resyncs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::broadcast;
+
+use super::super::presence::PresenceSlot;
+use super::super::watch::{Watch, WatchItem};
+use super::super::{Limits, SessionError};
+use super::Session;
+use super::event::Event;
+use super::seats::Role;
+use crate::games::Viewer;
+use crate::service::telemetry;
+
+/// The watchers of one game: how many watch, how many may, and how many
+/// events the broadcast ring holds for slow ones.
+#[derive(Debug)]
+pub(super) struct Watchers {
+    count: Arc<AtomicUsize>,
+    max: usize,
+    /// Events the broadcast ring holds for slow watchers.
+    buffer: usize,
+}
+
+impl Watchers {
+    pub(super) fn new(limits: &Limits) -> Watchers {
+        Watchers {
+            count: Arc::new(AtomicUsize::new(0)),
+            max: limits.max_watchers_per_game,
+            buffer: limits.watch_buffer.max(1),
+        }
+    }
+
+    /// Events the broadcast ring holds.
+    pub(super) fn buffer(&self) -> usize {
+        self.buffer
+    }
+
+    /// A place for one more watcher; refused past the limit.
+    fn slot(&self) -> Result<WatcherSlot, SessionError> {
+        if self.count.fetch_add(1, Ordering::SeqCst) >= self.max {
+            self.count.fetch_sub(1, Ordering::SeqCst);
+            return Err(SessionError::LimitReached {
+                what: "watchers_per_game",
+                max: self.max,
+            });
+        }
+        metrics::gauge!(telemetry::WATCHERS_ACTIVE).increment(1.0);
+        Ok(WatcherSlot(self.count.clone()))
+    }
+
+    /// Whether some watch stream is open.
+    fn any(&self) -> bool {
+        self.count.load(Ordering::SeqCst) > 0
+    }
+}
+
+/// A watcher's place in the per-game count, given back on drop (so the count
+/// stays right however a stream ends).
+#[derive(Debug)]
+pub struct WatcherSlot(Arc<AtomicUsize>);
+
+impl Drop for WatcherSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+        metrics::gauge!(telemetry::WATCHERS_ACTIVE).decrement(1.0);
+    }
+}
+
+impl Session {
+    /// Starts watching: a snapshot (now, or after `from_ply`), then every
+    /// event after it. Refused past the watcher limit.
+    pub fn watch(self: &Arc<Self>, from_ply: Option<u32>) -> Result<Watch, SessionError> {
+        self.watch_by(from_ply, Role::Spectator)
+    }
+
+    /// [`Session::watch`] by a player, when `token` is given: its seat
+    /// counts as present while the watch lives. Without a token the watcher
+    /// is a spectator.
+    pub fn watch_as(
+        self: &Arc<Self>,
+        from_ply: Option<u32>,
+        token: Option<&str>,
+    ) -> Result<Watch, SessionError> {
+        let role = match token {
+            Some(token) => Role::Seat(self.seat_for(token)?),
+            None => Role::Spectator,
+        };
+        self.watch_by(from_ply, role)
+    }
+
+    /// [`Session::watch`] by `role`: a seat's watch keeps it present.
+    pub fn watch_by(
+        self: &Arc<Self>,
+        from_ply: Option<u32>,
+        role: Role,
+    ) -> Result<Watch, SessionError> {
+        let viewer = role.viewer();
+        let guard = self.watchers.slot()?;
+        let mut st = self.lock_settled();
+        let ply = from_ply.unwrap_or(st.game.ply());
+        let mut view = self.view_at_locked(&st, ply, "from_ply", viewer)?;
+        // Subscribe while holding the lock: every later event reaches `rx`,
+        // every earlier one is in the log.
+        let rx = st.log.subscribe(self.watchers.buffer());
+        let backlog = st.log.after(u64::from(ply));
+        drop(st);
+        // Join only once the watch is sure to start (a refused one flips
+        // nothing), then read presence after subscribing to its changes: the
+        // first snapshot shows this player, and no later flip is missed.
+        let presence_slot: Option<PresenceSlot> = role.seat().map(|s| self.presence.join(s));
+        let mut presence_rx = self.presence.subscribe();
+        presence_rx.borrow_and_update();
+        view.presence = self.presence();
+        let first = WatchItem::Snapshot {
+            view: Box::new(view),
+            sequence: u64::from(ply),
+            resync: false,
+        };
+        Ok(Watch::new(
+            self.clone(),
+            (guard, presence_slot, viewer),
+            first,
+            backlog,
+            u64::from(ply),
+            rx,
+            presence_rx,
+        ))
+    }
+
+    /// A fresh snapshot for a watcher that fell behind, with a new
+    /// subscription and the game-over event if the game has ended.
+    pub(in crate::service::sessions) fn resync(
+        &self,
+        viewer: Viewer,
+    ) -> (
+        WatchItem,
+        Option<Arc<Event>>,
+        u64,
+        broadcast::Receiver<Arc<Event>>,
+    ) {
+        let mut st = self.lock_settled();
+        let view = self.view_locked(&st, true, viewer);
+        let rx = st.log.subscribe(self.watchers.buffer());
+        let sequence = u64::from(st.game.ply());
+        let tail = st.log.get(sequence as usize).cloned();
+        (
+            WatchItem::Snapshot {
+                view: Box::new(view),
+                sequence,
+                resync: true,
+            },
+            tail,
+            sequence,
+            rx,
+        )
+    }
+
+    /// Log events after `sequence` (to fill a gap).
+    pub(in crate::service::sessions) fn events_after(&self, sequence: u64) -> Vec<Arc<Event>> {
+        self.lock().log.after(sequence)
+    }
+
+    /// Whether the watchers' broadcast ring is allocated.
+    #[cfg(test)]
+    pub(in crate::service::sessions) fn has_ring(&self) -> bool {
+        self.lock().log.has_ring()
+    }
+
+    /// Whether some watch stream is open on the game.
+    pub(in crate::service::sessions) fn watched(&self) -> bool {
+        self.watchers.any()
+    }
+}
