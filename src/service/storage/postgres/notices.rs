@@ -1,4 +1,6 @@
-//! Notices.
+//! Changes announced between replicas: every committed change of a game
+//! is sent on [`NOTIFY_CHANNEL`] in its transaction, and a connection of
+//! its own listens for them ([`super::PostgresStorage::notices`]).
 
 use std::time::Duration;
 

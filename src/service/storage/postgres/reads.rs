@@ -1,4 +1,5 @@
-//! Reads.
+//! Reading games and tournaments back: the SQL of PostgreSQL, the rows
+//! decoded by the shared codec ([`super::super::codec`]).
 
 use tokio_postgres::types::ToSql;
 

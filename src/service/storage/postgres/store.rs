@@ -1,4 +1,5 @@
-//! Store.
+//! The [`Storage`] trait's side of the backend: writes queued to the
+//! writer of their game, blocking reads run on the storage runtime.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 

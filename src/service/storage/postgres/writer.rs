@@ -1,4 +1,8 @@
-//! Writer.
+//! The writer tasks: each commits whatever is queued to it in one
+//! transaction (group commit), runs again a transaction PostgreSQL rolled
+//! back as a deadlock victim or serialization failure, retries each write
+//! alone when one of a batch is refused, and marks for reading back the
+//! games of a commit whose answer was lost.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
