@@ -269,6 +269,18 @@ async fn postgres_leases_tournaments_fences_their_writes_and_hands_them_over() {
         Vec::<String>::new()
     );
 
+    let finished = hand_a_tournament_over(&a, &b, &row).await;
+    resume_an_unowned_tournament_and_page(&a, &b, finished).await;
+}
+
+/// Once `a`'s lease of tournament `t1` (stored as `row`) expires, `b`
+/// takes it over, `a`'s writes are fenced, and `b` ends it; returns it
+/// as ended.
+async fn hand_a_tournament_over(
+    a: &postgres::PostgresStorage,
+    b: &postgres::PostgresStorage,
+    row: &TournamentRow,
+) -> TournamentRow {
     // a stops renewing: once its lease expires b takes it, epoch 2, with
     // the stored document.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
@@ -277,7 +289,7 @@ async fn postgres_leases_tournaments_fences_their_writes_and_hands_them_over() {
         vec!["t1".to_string()]
     );
     let (epoch, taken) = b.take_over_tournament("t1").await.unwrap().unwrap();
-    assert_eq!((epoch, &taken), (2, &row));
+    assert_eq!((epoch, &taken), (2, row));
     assert!(
         a.take_over_tournament("t1").await.unwrap().is_none(),
         "b's lease runs"
@@ -292,7 +304,7 @@ async fn postgres_leases_tournaments_fences_their_writes_and_hands_them_over() {
         .unwrap_err();
     assert!(e.is_fenced(), "{e}");
     assert!(e.message().contains("tournament `t1`"), "{e}");
-    assert_eq!(b.tournament("t1").unwrap().unwrap(), row);
+    assert_eq!(&b.tournament("t1").unwrap().unwrap(), row);
     let running = leased_tournament("t1", "running", "aa");
     b.write_leased(Write::Tournament(running.clone()), Some(2))
         .await
@@ -332,6 +344,16 @@ async fn postgres_leases_tournaments_fences_their_writes_and_hands_them_over() {
     assert!(b.orphans(Leased::Tournament, 10).await.unwrap().is_empty());
     assert_eq!(a.tournament("t1").unwrap().unwrap(), finished);
 
+    finished
+}
+
+/// A tournament without an owner (stored before schema 4) is resumed by
+/// the first replica that starts; a key finds its tournament; pages.
+async fn resume_an_unowned_tournament_and_page(
+    a: &postgres::PostgresStorage,
+    b: &postgres::PostgresStorage,
+    finished: TournamentRow,
+) {
     // A tournament without an owner (stored before schema 4) is resumed
     // by the first replica that starts; a key finds its tournament.
     a.write(Write::Tournament(leased_tournament("t2", "running", "bb")))

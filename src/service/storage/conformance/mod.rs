@@ -85,6 +85,43 @@ fn end(id: &str, ply: u32) -> EndRow {
 
 async fn suite(storage: &dyn Storage) {
     assert!(storage.recover().unwrap().is_empty());
+    write_the_suite_games(storage).await;
+
+    let games = storage.recover().unwrap();
+    let ids: Vec<&str> = games.iter().map(|g| g.game.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "d"], "oldest first, finished game left out");
+    assert_eq!(games[0].game, game("a"));
+    assert_eq!(
+        games[0].moves,
+        (1..=3).map(|p| mv("a", p)).collect::<Vec<_>>()
+    );
+    assert_eq!(games[0].draw_offers, SeatSet::only(Seat::FIRST));
+    assert_eq!(games[1].moves, vec![mv("b", 1), mv("b", 2)]);
+    assert_eq!(games[1].draw_offers, SeatSet::EMPTY);
+    // Three seats, their names and hashes, the seed and the third seat's
+    // move and draw offer come back as written.
+    assert_eq!(games[2].game, seeded("d"));
+    assert_eq!(games[2].moves[0].seat, Seat::new(2).unwrap());
+    assert_eq!(games[2].draw_offers, SeatSet::only(Seat::new(2).unwrap()));
+    storage.write(Write::End(end("d", 1))).await.unwrap();
+
+    storage.write(Write::End(end("a", 3))).await.unwrap();
+    storage
+        .write(Write::End(EndRow {
+            status: "expired",
+            reason: String::new(),
+            winners: SeatSet::EMPTY,
+            scores: Vec::new(),
+            ..end("b", 2)
+        }))
+        .await
+        .unwrap();
+    assert!(storage.recover().unwrap().is_empty());
+}
+
+/// The writes [`suite`] checks: games created, moved, offered a draw,
+/// ended; a duplicate, a gap and a write after the end refused alone.
+async fn write_the_suite_games(storage: &dyn Storage) {
     storage
         .write(Write::Create(game("a"), vec![], None))
         .await
@@ -139,41 +176,51 @@ async fn suite(storage: &dyn Storage) {
     fine.await.unwrap();
     // Finished games take no more writes.
     assert!(storage.write(Write::Move(mv("c", 2), None)).await.is_err());
-
-    let games = storage.recover().unwrap();
-    let ids: Vec<&str> = games.iter().map(|g| g.game.id.as_str()).collect();
-    assert_eq!(ids, ["a", "b", "d"], "oldest first, finished game left out");
-    assert_eq!(games[0].game, game("a"));
-    assert_eq!(
-        games[0].moves,
-        (1..=3).map(|p| mv("a", p)).collect::<Vec<_>>()
-    );
-    assert_eq!(games[0].draw_offers, SeatSet::only(Seat::FIRST));
-    assert_eq!(games[1].moves, vec![mv("b", 1), mv("b", 2)]);
-    assert_eq!(games[1].draw_offers, SeatSet::EMPTY);
-    // Three seats, their names and hashes, the seed and the third seat's
-    // move and draw offer come back as written.
-    assert_eq!(games[2].game, seeded("d"));
-    assert_eq!(games[2].moves[0].seat, Seat::new(2).unwrap());
-    assert_eq!(games[2].draw_offers, SeatSet::only(Seat::new(2).unwrap()));
-    storage.write(Write::End(end("d", 1))).await.unwrap();
-
-    storage.write(Write::End(end("a", 3))).await.unwrap();
-    storage
-        .write(Write::End(EndRow {
-            status: "expired",
-            reason: String::new(),
-            winners: SeatSet::EMPTY,
-            scores: Vec::new(),
-            ..end("b", 2)
-        }))
-        .await
-        .unwrap();
-    assert!(storage.recover().unwrap().is_empty());
 }
 
 /// Finished games read back one by one and by pages, and pruned by age.
 async fn archive_suite(storage: &dyn Storage) {
+    let first = write_the_archive(storage).await;
+    let loaded = storage.load("p").unwrap().expect("stored");
+    assert_eq!(loaded.game, first);
+    assert_eq!(loaded.moves, vec![mv("p", 1), mv("p", 2)]);
+    assert_eq!(loaded.end, Some(archive_end("p", 2, 10_000)));
+    assert_eq!(storage.load("r").unwrap().unwrap().end, None);
+    assert_eq!(
+        storage.load("o").unwrap().unwrap().end.unwrap().status,
+        "expired"
+    );
+    assert_eq!(storage.load("zz").unwrap(), None);
+
+    list_the_archive(storage);
+
+    let ids =
+        |games: Vec<StoredGame>| -> Vec<String> { games.into_iter().map(|g| g.game.id).collect() };
+    let all = ArchiveQuery {
+        limit: 10,
+        ..Default::default()
+    };
+    // Pruning takes exactly the games that left play before the time:
+    // `o` (expired at 5 000) and `p` (finished at 10 000), not `q` (at
+    // 20 000, the cut itself is kept) nor the game in progress.
+    assert_eq!(storage.prune(20_000).unwrap(), 2);
+    assert_eq!(storage.load("o").unwrap(), None);
+    assert_eq!(storage.load("p").unwrap(), None);
+    assert!(storage.load("q").unwrap().is_some());
+    assert!(storage.load("r").unwrap().is_some());
+    assert_eq!(ids(storage.list_finished(&all).unwrap()), ["q", "s"]);
+    assert_eq!(storage.prune(20_000).unwrap(), 0);
+    assert_eq!(ids(storage.recover().unwrap()), ["r"]);
+    // A pruned id may be stored again.
+    storage
+        .write(Write::Create(first, vec![], None))
+        .await
+        .unwrap();
+}
+
+/// The games of [`archive_suite`], created out of order: `p`, `q`, `s`
+/// finished, `r` in progress, `o` expired; returns `p` as created.
+async fn write_the_archive(storage: &dyn Storage) -> GameRow {
     let at = |id: &str, created: i64, labels: &[(&str, &str)]| GameRow {
         created_at_ms: created,
         labels: labels
@@ -182,10 +229,7 @@ async fn archive_suite(storage: &dyn Storage) {
             .collect(),
         ..game(id)
     };
-    let ended = |id: &str, ply: u32, at_ms: i64| EndRow {
-        at_ms,
-        ..end(id, ply)
-    };
+    let ended = archive_end;
     // Created out of order; two share a creation time (the id breaks ties).
     let rows = [
         (
@@ -225,17 +269,19 @@ async fn archive_suite(storage: &dyn Storage) {
         .await
         .unwrap();
 
-    let loaded = storage.load("p").unwrap().expect("stored");
-    assert_eq!(loaded.game, rows[0].0);
-    assert_eq!(loaded.moves, vec![mv("p", 1), mv("p", 2)]);
-    assert_eq!(loaded.end, Some(ended("p", 2, 10_000)));
-    assert_eq!(storage.load("r").unwrap().unwrap().end, None);
-    assert_eq!(
-        storage.load("o").unwrap().unwrap().end.unwrap().status,
-        "expired"
-    );
-    assert_eq!(storage.load("zz").unwrap(), None);
+    rows[0].0.clone()
+}
 
+/// The ending of game `id` at `ply`, at `at_ms`.
+fn archive_end(id: &str, ply: u32, at_ms: i64) -> EndRow {
+    EndRow {
+        at_ms,
+        ..end(id, ply)
+    }
+}
+
+/// The listings of [`archive_suite`]: by pages, by labels.
+fn list_the_archive(storage: &dyn Storage) {
     let ids =
         |games: Vec<StoredGame>| -> Vec<String> { games.into_iter().map(|g| g.game.id).collect() };
     let all = ArchiveQuery {
@@ -269,23 +315,6 @@ async fn archive_suite(storage: &dyn Storage) {
         ..all.clone()
     };
     assert_eq!(ids(storage.list_finished(&round).unwrap()), ["s"]);
-
-    // Pruning takes exactly the games that left play before the time:
-    // `o` (expired at 5 000) and `p` (finished at 10 000), not `q` (at
-    // 20 000, the cut itself is kept) nor the game in progress.
-    assert_eq!(storage.prune(20_000).unwrap(), 2);
-    assert_eq!(storage.load("o").unwrap(), None);
-    assert_eq!(storage.load("p").unwrap(), None);
-    assert!(storage.load("q").unwrap().is_some());
-    assert!(storage.load("r").unwrap().is_some());
-    assert_eq!(ids(storage.list_finished(&all).unwrap()), ["q", "s"]);
-    assert_eq!(storage.prune(20_000).unwrap(), 0);
-    assert_eq!(ids(storage.recover().unwrap()), ["r"]);
-    // A pruned id may be stored again.
-    storage
-        .write(Write::Create(rows[0].0.clone(), vec![], None))
-        .await
-        .unwrap();
 }
 
 #[tokio::test]

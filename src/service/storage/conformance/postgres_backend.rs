@@ -413,37 +413,7 @@ async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
     // seeds in a tournament document, no key check, no `forfeits`.
     let token = crate::service::sessions::Token::random().to_string();
     let opening_seed = crate::games::hex(&random_seed());
-    {
-        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        client
-            .batch_execute(
-                "DROP TABLE referee_secret; ALTER TABLE games DROP COLUMN forfeits;
-                 UPDATE referee_schema SET version = 4;",
-            )
-            .await
-            .unwrap();
-        client
-            .execute(
-                "UPDATE games SET seed = $1 WHERE id = 'sealed0'",
-                &[&seeds[0].to_vec()],
-            )
-            .await
-            .unwrap();
-        let document = format!(
-            r#"{{"id":"t1","openings":[{{"moves":[],"seed":"{opening_seed}"}}],"games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
-        );
-        client
-            .execute(
-                "INSERT INTO tournaments (id, status, document, created_at_ms, updated_at_ms)
-                 VALUES ('t1', 'running', $1, 1, 1)",
-                &[&document],
-            )
-            .await
-            .unwrap();
-    }
+    back_to_version_4(&url, &seeds[0], &token, &opening_seed).await;
     assert!(contains(&pg_dump(&url).await, token.as_bytes()));
     let secret = ServerSecret::random();
     let options = pg_options(&url);
@@ -471,4 +441,39 @@ async fn postgres_seals_seeds_migrates_plain_ones_and_refuses_another_secret() {
     );
     assert!(!contains(&bytes, crate::games::hex(&seeds[0]).as_bytes()));
     assert!(contains(&bytes, secret.check_value().as_bytes()));
+}
+
+/// The database at `url` as a version 4 wrote it: game `sealed0` with its
+/// plain `seed`, a tournament document with a plain `token` and opening
+/// seed, no key check, no `forfeits`.
+async fn back_to_version_4(url: &str, seed: &[u8; 32], token: &str, opening_seed: &str) {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(
+            "DROP TABLE referee_secret; ALTER TABLE games DROP COLUMN forfeits;
+             UPDATE referee_schema SET version = 4;",
+        )
+        .await
+        .unwrap();
+    client
+        .execute(
+            "UPDATE games SET seed = $1 WHERE id = 'sealed0'",
+            &[&seed.to_vec()],
+        )
+        .await
+        .unwrap();
+    let document = format!(
+        r#"{{"id":"t1","openings":[{{"moves":[],"seed":"{opening_seed}"}}],"games":[{{"number":1,"state":{{"state":"playing","game_id":"g","tokens":["{token}"]}}}}]}}"#
+    );
+    client
+        .execute(
+            "INSERT INTO tournaments (id, status, document, created_at_ms, updated_at_ms)
+             VALUES ('t1', 'running', $1, 1, 1)",
+            &[&document],
+        )
+        .await
+        .unwrap();
 }
