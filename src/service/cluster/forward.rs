@@ -267,19 +267,9 @@ where
     S: tower::Service<http::Request<Body>, Response = http::Response<Body>>,
 {
     let (parts, body) = request.into_parts();
-    let bytes = match Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) => {
-            let status = if e.is::<http_body_util::LengthLimitError>() {
-                Status::resource_exhausted(format!(
-                    "the request is larger than the server's limit of {} bytes",
-                    limit - 5
-                ))
-            } else {
-                Status::cancelled(format!("the request could not be read: {e}"))
-            };
-            return Ok(status.into_http());
-        }
+    let bytes = match read_body(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(status) => return Ok(status.into_http()),
     };
     let subject = match family.subject(parts.uri.path(), &bytes).await {
         Ok(subject) => subject,
@@ -310,30 +300,61 @@ where
         }
         return inner.call(rebuilt(&parts, bytes)).await;
     }
+    to_owner(&family, inner, &parts, bytes, &id).await
+}
+
+/// The body of a call, at most `limit` bytes (else the status to answer).
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, Status> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(Status::resource_exhausted(format!(
+                "the request is larger than the server's limit of {} bytes",
+                limit - 5
+            )))
+        }
+        Err(e) => Err(Status::cancelled(format!(
+            "the request could not be read: {e}"
+        ))),
+    }
+}
+
+/// Answers a call about `id` here when this replica owns it, else sends it
+/// to the owner; a call whose subject moved meanwhile is made again once.
+async fn to_owner<S>(
+    family: &Family,
+    mut inner: S,
+    parts: &http::request::Parts,
+    bytes: Bytes,
+    id: &str,
+) -> Result<http::Response<Body>, S::Error>
+where
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>>,
+{
     let (noun, key) = (family.noun(), family.id_key());
     let forwarded = parts.headers.contains_key(FORWARDED_HEADER);
     let mut tried: Option<String> = None;
     for attempt in 0..2 {
-        let route = match family.route(&id, attempt > 0).await {
+        let route = match family.route(id, attempt > 0).await {
             Ok(route) => route,
             Err(e) => {
                 return Ok(unavailable(
                     &format!("cannot route {noun} `{id}`: {e}"),
                     "CLUSTER_UNAVAILABLE",
-                    (key, &id),
+                    (key, id),
                 )
                 .into_http());
             }
         };
         match route {
             Route::Local => {
-                let response = inner.call(rebuilt(&parts, bytes.clone())).await?;
+                let response = inner.call(rebuilt(parts, bytes.clone())).await?;
                 if response.headers().contains_key(GAME_MOVED_HEADER) {
                     // A write was fenced (the subject has a new owner) or
                     // found this copy behind the database: the copy goes,
                     // and the call is made again once, unless it came
                     // forwarded (the forwarding replica makes it again).
-                    family.lost(&id);
+                    family.lost(id);
                     if attempt == 0 && !forwarded {
                         continue;
                     }
@@ -344,7 +365,7 @@ where
                 return Ok(unavailable(
                     &format!("{noun} `{id}` is owned by another replica than the one that forwarded this call; call again"),
                     family.moved(),
-                    (key, &id),
+                    (key, id),
                 )
                 .into_http());
             }
@@ -352,11 +373,11 @@ where
                 if tried.as_deref() == Some(address.as_str()) {
                     break;
                 }
-                match send(family.cluster(), &address, &parts, bytes.clone()).await {
+                match send(family.cluster(), &address, parts, bytes.clone()).await {
                     Ok(response)
                         if response.headers().contains_key(GAME_MOVED_HEADER) && attempt == 0 =>
                     {
-                        family.forget_owner(&id);
+                        family.forget_owner(id);
                         tried = Some(address);
                         continue;
                     }
@@ -365,20 +386,7 @@ where
                             .increment(1);
                         return Ok(response);
                     }
-                    Err(e) => {
-                        metrics::counter!(telemetry::CLUSTER_FORWARDED, "outcome" => "unreachable")
-                            .increment(1);
-                        family.forget_owner(&id);
-                        return Ok(unavailable(
-                            &format!(
-                                "the replica owning {noun} `{id}` ({address}) does not answer ({e}); \
-                                 its {noun}s are taken over once its lease expires: call again"
-                            ),
-                            "OWNER_UNREACHABLE",
-                            (key, &id),
-                        )
-                        .into_http());
-                    }
+                    Err(e) => return Ok(owner_unreachable(family, id, &address, &e)),
                 }
             }
         }
@@ -386,9 +394,31 @@ where
     Ok(unavailable(
         &format!("{noun} `{id}` is changing owner; call again"),
         family.moved(),
-        (key, &id),
+        (key, id),
     )
     .into_http())
+}
+
+/// The answer to a call forwarded to the owner of `id` at `address`, which
+/// did not answer (`e`): forgotten as the owner, the call to be made again.
+fn owner_unreachable(
+    family: &Family,
+    id: &str,
+    address: &str,
+    e: &dyn std::fmt::Display,
+) -> http::Response<Body> {
+    let noun = family.noun();
+    metrics::counter!(telemetry::CLUSTER_FORWARDED, "outcome" => "unreachable").increment(1);
+    family.forget_owner(id);
+    unavailable(
+        &format!(
+            "the replica owning {noun} `{id}` ({address}) does not answer ({e}); \
+             its {noun}s are taken over once its lease expires: call again"
+        ),
+        "OWNER_UNREACHABLE",
+        (family.id_key(), id),
+    )
+    .into_http()
 }
 
 /// `UNAVAILABLE` with `ErrorInfo{reason, <key>: <id>}` (`game_id` or

@@ -66,7 +66,7 @@ use tonic_health::ServingStatus;
 
 use crate::service::sessions::SessionStore;
 use crate::service::storage::StorageError;
-use crate::service::storage::postgres::{Notice, PostgresStorage};
+use crate::service::storage::postgres::{Leased, Notice, PostgresStorage};
 use crate::service::telemetry;
 
 /// Where a call for a game is answered.
@@ -224,7 +224,7 @@ impl Cluster {
     pub async fn route_fresh(&self, id: &str) -> Result<Route, RouteError> {
         self.owners.remove(id);
         for _ in 0..3 {
-            let Some(ownership) = self.storage.ownership(id).await? else {
+            let Some(ownership) = self.storage.ownership(Leased::Game, id).await? else {
                 // Not stored: unknown (or being created here).
                 return Ok(Route::Local);
             };
@@ -291,7 +291,7 @@ impl Cluster {
         // renewed as it is, so the copy held and its watchers stay.
         if self.held(id).is_some()
             && let Some(epoch) = crate::service::storage::Storage::lease_of(&*self.storage, id)
-            && self.storage.renew(id, epoch).await?
+            && self.storage.renew(Leased::Game, id, epoch).await?
         {
             return Ok(true);
         }
@@ -556,7 +556,7 @@ impl Cluster {
             }
             let orphans = match self
                 .storage
-                .orphans(ORPHANS_PER_SWEEP + skipped.len() as i64)
+                .orphans(Leased::Game, ORPHANS_PER_SWEEP + skipped.len() as i64)
                 .await
             {
                 Ok(ids) => ids,

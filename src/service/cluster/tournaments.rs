@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Cluster, Route, RouteError, uri_of};
 use crate::service::sessions::Token;
 use crate::service::storage::StorageError;
-use crate::service::storage::postgres::PostgresStorage;
+use crate::service::storage::postgres::{Leased, PostgresStorage};
 use crate::service::telemetry;
 use crate::service::tournaments::{Tournaments, record};
 
@@ -123,7 +123,7 @@ impl TournamentCluster {
     pub async fn route_fresh(&self, id: &str) -> Result<Route, RouteError> {
         self.owners.remove(id);
         for _ in 0..3 {
-            let Some(ownership) = self.storage.tournament_ownership(id).await? else {
+            let Some(ownership) = self.storage.ownership(Leased::Tournament, id).await? else {
                 // Not stored: unknown (the handler says so).
                 return Ok(Route::Local);
             };
@@ -197,7 +197,7 @@ impl TournamentCluster {
         // Held here, its lease lapsed (the database was unreachable):
         // renewed as it is, so its runner and entrants' streams stay.
         if let Some(epoch) = self.tournaments.lease_of(id)
-            && self.storage.renew_tournament(id, epoch).await?
+            && self.storage.renew(Leased::Tournament, id, epoch).await?
         {
             return Ok(true);
         }
@@ -253,7 +253,11 @@ impl TournamentCluster {
     async fn beat(&self) {
         let started = Instant::now();
         let held = self.tournaments.leases();
-        match self.storage.tournament_heartbeat(held.clone()).await {
+        match self
+            .storage
+            .renew_held(Leased::Tournament, held.clone())
+            .await
+        {
             Ok(lost) => {
                 self.tournaments
                     .leases_renewed(started, self.storage.lease());
@@ -271,7 +275,11 @@ impl TournamentCluster {
 
     /// Takes over the open tournaments whose owner's lease expired.
     async fn take_orphans(&self) {
-        let orphans = match self.storage.tournament_orphans(ORPHANS_PER_SWEEP).await {
+        let orphans = match self
+            .storage
+            .orphans(Leased::Tournament, ORPHANS_PER_SWEEP)
+            .await
+        {
             Ok(ids) => ids,
             Err(e) => {
                 tracing::debug!(error = %e, "looking for orphaned tournaments failed");

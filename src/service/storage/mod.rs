@@ -17,6 +17,7 @@
 //! reference backend of the tests, with fault injection) and
 //! [`Volatile`] (keeps nothing: `--storage memory`).
 
+mod codec;
 pub mod memory;
 pub mod postgres;
 pub mod secret;
@@ -30,6 +31,7 @@ use std::task::{Context, Poll};
 
 use tokio::sync::oneshot;
 
+pub use self::codec::{scores_of_text, scores_text, seats_of_text, seats_text};
 pub use self::secret::ServerSecret;
 
 use crate::games::{Seat, SeatSet, Setup};
@@ -503,51 +505,6 @@ impl StoredGame {
             id: self.game.id.clone(),
         }
     }
-}
-
-/// A set of seats as stored: their numbers, ascending, joined by commas
-/// (`1,3`); empty for none.
-pub fn seats_text(seats: SeatSet) -> String {
-    seats
-        .iter()
-        .map(|s| s.number().to_string())
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The seats a stored text names (see [`seats_text`]).
-pub fn seats_of_text(text: &str) -> Result<SeatSet, StorageError> {
-    text.split(',')
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            t.trim()
-                .parse::<u32>()
-                .ok()
-                .and_then(Seat::from_number)
-                .ok_or_else(|| StorageError::Corrupt(format!("stored seat `{t}` is no seat")))
-        })
-        .collect()
-}
-
-/// Scores as stored: comma-separated, in seat order; empty for none.
-pub fn scores_text(scores: &[i64]) -> String {
-    scores
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// The scores a stored text names (see [`scores_text`]).
-pub fn scores_of_text(text: &str) -> Result<Vec<i64>, StorageError> {
-    text.split(',')
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            t.trim()
-                .parse::<i64>()
-                .map_err(|_| StorageError::Corrupt(format!("stored score `{t}` is no number")))
-        })
-        .collect()
 }
 
 /// Unix milliseconds of `t`.

@@ -119,26 +119,7 @@ impl MemoryStorage {
             Write::Move(mv, end) => {
                 let i = find(&rows.index, &mv.game_id)?;
                 let (stored, status) = &mut rows.games[i];
-                if *status != "in_progress" {
-                    return Err(StorageError::Conflict(format!(
-                        "game `{}` is over",
-                        mv.game_id
-                    )));
-                }
-                if mv.ply as usize != stored.moves.len() + 1 {
-                    return Err(StorageError::Conflict(format!(
-                        "move at ply {} after {} stored moves",
-                        mv.ply,
-                        stored.moves.len()
-                    )));
-                }
-                stored.draw_offers = mv.draw_offers;
-                stored.moves.push(mv);
-                if let Some(end) = end {
-                    *status = end.status;
-                    stored.draw_offers = SeatSet::EMPTY;
-                    stored.end = Some(end);
-                }
+                play(stored, status, mv, end)?;
             }
             Write::DrawOffer { game_id, seats } => {
                 let i = find(&rows.index, &game_id)?;
@@ -166,6 +147,36 @@ impl MemoryStorage {
         }
         Ok(())
     }
+}
+
+/// Stores move `mv` of `stored` (whose status is `status`), and its end.
+fn play(
+    stored: &mut StoredGame,
+    status: &mut &'static str,
+    mv: super::MoveRow,
+    end: Option<super::EndRow>,
+) -> Result<(), StorageError> {
+    if *status != "in_progress" {
+        return Err(StorageError::Conflict(format!(
+            "game `{}` is over",
+            mv.game_id
+        )));
+    }
+    if mv.ply as usize != stored.moves.len() + 1 {
+        return Err(StorageError::Conflict(format!(
+            "move at ply {} after {} stored moves",
+            mv.ply,
+            stored.moves.len()
+        )));
+    }
+    stored.draw_offers = mv.draw_offers;
+    stored.moves.push(mv);
+    if let Some(end) = end {
+        *status = end.status;
+        stored.draw_offers = SeatSet::EMPTY;
+        stored.end = Some(end);
+    }
+    Ok(())
 }
 
 impl Storage for MemoryStorage {

@@ -1,0 +1,224 @@
+//! The writer tasks: each commits whatever is queued to it in one
+//! transaction (group commit), runs again a transaction PostgreSQL rolled
+//! back as a deadlock victim or serialization failure, retries each write
+//! alone when one of a batch is refused, and marks for reading back the
+//! games of a commit whose answer was lost.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use deadpool_postgres::Pool;
+use tokio::sync::mpsc;
+
+use super::super::{StorageError, Write};
+use super::apply::apply;
+use super::leases::Node;
+use super::{
+    CONFLICT_RETRIES, LeasedWrite, MAX_BATCH, Reply, get, is_conflict, is_conflict_text, pg_error,
+    write_game,
+};
+use crate::service::telemetry;
+
+pub(super) async fn writer_loop(
+    pool: Pool,
+    mut rx: mpsc::UnboundedReceiver<(Box<LeasedWrite>, Reply)>,
+    _alive: mpsc::Sender<()>,
+    commits: Arc<AtomicU64>,
+    target: String,
+    node: Arc<Node>,
+) {
+    let mut batch = Vec::new();
+    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        commit_batch(&pool, &target, &node, std::mem::take(&mut batch), &commits).await;
+    }
+}
+
+/// Commits `writes` in one transaction and answers each once it has
+/// committed. The writes are applied in the order of their games' ids (a
+/// game's own writes keep their order), so two transactions that lock the
+/// same games lock them in the same order. A transaction that PostgreSQL
+/// rolled back as a deadlock victim or a serialization failure is run
+/// again. If any write fails otherwise, the transaction is rolled back and
+/// each write is retried alone in its own transaction, so one refused
+/// write fails only itself; when the database is unreachable, all fail and
+/// none is stored. When a commit's answer is lost, its games are marked
+/// for reading back ([`Node::unsure`]).
+async fn commit_batch(
+    pool: &Pool,
+    target: &str,
+    node: &Node,
+    mut writes: Vec<(Box<LeasedWrite>, Reply)>,
+    commits: &AtomicU64,
+) {
+    if writes.is_empty() {
+        return;
+    }
+    let started = Instant::now();
+    let n = writes.len();
+    // Stable: the writes of one game stay in their order.
+    writes.sort_by(|a, b| write_game(&a.0.write).cmp(write_game(&b.0.write)));
+    let mut transactions = 0;
+    let together = transact_retrying(pool, target, node, &writes, &mut transactions).await;
+    match together {
+        Ok(()) => {
+            for (_, reply) in writes {
+                let _ = reply.send(Ok(()));
+            }
+        }
+        Err(Failure::Uncertain(e)) => {
+            // The commit may have happened: retrying could store a write
+            // twice or refuse one that is stored. Each game is reloaded
+            // from the database instead (a fenced error moves it).
+            tracing::warn!(error = %e, "storage commit outcome unknown");
+            for (w, reply) in writes {
+                let _ = reply.send(Err(match game_of(&w.write) {
+                    Some(id) => {
+                        node.unsure(id);
+                        StorageError::fenced(
+                            id,
+                            &format!("the outcome of its commit is unknown ({e}): reload it"),
+                        )
+                    }
+                    None => e.clone(),
+                }));
+            }
+        }
+        Err(_) if n > 1 => {
+            for (w, reply) in writes {
+                let one = [(w, ())];
+                let alone = transact_retrying(pool, target, node, &one, &mut transactions).await;
+                let [(w, ())] = one;
+                let _ = reply.send(alone.map_err(|f| match (f, game_of(&w.write)) {
+                    (Failure::Uncertain(e), Some(id)) => {
+                        tracing::warn!(error = %e, "storage commit outcome unknown");
+                        node.unsure(id);
+                        StorageError::fenced(
+                            id,
+                            &format!("the outcome of its commit is unknown ({e}): reload it"),
+                        )
+                    }
+                    (Failure::Uncertain(e) | Failure::Refused(e) | Failure::Conflict(e), _) => e,
+                }));
+            }
+        }
+        Err(Failure::Refused(e) | Failure::Conflict(e)) => {
+            tracing::warn!(error = %e, "storage write failed");
+            for (_, reply) in writes {
+                let _ = reply.send(Err(e.clone()));
+            }
+        }
+    }
+    commits.fetch_add(transactions, Ordering::Relaxed);
+    metrics::counter!(telemetry::STORAGE_COMMITS).increment(transactions);
+    metrics::counter!(telemetry::STORAGE_WRITES).increment(n as u64);
+    metrics::histogram!(telemetry::STORAGE_COMMIT_DURATION).record(started.elapsed().as_secs_f64());
+}
+
+/// How a transaction failed.
+enum Failure {
+    /// Rolled back, or never begun: nothing of it is stored.
+    Refused(StorageError),
+    /// Rolled back by PostgreSQL as a deadlock victim or a serialization
+    /// failure: nothing of it is stored, and it may be run again.
+    Conflict(StorageError),
+    /// The commit was sent but its answer did not come back: it may or may
+    /// not be stored.
+    Uncertain(StorageError),
+}
+
+/// The game a write is about, for the writes a lease covers.
+fn game_of(write: &Write) -> Option<&str> {
+    match write {
+        Write::Tournament(_) => None,
+        other => Some(write_game(other)),
+    }
+}
+
+/// [`transact`], run again (up to [`CONFLICT_RETRIES`] times in all) while
+/// PostgreSQL rolls it back as a deadlock victim or a serialization
+/// failure; counts the transactions in `transactions`.
+async fn transact_retrying<R>(
+    pool: &Pool,
+    target: &str,
+    node: &Node,
+    writes: &[(Box<LeasedWrite>, R)],
+    transactions: &mut u64,
+) -> Result<(), Failure> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        *transactions += 1;
+        match transact(pool, target, node, writes.iter().map(|(w, _)| &**w)).await {
+            Err(Failure::Conflict(e)) if attempt < CONFLICT_RETRIES => {
+                tracing::info!(error = %e, attempt, "storage transaction conflict; run again");
+                // A little apart, so the two sides do not meet again.
+                tokio::time::sleep(Duration::from_millis(u64::from(attempt) * 2)).await;
+            }
+            Err(Failure::Conflict(e)) => {
+                tracing::warn!(error = %e, "storage transaction conflict, {CONFLICT_RETRIES} times");
+                return Err(Failure::Refused(e));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Applies `writes` in one transaction and commits it.
+async fn transact<'w>(
+    pool: &Pool,
+    target: &str,
+    node: &Node,
+    writes: impl Iterator<Item = &'w LeasedWrite> + Clone,
+) -> Result<(), Failure> {
+    let result = transact_once(pool, target, node, writes.clone()).await;
+    if let Err(Failure::Refused(_) | Failure::Conflict(_)) = &result {
+        // Rolled back: the leases its creations took are not held (a
+        // retry takes them again).
+        for w in writes {
+            if let Write::Create(game, _, None) = &w.write
+                && node.epoch(&game.id) == Some(1)
+            {
+                node.forget(&game.id);
+            }
+        }
+    }
+    result
+}
+
+async fn transact_once<'w>(
+    pool: &Pool,
+    target: &str,
+    node: &Node,
+    writes: impl Iterator<Item = &'w LeasedWrite>,
+) -> Result<(), Failure> {
+    let refused = |e: tokio_postgres::Error| {
+        if is_conflict(&e) {
+            Failure::Conflict(pg_error(target, e))
+        } else {
+            Failure::Refused(pg_error(target, e))
+        }
+    };
+    let mut client = get(pool, target).await.map_err(Failure::Refused)?;
+    let tx = client.transaction().await.map_err(refused)?;
+    for w in writes {
+        apply(&tx, &w.write, w.epoch, target, node)
+            .await
+            .map_err(|e| {
+                if is_conflict_text(&e) {
+                    Failure::Conflict(e)
+                } else {
+                    Failure::Refused(e)
+                }
+            })?;
+    }
+    tx.commit().await.map_err(|e| {
+        // A refusal by the server (a deferred constraint, a serialization
+        // failure) is a rollback; a broken connection leaves it unknown.
+        if e.as_db_error().is_some() {
+            refused(e)
+        } else {
+            Failure::Uncertain(pg_error(target, e))
+        }
+    })
+}
