@@ -23,9 +23,8 @@ use crate::games::punct::referee::PunctSnapshot;
 use crate::games::punto::referee::PuntoSnapshot;
 use crate::games::{self, Game, GameRules, MoveInput, Setup, Snapshot, Verdict, punto};
 use crate::service::grpc::convert;
-use crate::service::grpc::pb::dots::v1 as dpb;
+use crate::service::grpc::games::{wire_game, wire_game_of};
 use crate::service::grpc::pb::punct::v1 as ppb;
-use crate::service::grpc::pb::punto::v1 as tpb;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::bots::{Bot, dots_greedy, greedy, punto_greedy};
 
@@ -40,9 +39,6 @@ pub struct ToolGame {
     pub seats: &'static [&'static str],
     /// A move in notation as the engine's input (`None`: not notation).
     pub notation: fn(&str) -> Option<MoveInput>,
-    /// A move in notation as the wire carries it (the game's member of
-    /// `referee.v1.Move`); the referee reads and judges it.
-    pub wire_move: fn(&str) -> pb::Move,
     /// The text picture of a state of this game.
     pub picture: fn(&Snapshot) -> String,
     /// The built-in greedy bot for these rules (`seed` breaks its ties;
@@ -63,12 +59,6 @@ const PUNCT: ToolGame = ToolGame {
     name: "punct",
     seats: &["white", "black"],
     notation: punct_notation,
-    wire_move: |text| pb::Move {
-        game: Some(pb::r#move::Game::Punct(ppb::Move {
-            notation: text.to_string(),
-            ..Default::default()
-        })),
-    },
     picture: |snapshot| {
         snapshot
             .get::<PunctSnapshot>()
@@ -89,12 +79,6 @@ const DOTS: ToolGame = ToolGame {
     name: "dots",
     seats: dots::referee::SEAT_NAMES,
     notation: dots::referee::notation_input,
-    wire_move: |text| pb::Move {
-        game: Some(pb::r#move::Game::Dots(Box::new(dpb::Move {
-            notation: text.to_string(),
-            ..Default::default()
-        }))),
-    },
     picture: |snapshot| {
         snapshot
             .get::<DotsSnapshot>()
@@ -132,12 +116,6 @@ const PUNTO: ToolGame = ToolGame {
     name: "punto",
     seats: PUNTO_SEATS,
     notation: punto::referee::notation,
-    wire_move: |text| pb::Move {
-        game: Some(pb::r#move::Game::Punto(Box::new(tpb::Move {
-            notation: text.to_string(),
-            ..Default::default()
-        }))),
-    },
     picture: |snapshot| {
         snapshot
             .get::<PuntoSnapshot>()
@@ -163,13 +141,23 @@ pub fn tool_game(name: &str) -> Option<&'static ToolGame> {
         .find(|g| g.name.eq_ignore_ascii_case(name))
 }
 
-/// The row of the game of wire `rules` (PÜNCT when none is named, as the
-/// server reads it).
+/// The row of the game of wire `rules` (the default game, the first row,
+/// when none is named, as the server reads it).
 pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static ToolGame {
-    match rules.and_then(|r| r.game.as_ref()) {
-        Some(pb::game_rules::Game::Dots(_)) => &DOTS,
-        Some(pb::game_rules::Game::Punto(_)) => &PUNTO,
-        _ => &PUNCT,
+    rules
+        .and_then(|r| r.game.as_ref())
+        .and_then(wire_game_of)
+        .and_then(|g| tool_game(g.name()))
+        .unwrap_or(&TOOL_GAMES[0])
+}
+
+impl ToolGame {
+    /// A move in notation as the wire carries it (the game's member of
+    /// `referee.v1.Move`); the referee reads and judges it.
+    pub fn wire_move(&self, text: &str) -> pb::Move {
+        pb::Move {
+            game: wire_game(self.name).map(|g| g.notation_pb(text)),
+        }
     }
 }
 
@@ -365,11 +353,8 @@ impl From<ppb::RuleOptions> for ToolRules {
         let wire = pb::GameRules {
             game: Some(pb::game_rules::Game::Punct(options)),
         };
-        let rules = convert::game_rules(
-            Some(&wire),
-            &crate::service::grpc::games::punct::RULE_FIELDS,
-        )
-        .unwrap_or_default();
+        let rules = convert::game_rules(Some(&wire), &crate::service::grpc::games::Part::Request)
+            .unwrap_or_default();
         ToolRules { rules, seed: None }
     }
 }
@@ -413,7 +398,7 @@ mod tests {
         let punct = tool_game("punct").unwrap();
         assert!((punct.notation)("SE@E1:E2,E3").is_some());
         assert!(matches!(
-            (dots.wire_move)("ground").game,
+            dots.wire_move("ground").game,
             Some(pb::r#move::Game::Dots(_))
         ));
         assert!(tool_game("chess").is_none());
@@ -421,7 +406,7 @@ mod tests {
         assert!((punto.notation)("-1,2").is_some());
         assert!(punto.bots_read_state && !dots.bots_read_state);
         assert!(matches!(
-            (punto.wire_move)("0,0").game,
+            punto.wire_move("0,0").game,
             Some(pb::r#move::Game::Punto(_))
         ));
     }
@@ -454,13 +439,15 @@ mod tests {
         assert_eq!(teams.start().unwrap().to_move().map(|s| s.index()), Some(0));
         assert_eq!(
             teams.wire().game,
-            Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
-                players: 4,
-                team: true,
-                rounds_to_win: Some(3),
-                max_rounds: 5,
-                entropy: Vec::new(),
-            }))
+            Some(pb::game_rules::Game::Punto(
+                crate::service::grpc::pb::punto::v1::RuleOptions {
+                    players: 4,
+                    team: true,
+                    rounds_to_win: Some(3),
+                    max_rounds: 5,
+                    entropy: Vec::new(),
+                }
+            ))
         );
         let refused = choice(3, true, None).rules(Default::default()).unwrap_err();
         assert!(refused.starts_with("--team: "), "{refused}");

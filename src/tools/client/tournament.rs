@@ -237,7 +237,7 @@ async fn create(
                 .map_err(|e| format!("--openings {}: {e}", path.display()))?
                 .iter()
                 .map(|o| pb::Opening {
-                    moves: o.moves.iter().map(|m| (game.wire_move)(m)).collect(),
+                    moves: o.moves.iter().map(|m| game.wire_move(m)).collect(),
                     seed: o.seed.map(|s| crate::games::hex(&s)).unwrap_or_default(),
                     ..Default::default()
                 })

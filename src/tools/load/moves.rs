@@ -30,13 +30,13 @@ type Pool = Arc<Vec<Arc<[String]>>>;
 /// encoded `referee.v1.Move`, made once before the runs.
 type Encoded = Arc<Vec<Arc<[Bytes]>>>;
 
-/// Encodes every move of `pool` as `wire_move` makes it.
-fn encoded_moves(pool: &Pool, wire_move: fn(&str) -> pb::Move) -> Encoded {
+/// Encodes every move of `pool` as `game`'s wire move.
+fn encoded_moves(pool: &Pool, tool: &ToolGame) -> Encoded {
     Arc::new(
         pool.iter()
             .map(|game| {
                 game.iter()
-                    .map(|n| Bytes::from(wire_move(n).encode_to_vec()))
+                    .map(|n| Bytes::from(tool.wire_move(n).encode_to_vec()))
                     .collect()
             })
             .collect(),
@@ -102,18 +102,11 @@ pub async fn load(
         runs: Vec::new(),
     };
     let points = if args.reads {
-        reads::points(
-            args,
-            &channels[0],
-            &pool,
-            &played.create,
-            played.game.wire_move,
-        )
-        .await?
+        reads::points(args, &channels[0], &pool, &played.create, played.game).await?
     } else {
         Vec::new()
     };
-    let encoded = encoded_moves(&pool, played.game.wire_move);
+    let encoded = encoded_moves(&pool, played.game);
     let table = report::prints_table(args);
     if table {
         report::print_header(&report);
@@ -564,7 +557,8 @@ mod tests {
     #[test]
     fn the_wire_request_encodes_as_the_real_one() {
         for (game, notation) in [("punct", "W:c3"), ("dots", "3,4"), ("punto", "c4")] {
-            let wire_move = crate::tools::games::tool_game(game).unwrap().wire_move;
+            let tool = crate::tools::games::tool_game(game).unwrap();
+            let wire_move = |n: &str| tool.wire_move(n);
             let real = pb::SubmitMoveRequest {
                 game_id: "g-0123456789abcdef".into(),
                 token: "0123456789abcdef0123456789abcdef".into(),
