@@ -16,7 +16,7 @@ use super::{Connection, refused};
 use crate::games::punct::{Game, GameRecord, RuleOptions, render};
 use crate::games::{Game as AnyGame, Setup, Viewer};
 use crate::service::grpc::convert;
-use crate::service::grpc::games::Part;
+use crate::service::grpc::games::{Part, WIRE_GAMES};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::games::game_of_wire;
 use crate::tools::rpc;
@@ -293,10 +293,12 @@ async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<
                 let _ = writeln!(out, "(players: {})", seats.join(", "));
             }
             Some(pb::watch_game_response::Item::RoundOver(round)) => {
-                if let Some(pb::round_over::Game::Punto(p)) = &round.game
-                    && let Some(result) = &p.result
-                {
-                    let _ = writeln!(out, "{}", result.summary);
+                let summary = round
+                    .game
+                    .as_ref()
+                    .and_then(|game| WIRE_GAMES.iter().find_map(|g| g.round_over_summary(game)));
+                if let Some(summary) = summary {
+                    let _ = writeln!(out, "{summary}");
                 }
             }
             None => {}

@@ -321,6 +321,10 @@ impl WireGame for DotsWire {
         "dots"
     }
 
+    fn title(&self) -> &'static str {
+        "Dots"
+    }
+
     fn rules(
         &self,
         rules: &rpb::game_rules::Game,

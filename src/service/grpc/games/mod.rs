@@ -106,6 +106,9 @@ pub trait WireGame: Sync {
     /// [`crate::games::GAMES`] entry, its record's `game:` header.
     fn name(&self) -> &'static str;
 
+    /// The game's name as people write it (`PÜNCT`).
+    fn title(&self) -> &'static str;
+
     /// Its rules from the wire, defaults filled in, checked (errors name the
     /// fields of `part`); `None` if `rules` is another game's.
     fn rules(
@@ -171,6 +174,12 @@ pub trait WireGame: Sync {
         None
     }
 
+    /// The summary line of a round-over notice, in a game played in
+    /// rounds.
+    fn round_over_summary<'a>(&self, _round: &'a pb::round_over::Game) -> Option<&'a str> {
+        None
+    }
+
     /// The text picture of a state the server sent.
     fn picture_of<'a>(&self, state: &'a pb::game_state::Game) -> Option<&'a str>;
 
@@ -178,6 +187,16 @@ pub trait WireGame: Sync {
     /// deals one.
     fn revealed<'a>(&self, _state: &'a pb::game_state::Game) -> Option<&'a str> {
         None
+    }
+}
+
+/// The games' titles as a sentence lists them (`PÜNCT, Dots and Punto`).
+pub fn titles() -> String {
+    let titles: Vec<&str> = WIRE_GAMES.iter().map(|g| g.title()).collect();
+    match titles.split_last() {
+        None => String::new(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
 }
 

@@ -398,6 +398,10 @@ impl WireGame for PunctWire {
         "punct"
     }
 
+    fn title(&self) -> &'static str {
+        "PÜNCT"
+    }
+
     fn rules(
         &self,
         rules: &rpb::game_rules::Game,

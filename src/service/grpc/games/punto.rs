@@ -435,6 +435,10 @@ impl WireGame for PuntoWire {
         "punto"
     }
 
+    fn title(&self) -> &'static str {
+        "Punto"
+    }
+
     fn rules(
         &self,
         rules: &rpb::game_rules::Game,
@@ -530,6 +534,11 @@ impl WireGame for PuntoWire {
             rpb::r#move::Game::Punto(p) => p.round_result.as_ref().map(|r| r.summary.as_str()),
             _ => None,
         }
+    }
+
+    fn round_over_summary<'a>(&self, round: &'a rpb::round_over::Game) -> Option<&'a str> {
+        let rpb::round_over::Game::Punto(p) = round;
+        p.result.as_ref().map(|r| r.summary.as_str())
     }
 
     /// The card the mover is to place (`R7`).
