@@ -49,6 +49,10 @@ pub struct ToolGame {
     /// the moves' notation does not tell everything (Punto: which card
     /// the mover holds).
     pub bots_read_state: bool,
+    /// Whether a move in notation of this game may start with `-` (a
+    /// negative coordinate: Punto's `-1,0`), which a command line must not
+    /// take for a flag; the text after the `-` is given.
+    pub minus_move: Option<fn(&str) -> bool>,
 }
 
 /// Every game the tools play.
@@ -72,6 +76,7 @@ const PUNCT: ToolGame = ToolGame {
         Box::new(greedy::GreedyBot::new(seed, variant))
     },
     bots_read_state: false,
+    minus_move: None,
 };
 
 /// Dots' row.
@@ -93,6 +98,7 @@ const DOTS: ToolGame = ToolGame {
         Box::new(dots_greedy::DotsGreedyBot::new(seed, options, setup))
     },
     bots_read_state: false,
+    minus_move: None,
 };
 
 /// Every seat name of Punto's tables (2, 3, 4 players, teams).
@@ -124,6 +130,7 @@ const PUNTO: ToolGame = ToolGame {
     },
     greedy: |seed, _, _| Box::new(punto_greedy::PuntoGreedyBot::new(seed)),
     bots_read_state: true,
+    minus_move: Some(|t| punto::notation::parse_cell(t).is_ok()),
 };
 
 fn punct_notation(text: &str) -> Option<MoveInput> {

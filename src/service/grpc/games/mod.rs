@@ -213,3 +213,204 @@ pub fn choices(prefix: &str) -> String {
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::games::GAMES;
+
+    /// The wire registry lists the engines' games, in their order, each
+    /// once: a game cannot be refereed without its wire, nor the reverse.
+    #[test]
+    fn the_wire_registry_lists_every_game_in_order() {
+        let wire: Vec<&str> = WIRE_GAMES.iter().map(|g| g.name()).collect();
+        let engines: Vec<&str> = GAMES.iter().map(|(name, _)| *name).collect();
+        assert_eq!(wire, engines);
+        assert_eq!(titles(), "PÜNCT, Dots and Punto");
+        assert_eq!(choices("rules"), "rules.punct, rules.dots or rules.punto");
+        for g in WIRE_GAMES {
+            let notation = g.notation_pb("x");
+            assert_eq!(g.notation_of(&notation), Some("x"), "{}", g.name());
+            assert!(
+                WIRE_GAMES
+                    .iter()
+                    .filter(|other| other.notation_of(&notation).is_some())
+                    .count()
+                    == 1,
+                "{}'s move is read by one game only",
+                g.name()
+            );
+        }
+    }
+
+    /// Every `.rs` file under `dir`, as paths relative to the crate root.
+    fn sources(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                sources(root, &path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+
+    /// The files compiled only for tests: each module declared right after
+    /// `#[cfg(test)]` (`#[cfg(test)] mod tests;`).
+    fn test_modules(root: &Path, files: &[PathBuf]) -> BTreeSet<PathBuf> {
+        let mut tests = BTreeSet::new();
+        for file in files {
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            let dir = match file.file_name().and_then(|n| n.to_str()) {
+                Some("mod.rs" | "lib.rs" | "main.rs") => file.parent().unwrap().to_path_buf(),
+                _ => file.with_extension(""),
+            };
+            for pair in lines.windows(2) {
+                let declared = pair[1]
+                    .trim_start_matches("pub(crate) ")
+                    .strip_prefix("mod ")
+                    .and_then(|rest| rest.strip_suffix(';'));
+                if let (true, Some(name)) = (pair[0] == "#[cfg(test)]", declared) {
+                    tests.insert(dir.join(format!("{name}.rs")));
+                    tests.insert(dir.join(name).join("mod.rs"));
+                }
+            }
+        }
+        tests
+    }
+
+    /// The code of a file as the scan reads it: without its unit tests
+    /// (from a `#[cfg(test)]` module on), its comments, and the product's
+    /// own name (`punct-referee`, its `PUNCT_` environment variables).
+    fn code(text: &str) -> String {
+        let mut out = String::new();
+        let mut lines = text.lines().peekable();
+        while let Some(line) = lines.next() {
+            let next = lines.peek().map_or("", |l| l.trim());
+            if line.trim() == "#[cfg(test)]" && next.starts_with("mod ") && next.ends_with('{') {
+                break;
+            }
+            // A comment starts at a `//` outside a string literal.
+            let mut cut = line.len();
+            let mut quotes = 0;
+            for (i, c) in line.char_indices() {
+                match c {
+                    '"' => quotes += 1,
+                    '/' if quotes % 2 == 0 && line[i..].starts_with("//") => {
+                        cut = i;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            out.push_str(&line[..cut].replace("PUNCT_", ""));
+            out.push('\n');
+        }
+        out.to_lowercase()
+            .replace("punct-referee", "")
+            .replace("punct_referee", "")
+    }
+
+    /// The files under `src/` whose code names a game (any of `spellings`)
+    /// outside the games' places (engine folders, wire files), the two
+    /// registries (`games/mod.rs`, this file) and test-only modules.
+    fn naming_files(spellings: &[&str]) -> Vec<String> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        sources(root, &root.join("src"), &mut files);
+        let tests = test_modules(root, &files);
+        // Every game's places: one game's words in another's engine are its
+        // own vocabulary (PÜNCT's pieces are made of dots), and an engine
+        // never imports another game (docs/ARCHITECTURE.md).
+        let mut places = vec![
+            "src/games/mod.rs".to_string(),
+            "src/service/grpc/games/mod.rs".to_string(),
+        ];
+        for g in WIRE_GAMES {
+            places.push(format!("src/games/{}/", g.name()));
+            places.push(format!("src/service/grpc/games/{}.rs", g.name()));
+        }
+        files
+            .iter()
+            .filter(|f| !tests.contains(*f))
+            .map(|f| f.to_string_lossy().replace('\\', "/"))
+            .filter(|f| !places.iter().any(|p| f.starts_with(p.as_str())))
+            .filter(|f| {
+                let text = std::fs::read_to_string(root.join(f)).unwrap();
+                let code = code(&text);
+                spellings.iter().any(|s| code.contains(s))
+            })
+            .collect()
+    }
+
+    /// The files outside a game's places that still name it, per game: at
+    /// most three (the tools' rows in `tools/games.rs`, the bots' module
+    /// list and the game's greedy bot), except PÜNCT, the tools' default
+    /// game (its flags, record following and engine commands), whose list
+    /// may only shrink. A file not listed fails here: move the game's code
+    /// into its engine folder or wire file, behind [`WireGame`].
+    #[test]
+    fn few_files_name_a_game_outside_its_places() {
+        const MOST: usize = 3;
+        let allowed: &[(&str, &[&str], &[&str])] = &[
+            (
+                "punct",
+                &["punct", "pünct"],
+                &[
+                    "src/tools/bots/greedy.rs",
+                    "src/tools/client/new.rs",
+                    "src/tools/client/tokens.rs",
+                    "src/tools/client/tournament.rs",
+                    "src/tools/client/watch.rs",
+                    "src/tools/engine.rs",
+                    "src/tools/games.rs",
+                    "src/tools/load/moves.rs",
+                    "src/tools/load/pool.rs",
+                    "src/tools/rpc.rs",
+                    "src/tools/tournament/command.rs",
+                ],
+            ),
+            (
+                "dots",
+                &["dots"],
+                &[
+                    "src/tools/bots/dots_greedy.rs",
+                    "src/tools/bots/mod.rs",
+                    "src/tools/games.rs",
+                ],
+            ),
+            (
+                "punto",
+                &["punto"],
+                &[
+                    "src/tools/bots/mod.rs",
+                    "src/tools/bots/punto_greedy.rs",
+                    "src/tools/games.rs",
+                ],
+            ),
+        ];
+        let mut report = String::new();
+        for (game, spellings, allowed) in allowed {
+            assert!(allowed.len() <= MOST || *game == "punct", "{game}");
+            let files = naming_files(spellings);
+            report.push_str(&format!("{game}: {} files: {files:?}\n", files.len()));
+            let extra: Vec<&String> = files
+                .iter()
+                .filter(|f| !allowed.contains(&f.as_str()))
+                .collect();
+            assert!(
+                extra.is_empty(),
+                "{game} is named outside its places in {extra:?}\n{report}"
+            );
+        }
+        println!("{report}");
+    }
+}
