@@ -27,6 +27,8 @@ use crate::service::grpc::games::{wire_game, wire_game_of};
 use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::bots::{Bot, dots_greedy, greedy, punto_greedy};
+use crate::tools::engine::{VariantArg, punct_options};
+use crate::tools::rpc;
 
 /// What the tools know of one game (see the module comment).
 #[derive(Debug)]
@@ -278,6 +280,28 @@ impl GameChoice {
             ));
         }
         Ok(ToolRules { rules, seed })
+    }
+}
+
+impl GameChoice {
+    /// The rules chosen, the default game's (PÜNCT) from the command's
+    /// `--variant` and `--max-plies`.
+    pub fn rules_of_flags(&self, variant: VariantArg, max_plies: u32) -> Result<ToolRules, String> {
+        self.rules(punct_options(variant, max_plies))
+    }
+
+    /// The `CreateGame` request of `client new`: PÜNCT of `variant` with
+    /// its other options left to the server, any other game with every
+    /// option explicit (and its seed, if one was given).
+    pub fn create_request(
+        &self,
+        variant: VariantArg,
+        labels: std::collections::HashMap<String, String>,
+    ) -> Result<pb::CreateGameRequest, String> {
+        Ok(match self.game {
+            GameArg::Punct => rpc::create_request(rpc::rule_options(variant), labels, None),
+            _ => rpc::create_request_for(&self.rules(Default::default())?, labels, None),
+        })
     }
 }
 

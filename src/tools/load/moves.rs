@@ -20,7 +20,7 @@ use super::reads::{self, Point, Read, ReadReport};
 use super::report::{self, LoadReport, Round, RunReport, take_median};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::games::{GameArg, ToolGame, ToolRules};
+use crate::tools::games::{GameArg, ToolGame, game_of_wire};
 use crate::tools::rpc::{self, ServerAddress};
 
 /// The moves every task replays: one list of notations per game.
@@ -50,14 +50,14 @@ struct Played {
     game: &'static ToolGame,
 }
 
-/// The pool and the game of `--game`: PÜNCT's pool from its own engine and
-/// `CreateGame` with no rules, as before; any other game through the trait.
+/// The pool and the game of `--game`: the default game's pool from its own
+/// engine ([`random_games`]) and `CreateGame` with no rules, as before; any
+/// other game through the trait.
 fn pool_and_game(args: &LoadArgs) -> Result<(Pool, Played), String> {
-    if args.choice.game == GameArg::Punct {
-        let rules = ToolRules::from(crate::service::grpc::pb::punct::v1::RuleOptions::default());
+    if args.choice.game == GameArg::default() {
         let played = Played {
             create: pb::CreateGameRequest::default(),
-            game: rules.game(),
+            game: game_of_wire(None),
         };
         return Ok((Arc::new(random_games(args.pool, args.seed)), played));
     }

@@ -366,16 +366,12 @@ mod tests {
                 &["punct", "pünct"],
                 &[
                     "src/tools/bots/greedy.rs",
-                    "src/tools/client/new.rs",
                     "src/tools/client/tokens.rs",
-                    "src/tools/client/tournament.rs",
                     "src/tools/client/watch.rs",
                     "src/tools/engine.rs",
                     "src/tools/games.rs",
-                    "src/tools/load/moves.rs",
                     "src/tools/load/pool.rs",
                     "src/tools/rpc.rs",
-                    "src/tools/tournament/command.rs",
                 ],
             ),
             (
