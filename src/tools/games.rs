@@ -15,6 +15,8 @@
 //! a seeded game the tool supplies (so a bot can follow the setup), and the
 //! wire form for `CreateGame`, made by the service's own conversion.
 
+use std::collections::HashMap;
+
 use clap::{Args, ValueEnum};
 
 use crate::games::dots::referee::DotsSnapshot;
@@ -296,12 +298,40 @@ impl GameChoice {
     pub fn create_request(
         &self,
         variant: VariantArg,
-        labels: std::collections::HashMap<String, String>,
+        labels: HashMap<String, String>,
     ) -> Result<pb::CreateGameRequest, String> {
         Ok(match self.game {
-            GameArg::Punct => rpc::create_request(rpc::rule_options(variant), labels, None),
+            GameArg::Punct => punct_request(punct_wire_options(variant), labels, None),
             _ => rpc::create_request_for(&self.rules(Default::default())?, labels, None),
         })
+    }
+}
+
+/// PÜNCT's rule options for a variant, the others at their defaults.
+fn punct_wire_options(variant: VariantArg) -> ppb::RuleOptions {
+    ppb::RuleOptions {
+        variant: match variant {
+            VariantArg::Basic => ppb::Variant::Basic,
+            VariantArg::Standard => ppb::Variant::Standard,
+        } as i32,
+        ..Default::default()
+    }
+}
+
+/// A CreateGame request for PÜNCT under `options`, the others left to the
+/// server.
+fn punct_request(
+    options: ppb::RuleOptions,
+    labels: HashMap<String, String>,
+    time_control: Option<pb::TimeControl>,
+) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        rules: Some(pb::GameRules {
+            game: Some(pb::game_rules::Game::Punct(options)),
+        }),
+        labels,
+        time_control,
+        seed: String::new(),
     }
 }
 

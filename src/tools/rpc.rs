@@ -19,10 +19,8 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity
 use tonic_types::StatusExt as _;
 
 use crate::service::grpc::games::{WIRE_GAMES, WireGame};
-use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use crate::tools::engine::VariantArg;
 
 /// A referee client over one HTTP/2 connection.
 pub type Client = RefereeServiceClient<Channel>;
@@ -509,33 +507,6 @@ impl NewGame {
     }
 }
 
-/// PÜNCT's rule options for a variant, the others at their defaults.
-pub fn rule_options(variant: VariantArg) -> ppb::RuleOptions {
-    ppb::RuleOptions {
-        variant: match variant {
-            VariantArg::Basic => ppb::Variant::Basic,
-            VariantArg::Standard => ppb::Variant::Standard,
-        } as i32,
-        ..Default::default()
-    }
-}
-
-/// A CreateGame request for PÜNCT under `options`.
-pub fn create_request(
-    options: ppb::RuleOptions,
-    labels: HashMap<String, String>,
-    time_control: Option<pb::TimeControl>,
-) -> pb::CreateGameRequest {
-    pb::CreateGameRequest {
-        rules: Some(pb::GameRules {
-            game: Some(pb::game_rules::Game::Punct(options)),
-        }),
-        labels,
-        time_control,
-        seed: String::new(),
-    }
-}
-
 /// A CreateGame request for any game under `rules` (with its supplied
 /// seed, if any).
 pub fn create_request_for(
@@ -581,16 +552,6 @@ pub async fn import_game(
     })
 }
 
-/// A move given in notation (the server reads and judges it).
-pub fn notation_move(notation: &str) -> pb::Move {
-    pb::Move {
-        game: Some(pb::r#move::Game::Punct(ppb::Move {
-            notation: notation.to_string(),
-            ..Default::default()
-        })),
-    }
-}
-
 /// The first answer of the wire games to `read`.
 fn read_wire<T>(read: impl Fn(&'static dyn WireGame) -> Option<T>) -> Option<T> {
     WIRE_GAMES.iter().find_map(|g| read(*g))
@@ -618,20 +579,6 @@ pub fn played_text(m: &pb::Move) -> String {
 pub fn round_ended_by(m: &pb::Move) -> Option<&str> {
     let game = m.game.as_ref()?;
     read_wire(|g| g.round_ended_by(game))
-}
-
-/// SubmitMove of the PÜNCT move `notation` for the seat holding `token`,
-/// answering `expected_ply`; a `request_id` makes a retry safe.
-pub async fn submit_notation(
-    client: &mut RefereeServiceClient<impl Transport>,
-    game_id: &str,
-    token: &str,
-    notation: &str,
-    expected_ply: u32,
-    request_id: Option<&str>,
-) -> Result<pb::SubmitMoveResponse, Status> {
-    let mv = notation_move(notation);
-    submit_move(client, game_id, token, mv, expected_ply, request_id).await
 }
 
 /// SubmitMove of `mv` (any game's move: see

@@ -371,7 +371,6 @@ mod tests {
                     "src/tools/engine.rs",
                     "src/tools/games.rs",
                     "src/tools/load/pool.rs",
-                    "src/tools/rpc.rs",
                 ],
             ),
             (
