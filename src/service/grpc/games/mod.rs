@@ -354,8 +354,9 @@ mod tests {
     /// The files outside a game's places that still name it, per game: at
     /// most three (the tools' rows in `tools/games.rs`, the bots' module
     /// list and the game's greedy bot), except PÜNCT, the tools' default
-    /// game (its flags, record following and engine commands), whose list
-    /// may only shrink. A file not listed fails here: move the game's code
+    /// game (engine commands, record following, the load's pool; and the
+    /// client's token directory, named after the product), whose list may
+    /// only shrink. A file not listed fails here: move the game's code
     /// into its engine folder or wire file, behind [`WireGame`].
     #[test]
     fn few_files_name_a_game_outside_its_places() {
