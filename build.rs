@@ -21,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     // Not written by compile_fds either: reflection needs it.
     std::fs::write(out_dir.join("referee_descriptor.bin"), fds.encode_to_vec())?;
+    std::fs::write(out_dir.join("game_packages.rs"), game_packages())?;
     tonic_prost_build::configure()
         // The server stubs are generated below, on their own.
         .build_server(false)
@@ -59,4 +60,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .compile_fds(fds)?;
     Ok(())
+}
+
+/// The module of each game's package (`proto/<game>/v1/`), for
+/// `src/service/grpc/pb.rs` to include: the games are named here, by their
+/// proto folders, and nowhere in the crate's generic code.
+fn game_packages() -> String {
+    let mut out = String::new();
+    for path in PROTOS {
+        let Some(game) = path
+            .strip_prefix("proto/")
+            .and_then(|p| p.split('/').next())
+        else {
+            continue;
+        };
+        if game == "referee" || out.contains(&format!("pub mod {game} ")) {
+            continue;
+        }
+        out.push_str(&format!(
+            "/// Package `{game}.v1`: the messages of the game `{game}`.\n\
+             pub mod {game} {{\n\
+             /// Version 1.\n\
+             pub mod v1 {{\n\
+             #![allow(missing_docs, clippy::all)]\n\
+             tonic::include_proto!(\"{game}.v1\");\n\
+             }}\n\
+             }}\n"
+        ));
+    }
+    out
 }

@@ -14,7 +14,7 @@ use tonic::Status;
 use crate::games::{self, MoveInput};
 use crate::service::grpc::convert;
 use crate::service::grpc::error::status;
-use crate::service::grpc::games::punct::{MOVE_FIELDS, RULE_FIELDS};
+use crate::service::grpc::games::Part;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::sessions::{self, Adjudication, ListQuery, TimeControl, Token};
 
@@ -92,7 +92,7 @@ pub fn convert_request(selector: u8, bytes: &[u8]) -> Option<Result<Converted, S
         }
         4 => {
             let req: pb::SubmitMoveRequest = decode(bytes)?;
-            convert::move_input(req.r#move.as_ref(), &MOVE_FIELDS)
+            convert::move_input(req.r#move.as_ref(), &Part::Request)
                 .map(|mv| Converted::SubmitMove(mv, token(&req.token)))
                 .map_err(status)
         }
@@ -131,7 +131,7 @@ pub fn convert_request(selector: u8, bytes: &[u8]) -> Option<Result<Converted, S
 }
 
 fn create_game(req: &pb::CreateGameRequest) -> Result<Converted, Status> {
-    let rules = convert::game_rules(req.rules.as_ref(), &RULE_FIELDS).map_err(status)?;
+    let rules = convert::game_rules(req.rules.as_ref(), &Part::Request).map_err(status)?;
     let time_control = convert::time_control(req.time_control.as_ref());
     time_control.check().map_err(status)?;
     let _labels = convert::labels(&req.labels);

@@ -32,7 +32,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "punct-referee",
     version,
-    about = "A game referee service for PÜNCT, Dots and Punto"
+    about = format!(
+        "A game referee service for {}",
+        punct_referee::service::grpc::games::titles()
+    )
 )]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {

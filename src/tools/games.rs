@@ -15,6 +15,8 @@
 //! a seeded game the tool supplies (so a bot can follow the setup), and the
 //! wire form for `CreateGame`, made by the service's own conversion.
 
+use std::collections::HashMap;
+
 use clap::{Args, ValueEnum};
 
 use crate::games::dots::referee::DotsSnapshot;
@@ -23,11 +25,12 @@ use crate::games::punct::referee::PunctSnapshot;
 use crate::games::punto::referee::PuntoSnapshot;
 use crate::games::{self, Game, GameRules, MoveInput, Setup, Snapshot, Verdict, punto};
 use crate::service::grpc::convert;
-use crate::service::grpc::pb::dots::v1 as dpb;
+use crate::service::grpc::games::{wire_game, wire_game_of};
 use crate::service::grpc::pb::punct::v1 as ppb;
-use crate::service::grpc::pb::punto::v1 as tpb;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::bots::{Bot, dots_greedy, greedy, punto_greedy};
+use crate::tools::engine::{VariantArg, punct_options};
+use crate::tools::rpc;
 
 /// What the tools know of one game (see the module comment).
 #[derive(Debug)]
@@ -40,9 +43,6 @@ pub struct ToolGame {
     pub seats: &'static [&'static str],
     /// A move in notation as the engine's input (`None`: not notation).
     pub notation: fn(&str) -> Option<MoveInput>,
-    /// A move in notation as the wire carries it (the game's member of
-    /// `referee.v1.Move`); the referee reads and judges it.
-    pub wire_move: fn(&str) -> pb::Move,
     /// The text picture of a state of this game.
     pub picture: fn(&Snapshot) -> String,
     /// The built-in greedy bot for these rules (`seed` breaks its ties;
@@ -53,6 +53,10 @@ pub struct ToolGame {
     /// the moves' notation does not tell everything (Punto: which card
     /// the mover holds).
     pub bots_read_state: bool,
+    /// Whether a move in notation of this game may start with `-` (a
+    /// negative coordinate: Punto's `-1,0`), which a command line must not
+    /// take for a flag; the text after the `-` is given.
+    pub minus_move: Option<fn(&str) -> bool>,
 }
 
 /// Every game the tools play.
@@ -63,12 +67,6 @@ const PUNCT: ToolGame = ToolGame {
     name: "punct",
     seats: &["white", "black"],
     notation: punct_notation,
-    wire_move: |text| pb::Move {
-        game: Some(pb::r#move::Game::Punct(ppb::Move {
-            notation: text.to_string(),
-            ..Default::default()
-        })),
-    },
     picture: |snapshot| {
         snapshot
             .get::<PunctSnapshot>()
@@ -82,6 +80,7 @@ const PUNCT: ToolGame = ToolGame {
         Box::new(greedy::GreedyBot::new(seed, variant))
     },
     bots_read_state: false,
+    minus_move: None,
 };
 
 /// Dots' row.
@@ -89,12 +88,6 @@ const DOTS: ToolGame = ToolGame {
     name: "dots",
     seats: dots::referee::SEAT_NAMES,
     notation: dots::referee::notation_input,
-    wire_move: |text| pb::Move {
-        game: Some(pb::r#move::Game::Dots(Box::new(dpb::Move {
-            notation: text.to_string(),
-            ..Default::default()
-        }))),
-    },
     picture: |snapshot| {
         snapshot
             .get::<DotsSnapshot>()
@@ -109,6 +102,7 @@ const DOTS: ToolGame = ToolGame {
         Box::new(dots_greedy::DotsGreedyBot::new(seed, options, setup))
     },
     bots_read_state: false,
+    minus_move: None,
 };
 
 /// Every seat name of Punto's tables (2, 3, 4 players, teams).
@@ -132,12 +126,6 @@ const PUNTO: ToolGame = ToolGame {
     name: "punto",
     seats: PUNTO_SEATS,
     notation: punto::referee::notation,
-    wire_move: |text| pb::Move {
-        game: Some(pb::r#move::Game::Punto(Box::new(tpb::Move {
-            notation: text.to_string(),
-            ..Default::default()
-        }))),
-    },
     picture: |snapshot| {
         snapshot
             .get::<PuntoSnapshot>()
@@ -146,6 +134,7 @@ const PUNTO: ToolGame = ToolGame {
     },
     greedy: |seed, _, _| Box::new(punto_greedy::PuntoGreedyBot::new(seed)),
     bots_read_state: true,
+    minus_move: Some(|t| punto::notation::parse_cell(t).is_ok()),
 };
 
 fn punct_notation(text: &str) -> Option<MoveInput> {
@@ -163,13 +152,23 @@ pub fn tool_game(name: &str) -> Option<&'static ToolGame> {
         .find(|g| g.name.eq_ignore_ascii_case(name))
 }
 
-/// The row of the game of wire `rules` (PÜNCT when none is named, as the
-/// server reads it).
+/// The row of the game of wire `rules` (the default game, the first row,
+/// when none is named, as the server reads it).
 pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static ToolGame {
-    match rules.and_then(|r| r.game.as_ref()) {
-        Some(pb::game_rules::Game::Dots(_)) => &DOTS,
-        Some(pb::game_rules::Game::Punto(_)) => &PUNTO,
-        _ => &PUNCT,
+    rules
+        .and_then(|r| r.game.as_ref())
+        .and_then(wire_game_of)
+        .and_then(|g| tool_game(g.name()))
+        .unwrap_or(&TOOL_GAMES[0])
+}
+
+impl ToolGame {
+    /// A move in notation as the wire carries it (the game's member of
+    /// `referee.v1.Move`); the referee reads and judges it.
+    pub fn wire_move(&self, text: &str) -> pb::Move {
+        pb::Move {
+            game: wire_game(self.name).map(|g| g.notation_pb(text)),
+        }
     }
 }
 
@@ -286,6 +285,56 @@ impl GameChoice {
     }
 }
 
+impl GameChoice {
+    /// The rules chosen, the default game's (PÜNCT) from the command's
+    /// `--variant` and `--max-plies`.
+    pub fn rules_of_flags(&self, variant: VariantArg, max_plies: u32) -> Result<ToolRules, String> {
+        self.rules(punct_options(variant, max_plies))
+    }
+
+    /// The `CreateGame` request of `client new`: PÜNCT of `variant` with
+    /// its other options left to the server, any other game with every
+    /// option explicit (and its seed, if one was given).
+    pub fn create_request(
+        &self,
+        variant: VariantArg,
+        labels: HashMap<String, String>,
+    ) -> Result<pb::CreateGameRequest, String> {
+        Ok(match self.game {
+            GameArg::Punct => punct_request(punct_wire_options(variant), labels, None),
+            _ => rpc::create_request_for(&self.rules(Default::default())?, labels, None),
+        })
+    }
+}
+
+/// PÜNCT's rule options for a variant, the others at their defaults.
+fn punct_wire_options(variant: VariantArg) -> ppb::RuleOptions {
+    ppb::RuleOptions {
+        variant: match variant {
+            VariantArg::Basic => ppb::Variant::Basic,
+            VariantArg::Standard => ppb::Variant::Standard,
+        } as i32,
+        ..Default::default()
+    }
+}
+
+/// A CreateGame request for PÜNCT under `options`, the others left to the
+/// server.
+fn punct_request(
+    options: ppb::RuleOptions,
+    labels: HashMap<String, String>,
+    time_control: Option<pb::TimeControl>,
+) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        rules: Some(pb::GameRules {
+            game: Some(pb::game_rules::Game::Punct(options)),
+        }),
+        labels,
+        time_control,
+        seed: String::new(),
+    }
+}
+
 /// A game and its options as the tools carry them (see the module comment).
 #[derive(Debug, Clone)]
 pub struct ToolRules {
@@ -365,11 +414,8 @@ impl From<ppb::RuleOptions> for ToolRules {
         let wire = pb::GameRules {
             game: Some(pb::game_rules::Game::Punct(options)),
         };
-        let rules = convert::game_rules(
-            Some(&wire),
-            &crate::service::grpc::games::punct::RULE_FIELDS,
-        )
-        .unwrap_or_default();
+        let rules = convert::game_rules(Some(&wire), &crate::service::grpc::games::Part::Request)
+            .unwrap_or_default();
         ToolRules { rules, seed: None }
     }
 }
@@ -413,7 +459,7 @@ mod tests {
         let punct = tool_game("punct").unwrap();
         assert!((punct.notation)("SE@E1:E2,E3").is_some());
         assert!(matches!(
-            (dots.wire_move)("ground").game,
+            dots.wire_move("ground").game,
             Some(pb::r#move::Game::Dots(_))
         ));
         assert!(tool_game("chess").is_none());
@@ -421,7 +467,7 @@ mod tests {
         assert!((punto.notation)("-1,2").is_some());
         assert!(punto.bots_read_state && !dots.bots_read_state);
         assert!(matches!(
-            (punto.wire_move)("0,0").game,
+            punto.wire_move("0,0").game,
             Some(pb::r#move::Game::Punto(_))
         ));
     }
@@ -454,13 +500,15 @@ mod tests {
         assert_eq!(teams.start().unwrap().to_move().map(|s| s.index()), Some(0));
         assert_eq!(
             teams.wire().game,
-            Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
-                players: 4,
-                team: true,
-                rounds_to_win: Some(3),
-                max_rounds: 5,
-                entropy: Vec::new(),
-            }))
+            Some(pb::game_rules::Game::Punto(
+                crate::service::grpc::pb::punto::v1::RuleOptions {
+                    players: 4,
+                    team: true,
+                    rounds_to_win: Some(3),
+                    max_rounds: 5,
+                    entropy: Vec::new(),
+                }
+            ))
         );
         let refused = choice(3, true, None).rules(Default::default()).unwrap_err();
         assert!(refused.starts_with("--team: "), "{refused}");

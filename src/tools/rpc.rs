@@ -18,10 +18,9 @@ use tonic::Status;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic_types::StatusExt as _;
 
-use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::games::{WIRE_GAMES, WireGame};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use crate::tools::engine::VariantArg;
 
 /// A referee client over one HTTP/2 connection.
 pub type Client = RefereeServiceClient<Channel>;
@@ -508,33 +507,6 @@ impl NewGame {
     }
 }
 
-/// PÜNCT's rule options for a variant, the others at their defaults.
-pub fn rule_options(variant: VariantArg) -> ppb::RuleOptions {
-    ppb::RuleOptions {
-        variant: match variant {
-            VariantArg::Basic => ppb::Variant::Basic,
-            VariantArg::Standard => ppb::Variant::Standard,
-        } as i32,
-        ..Default::default()
-    }
-}
-
-/// A CreateGame request for PÜNCT under `options`.
-pub fn create_request(
-    options: ppb::RuleOptions,
-    labels: HashMap<String, String>,
-    time_control: Option<pb::TimeControl>,
-) -> pb::CreateGameRequest {
-    pb::CreateGameRequest {
-        rules: Some(pb::GameRules {
-            game: Some(pb::game_rules::Game::Punct(options)),
-        }),
-        labels,
-        time_control,
-        seed: String::new(),
-    }
-}
-
 /// A CreateGame request for any game under `rules` (with its supplied
 /// seed, if any).
 pub fn create_request_for(
@@ -580,59 +552,33 @@ pub async fn import_game(
     })
 }
 
-/// A move given in notation (the server reads and judges it).
-pub fn notation_move(notation: &str) -> pb::Move {
-    pb::Move {
-        game: Some(pb::r#move::Game::Punct(ppb::Move {
-            notation: notation.to_string(),
-            ..Default::default()
-        })),
-    }
+/// The first answer of the wire games to `read`.
+fn read_wire<T>(read: impl Fn(&'static dyn WireGame) -> Option<T>) -> Option<T> {
+    WIRE_GAMES.iter().find_map(|g| read(*g))
 }
 
 /// The notation of a move the server sent (canonical).
 pub fn notation_of(m: &pb::Move) -> &str {
-    match &m.game {
-        Some(pb::r#move::Game::Punct(p)) => &p.notation,
-        Some(pb::r#move::Game::Dots(d)) => &d.notation,
-        Some(pb::r#move::Game::Punto(p)) => &p.notation,
-        None => "",
-    }
+    m.game
+        .as_ref()
+        .and_then(|game| read_wire(|g| g.notation_of(game)))
+        .unwrap_or_default()
 }
 
-/// A played move as a person reads it: its notation, and in Punto the
-/// card placed (`R7 on 1,0`).
+/// A played move as a person reads it: its notation, and whatever else
+/// its game shows of it (the card placed: `R7 on 1,0`).
 pub fn played_text(m: &pb::Move) -> String {
-    match &m.game {
-        Some(pb::r#move::Game::Punto(p)) => match &p.card {
-            Some(card) => format!("{} on {}", card.text, p.notation),
-            None => p.notation.clone(),
-        },
-        _ => notation_of(m).to_string(),
-    }
+    m.game
+        .as_ref()
+        .and_then(|game| read_wire(|g| g.played_text(game)))
+        .unwrap_or_default()
 }
 
-/// The summary line of the round a played move ended (Punto: `round 1:
-/// ROW, seat 2 wins, removes O8, seat 3 begins next`), if it ended one.
+/// The summary line of the round a played move ended (`round 1: ROW, seat
+/// 2 wins, removes O8, seat 3 begins next`), if it ended one.
 pub fn round_ended_by(m: &pb::Move) -> Option<&str> {
-    match &m.game {
-        Some(pb::r#move::Game::Punto(p)) => p.round_result.as_ref().map(|r| r.summary.as_str()),
-        _ => None,
-    }
-}
-
-/// SubmitMove of the PÜNCT move `notation` for the seat holding `token`,
-/// answering `expected_ply`; a `request_id` makes a retry safe.
-pub async fn submit_notation(
-    client: &mut RefereeServiceClient<impl Transport>,
-    game_id: &str,
-    token: &str,
-    notation: &str,
-    expected_ply: u32,
-    request_id: Option<&str>,
-) -> Result<pb::SubmitMoveResponse, Status> {
-    let mv = notation_move(notation);
-    submit_move(client, game_id, token, mv, expected_ply, request_id).await
+    let game = m.game.as_ref()?;
+    read_wire(|g| g.round_ended_by(game))
 }
 
 /// SubmitMove of `mv` (any game's move: see
@@ -667,20 +613,17 @@ pub fn seat_names_of(game: &pb::Game) -> Vec<String> {
 
 /// The text picture of a state the server sent (any game's).
 pub fn picture_of(state: &pb::GameState) -> &str {
-    match &state.game {
-        Some(pb::game_state::Game::Punct(p)) => &p.picture,
-        Some(pb::game_state::Game::Dots(d)) => &d.picture,
-        Some(pb::game_state::Game::Punto(p)) => &p.picture,
-        None => "",
-    }
+    state
+        .game
+        .as_ref()
+        .and_then(|game| read_wire(|g| g.picture_of(game)))
+        .unwrap_or_default()
 }
 
-/// The card the mover is to place, in a Punto state (`R7`).
+/// The card the mover is to place, in a game that deals one (`R7`).
 pub fn revealed_card(state: &pb::GameState) -> Option<&str> {
-    match &state.game {
-        Some(pb::game_state::Game::Punto(p)) => p.revealed.as_ref().map(|c| c.text.as_str()),
-        _ => None,
-    }
+    let game = state.game.as_ref()?;
+    read_wire(|g| g.revealed(game))
 }
 
 /// GetGame: the game's snapshot now, as a spectator sees it.

@@ -1,15 +1,11 @@
 //! `referee.v1` messages to and from the session layer's neutral types; each
-//! per-game oneof member is handed to its game's module ([`super::games::punct`],
-//! [`super::games::dots`], [`super::games::punto`]).
+//! per-game oneof member is handed to its game's [`WireGame`] (the registry
+//! [`WIRE_GAMES`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::games::dots;
-use super::games::punct::{
-    self, HISTORY_FIELDS, HISTORY_RULE_FIELDS, MOVE_FIELDS, MoveFields, RuleFields,
-};
-use super::games::punto;
+use super::games::{Part, WIRE_GAMES, WireGame, choices};
 use super::pb::referee::v1 as pb;
 use crate::games::{
     self, GameRules, MoveDetail, MoveInput, Seat, SeatSet, Snapshot, Verdict, Viewer,
@@ -109,56 +105,43 @@ pub fn status_filter(value: i32) -> Result<Option<bool>, SessionError> {
     }
 }
 
-/// The rules of a new game; absent means standard PÜNCT. Errors name the
-/// fields of `fields` (the request's path to its rules).
-pub fn game_rules(
-    rules: Option<&pb::GameRules>,
-    fields: &RuleFields,
-) -> Result<GameRules, SessionError> {
+/// The first answer of the wire games to `convert` (the game whose value
+/// it is).
+fn first<T>(convert: impl Fn(&dyn WireGame) -> Option<T>) -> Option<T> {
+    WIRE_GAMES.iter().find_map(|g| convert(*g))
+}
+
+/// The rules of a new game; absent means the default game
+/// ([`GameRules::default`]). Errors name the fields of `part` (where the
+/// request has its rules).
+pub fn game_rules(rules: Option<&pb::GameRules>, part: &Part) -> Result<GameRules, SessionError> {
     match rules.map(|r| &r.game) {
         None => Ok(GameRules::default()),
-        Some(Some(pb::game_rules::Game::Punct(o))) => {
-            Ok(GameRules::new(punct::rule_options(o, fields)?))
-        }
-        Some(Some(pb::game_rules::Game::Dots(o))) => Ok(GameRules::new(dots::rule_options(
-            o,
-            dots::rule_fields(fields.whole),
-        )?)),
-        Some(Some(pb::game_rules::Game::Punto(o))) => Ok(GameRules::new(punto::rule_options(
-            o,
-            punto::rule_fields(fields.whole),
-        )?)),
+        Some(Some(game)) => first(|g| g.rules(game, *part))
+            .unwrap_or_else(|| Err(bad(part.rules(), "this server does not offer that game"))),
         Some(None) => Err(bad(
-            fields.whole,
-            "name the game: set rules.punct, rules.dots or rules.punto",
+            part.rules(),
+            format!("name the game: set {}", choices("rules")),
         )),
     }
 }
 
 /// Rules to the wire: each game's conversion reads its own options back.
 pub fn game_rules_pb(rules: &GameRules) -> pb::GameRules {
-    let game = punct::rules_pb(rules)
-        .map(pb::game_rules::Game::Punct)
-        .or_else(|| dots::rules_pb(rules).map(pb::game_rules::Game::Dots))
-        .or_else(|| punto::rules_pb(rules).map(pb::game_rules::Game::Punto));
-    pb::GameRules { game }
+    pb::GameRules {
+        game: first(|g| g.rules_pb(rules)),
+    }
 }
 
-/// A move from the wire, checked for syntax.
-pub fn move_input(m: Option<&pb::Move>, fields: &MoveFields) -> Result<MoveInput, SessionError> {
+/// A move from the wire, checked for syntax (errors name the fields of
+/// `part`).
+pub fn move_input(m: Option<&pb::Move>, part: &Part) -> Result<MoveInput, SessionError> {
     match m.and_then(|m| m.game.as_ref()) {
-        Some(pb::r#move::Game::Punct(p)) => Ok(MoveInput::new(punct::move_input(p, fields)?)),
-        Some(pb::r#move::Game::Dots(d)) => Ok(MoveInput::new(dots::move_input(
-            d,
-            dots::move_fields(fields.whole),
-        )?)),
-        Some(pb::r#move::Game::Punto(p)) => Ok(MoveInput::new(punto::move_input(
-            p,
-            punto::move_fields(fields.whole),
-        )?)),
+        Some(game) => first(|g| g.move_input(game, *part))
+            .unwrap_or_else(|| Err(bad("move", "this server does not offer that game"))),
         None => Err(bad(
             "move",
-            "a move is required (set move.punct, move.dots or move.punto)",
+            format!("a move is required (set {})", choices("move")),
         )),
     }
 }
@@ -182,12 +165,12 @@ pub fn validate_move_request(
     let history = match req.history {
         Some(pb::validate_move_request::History::Record(text)) => History::Record(text),
         Some(pb::validate_move_request::History::Moves(h)) => {
-            let rules = game_rules(h.rules.as_ref(), &HISTORY_RULE_FIELDS)?;
+            let rules = game_rules(h.rules.as_ref(), &Part::History)?;
             let seed = seed(&h.seed, "moves.seed")?;
             let moves = h
                 .moves
                 .iter()
-                .map(|m| move_input(Some(m), &HISTORY_FIELDS))
+                .map(|m| move_input(Some(m), &Part::History))
                 .collect::<Result<Vec<_>, _>>()?;
             History::Moves(rules, seed, moves)
         }
@@ -195,18 +178,16 @@ pub fn validate_move_request(
             return Err(bad("history", "give the game so far as record or moves"));
         }
     };
-    let mv = move_input(req.r#move.as_ref(), &MOVE_FIELDS)?;
+    let mv = move_input(req.r#move.as_ref(), &Part::Request)?;
     Ok((history, mv))
 }
 
 /// A move to the wire: structured and canonical notation (each game's
 /// conversion reads its own move back).
 pub fn move_pb(detail: &MoveDetail) -> pb::Move {
-    let game = punct::detail_pb(detail)
-        .map(pb::r#move::Game::Punct)
-        .or_else(|| dots::detail_pb(detail).map(|m| pb::r#move::Game::Dots(Box::new(m))))
-        .or_else(|| punto::detail_pb(detail).map(|m| pb::r#move::Game::Punto(Box::new(m))));
-    pb::Move { game }
+    pb::Move {
+        game: first(|g| g.move_pb(detail)),
+    }
 }
 
 /// An outcome to the wire.
@@ -216,10 +197,7 @@ pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
         draw: v.is_draw(),
         scores: v.scores.clone(),
         reason: v.reason.to_string(),
-        detail: punct::verdict_detail_pb(v)
-            .map(pb::outcome::Detail::Punct)
-            .or_else(|| dots::verdict_detail_pb(v).map(pb::outcome::Detail::Dots))
-            .or_else(|| punto::verdict_detail_pb(v).map(pb::outcome::Detail::Punto)),
+        detail: first(|g| g.outcome_detail_pb(v)),
     }
 }
 
@@ -305,11 +283,9 @@ pub fn presence_pb(p: &[SeatPresence]) -> pb::Presence {
 /// A game's state to the wire (each game's conversion reads its own state
 /// back).
 pub fn state_pb(s: &Snapshot) -> pb::GameState {
-    let game = punct::snapshot_pb(s)
-        .map(pb::game_state::Game::Punct)
-        .or_else(|| dots::snapshot_pb(s).map(pb::game_state::Game::Dots))
-        .or_else(|| punto::snapshot_pb(s).map(pb::game_state::Game::Punto));
-    pb::GameState { game }
+    pb::GameState {
+        game: first(|g| g.state_pb(s)),
+    }
 }
 
 fn unix_ms(v: &GameView) -> i64 {
@@ -352,10 +328,8 @@ pub fn compact_game_pb(mut game: pb::Game) -> pb::Game {
     game.seats.clear();
     game.setup = None;
     if let Some(state) = game.state.as_mut().and_then(|s| s.game.as_mut()) {
-        match state {
-            pb::game_state::Game::Punct(s) => punct::compact_state(s),
-            pb::game_state::Game::Dots(s) => dots::compact_state(s),
-            pb::game_state::Game::Punto(s) => punto::compact_state(s),
+        for g in WIRE_GAMES {
+            g.compact_state(state);
         }
     }
     game
@@ -402,12 +376,12 @@ pub fn summary_pb(v: &GameView) -> pb::GameSummary {
 }
 
 /// The round-over notice that follows a move event, if the move ended a
-/// round of a game played in rounds (Punto): its result and the next deal.
+/// round of a game played in rounds: its result and the next deal.
 pub fn round_over_pb(e: &Event) -> Option<pb::RoundOver> {
     let EventKind::MoveApplied { report } = &e.kind else {
         return None;
     };
-    let game = punto::round_over_pb(&report.detail).map(pb::round_over::Game::Punto)?;
+    let game = first(|g| g.round_over_pb(&report.detail))?;
     Some(pb::RoundOver {
         sequence: e.sequence,
         ply: e.ply,

@@ -18,7 +18,7 @@ use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, EnumDescriptorProto, FileDescriptorSet};
 
 use super::convert;
-use super::games::punct::RULE_FIELDS;
+use super::games::Part;
 use super::pb::FILE_DESCRIPTOR_SET;
 use super::pb::referee::v1 as pb;
 use crate::games::{GAMES, hex, new_game};
@@ -75,7 +75,7 @@ fn kind(
     );
     prost::encoding::encode_varint(0, &mut empty);
     let empty = pb::GameRules::decode(empty.as_slice()).ok()?;
-    let rules = convert::game_rules(Some(&empty), &RULE_FIELDS).ok()?;
+    let rules = convert::game_rules(Some(&empty), &Part::Request).ok()?;
     let default_rules = convert::game_rules_pb(&rules);
     let options_bytes = member_bytes(&default_rules.encode_to_vec(), number).unwrap_or_default();
     let defaults = top_level_fields(&options_bytes);
@@ -334,7 +334,7 @@ mod tests {
                 );
             }
             // The defaults create a game.
-            convert::game_rules(kind.default_rules.as_ref(), &RULE_FIELDS).unwrap();
+            convert::game_rules(kind.default_rules.as_ref(), &Part::Request).unwrap();
         }
         let option = |game: &str, name: &str| {
             kinds

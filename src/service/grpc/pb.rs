@@ -9,32 +9,9 @@ pub mod referee {
     }
 }
 
-/// Package `punct.v1`: PÜNCT messages.
-pub mod punct {
-    /// Version 1.
-    pub mod v1 {
-        #![allow(missing_docs, clippy::all)]
-        tonic::include_proto!("punct.v1");
-    }
-}
-
-/// Package `dots.v1`: Dots (Kropki) messages.
-pub mod dots {
-    /// Version 1.
-    pub mod v1 {
-        #![allow(missing_docs, clippy::all)]
-        tonic::include_proto!("dots.v1");
-    }
-}
-
-/// Package `punto.v1`: Punto messages.
-pub mod punto {
-    /// Version 1.
-    pub mod v1 {
-        #![allow(missing_docs, clippy::all)]
-        tonic::include_proto!("punto.v1");
-    }
-}
+// Each game's package (`<game>.v1`, from `proto/<game>/v1/`): one module
+// per game, listed by the build script from the proto folders.
+include!(concat!(env!("OUT_DIR"), "/game_packages.rs"));
 
 /// The encoded descriptor set of every `.proto` file, for server reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =

@@ -19,7 +19,7 @@ use super::answer::server::referee_service_server::RefereeService;
 use super::answer::{CompactGame, EncodedGame, GetGameAnswer};
 use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, status_pb};
 use super::error::status;
-use super::games::punct::{MOVE_FIELDS, RULE_FIELDS};
+use super::games::Part;
 use super::pb::referee::v1 as pb;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;
@@ -117,7 +117,7 @@ impl RefereeService for RefereeApi {
     ) -> Result<Response<pb::CreateGameResponse>, Status> {
         let caller = Caller::of(&request);
         let req = request.into_inner();
-        let rules = convert::game_rules(req.rules.as_ref(), &RULE_FIELDS)?;
+        let rules = convert::game_rules(req.rules.as_ref(), &Part::Request)?;
         let time_control = convert::time_control(req.time_control.as_ref());
         let seed = convert::seed(&req.seed, "seed")?;
         let place = self.quotas.reserve_game(&caller.client())?;
@@ -246,7 +246,7 @@ impl RefereeService for RefereeApi {
         request: Request<pb::SubmitMoveRequest>,
     ) -> Result<Response<pb::SubmitMoveResponse>, Status> {
         let req = request.into_inner();
-        let mv = convert::move_input(req.r#move.as_ref(), &MOVE_FIELDS)?;
+        let mv = convert::move_input(req.r#move.as_ref(), &Part::Request)?;
         let session = self.store.find(&req.game_id).await?;
         let request_id = Some(req.request_id.as_str()).filter(|r| !r.is_empty());
         let receipt = session

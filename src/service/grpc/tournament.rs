@@ -15,31 +15,13 @@ use tonic::{Request, Response, Status};
 use super::answer::server::tournament_service_server::TournamentService;
 use super::convert;
 use super::error::{invalid_argument, tournament_status};
-use super::games::punct::{MoveFields, RuleFields};
+use super::games::Part;
 use super::pb::referee::v1 as pb;
 use crate::service::tournaments::record::{GameState, Status as DocStatus};
 use crate::service::tournaments::schedule::Format;
 use crate::service::tournaments::sprt::{Decision, Sprt};
 use crate::service::tournaments::{
     Assignment, EntrantKey, NewTournament, OpeningInput, Push, TournamentView, Tournaments,
-};
-
-/// Fields of `CreateTournamentRequest.spec.rules`.
-const SPEC_RULE_FIELDS: RuleFields = RuleFields {
-    whole: "spec.rules",
-    variant: "spec.rules.punct.variant",
-    end_on_supply: "spec.rules.punct.end_on_supply",
-};
-
-/// Fields of an opening's moves.
-const OPENING_MOVE_FIELDS: MoveFields = MoveFields {
-    code: "spec.openings.moves.punct.place.code",
-    punct: "spec.openings.moves.punct.place.punct",
-    rotation: "spec.openings.moves.punct.rotation",
-    from: "spec.openings.moves.punct.shift.from",
-    to: "spec.openings.moves.punct.shift.to",
-    notation: "spec.openings.moves.punct.notation",
-    whole: "spec.openings.moves",
 };
 
 /// The tournament service over the server's tournaments.
@@ -64,7 +46,7 @@ type ConnectStream = Pin<Box<dyn Stream<Item = Result<pb::ConnectEntrantResponse
 /// The spec of a new tournament from the wire.
 fn new_tournament(req: pb::CreateTournamentRequest) -> Result<NewTournament, Status> {
     let spec = req.spec.unwrap_or_default();
-    let rules = convert::game_rules(spec.rules.as_ref(), &SPEC_RULE_FIELDS)?;
+    let rules = convert::game_rules(spec.rules.as_ref(), &Part::Tournament)?;
     let format = match pb::TournamentFormat::try_from(spec.format) {
         Ok(pb::TournamentFormat::RoundRobin) => Format::RoundRobin,
         Ok(pb::TournamentFormat::DoubleRoundRobin) => Format::DoubleRoundRobin,
@@ -90,7 +72,7 @@ fn new_tournament(req: pb::CreateTournamentRequest) -> Result<NewTournament, Sta
         let moves = o
             .moves
             .iter()
-            .map(|m| convert::move_input(Some(m), &OPENING_MOVE_FIELDS))
+            .map(|m| convert::move_input(Some(m), &Part::Tournament))
             .collect::<Result<Vec<_>, _>>()?;
         let seed = if o.seed.is_empty() {
             None

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::games::{Seat, SeatSet, Snapshot, Verdict};
 use crate::service::grpc::convert;
+use crate::service::grpc::games::WIRE_GAMES;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::sessions::{ClockMode, ClockReading, Event, EventKind, GameView, TimeControl};
 
@@ -231,10 +232,14 @@ pub fn summary(v: &GameView) -> GameSummary {
 /// The public client entropy of a game's rules, as hex (read from the API
 /// layer's conversion of the rules, so nothing here knows a game).
 fn entropy(v: &GameView) -> String {
-    match convert::game_rules_pb(&v.rules).game {
-        Some(pb::game_rules::Game::Punto(p)) => crate::games::hex(&p.entropy),
-        _ => String::new(),
-    }
+    let Some(rules) = convert::game_rules_pb(&v.rules).game else {
+        return String::new();
+    };
+    WIRE_GAMES
+        .iter()
+        .find_map(|g| g.entropy(&rules))
+        .map(crate::games::hex)
+        .unwrap_or_default()
 }
 
 /// What a game state shows beside the board (supplies, decks and rounds,
@@ -249,63 +254,41 @@ struct Extras {
 }
 
 fn extras(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Extras {
-    let Some(state) = snapshot.map(convert::state_pb) else {
+    let Some(state) = snapshot.and_then(|s| convert::state_pb(s).game) else {
         return Extras::default();
     };
-    let text = |cards: &[crate::service::grpc::pb::punto::v1::Card]| {
-        cards
-            .iter()
-            .map(|c| c.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
+    let Some(sidelines) = WIRE_GAMES.iter().find_map(|g| g.sidelines(&state)) else {
+        return Extras::default();
     };
-    match state.game {
-        Some(pb::game_state::Game::Punct(p)) => Extras {
-            supplies: p
-                .board
-                .map(|b| b.supplies)
-                .unwrap_or_default()
-                .into_iter()
-                .zip(seats)
-                .map(|(s, seat)| Supply {
-                    seat,
-                    total: s.total,
-                    pieces: s
-                        .pieces
-                        .into_iter()
-                        .map(|c| SupplyCount {
-                            code: c.code,
-                            count: c.count,
-                        })
-                        .collect(),
-                })
-                .collect(),
-            ..Extras::default()
-        },
-        Some(pb::game_state::Game::Punto(p)) => Extras {
-            decks: p
-                .decks
-                .iter()
-                .map(|d| Deck {
-                    seat: seats
-                        .get((d.seat as usize).wrapping_sub(1))
-                        .copied()
-                        .unwrap_or("?"),
-                    size: d.size,
-                    cards: text(&d.contents),
-                    neutral: text(&d.neutral),
-                })
-                .collect(),
-            rounds: p.results.into_iter().map(|r| r.summary).collect(),
-            ..Extras::default()
-        },
-        // Dots has no supplies (every dot comes from an endless pot) but a
-        // running score.
-        Some(pb::game_state::Game::Dots(d)) => Extras {
-            scores: d.scores.into_iter().map(i64::from).collect(),
-            ..Extras::default()
-        },
-        None => Extras::default(),
+    Extras {
+        supplies: sidelines
+            .supplies
+            .into_iter()
+            .zip(seats)
+            .map(|((total, pieces), seat)| Supply {
+                seat,
+                total,
+                pieces: pieces
+                    .into_iter()
+                    .map(|(code, count)| SupplyCount { code, count })
+                    .collect(),
+            })
+            .collect(),
+        decks: sidelines
+            .decks
+            .into_iter()
+            .map(|d| Deck {
+                seat: seats
+                    .get((d.seat as usize).wrapping_sub(1))
+                    .copied()
+                    .unwrap_or("?"),
+                size: d.size,
+                cards: d.cards,
+                neutral: d.neutral,
+            })
+            .collect(),
+        rounds: sidelines.rounds,
+        scores: sidelines.scores,
     }
 }
 

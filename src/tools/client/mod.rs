@@ -158,8 +158,8 @@ fn seat_parser() -> impl clap::builder::TypedValueParser<Value = String> {
     PossibleValuesParser::new(names).map(|name| name.to_ascii_lowercase())
 }
 
-/// The command line with each Punto cell that starts with `-` (`-1,0`,
-/// `-2,-3`) given to `client play` moved after a `--` at its end, so that
+/// The command line with each move that starts with `-` (a Punto cell:
+/// `-1,0`, `-2,-3`; [`crate::tools::games::ToolGame::minus_move`]) given to `client play` moved after a `--` at its end, so that
 /// it is read as the move and not as a flag, wherever it was written
 /// (`play -1,0 --seat red` is `play --seat red -- -1,0`). A command line
 /// that already has a `--`, or is not `client … play`, is left as it is.
@@ -178,7 +178,12 @@ pub fn cells_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let negative_cell = |a: &std::ffi::OsString| {
         a.to_str()
             .and_then(|t| t.strip_prefix('-'))
-            .is_some_and(|t| crate::games::punto::notation::parse_cell(t).is_ok())
+            .is_some_and(|t| {
+                TOOL_GAMES
+                    .iter()
+                    .filter_map(|g| g.minus_move)
+                    .any(|reads| reads(t))
+            })
     };
     let (cells, mut out): (Vec<_>, Vec<_>) = args
         .into_iter()

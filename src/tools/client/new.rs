@@ -4,10 +4,11 @@
 use super::display::describe_game;
 use super::{Connection, refused, tokens};
 use crate::tools::engine::VariantArg;
-use crate::tools::games::{GameArg, GameChoice};
+use crate::tools::games::GameChoice;
 use crate::tools::rpc;
 
-/// Creates a game of `choice` (PÜNCT: of `variant`) with `labels`.
+/// Creates a game of `choice` (the default game: of `variant`) with
+/// `labels`.
 pub async fn run(
     c: &mut Connection,
     choice: &GameChoice,
@@ -15,10 +16,7 @@ pub async fn run(
     labels: Vec<(String, String)>,
 ) -> Result<(), String> {
     let labels = labels.into_iter().collect();
-    let request = match choice.game {
-        GameArg::Punct => rpc::create_request(rpc::rule_options(variant), labels, None),
-        _ => rpc::create_request_for(&choice.rules(Default::default())?, labels, None),
-    };
+    let request = choice.create_request(variant, labels)?;
     let created = rpc::create_game(&mut c.client, request)
         .await
         .map_err(refused)?;

@@ -50,7 +50,7 @@ pub async fn run(
                 c.token_path.display()
             )
         })?;
-    let mv = (game_of_wire(current.rules.as_ref()).wire_move)(notation);
+    let mv = game_of_wire(current.rules.as_ref()).wire_move(notation);
     let reply = rpc::submit_move(&mut c.client, &game, token, mv, current.ply, None)
         .await
         .map_err(refused)?;

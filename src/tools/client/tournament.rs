@@ -226,8 +226,7 @@ async fn create(
     server: &rpc::ServerAddress,
     args: &CreateArgs,
 ) -> Result<(), String> {
-    let punct = crate::tools::engine::punct_options(args.variant, args.max_plies);
-    let rules = args.choice.rules(punct)?;
+    let rules = args.choice.rules_of_flags(args.variant, args.max_plies)?;
     let game = rules.game();
     let openings: Vec<pb::Opening> = match &args.openings {
         Some(path) => {
@@ -237,7 +236,7 @@ async fn create(
                 .map_err(|e| format!("--openings {}: {e}", path.display()))?
                 .iter()
                 .map(|o| pb::Opening {
-                    moves: o.moves.iter().map(|m| (game.wire_move)(m)).collect(),
+                    moves: o.moves.iter().map(|m| game.wire_move(m)).collect(),
                     seed: o.seed.map(|s| crate::games::hex(&s)).unwrap_or_default(),
                     ..Default::default()
                 })

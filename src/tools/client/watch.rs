@@ -16,7 +16,7 @@ use super::{Connection, refused};
 use crate::games::punct::{Game, GameRecord, RuleOptions, render};
 use crate::games::{Game as AnyGame, Setup, Viewer};
 use crate::service::grpc::convert;
-use crate::service::grpc::games::punct::RULE_FIELDS;
+use crate::service::grpc::games::{Part, WIRE_GAMES};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::games::game_of_wire;
 use crate::tools::rpc;
@@ -186,7 +186,8 @@ impl Follower {
 /// The local copy of a watched game of any game but PÜNCT, if it can be
 /// followed (its setup is known).
 fn local_game(now: &pb::Game) -> Result<Option<Box<dyn AnyGame>>, String> {
-    let rules = convert::game_rules(now.rules.as_ref(), &RULE_FIELDS).map_err(|e| e.to_string())?;
+    let rules =
+        convert::game_rules(now.rules.as_ref(), &Part::Request).map_err(|e| e.to_string())?;
     if !rules.rules().seeded() {
         return Ok(Some(rules.rules().start(None)));
     }
@@ -292,10 +293,12 @@ async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<
                 let _ = writeln!(out, "(players: {})", seats.join(", "));
             }
             Some(pb::watch_game_response::Item::RoundOver(round)) => {
-                if let Some(pb::round_over::Game::Punto(p)) = &round.game
-                    && let Some(result) = &p.result
-                {
-                    let _ = writeln!(out, "{}", result.summary);
+                let summary = round
+                    .game
+                    .as_ref()
+                    .and_then(|game| WIRE_GAMES.iter().find_map(|g| g.round_over_summary(game)));
+                if let Some(summary) = summary {
+                    let _ = writeln!(out, "{summary}");
                 }
             }
             None => {}

@@ -20,7 +20,7 @@ use super::reads::{self, Point, Read, ReadReport};
 use super::report::{self, LoadReport, Round, RunReport, take_median};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::games::{GameArg, ToolGame, ToolRules};
+use crate::tools::games::{GameArg, ToolGame, game_of_wire};
 use crate::tools::rpc::{self, ServerAddress};
 
 /// The moves every task replays: one list of notations per game.
@@ -30,13 +30,13 @@ type Pool = Arc<Vec<Arc<[String]>>>;
 /// encoded `referee.v1.Move`, made once before the runs.
 type Encoded = Arc<Vec<Arc<[Bytes]>>>;
 
-/// Encodes every move of `pool` as `wire_move` makes it.
-fn encoded_moves(pool: &Pool, wire_move: fn(&str) -> pb::Move) -> Encoded {
+/// Encodes every move of `pool` as `game`'s wire move.
+fn encoded_moves(pool: &Pool, tool: &ToolGame) -> Encoded {
     Arc::new(
         pool.iter()
             .map(|game| {
                 game.iter()
-                    .map(|n| Bytes::from(wire_move(n).encode_to_vec()))
+                    .map(|n| Bytes::from(tool.wire_move(n).encode_to_vec()))
                     .collect()
             })
             .collect(),
@@ -50,14 +50,14 @@ struct Played {
     game: &'static ToolGame,
 }
 
-/// The pool and the game of `--game`: PÜNCT's pool from its own engine and
-/// `CreateGame` with no rules, as before; any other game through the trait.
+/// The pool and the game of `--game`: the default game's pool from its own
+/// engine ([`random_games`]) and `CreateGame` with no rules, as before; any
+/// other game through the trait.
 fn pool_and_game(args: &LoadArgs) -> Result<(Pool, Played), String> {
-    if args.choice.game == GameArg::Punct {
-        let rules = ToolRules::from(crate::service::grpc::pb::punct::v1::RuleOptions::default());
+    if args.choice.game == GameArg::default() {
         let played = Played {
             create: pb::CreateGameRequest::default(),
-            game: rules.game(),
+            game: game_of_wire(None),
         };
         return Ok((Arc::new(random_games(args.pool, args.seed)), played));
     }
@@ -102,18 +102,11 @@ pub async fn load(
         runs: Vec::new(),
     };
     let points = if args.reads {
-        reads::points(
-            args,
-            &channels[0],
-            &pool,
-            &played.create,
-            played.game.wire_move,
-        )
-        .await?
+        reads::points(args, &channels[0], &pool, &played.create, played.game).await?
     } else {
         Vec::new()
     };
-    let encoded = encoded_moves(&pool, played.game.wire_move);
+    let encoded = encoded_moves(&pool, played.game);
     let table = report::prints_table(args);
     if table {
         report::print_header(&report);
@@ -564,7 +557,8 @@ mod tests {
     #[test]
     fn the_wire_request_encodes_as_the_real_one() {
         for (game, notation) in [("punct", "W:c3"), ("dots", "3,4"), ("punto", "c4")] {
-            let wire_move = crate::tools::games::tool_game(game).unwrap().wire_move;
+            let tool = crate::tools::games::tool_game(game).unwrap();
+            let wire_move = |n: &str| tool.wire_move(n);
             let real = pb::SubmitMoveRequest {
                 game_id: "g-0123456789abcdef".into(),
                 token: "0123456789abcdef0123456789abcdef".into(),

@@ -17,6 +17,7 @@ use super::LoadArgs;
 use super::report::Latency;
 use super::tally::{Errors, Tally, Window, nanos};
 use crate::service::grpc::pb::referee::v1 as pb;
+use crate::tools::games::ToolGame;
 use crate::tools::rpc;
 
 /// Games set up for each point read.
@@ -168,7 +169,7 @@ pub async fn points(
     channel: &Channel,
     pool: &[Arc<[String]>],
     create: &pb::CreateGameRequest,
-    wire_move: fn(&str) -> pb::Move,
+    tool: &ToolGame,
 ) -> Result<Vec<Point>, String> {
     let mut client = rpc::Client::new(channel.clone());
     let mut start = Vec::new();
@@ -203,7 +204,7 @@ pub async fn points(
                 &mut client,
                 game.id(),
                 &tokens[mover % tokens.len()],
-                wire_move(notation),
+                tool.wire_move(notation),
                 i as u32,
                 None,
             )

@@ -39,7 +39,7 @@ impl SpawnedServer {
         // A durable store starts empty (no games of an earlier run to
         // recover) and leaves nothing behind.
         let data_dir =
-            std::env::temp_dir().join(format!("punct-load-{}-{port}", std::process::id()));
+            std::env::temp_dir().join(format!("referee-load-{}-{port}", std::process::id()));
         let mut child = tokio::process::Command::new(&exe)
             .arg("serve")
             .arg("--listen")

@@ -192,7 +192,6 @@ pub async fn run(args: TournamentArgs) -> Result<(), String> {
 
 /// The tournament the flags describe.
 fn config_of(args: &TournamentArgs) -> Result<Config, String> {
-    let punct = crate::tools::engine::punct_options(args.variant, args.max_plies);
     Ok(Config {
         bots: args.bots.clone(),
         format: args.format,
@@ -200,7 +199,7 @@ fn config_of(args: &TournamentArgs) -> Result<Config, String> {
         concurrency: args.concurrency,
         seed: args.seed,
         records: Some(args.records.clone()),
-        rules: args.choice.rules(punct)?,
+        rules: args.choice.rules_of_flags(args.variant, args.max_plies)?,
         move_timeout: Duration::from_secs(args.move_timeout_secs),
         name: args.name.clone(),
         time_control: args.time_control.clone().map(|t| t.0),

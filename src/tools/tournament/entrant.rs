@@ -23,7 +23,7 @@ use tonic::Status;
 use tonic::transport::Channel;
 
 use crate::service::grpc::convert;
-use crate::service::grpc::games::punct::RULE_FIELDS;
+use crate::service::grpc::games::Part;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::grpc::pb::referee::v1::tournament_service_client::TournamentServiceClient;
 use crate::tools::bots::{Answer, BotSpec, Turn};
@@ -211,7 +211,7 @@ async fn play_seat(
     a: pb::GameAssignment,
     bot: EntrantBot,
 ) -> Result<SeatReport, Status> {
-    let rules = convert::game_rules(a.rules.as_ref(), &RULE_FIELDS)?;
+    let rules = convert::game_rules(a.rules.as_ref(), &Part::Request)?;
     let seed = bot
         .setup_seed_base
         .filter(|_| rules.rules().seeded())
@@ -365,7 +365,7 @@ async fn play_seat(
             };
             let why = match player.choose(&turn).await {
                 Ok(Answer::Move(text)) => {
-                    let mv = (game.wire_move)(&text);
+                    let mv = game.wire_move(&text);
                     match rpc::submit_move(
                         &mut client,
                         &a.game_id,

@@ -440,7 +440,7 @@ fn spec_of(config: &Config, openings: &[Opening]) -> pb::TournamentSpec {
         openings
             .iter()
             .map(|o| pb::Opening {
-                moves: o.moves.iter().map(|m| (game.wire_move)(m)).collect(),
+                moves: o.moves.iter().map(|m| game.wire_move(m)).collect(),
                 seed: o.seed.map(|s| crate::games::hex(&s)).unwrap_or_default(),
                 ..Default::default()
             })

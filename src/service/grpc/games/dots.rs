@@ -5,14 +5,16 @@
 //! is on the field, free and not held is the engine's rule question
 //! (`OFF_FIELD`, `OCCUPIED`, `HELD`).
 
+use super::{Part, Sidelines, WireGame};
 use crate::games::dots::referee::{
     DotsMoveInfo, DotsMoveInput, DotsSnapshot, Enclosure, MoveEffect, SnapshotDot,
 };
 use crate::games::dots::{
     Colour, Move, OptionsError, Outcome, Point, RuleOptions, Start, TakeKind, render,
 };
-use crate::games::{GameRules, MoveDetail, Snapshot, Verdict};
+use crate::games::{GameRules, MoveDetail, MoveInput, Snapshot, Verdict};
 use crate::service::grpc::pb::dots::v1 as pb;
+use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
 
 /// Field paths of a Dots move, for error details.
@@ -36,14 +38,12 @@ pub const HISTORY_FIELDS: MoveFields = MoveFields {
     whole: "moves.moves.dots",
 };
 
-/// The Dots paths of the request part whose PÜNCT paths end in `whole`
-/// (`move.punct` or `moves.moves.punct`): the two conversions share the
-/// request's choice of paths.
-pub fn move_fields(punct_whole: &str) -> &'static MoveFields {
-    if punct_whole.starts_with("moves.") {
-        &HISTORY_FIELDS
-    } else {
-        &MOVE_FIELDS
+/// The Dots move paths of `part` (a tournament's openings name the
+/// request's).
+fn move_fields(part: Part) -> &'static MoveFields {
+    match part {
+        Part::History => &HISTORY_FIELDS,
+        Part::Request | Part::Tournament => &MOVE_FIELDS,
     }
 }
 
@@ -72,13 +72,12 @@ pub const HISTORY_RULE_FIELDS: RuleFields = RuleFields {
     start: "moves.rules.dots.start",
 };
 
-/// The Dots paths of the rules whose `GameRules` message is at `whole`
-/// (`rules` or `moves.rules`).
-pub fn rule_fields(whole: &str) -> &'static RuleFields {
-    if whole.starts_with("moves.") {
-        &HISTORY_RULE_FIELDS
-    } else {
-        &RULE_FIELDS
+/// The Dots rule paths of `part` (a tournament's spec names the
+/// request's).
+fn rule_fields(part: Part) -> &'static RuleFields {
+    match part {
+        Part::History => &HISTORY_RULE_FIELDS,
+        Part::Request | Part::Tournament => &RULE_FIELDS,
     }
 }
 
@@ -314,6 +313,96 @@ pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
     snapshot.get::<DotsSnapshot>().map(state_pb)
 }
 
+/// Dots on the wire.
+pub struct DotsWire;
+
+impl WireGame for DotsWire {
+    fn name(&self) -> &'static str {
+        "dots"
+    }
+
+    fn title(&self) -> &'static str {
+        "Dots"
+    }
+
+    fn rules(
+        &self,
+        rules: &rpb::game_rules::Game,
+        part: Part,
+    ) -> Option<Result<GameRules, SessionError>> {
+        let rpb::game_rules::Game::Dots(o) = rules else {
+            return None;
+        };
+        Some(rule_options(o, rule_fields(part)).map(GameRules::new))
+    }
+
+    fn rules_pb(&self, rules: &GameRules) -> Option<rpb::game_rules::Game> {
+        rules_pb(rules).map(rpb::game_rules::Game::Dots)
+    }
+
+    fn move_input(
+        &self,
+        m: &rpb::r#move::Game,
+        part: Part,
+    ) -> Option<Result<MoveInput, SessionError>> {
+        let rpb::r#move::Game::Dots(d) = m else {
+            return None;
+        };
+        Some(move_input(d, move_fields(part)).map(MoveInput::new))
+    }
+
+    fn move_pb(&self, detail: &MoveDetail) -> Option<rpb::r#move::Game> {
+        detail_pb(detail).map(|m| rpb::r#move::Game::Dots(Box::new(m)))
+    }
+
+    fn notation_pb(&self, notation: &str) -> rpb::r#move::Game {
+        rpb::r#move::Game::Dots(Box::new(pb::Move {
+            notation: notation.to_string(),
+            ..Default::default()
+        }))
+    }
+
+    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Dots)
+    }
+
+    fn state_pb(&self, snapshot: &Snapshot) -> Option<rpb::game_state::Game> {
+        snapshot_pb(snapshot).map(rpb::game_state::Game::Dots)
+    }
+
+    fn compact_state(&self, state: &mut rpb::game_state::Game) {
+        if let rpb::game_state::Game::Dots(s) = state {
+            compact_state(s);
+        }
+    }
+
+    /// Dots has no supplies (every dot comes from an endless pot) but a
+    /// running score.
+    fn notation_of<'a>(&self, m: &'a rpb::r#move::Game) -> Option<&'a str> {
+        match m {
+            rpb::r#move::Game::Dots(m) => Some(&m.notation),
+            _ => None,
+        }
+    }
+
+    fn picture_of<'a>(&self, state: &'a rpb::game_state::Game) -> Option<&'a str> {
+        match state {
+            rpb::game_state::Game::Dots(s) => Some(&s.picture),
+            _ => None,
+        }
+    }
+
+    fn sidelines(&self, state: &rpb::game_state::Game) -> Option<Sidelines> {
+        let rpb::game_state::Game::Dots(d) = state else {
+            return None;
+        };
+        Some(Sidelines {
+            scores: d.scores.iter().copied().map(i64::from).collect(),
+            ..Sidelines::default()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,7 +463,7 @@ mod tests {
             }),
             "rules.dots.start"
         );
-        assert_eq!(rule_fields("moves.rules").width, "moves.rules.dots.width");
+        assert_eq!(rule_fields(Part::History).width, "moves.rules.dots.width");
     }
 
     #[test]
@@ -391,7 +480,7 @@ mod tests {
             notation: "pass".into(),
             ..Default::default()
         };
-        match move_input(&garbled, move_fields("moves.moves.punct")) {
+        match move_input(&garbled, move_fields(Part::History)) {
             Err(SessionError::InvalidArgument { field, description }) => {
                 assert_eq!(field, "moves.moves.dots.notation");
                 assert!(description.contains("no pass"), "{description}");

@@ -2,6 +2,7 @@
 //! Input is checked here for syntax (space names, piece codes, rotations,
 //! notation), so the session layer only ever sees well-formed moves.
 
+use super::{Part, Sidelines, WireGame};
 use crate::games::punct::board::Space;
 use crate::games::punct::piece::Colour;
 use crate::games::punct::{
@@ -9,9 +10,11 @@ use crate::games::punct::{
     Variant, render,
 };
 use crate::games::{
-    GameRules, MoveDetail, PunctMoveInfo, PunctMoveInput, PunctSnapshot, Snapshot, Verdict,
+    GameRules, MoveDetail, MoveInput, PunctMoveInfo, PunctMoveInput, PunctSnapshot, Snapshot,
+    Verdict,
 };
 use crate::service::grpc::pb::punct::v1 as pb;
+use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
 
 /// Field paths of a move, for error details (`move` or `candidate` side).
@@ -33,7 +36,7 @@ pub struct MoveFields {
 }
 
 /// Fields of `SubmitMoveRequest.move` / `ValidateMoveRequest.move`.
-pub const MOVE_FIELDS: MoveFields = MoveFields {
+const REQUEST_MOVE: MoveFields = MoveFields {
     code: "move.punct.place.code",
     punct: "move.punct.place.punct",
     rotation: "move.punct.rotation",
@@ -44,7 +47,7 @@ pub const MOVE_FIELDS: MoveFields = MoveFields {
 };
 
 /// Fields of `ValidateMoveRequest.moves.moves[]`.
-pub const HISTORY_FIELDS: MoveFields = MoveFields {
+const HISTORY_MOVE: MoveFields = MoveFields {
     code: "moves.moves.punct.place.code",
     punct: "moves.moves.punct.place.punct",
     rotation: "moves.moves.punct.rotation",
@@ -121,18 +124,54 @@ pub struct RuleFields {
 }
 
 /// Fields of `CreateGameRequest.rules`.
-pub const RULE_FIELDS: RuleFields = RuleFields {
+const REQUEST_RULES: RuleFields = RuleFields {
     whole: "rules",
     variant: "rules.punct.variant",
     end_on_supply: "rules.punct.end_on_supply",
 };
 
 /// Fields of `ValidateMoveRequest.moves.rules`.
-pub const HISTORY_RULE_FIELDS: RuleFields = RuleFields {
+const HISTORY_RULES: RuleFields = RuleFields {
     whole: "moves.rules",
     variant: "moves.rules.punct.variant",
     end_on_supply: "moves.rules.punct.end_on_supply",
 };
+
+/// Fields of `CreateTournamentRequest.spec.rules`.
+const TOURNAMENT_RULES: RuleFields = RuleFields {
+    whole: "spec.rules",
+    variant: "spec.rules.punct.variant",
+    end_on_supply: "spec.rules.punct.end_on_supply",
+};
+
+/// Fields of a tournament opening's moves.
+const TOURNAMENT_MOVE: MoveFields = MoveFields {
+    code: "spec.openings.moves.punct.place.code",
+    punct: "spec.openings.moves.punct.place.punct",
+    rotation: "spec.openings.moves.punct.rotation",
+    from: "spec.openings.moves.punct.shift.from",
+    to: "spec.openings.moves.punct.shift.to",
+    notation: "spec.openings.moves.punct.notation",
+    whole: "spec.openings.moves.punct",
+};
+
+/// The rule fields of `part`.
+fn rule_fields(part: Part) -> &'static RuleFields {
+    match part {
+        Part::Request => &REQUEST_RULES,
+        Part::History => &HISTORY_RULES,
+        Part::Tournament => &TOURNAMENT_RULES,
+    }
+}
+
+/// The move fields of `part`.
+fn move_fields(part: Part) -> &'static MoveFields {
+    match part {
+        Part::Request => &REQUEST_MOVE,
+        Part::History => &HISTORY_MOVE,
+        Part::Tournament => &TOURNAMENT_MOVE,
+    }
+}
 
 /// Rule options from the wire, defaults filled in; errors name `f`'s fields.
 pub fn rule_options(o: &pb::RuleOptions, f: &RuleFields) -> Result<RuleOptions, SessionError> {
@@ -346,6 +385,108 @@ pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
 /// The PÜNCT state on the wire, if `snapshot` is one.
 pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
     snapshot.get::<PunctSnapshot>().map(state_pb)
+}
+
+/// The request parts under the names callers have used for them.
+pub use super::{MOVE_FIELDS, RULE_FIELDS};
+
+/// PÜNCT on the wire.
+pub struct PunctWire;
+
+impl WireGame for PunctWire {
+    fn name(&self) -> &'static str {
+        "punct"
+    }
+
+    fn title(&self) -> &'static str {
+        "PÜNCT"
+    }
+
+    fn rules(
+        &self,
+        rules: &rpb::game_rules::Game,
+        part: Part,
+    ) -> Option<Result<GameRules, SessionError>> {
+        let rpb::game_rules::Game::Punct(o) = rules else {
+            return None;
+        };
+        Some(rule_options(o, rule_fields(part)).map(GameRules::new))
+    }
+
+    fn rules_pb(&self, rules: &GameRules) -> Option<rpb::game_rules::Game> {
+        rules_pb(rules).map(rpb::game_rules::Game::Punct)
+    }
+
+    fn move_input(
+        &self,
+        m: &rpb::r#move::Game,
+        part: Part,
+    ) -> Option<Result<MoveInput, SessionError>> {
+        let rpb::r#move::Game::Punct(p) = m else {
+            return None;
+        };
+        Some(move_input(p, move_fields(part)).map(MoveInput::new))
+    }
+
+    fn move_pb(&self, detail: &MoveDetail) -> Option<rpb::r#move::Game> {
+        detail_pb(detail).map(rpb::r#move::Game::Punct)
+    }
+
+    fn notation_pb(&self, notation: &str) -> rpb::r#move::Game {
+        rpb::r#move::Game::Punct(pb::Move {
+            notation: notation.to_string(),
+            ..Default::default()
+        })
+    }
+
+    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punct)
+    }
+
+    fn state_pb(&self, snapshot: &Snapshot) -> Option<rpb::game_state::Game> {
+        snapshot_pb(snapshot).map(rpb::game_state::Game::Punct)
+    }
+
+    fn compact_state(&self, state: &mut rpb::game_state::Game) {
+        if let rpb::game_state::Game::Punct(s) = state {
+            compact_state(s);
+        }
+    }
+
+    fn notation_of<'a>(&self, m: &'a rpb::r#move::Game) -> Option<&'a str> {
+        match m {
+            rpb::r#move::Game::Punct(m) => Some(&m.notation),
+            _ => None,
+        }
+    }
+
+    fn picture_of<'a>(&self, state: &'a rpb::game_state::Game) -> Option<&'a str> {
+        match state {
+            rpb::game_state::Game::Punct(s) => Some(&s.picture),
+            _ => None,
+        }
+    }
+
+    fn sidelines(&self, state: &rpb::game_state::Game) -> Option<Sidelines> {
+        let rpb::game_state::Game::Punct(p) = state else {
+            return None;
+        };
+        let supplies = p
+            .board
+            .as_ref()
+            .map(|b| b.supplies.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|s| {
+                let pieces = s.pieces.iter().map(|c| (c.code.clone(), c.count));
+                (s.total, pieces.collect())
+            })
+            .collect();
+        Some(Sidelines {
+            supplies,
+            ..Sidelines::default()
+        })
+    }
 }
 
 #[cfg(test)]

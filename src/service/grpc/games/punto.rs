@@ -8,14 +8,16 @@
 //! (docs/rules/punto.md §11): the engine's payloads never hold it, and every viewer is
 //! shown the same.
 
+use super::{DeckText, Part, Sidelines, WireGame};
 use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoSnapshot};
 use crate::games::punto::{
     Card, Cell, Colour, Configuration, DeadlockCause, MatchEnd, MatchOutcome, OptionsError,
     Revealed, RoundKind, RoundResult, Row, RuleOptions, Side, Table, Team, TieBreak, notation,
     render,
 };
-use crate::games::{GameRules, MoveDetail, Seat, Snapshot, Verdict, hex};
+use crate::games::{GameRules, MoveDetail, MoveInput, Seat, Snapshot, Verdict, hex};
 use crate::service::grpc::pb::punto::v1 as pb;
+use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
 
 fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
@@ -49,13 +51,12 @@ pub const HISTORY_FIELDS: MoveFields = MoveFields {
     whole: "moves.moves.punto",
 };
 
-/// The Punto move fields of the request part whose PÜNCT move fields are
-/// rooted at `whole` (`move.punct` or `moves.moves.punct`).
-pub fn move_fields(whole: &str) -> &'static MoveFields {
-    if whole.starts_with("moves.") {
-        &HISTORY_FIELDS
-    } else {
-        &MOVE_FIELDS
+/// The Punto move paths of `part` (a tournament's openings name the
+/// request's).
+fn move_fields(part: Part) -> &'static MoveFields {
+    match part {
+        Part::History => &HISTORY_FIELDS,
+        Part::Request | Part::Tournament => &MOVE_FIELDS,
     }
 }
 
@@ -116,13 +117,12 @@ pub const HISTORY_RULE_FIELDS: RuleFields = RuleFields {
     entropy: "moves.rules.punto.entropy",
 };
 
-/// The Punto rule fields of the request part whose rules are at `whole`
-/// (`rules` or `moves.rules`).
-pub fn rule_fields(whole: &str) -> &'static RuleFields {
-    if whole.starts_with("moves.") {
-        &HISTORY_RULE_FIELDS
-    } else {
-        &RULE_FIELDS
+/// The Punto rule paths of `part` (a tournament's spec names the
+/// request's).
+fn rule_fields(part: Part) -> &'static RuleFields {
+    match part {
+        Part::History => &HISTORY_RULE_FIELDS,
+        Part::Request | Part::Tournament => &RULE_FIELDS,
     }
 }
 
@@ -425,4 +425,154 @@ pub fn round_over_pb(detail: &MoveDetail) -> Option<pb::RoundOver> {
         next,
         deal: info.deal.iter().map(deck_pb).collect(),
     })
+}
+
+/// Punto on the wire.
+pub struct PuntoWire;
+
+impl WireGame for PuntoWire {
+    fn name(&self) -> &'static str {
+        "punto"
+    }
+
+    fn title(&self) -> &'static str {
+        "Punto"
+    }
+
+    fn rules(
+        &self,
+        rules: &rpb::game_rules::Game,
+        part: Part,
+    ) -> Option<Result<GameRules, SessionError>> {
+        let rpb::game_rules::Game::Punto(o) = rules else {
+            return None;
+        };
+        Some(rule_options(o, rule_fields(part)).map(GameRules::new))
+    }
+
+    fn rules_pb(&self, rules: &GameRules) -> Option<rpb::game_rules::Game> {
+        rules_pb(rules).map(rpb::game_rules::Game::Punto)
+    }
+
+    fn move_input(
+        &self,
+        m: &rpb::r#move::Game,
+        part: Part,
+    ) -> Option<Result<MoveInput, SessionError>> {
+        let rpb::r#move::Game::Punto(p) = m else {
+            return None;
+        };
+        Some(move_input(p, move_fields(part)).map(MoveInput::new))
+    }
+
+    fn move_pb(&self, detail: &MoveDetail) -> Option<rpb::r#move::Game> {
+        detail_pb(detail).map(|m| rpb::r#move::Game::Punto(Box::new(m)))
+    }
+
+    fn notation_pb(&self, notation: &str) -> rpb::r#move::Game {
+        rpb::r#move::Game::Punto(Box::new(pb::Move {
+            notation: notation.to_string(),
+            ..Default::default()
+        }))
+    }
+
+    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punto)
+    }
+
+    fn state_pb(&self, snapshot: &Snapshot) -> Option<rpb::game_state::Game> {
+        snapshot_pb(snapshot).map(rpb::game_state::Game::Punto)
+    }
+
+    fn compact_state(&self, state: &mut rpb::game_state::Game) {
+        if let rpb::game_state::Game::Punto(s) = state {
+            compact_state(s);
+        }
+    }
+
+    fn round_over_pb(&self, detail: &MoveDetail) -> Option<rpb::round_over::Game> {
+        round_over_pb(detail).map(rpb::round_over::Game::Punto)
+    }
+
+    fn entropy<'a>(&self, rules: &'a rpb::game_rules::Game) -> Option<&'a [u8]> {
+        match rules {
+            rpb::game_rules::Game::Punto(p) => Some(&p.entropy),
+            _ => None,
+        }
+    }
+
+    /// The decks as everybody may see them, and one line per finished
+    /// round.
+    fn notation_of<'a>(&self, m: &'a rpb::r#move::Game) -> Option<&'a str> {
+        match m {
+            rpb::r#move::Game::Punto(m) => Some(&m.notation),
+            _ => None,
+        }
+    }
+
+    fn picture_of<'a>(&self, state: &'a rpb::game_state::Game) -> Option<&'a str> {
+        match state {
+            rpb::game_state::Game::Punto(s) => Some(&s.picture),
+            _ => None,
+        }
+    }
+
+    /// Its notation and the card placed (`R7 on 1,0`).
+    fn played_text(&self, m: &rpb::r#move::Game) -> Option<String> {
+        let rpb::r#move::Game::Punto(p) = m else {
+            return None;
+        };
+        Some(match &p.card {
+            Some(card) => format!("{} on {}", card.text, p.notation),
+            None => p.notation.clone(),
+        })
+    }
+
+    /// `round 1: ROW, seat 2 wins, removes O8, seat 3 begins next`.
+    fn round_ended_by<'a>(&self, m: &'a rpb::r#move::Game) -> Option<&'a str> {
+        match m {
+            rpb::r#move::Game::Punto(p) => p.round_result.as_ref().map(|r| r.summary.as_str()),
+            _ => None,
+        }
+    }
+
+    fn round_over_summary<'a>(&self, round: &'a rpb::round_over::Game) -> Option<&'a str> {
+        let rpb::round_over::Game::Punto(p) = round;
+        p.result.as_ref().map(|r| r.summary.as_str())
+    }
+
+    /// The card the mover is to place (`R7`).
+    fn revealed<'a>(&self, state: &'a rpb::game_state::Game) -> Option<&'a str> {
+        match state {
+            rpb::game_state::Game::Punto(p) => p.revealed.as_ref().map(|c| c.text.as_str()),
+            _ => None,
+        }
+    }
+
+    fn sidelines(&self, state: &rpb::game_state::Game) -> Option<Sidelines> {
+        let rpb::game_state::Game::Punto(p) = state else {
+            return None;
+        };
+        let text = |cards: &[pb::Card]| {
+            cards
+                .iter()
+                .map(|c| c.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        Some(Sidelines {
+            decks: p
+                .decks
+                .iter()
+                .map(|d| DeckText {
+                    seat: d.seat,
+                    size: d.size,
+                    cards: text(&d.contents),
+                    neutral: text(&d.neutral),
+                })
+                .collect(),
+            rounds: p.results.iter().map(|r| r.summary.clone()).collect(),
+            ..Sidelines::default()
+        })
+    }
 }
