@@ -27,6 +27,7 @@
 //!
 //! No gRPC here: [`crate::service::grpc::tournament`] converts.
 
+pub mod disclose;
 pub mod record;
 pub mod runner;
 pub mod schedule;
