@@ -158,7 +158,7 @@ fn standings_pb(v: &TournamentView) -> Vec<pb::Standing> {
 /// A tournament to the wire (`with_games`: its schedule too).
 pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
     let d = &v.doc;
-    let public = d.seeds_public();
+    let seeds = d.shown_seeds();
     let spec = pb::TournamentSpec {
         name: d.name.clone(),
         rules: Some(convert::game_rules_pb(&v.rules)),
@@ -175,21 +175,21 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
         games_per_pairing: d.games_per_pairing,
         time_control: Some(convert::time_control_pb(&v.time_control)),
         // The tournament's own seeds are secrets of its games until it is
-        // over (Doc::seeds_public); commitments stand in for them.
-        openings: d
+        // over; commitments stand in for them (tournaments::disclose).
+        openings: seeds
             .openings
             .iter()
             .zip(&v.openings)
-            .map(|(o, moves)| {
-                let seed = o.seed.as_deref().and_then(crate::games::parse_seed);
-                pb::Opening {
-                    moves: moves.iter().map(convert::move_pb).collect(),
-                    seed: seed
-                        .filter(|_| public)
-                        .map(|s| crate::games::hex(&s))
-                        .unwrap_or_default(),
-                    seed_commitment: seed.map(|s| commitment_hex(&s)).unwrap_or_default(),
-                }
+            .map(|(seed, moves)| pb::Opening {
+                moves: moves.iter().map(convert::move_pb).collect(),
+                seed: seed
+                    .as_ref()
+                    .and_then(|s| s.seed.clone())
+                    .unwrap_or_default(),
+                seed_commitment: seed
+                    .as_ref()
+                    .map(|s| s.commitment.clone())
+                    .unwrap_or_default(),
             })
             .collect(),
         concurrency: d.concurrency,
@@ -202,8 +202,8 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
             alpha: s.alpha,
             beta: s.beta,
         }),
-        setup_seed_base: d.setup_seed_base.filter(|_| public),
-        setup_seeded: d.setup_seed_base.is_some(),
+        setup_seed_base: seeds.setup_seed_base,
+        setup_seeded: seeds.setup_seeded,
     };
     let games = if with_games {
         d.games.iter().map(|g| game_pb(d, g)).collect()
@@ -256,53 +256,32 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
     }
 }
 
-/// SHA-256 of a seed, as hex.
-fn commitment_hex(seed: &[u8; 32]) -> String {
-    use sha2::Digest as _;
-    crate::games::hex(&sha2::Sha256::digest(seed))
-}
-
 /// One scheduled game of `d` to the wire.
 fn game_pb(
     d: &crate::service::tournaments::record::Doc,
     g: &crate::service::tournaments::record::GameDoc,
 ) -> pb::TournamentGame {
-    let mut out = pb::TournamentGame {
+    use crate::service::tournaments::disclose::GameStatus;
+    let shown = d.shown_game(g);
+    pb::TournamentGame {
         number: g.number,
         round: g.round,
         entrants: g.seats.iter().map(|&e| e as u32).collect(),
-        game_id: g.state.game_id().unwrap_or_default().to_string(),
+        game_id: shown.game_id.unwrap_or_default(),
         opening: g.opening.map(|o| o as u32),
-        seed_commitment: d
-            .supplied_seed(g)
-            .map(|s| commitment_hex(&s))
-            .unwrap_or_default(),
-        ..Default::default()
-    };
-    out.status = match &g.state {
-        GameState::Pending => pb::TournamentGameStatus::Pending,
-        GameState::Playing { .. } => pb::TournamentGameStatus::InProgress,
-        GameState::Done {
-            winners,
-            points,
-            reason,
-            ply,
-            ..
-        } => {
-            out.points = points.clone();
-            out.winners = winners.iter().map(|&w| w as u32 + 1).collect();
-            out.reason = reason.clone();
-            out.ply = *ply;
-            pb::TournamentGameStatus::Finished
-        }
-        GameState::Bye => {
-            out.points = vec![1.0];
-            out.reason = "BYE".into();
-            pb::TournamentGameStatus::Bye
-        }
-        GameState::Skipped { .. } => pb::TournamentGameStatus::Skipped,
-    } as i32;
-    out
+        seed_commitment: shown.seed_commitment.unwrap_or_default(),
+        status: match shown.status {
+            GameStatus::Pending => pb::TournamentGameStatus::Pending,
+            GameStatus::InProgress => pb::TournamentGameStatus::InProgress,
+            GameStatus::Finished => pb::TournamentGameStatus::Finished,
+            GameStatus::Bye => pb::TournamentGameStatus::Bye,
+            GameStatus::Skipped => pb::TournamentGameStatus::Skipped,
+        } as i32,
+        points: shown.points,
+        winners: shown.winners.iter().map(|&w| w as u32 + 1).collect(),
+        reason: shown.reason.unwrap_or_default(),
+        ply: shown.ply,
+    }
 }
 
 /// A game assignment to the wire, with the game's clock and ply now.

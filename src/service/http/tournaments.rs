@@ -10,7 +10,6 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::{HttpError, WebState};
-use crate::service::tournaments::record::GameState;
 use crate::service::tournaments::schedule::Format;
 use crate::service::tournaments::sprt::Decision;
 use crate::service::tournaments::{TournamentError, TournamentView};
@@ -126,12 +125,6 @@ pub struct GameJson {
     pub seed_commitment: Option<String>,
 }
 
-/// SHA-256 of a seed, as hex.
-fn commitment_hex(seed: &[u8; 32]) -> String {
-    use sha2::Digest as _;
-    crate::games::hex(&sha2::Sha256::digest(seed))
-}
-
 /// The SPRT.
 #[derive(Debug, Clone, Serialize)]
 pub struct SprtJson {
@@ -157,7 +150,7 @@ fn format_name(f: Format) -> &'static str {
 /// The JSON of `v` (with its schedule when `with_games`).
 pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
     let d = &v.doc;
-    let public = d.seeds_public();
+    let seeds = d.shown_seeds();
     let name_of = |e: usize| {
         d.entrants
             .get(e)
@@ -168,24 +161,16 @@ pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
         d.games
             .iter()
             .map(|g| {
-                let (status, points, reason) = match &g.state {
-                    GameState::Pending => ("pending", Vec::new(), None),
-                    GameState::Playing { .. } => ("in_progress", Vec::new(), None),
-                    GameState::Done { points, reason, .. } => {
-                        ("finished", points.clone(), Some(reason.clone()))
-                    }
-                    GameState::Bye => ("bye", vec![1.0], Some("BYE".to_string())),
-                    GameState::Skipped { .. } => ("skipped", Vec::new(), None),
-                };
+                let shown = d.shown_game(g);
                 GameJson {
                     number: g.number,
                     round: g.round,
                     seats: g.seats.iter().map(|&e| name_of(e)).collect(),
-                    status,
-                    game_id: g.state.game_id().map(str::to_string),
-                    points,
-                    reason,
-                    seed_commitment: d.supplied_seed(g).map(|s| commitment_hex(&s)),
+                    status: shown.status.name(),
+                    game_id: shown.game_id,
+                    points: shown.points,
+                    reason: shown.reason,
+                    seed_commitment: shown.seed_commitment,
                 }
             })
             .collect()
@@ -227,11 +212,7 @@ pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
             })
             .collect(),
         cross: v.table.cross.clone(),
-        games_done: d
-            .games
-            .iter()
-            .filter(|g| matches!(g.state, GameState::Done { .. } | GameState::Bye))
-            .count(),
+        games_done: d.games_done(),
         games_total: d.games.len(),
         games,
         sprt: v.sprt.map(|s| SprtJson {
@@ -243,19 +224,18 @@ pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
                 Decision::H1 => "H1",
             }),
         }),
-        opening_seeds: d
+        opening_seeds: seeds
             .openings
-            .iter()
+            .into_iter()
             .map(|o| {
-                let seed = o.seed.as_deref().and_then(crate::games::parse_seed)?;
-                Some(SeedJson {
-                    commitment: commitment_hex(&seed),
-                    seed: public.then(|| crate::games::hex(&seed)),
+                o.map(|s| SeedJson {
+                    commitment: s.commitment,
+                    seed: s.seed,
                 })
             })
             .collect(),
-        setup_seed_base: d.setup_seed_base.filter(|_| public),
-        setup_seeded: d.setup_seed_base.is_some(),
+        setup_seed_base: seeds.setup_seed_base,
+        setup_seeded: seeds.setup_seeded,
     }
 }
 

@@ -317,7 +317,21 @@ impl ServerSecret {
     /// digits), each XORed with a keystream of the secret, the tournament
     /// and the slot; whether there was anything to seal.
     pub fn seal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<bool, String> {
+        self.turn_document_seeds(doc, Turn::Seal)
+    }
+
+    /// The inverse of [`ServerSecret::seal_document_seeds`]: `doc` as the
+    /// tournament holds it. Plain seeds (a document written before they
+    /// were sealed) are left as they are.
+    pub fn unseal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<(), String> {
+        self.turn_document_seeds(doc, Turn::Unseal).map(drop)
+    }
+
+    /// Seals or unseals (the same XOR) every seed of `doc` in the form
+    /// `turn` reads, writing it in the form `turn` writes; whether any was.
+    fn turn_document_seeds(&self, doc: &mut serde_json::Value, turn: Turn) -> Result<bool, String> {
         let id = document_id(doc);
+        let (seed_from, seed_to, base_from, base_to) = turn.keys();
         let mut changed = false;
         let openings = doc
             .get_mut("openings")
@@ -328,73 +342,56 @@ impl ServerSecret {
             let Some(opening) = opening.as_object_mut() else {
                 continue;
             };
-            let Some(seed) = opening.remove("seed") else {
+            let Some(text) = opening.remove(seed_from).filter(|v| !v.is_null()) else {
                 continue;
             };
-            let Some(text) = seed.as_str() else {
-                continue; // null: no seed
-            };
-            let plain = crate::games::parse_seed(text)
-                .ok_or_else(|| format!("tournament `{id}`: opening {i}'s seed is no seed"))?;
-            let stream = self.tournament_stream(&id, &format!("opening {i}"));
-            let sealed: [u8; 32] = std::array::from_fn(|k| plain[k] ^ stream[k]);
-            opening.insert("sealed_seed".into(), crate::games::hex(&sealed).into());
-            changed = true;
-        }
-        if let Some(object) = doc.as_object_mut()
-            && let Some(base) = object.remove("setup_seed_base")
-            && !base.is_null()
-        {
-            let base = base
-                .as_u64()
-                .ok_or_else(|| format!("tournament `{id}`: setup_seed_base is no number"))?;
-            let stream = self.tournament_stream(&id, "base");
-            let sealed: [u8; 8] = std::array::from_fn(|k| base.to_be_bytes()[k] ^ stream[k]);
-            object.insert("sealed_seed_base".into(), crate::games::hex(&sealed).into());
-            changed = true;
-        }
-        Ok(changed)
-    }
-
-    /// The inverse of [`ServerSecret::seal_document_seeds`]: `doc` as the
-    /// tournament holds it. Plain seeds (a document written before they
-    /// were sealed) are left as they are.
-    pub fn unseal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<(), String> {
-        let id = document_id(doc);
-        let openings = doc
-            .get_mut("openings")
-            .and_then(|o| o.as_array_mut())
-            .into_iter()
-            .flatten();
-        for (i, opening) in openings.enumerate() {
-            let Some(opening) = opening.as_object_mut() else {
-                continue;
-            };
-            let Some(sealed) = opening.remove("sealed_seed") else {
-                continue;
-            };
-            let sealed = sealed
+            let bytes = text
                 .as_str()
                 .and_then(crate::games::parse_seed)
                 .ok_or_else(|| {
-                    format!("tournament `{id}`: opening {i}'s sealed seed is no seed")
+                    format!("tournament `{id}`: opening {i}'s {seed_from} is no seed")
                 })?;
             let stream = self.tournament_stream(&id, &format!("opening {i}"));
-            let plain: [u8; 32] = std::array::from_fn(|k| sealed[k] ^ stream[k]);
-            opening.insert("seed".into(), crate::games::hex(&plain).into());
+            let turned: [u8; 32] = std::array::from_fn(|k| bytes[k] ^ stream[k]);
+            opening.insert(seed_to.into(), crate::games::hex(&turned).into());
+            changed = true;
         }
-        if let Some(object) = doc.as_object_mut()
-            && let Some(sealed) = object.remove("sealed_seed_base")
-        {
-            let sealed = sealed
-                .as_str()
-                .and_then(parse_base)
-                .ok_or_else(|| format!("tournament `{id}`: the sealed seed base is no base"))?;
-            let stream = self.tournament_stream(&id, "base");
-            let plain: [u8; 8] = std::array::from_fn(|k| sealed[k] ^ stream[k]);
-            object.insert("setup_seed_base".into(), u64::from_be_bytes(plain).into());
+        let Some(object) = doc.as_object_mut() else {
+            return Ok(changed);
+        };
+        let Some(base) = object.remove(base_from).filter(|v| !v.is_null()) else {
+            return Ok(changed);
+        };
+        let bytes = match turn {
+            Turn::Seal => base.as_u64().map(u64::to_be_bytes),
+            Turn::Unseal => base.as_str().and_then(parse_base),
         }
-        Ok(())
+        .ok_or_else(|| format!("tournament `{id}`: {base_from} is no seed base"))?;
+        let stream = self.tournament_stream(&id, "base");
+        let turned: [u8; 8] = std::array::from_fn(|k| bytes[k] ^ stream[k]);
+        let value = match turn {
+            Turn::Seal => crate::games::hex(&turned).into(),
+            Turn::Unseal => u64::from_be_bytes(turned).into(),
+        };
+        object.insert(base_to.into(), value);
+        Ok(true)
+    }
+}
+
+/// Which way [`ServerSecret::turn_document_seeds`] goes.
+#[derive(Clone, Copy)]
+enum Turn {
+    Seal,
+    Unseal,
+}
+
+impl Turn {
+    /// The keys read and written: the openings' seed, the base.
+    fn keys(self) -> (&'static str, &'static str, &'static str, &'static str) {
+        match self {
+            Turn::Seal => ("seed", "sealed_seed", "setup_seed_base", "sealed_seed_base"),
+            Turn::Unseal => ("sealed_seed", "seed", "sealed_seed_base", "setup_seed_base"),
+        }
     }
 }
 
