@@ -22,6 +22,10 @@
 //!
 //! Run with `cargo bench --bench engine`. Positions are found by a seed search
 //! that is deterministic, so every run measures the same positions.
+#![allow(
+    unreachable_pub,
+    reason = "helpers are `pub` for the modules of this benchmark binary, which is all that can reach them"
+)]
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -21,6 +21,14 @@
 //! Needs `PUNCT_REFEREE_TEST_DATABASE_URL` and, to restart the server,
 //! `PUNCT_REFEREE_TEST_PG_CTL`/`_PG_DATA`/`_PG_USER` (scripts/with-postgres.sh
 //! sets them all).
+#![allow(
+    unreachable_pub,
+    reason = "helpers are `pub` for the other modules of this test binary, which is all that can reach them"
+)]
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test is one scenario read top to bottom; its steps are named in its comments"
+)]
 
 mod common;
 

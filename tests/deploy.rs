@@ -19,6 +19,14 @@
 //! reaches the logs (`security_logs`, which installs the process-wide log
 //! subscriber and metrics recorder, so it lives in this binary, where no
 //! other test needs them).
+#![allow(
+    unreachable_pub,
+    reason = "helpers are `pub` for the other modules of this test binary, which is all that can reach them"
+)]
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test is one scenario read top to bottom; its steps are named in its comments"
+)]
 
 mod common;
 

@@ -3,6 +3,14 @@
 //! per subject: the rules of each game one named test each (`rules` is
 //! PÜNCT's), property tests over random games, perft, and the conformance
 //! suite with the fuzz targets' corpora replayed.
+#![allow(
+    unreachable_pub,
+    reason = "helpers are `pub` for the other modules of this test binary, which is all that can reach them"
+)]
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test is one scenario read top to bottom; its steps are named in its comments"
+)]
 
 #[path = "engines/dots_properties.rs"]
 mod dots_properties;

@@ -2,6 +2,14 @@
 //! server in this process (`common::TestServer`): games of every kind,
 //! errors and their details, streams, clocks, overload, security, tournaments
 //! and the API's property tests.
+#![allow(
+    unreachable_pub,
+    reason = "helpers are `pub` for the other modules of this test binary, which is all that can reach them"
+)]
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test is one scenario read top to bottom; its steps are named in its comments"
+)]
 
 mod common;
 

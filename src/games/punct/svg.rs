@@ -59,6 +59,10 @@ fn size() -> (f64, f64) {
 }
 
 /// Renders `pos` as a complete SVG document.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the picture drawn layer by layer in painting order, each layer a commented block"
+)]
 pub fn svg(pos: &Position, options: &SvgOptions) -> String {
     let (w, h) = size();
     let mut out = String::with_capacity(64 * 1024);

@@ -228,6 +228,10 @@ fn row_cells(out: &mut String, row: &Row) {
 }
 
 /// The panel beside the table.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the side panel drawn line by line, top to bottom, each line a commented block"
+)]
 fn panel(out: &mut String, snapshot: &PuntoSnapshot) {
     let names = snapshot.options.configuration().seat_names();
     let x = MARGIN * 2 + GRID;

@@ -267,6 +267,10 @@ impl RefereeService for RefereeApi {
 
     type WatchGameStream = WatchStream;
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the stream's setup, snapshot and event loop in one place; to split into named steps"
+    )]
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,

@@ -155,11 +155,11 @@ fn standings_pb(v: &TournamentView) -> Vec<pb::Standing> {
         .collect()
 }
 
-/// A tournament to the wire (`with_games`: its schedule too).
-pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
+/// A tournament's spec to the wire, its seeds as any reader may see them.
+fn spec_pb(v: &TournamentView) -> pb::TournamentSpec {
     let d = &v.doc;
     let seeds = d.shown_seeds();
-    let spec = pb::TournamentSpec {
+    pb::TournamentSpec {
         name: d.name.clone(),
         rules: Some(convert::game_rules_pb(&v.rules)),
         format: match d.format {
@@ -204,7 +204,13 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
         }),
         setup_seed_base: seeds.setup_seed_base,
         setup_seeded: seeds.setup_seeded,
-    };
+    }
+}
+
+/// A tournament to the wire (`with_games`: its schedule too).
+pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
+    let d = &v.doc;
+    let spec = spec_pb(v);
     let games = if with_games {
         d.games.iter().map(|g| game_pb(d, g)).collect()
     } else {

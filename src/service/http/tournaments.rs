@@ -192,25 +192,7 @@ pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
                 connected,
             })
             .collect(),
-        standings: v
-            .table
-            .lines
-            .iter()
-            .enumerate()
-            .map(|(i, l)| StandingJson {
-                rank: i + 1,
-                entrant: l.entrant,
-                name: name_of(l.entrant),
-                games: l.games,
-                wins: l.wins,
-                draws: l.draws,
-                losses: l.losses,
-                points: l.points,
-                sonneborn_berger: l.sonneborn_berger,
-                buchholz: l.buchholz,
-                elo: l.elo.map(|e| [e.elo, e.low, e.high]),
-            })
-            .collect(),
+        standings: standings_json(v, &name_of),
         cross: v.table.cross.clone(),
         games_done: d.games_done(),
         games_total: d.games.len(),
@@ -237,6 +219,28 @@ pub fn tournament_json(v: &TournamentView, with_games: bool) -> TournamentJson {
         setup_seed_base: seeds.setup_seed_base,
         setup_seeded: seeds.setup_seeded,
     }
+}
+
+/// The standings of `v`, best first.
+fn standings_json(v: &TournamentView, name_of: &dyn Fn(usize) -> String) -> Vec<StandingJson> {
+    v.table
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| StandingJson {
+            rank: i + 1,
+            entrant: l.entrant,
+            name: name_of(l.entrant),
+            games: l.games,
+            wins: l.wins,
+            draws: l.draws,
+            losses: l.losses,
+            points: l.points,
+            sonneborn_berger: l.sonneborn_berger,
+            buchholz: l.buchholz,
+            elo: l.elo.map(|e| [e.elo, e.low, e.high]),
+        })
+        .collect()
 }
 
 /// The listing's shape.

@@ -384,6 +384,10 @@ fn finished_picture(s: &Session) -> (u32, Option<crate::games::Verdict>, Option<
 }
 
 #[tokio::test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "a test is one scenario read top to bottom"
+)]
 async fn finished_games_are_read_back_after_a_restart_listed_and_pruned() {
     for backend in Backend::all() {
         let cup = BTreeMap::from([("event".to_string(), "cup".to_string())]);

@@ -7,14 +7,14 @@ use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::rpc;
 
 /// A PÜNCT seat's name for people (`White`, `Black`); `nobody` for no seat.
-pub fn seat_title(seat: Option<usize>) -> String {
+pub(super) fn seat_title(seat: Option<usize>) -> String {
     let names: Vec<String> = rpc::seat_names().iter().map(|s| s.to_string()).collect();
     seat_title_in(&names, seat)
 }
 
 /// The name of `seat` among a game's `names`, for people (`Red`); `nobody`
 /// for no seat.
-pub fn seat_title_in(names: &[String], seat: Option<usize>) -> String {
+pub(super) fn seat_title_in(names: &[String], seat: Option<usize>) -> String {
     let Some(seat) = seat else {
         return "nobody".into();
     };
@@ -27,7 +27,7 @@ pub fn seat_title_in(names: &[String], seat: Option<usize>) -> String {
 }
 
 /// `White wins by CONNECTION`, `draw by MOVE_LIMIT` (PÜNCT's seats).
-pub fn outcome_text(outcome: &pb::Outcome) -> String {
+pub(super) fn outcome_text(outcome: &pb::Outcome) -> String {
     let names: Vec<String> = rpc::seat_names().iter().map(|s| s.to_string()).collect();
     outcome_text_in(&names, outcome)
 }
@@ -36,7 +36,7 @@ pub fn outcome_text(outcome: &pb::Outcome) -> String {
 /// keeps them (`Red wins by GROUND, 3-1`); several winners together (a
 /// team, the seats left after a resignation) by name: `Red-blue-1 and
 /// Red-blue-2 win by ROUNDS_WON, 2-0-2-0`.
-pub fn outcome_text_in(names: &[String], outcome: &pb::Outcome) -> String {
+pub(super) fn outcome_text_in(names: &[String], outcome: &pb::Outcome) -> String {
     let winners: Vec<String> = outcome
         .winners
         .iter()
@@ -57,7 +57,7 @@ pub fn outcome_text_in(names: &[String], outcome: &pb::Outcome) -> String {
 
 /// The status line after a move or of a snapshot: the outcome once the game
 /// is finished, else who moves; `names` are the game's seats.
-pub fn status_line(
+pub(super) fn status_line(
     names: &[String],
     status: i32,
     outcome: Option<&pb::Outcome>,
@@ -72,7 +72,7 @@ pub fn status_line(
 }
 
 /// The board picture and a status line of a snapshot.
-pub fn describe_game(game: &pb::Game) -> String {
+pub(super) fn describe_game(game: &pb::Game) -> String {
     let mut out = String::new();
     if let Some(state) = &game.state {
         out.push_str(rpc::picture_of(state));

@@ -7,7 +7,11 @@ use super::{Connection, refused};
 use crate::tools::rpc;
 
 /// Exports `game` to `output`, or to standard output.
-pub async fn run(c: &mut Connection, game: &str, output: Option<PathBuf>) -> Result<(), String> {
+pub(super) async fn run(
+    c: &mut Connection,
+    game: &str,
+    output: Option<PathBuf>,
+) -> Result<(), String> {
     let record = rpc::export_record(&mut c.client, game)
         .await
         .map_err(refused)?;

@@ -7,7 +7,7 @@ use super::{Connection, refused};
 use crate::service::grpc::pb::referee::v1 as pb;
 
 /// Prints every game the referee offers.
-pub async fn run(c: &mut Connection) -> Result<(), String> {
+pub(super) async fn run(c: &mut Connection) -> Result<(), String> {
     let kinds = c
         .client
         .list_game_kinds(pb::ListGameKindsRequest {})
@@ -22,7 +22,7 @@ pub async fn run(c: &mut Connection) -> Result<(), String> {
 /// One paragraph a game: its name and description, its default seats, then
 /// one line an option (`name: type = default`, an enum's values) with its
 /// meaning under it.
-pub fn describe(kinds: &[pb::GameKind]) -> String {
+pub(super) fn describe(kinds: &[pb::GameKind]) -> String {
     let mut text = String::new();
     for (i, kind) in kinds.iter().enumerate() {
         if i > 0 {

@@ -8,7 +8,7 @@ use super::{Connection, refused, tokens};
 use crate::tools::rpc;
 
 /// Imports the record in `file` (`-`: standard input).
-pub async fn run(c: &mut Connection, file: &Path) -> Result<(), String> {
+pub(super) async fn run(c: &mut Connection, file: &Path) -> Result<(), String> {
     let record = read_record(file)?;
     let imported = rpc::import_game(&mut c.client, record)
         .await

@@ -9,7 +9,7 @@ use super::{Connection, refused};
 use crate::tools::rpc;
 
 /// Prints the legal moves of `game` (default: the last game kept).
-pub async fn run(c: &mut Connection, game: Option<String>) -> Result<(), String> {
+pub(super) async fn run(c: &mut Connection, game: Option<String>) -> Result<(), String> {
     let game = TokenFile::load(&c.token_path)?.game_or_last(game, &c.token_path)?;
     let legal = rpc::legal_moves(&mut c.client, &game)
         .await

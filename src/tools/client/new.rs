@@ -9,7 +9,7 @@ use crate::tools::rpc;
 
 /// Creates a game of `choice` (the default game: of `variant`) with
 /// `labels`.
-pub async fn run(
+pub(super) async fn run(
     c: &mut Connection,
     choice: &GameChoice,
     variant: VariantArg,

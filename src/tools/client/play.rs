@@ -11,7 +11,7 @@ use crate::tools::rpc;
 
 /// Plays `notation` in `game` (default: the last game kept) as the seat
 /// called `seat` (default: the seat to move).
-pub async fn run(
+pub(super) async fn run(
     c: &mut Connection,
     game: Option<String>,
     notation: &str,

@@ -5,7 +5,7 @@ use super::{Connection, refused};
 use crate::tools::rpc;
 
 /// Prints the board and status of game `game`.
-pub async fn run(c: &mut Connection, game: &str) -> Result<(), String> {
+pub(super) async fn run(c: &mut Connection, game: &str) -> Result<(), String> {
     let game = rpc::get_game(&mut c.client, game).await.map_err(refused)?;
     print!("{}", describe_game(&game));
     Ok(())

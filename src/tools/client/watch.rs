@@ -22,7 +22,7 @@ use crate::tools::games::game_of_wire;
 use crate::tools::rpc;
 
 /// Prints the board after each move of `game_id` until the game ends.
-pub async fn run(c: &mut Connection, game_id: &str) -> Result<(), String> {
+pub(super) async fn run(c: &mut Connection, game_id: &str) -> Result<(), String> {
     let now = rpc::get_game(&mut c.client, game_id)
         .await
         .map_err(refused)?;
@@ -204,6 +204,10 @@ fn local_game(now: &pb::Game) -> Result<Option<Box<dyn AnyGame>>, String> {
 }
 
 /// [`run`] for any game but PÜNCT.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the watch loop of the client command; to split into named steps"
+)]
 async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<(), String> {
     let tool = game_of_wire(now.rules.as_ref());
     let names = rpc::seat_names_of(now);

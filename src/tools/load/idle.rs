@@ -12,7 +12,7 @@ use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::rpc;
 
 /// Measures and reports the memory per idle game of `server`.
-pub async fn idle_sessions(
+pub(super) async fn idle_sessions(
     args: &LoadArgs,
     channels: &[Channel],
     server: &SpawnedServer,

@@ -28,11 +28,11 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
 }
 
 /// CPU ticks of the server and of this process spent within a window.
-pub type CpuTicks = (Option<u64>, Option<u64>);
+pub(super) type CpuTicks = (Option<u64>, Option<u64>);
 
 /// CPU ticks of the server (if spawned) and of this process spent within
 /// `window`: sampled when it starts and when it ends.
-pub async fn cpu_in(window: Window, server: Option<u32>) -> CpuTicks {
+pub(super) async fn cpu_in(window: Window, server: Option<u32>) -> CpuTicks {
     let me = std::process::id();
     tokio::time::sleep_until(window.start.into()).await;
     let start = (server.and_then(cpu_ticks), cpu_ticks(me));
@@ -43,7 +43,7 @@ pub async fn cpu_in(window: Window, server: Option<u32>) -> CpuTicks {
 }
 
 /// CPU microseconds per call of `ticks` over `calls` calls.
-pub fn per_call(ticks: Option<u64>, calls: u64) -> Option<f64> {
+pub(super) fn per_call(ticks: Option<u64>, calls: u64) -> Option<f64> {
     let ticks = ticks?;
     (calls > 0).then(|| ticks as f64 * TICK_US / calls as f64)
 }
@@ -51,7 +51,7 @@ pub fn per_call(ticks: Option<u64>, calls: u64) -> Option<f64> {
 /// (server + client CPU per baseline call) / (server + client CPU per
 /// move): the throughput ratio with the other work on the machine taken
 /// out.
-pub fn cpu_ratio(
+pub(super) fn cpu_ratio(
     baseline: CpuTicks,
     baseline_calls: u64,
     moves: CpuTicks,

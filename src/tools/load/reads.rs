@@ -154,7 +154,7 @@ pub struct ReadReport {
 
 /// A point games are read at: the games' ids there, and the ply.
 #[derive(Debug, Clone)]
-pub struct Point {
+pub(super) struct Point {
     /// The ply every game of the point is at.
     pub ply: u32,
     /// The games.
@@ -164,7 +164,7 @@ pub struct Point {
 /// Sets up the games read: [`GAMES_PER_POINT`] new games at ply 0, and as
 /// many played from the pool to `--read-ply` (the pool's games long
 /// enough for it; none if no game of the pool is).
-pub async fn points(
+pub(super) async fn points(
     args: &LoadArgs,
     channel: &Channel,
     pool: &[Arc<[String]>],
@@ -227,7 +227,7 @@ pub async fn points(
 /// `task`, until the window ends. The size reported is that of the point's
 /// first game (the first answer of a task that starts with it), so the
 /// sizes of the read kinds of a point compare the same position.
-pub async fn read_games(
+pub(super) async fn read_games(
     channel: Channel,
     read: Read,
     point: Point,

@@ -70,7 +70,7 @@ pub struct Round {
 
 /// Of one report per round, the round with the median ratio (the lower
 /// middle of an even count), and every round's ratios in order.
-pub fn take_median<T>(reports: Vec<T>, round: impl Fn(&T) -> Round) -> (T, Vec<Round>) {
+pub(super) fn take_median<T>(reports: Vec<T>, round: impl Fn(&T) -> Round) -> (T, Vec<Round>) {
     let rounds: Vec<Round> = reports.iter().map(round).collect();
     let mut order: Vec<usize> = (0..rounds.len()).collect();
     order.sort_by(|&a, &b| rounds[a].ratio.total_cmp(&rounds[b].ratio));
@@ -144,12 +144,12 @@ pub struct IdleReport {
 }
 
 /// Whether the table is printed: not when the JSON goes to standard output.
-pub fn prints_table(args: &LoadArgs) -> bool {
+pub(super) fn prints_table(args: &LoadArgs) -> bool {
     args.json.as_deref() != Some(Path::new("-"))
 }
 
 /// The lines above the table: the target, the settings, the columns.
-pub fn print_header(report: &LoadReport) {
+pub(super) fn print_header(report: &LoadReport) {
     println!(
         "load: {} ({} channels, {} s + {} s warm-up per phase, {} random games of {:.1} plies on average)\n\
          CPU per call: SubmitMove / health check (server: only with --spawn)",
@@ -179,7 +179,7 @@ pub fn print_header(report: &LoadReport) {
 }
 
 /// One run's line of the table, then its first errors.
-pub fn print_row(run: &RunReport) {
+pub(super) fn print_row(run: &RunReport) {
     let pair = |m: Option<f64>, b: Option<f64>| match (m, b) {
         (Some(m), Some(b)) => format!("{m:.1} / {b:.1}"),
         _ => "-".to_string(),
@@ -236,7 +236,7 @@ pub fn print_row(run: &RunReport) {
 }
 
 /// Writes `report` as JSON where `--json` says, if it does.
-pub fn write_json(args: &LoadArgs, report: &impl Serialize) -> Result<(), String> {
+pub(super) fn write_json(args: &LoadArgs, report: &impl Serialize) -> Result<(), String> {
     let Some(path) = &args.json else {
         return Ok(());
     };

@@ -13,7 +13,7 @@ use super::procfs;
 use crate::tools::rpc::ServerAddress;
 
 /// A server child process started by `--spawn`.
-pub struct SpawnedServer {
+pub(super) struct SpawnedServer {
     child: tokio::process::Child,
     /// Its process id (for its CPU time and memory).
     pub pid: u32,
@@ -27,7 +27,10 @@ impl SpawnedServer {
     /// Starts the server with `extra` arguments, holding up to
     /// `max_sessions` games unless they say otherwise, and waits until it
     /// serves.
-    pub async fn start(extra: &[String], max_sessions: usize) -> Result<SpawnedServer, String> {
+    pub(super) async fn start(
+        extra: &[String],
+        max_sessions: usize,
+    ) -> Result<SpawnedServer, String> {
         let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
         // A free port: bound and released at once (another process could
         // take it in between; then the server fails and says so).
@@ -66,12 +69,12 @@ impl SpawnedServer {
     }
 
     /// Resident memory of the server now, in KiB.
-    pub fn rss_kib(&self) -> Result<u64, String> {
+    pub(super) fn rss_kib(&self) -> Result<u64, String> {
         procfs::rss_kib(self.pid)
     }
 
     /// Kills the server and removes its data directory.
-    pub async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
         let _ = std::fs::remove_dir_all(&self.data_dir);

@@ -16,14 +16,14 @@ const ERRORS_SHOWN: usize = 5;
 
 /// The first errors of a phase, and their count.
 #[derive(Debug, Default)]
-pub struct Errors {
+pub(super) struct Errors {
     count: AtomicU64,
     first: Mutex<Vec<String>>,
 }
 
 impl Errors {
     /// Counts an error, keeping its text if among the first few.
-    pub fn note(&self, what: impl FnOnce() -> String) {
+    pub(super) fn note(&self, what: impl FnOnce() -> String) {
         if self.count.fetch_add(1, Ordering::Relaxed) < ERRORS_SHOWN as u64
             && let Ok(mut first) = self.first.lock()
         {
@@ -32,7 +32,7 @@ impl Errors {
     }
 
     /// The count and the first texts.
-    pub fn take(&self) -> (u64, Vec<String>) {
+    pub(super) fn take(&self) -> (u64, Vec<String>) {
         let first = self.first.lock().map(|f| f.clone()).unwrap_or_default();
         (self.count.load(Ordering::Relaxed), first)
     }
@@ -40,7 +40,7 @@ impl Errors {
 
 /// When a phase measures.
 #[derive(Debug, Clone, Copy)]
-pub struct Window {
+pub(super) struct Window {
     /// When counting starts (after the warm-up).
     pub start: Instant,
     /// When the phase ends.
@@ -49,7 +49,7 @@ pub struct Window {
 
 impl Window {
     /// The window after the warm-up of `args`, lasting its seconds.
-    pub fn after_warmup(args: &LoadArgs) -> Window {
+    pub(super) fn after_warmup(args: &LoadArgs) -> Window {
         let start = Instant::now() + Duration::from_secs_f64(args.warmup);
         Window {
             start,
@@ -58,19 +58,19 @@ impl Window {
     }
 
     /// Whether a call from `started` to `done` counts.
-    pub fn counts(&self, started: Instant, done: Instant) -> bool {
+    pub(super) fn counts(&self, started: Instant, done: Instant) -> bool {
         started >= self.start && done <= self.end
     }
 
     /// Its length in seconds.
-    pub fn seconds(&self) -> f64 {
+    pub(super) fn seconds(&self) -> f64 {
         (self.end - self.start).as_secs_f64()
     }
 }
 
 /// What one task saw.
 #[derive(Debug, Default)]
-pub struct Tally {
+pub(super) struct Tally {
     /// Latencies of the counted calls, in nanoseconds.
     pub latencies: Vec<u64>,
     /// Games created.
@@ -80,7 +80,7 @@ pub struct Tally {
 }
 
 /// The tallies of a phase merged.
-pub struct Phase {
+pub(super) struct Phase {
     /// Calls counted.
     pub calls: u64,
     histogram: Histogram<u64>,
@@ -92,7 +92,7 @@ pub struct Phase {
 
 impl Phase {
     /// Merges the tasks' tallies.
-    pub fn merge(tallies: Vec<Tally>) -> Phase {
+    pub(super) fn merge(tallies: Vec<Tally>) -> Phase {
         // 1 ns to an hour, 3 significant digits.
         let mut histogram =
             Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
@@ -114,7 +114,7 @@ impl Phase {
     }
 
     /// The latency percentiles, in microseconds.
-    pub fn latency(&self) -> Latency {
+    pub(super) fn latency(&self) -> Latency {
         let us = |q: f64| self.histogram.value_at_quantile(q) as f64 / 1000.0;
         Latency {
             p50: us(0.5),
@@ -126,7 +126,7 @@ impl Phase {
 }
 
 /// Gathers the tasks' tallies.
-pub async fn join(tasks: Vec<tokio::task::JoinHandle<Tally>>) -> Vec<Tally> {
+pub(super) async fn join(tasks: Vec<tokio::task::JoinHandle<Tally>>) -> Vec<Tally> {
     let mut tallies = Vec::with_capacity(tasks.len());
     for t in tasks {
         // A task cannot panic on the server's answers; if it did, its tally
@@ -139,6 +139,6 @@ pub async fn join(tasks: Vec<tokio::task::JoinHandle<Tally>>) -> Vec<Tally> {
 }
 
 /// A duration in nanoseconds (saturating).
-pub fn nanos(d: Duration) -> u64 {
+pub(super) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

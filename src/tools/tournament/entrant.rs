@@ -206,6 +206,10 @@ struct Seat {
 }
 
 /// Plays one seat of one game to its end.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one seat's game loop with its retries; to split into named steps"
+)]
 async fn play_seat(
     mut client: Client,
     a: pb::GameAssignment,

@@ -308,6 +308,10 @@ pub fn parse_openings(text: &str) -> Result<Vec<Opening>, String> {
 
 /// [`run`] with openings: each pairing plays each opening
 /// `games_per_pairing` times, seats rotated (docs/TOURNAMENTS.md).
+#[allow(
+    clippy::too_many_lines,
+    reason = "the local runner's schedule with openings; to split into named steps"
+)]
 pub async fn run_with_openings(
     channel: Channel,
     config: Config,

@@ -45,7 +45,7 @@ pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
 pub use seats::Role;
 pub use view::{GameView, SetupView, TimeView};
-pub use watchers::WatcherSlot;
+pub(super) use watchers::WatcherSlot;
 
 use handoff::Handoff;
 use history::EventLog;

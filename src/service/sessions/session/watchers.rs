@@ -60,7 +60,7 @@ impl Watchers {
 /// A watcher's place in the per-game count, given back on drop (so the count
 /// stays right however a stream ends).
 #[derive(Debug)]
-pub struct WatcherSlot(Arc<AtomicUsize>);
+pub(crate) struct WatcherSlot(Arc<AtomicUsize>);
 
 impl Drop for WatcherSlot {
     fn drop(&mut self) {
