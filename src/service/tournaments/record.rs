@@ -473,17 +473,59 @@ fn opening_setup(rules: &GameRules, seed: Option<&str>) -> Result<Option<Setup>,
 
 /// Checks a new tournament and makes its first document (no entrants
 /// yet), with the openings' moves as played.
-#[allow(
-    clippy::too_many_lines,
-    reason = "the checks of a new tournament in the order the errors are reported; to split by subject (format, seeds, openings)"
-)]
 pub fn checked_doc(
     catalog: &Catalog,
     new: &NewTournament,
 ) -> Result<(Doc, Vec<Vec<MoveDetail>>), TournamentError> {
-    fn invalid(field: &str, description: impl Into<String>) -> TournamentError {
-        TournamentError::invalid(field, description)
+    check_name_and_clock(new)?;
+    let table = checked_table(new)?;
+    check_format(new, table)?;
+    check_seeds_and_openings(new, table)?;
+    // Every game carries them: refused here, not at each game's creation.
+    crate::service::sessions::check_labels(&new.labels)
+        .map_err(|e| TournamentError::invalid("spec.labels", e.to_string()))?;
+    let header = header_of(&new.rules);
+    let mut openings = Vec::new();
+    let mut details = Vec::new();
+    for (i, o) in new.openings.iter().enumerate() {
+        let (doc, played) = checked_opening(catalog, &header, &new.rules, o, i)?;
+        openings.push(doc);
+        details.push(played);
     }
+    let now = storage::unix_ms(std::time::SystemTime::now());
+    let doc = Doc {
+        id: super::new_id(),
+        name: new.name.clone(),
+        rules_header: header,
+        format: new.format,
+        games_per_pairing: new.games_per_pairing,
+        time_control: ClockDoc::of(&new.time_control),
+        openings,
+        concurrency: new.concurrency,
+        labels: new.labels.clone(),
+        open_registration: new.open_registration,
+        table,
+        sprt: new.sprt,
+        setup_seed_base: new.setup_seed_base,
+        deal_per_game: hides_setup(&new.rules),
+        status: Status::Registering,
+        entrants: Vec::new(),
+        games: Vec::new(),
+        rounds: 0,
+        decision: None,
+        created_ms: now,
+        started_ms: 0,
+        ended_ms: 0,
+    };
+    Ok((doc, details))
+}
+
+fn invalid(field: &str, description: impl Into<String>) -> TournamentError {
+    TournamentError::invalid(field, description)
+}
+
+/// The name, the clock and the games per pairing of a new tournament.
+fn check_name_and_clock(new: &NewTournament) -> Result<(), TournamentError> {
     if new.name.len() > 256 || new.name.chars().any(char::is_control) || new.name.trim() != new.name
     {
         return Err(invalid(
@@ -506,26 +548,33 @@ pub fn checked_doc(
             format!("must be 1..={MAX_GAMES_PER_PAIRING}"),
         ));
     }
+    Ok(())
+}
+
+/// The seats at a table: the game's, which `table_size` may only repeat.
+fn checked_table(new: &NewTournament) -> Result<usize, TournamentError> {
     let seats = new
         .rules
         .rules()
         .start(header_setup(&new.rules))
         .seat_names()
         .len();
-    let table = match new.table_size {
-        0 => seats,
-        n if n as usize == seats => seats,
-        n => {
-            return Err(invalid(
-                "spec.table_size",
-                format!(
-                    "{} ({}) is played at tables of {seats} seats, not {n}",
-                    new.rules.game_name(),
-                    new.rules.variant_name()
-                ),
-            ));
-        }
-    };
+    match new.table_size {
+        0 => Ok(seats),
+        n if n as usize == seats => Ok(seats),
+        n => Err(invalid(
+            "spec.table_size",
+            format!(
+                "{} ({}) is played at tables of {seats} seats, not {n}",
+                new.rules.game_name(),
+                new.rules.variant_name()
+            ),
+        )),
+    }
+}
+
+/// The format and the SPRT fit the table and the entrants.
+fn check_format(new: &NewTournament, table: usize) -> Result<(), TournamentError> {
     if let Format::Swiss { rounds } = new.format {
         if table != 2 {
             return Err(invalid(
@@ -555,6 +604,11 @@ pub fn checked_doc(
             ));
         }
     }
+    Ok(())
+}
+
+/// The seed base, the openings' count and shape, and the labels' count.
+fn check_seeds_and_openings(new: &NewTournament, table: usize) -> Result<(), TournamentError> {
     if new.setup_seed_base.is_some() {
         if !new.rules.rules().seeded() || !new.rules.rules().seed_may_be_supplied() {
             return Err(invalid(
@@ -592,43 +646,7 @@ pub fn checked_doc(
             ),
         ));
     }
-    // Every game carries them: refused here, not at each game's creation.
-    crate::service::sessions::check_labels(&new.labels)
-        .map_err(|e| invalid("spec.labels", e.to_string()))?;
-    let header = header_of(&new.rules);
-    let mut openings = Vec::new();
-    let mut details = Vec::new();
-    for (i, o) in new.openings.iter().enumerate() {
-        let (doc, played) = checked_opening(catalog, &header, &new.rules, o, i)?;
-        openings.push(doc);
-        details.push(played);
-    }
-    let now = storage::unix_ms(std::time::SystemTime::now());
-    let doc = Doc {
-        id: super::new_id(),
-        name: new.name.clone(),
-        rules_header: header,
-        format: new.format,
-        games_per_pairing: new.games_per_pairing,
-        time_control: ClockDoc::of(&new.time_control),
-        openings,
-        concurrency: new.concurrency,
-        labels: new.labels.clone(),
-        open_registration: new.open_registration,
-        table,
-        sprt: new.sprt,
-        setup_seed_base: new.setup_seed_base,
-        deal_per_game: hides_setup(&new.rules),
-        status: Status::Registering,
-        entrants: Vec::new(),
-        games: Vec::new(),
-        rounds: 0,
-        decision: None,
-        created_ms: now,
-        started_ms: 0,
-        ended_ms: 0,
-    };
-    Ok((doc, details))
+    Ok(())
 }
 
 /// Whether games of `rules` hide their setup from their seats (a deal).
