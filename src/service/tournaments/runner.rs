@@ -24,16 +24,17 @@
 //! surely renewed, and a write of the document refused by fencing stops the
 //! runner: another replica runs the tournament now.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::record::{self, Doc, GameState, Status};
+use super::record::{self, Doc, GameDoc, GameState, Status};
 use super::schedule::Format;
 use super::{Entry, Push, Tournament, Tournaments, assignment_of, view_of};
-use crate::games::{Seat, Setup};
+use crate::games::{MoveDetail, Seat, Setup};
 use crate::service::sessions::{EventKind, Session, SessionStore, WatchItem};
 use crate::service::storage::{self, Commit};
 
@@ -187,12 +188,51 @@ fn finish(t: &mut Tournament) {
     tracing::info!(tournament = %t.doc.id, games = t.doc.games.len(), "tournament finished");
 }
 
+/// The labels of scheduled game `g` of `t`: the tournament's, then its own
+/// (`tournament`, `tournament_id`, `round`, `game`, each seat's entrant).
+fn game_labels(t: &Tournament, g: &GameDoc) -> BTreeMap<String, String> {
+    let mut labels = t.doc.labels.clone();
+    let name = if t.doc.name.is_empty() {
+        &t.doc.id
+    } else {
+        &t.doc.name
+    };
+    labels.insert("tournament".into(), name.clone());
+    labels.insert("tournament_id".into(), t.doc.id.clone());
+    labels.insert("round".into(), g.round.to_string());
+    labels.insert("game".into(), g.number.to_string());
+    let seat_names = t.rules.rules().start(None).seat_names();
+    for (s, &e) in g.seats.iter().enumerate() {
+        if let (Some(name), Some(entrant)) = (seat_names.get(s), t.doc.entrants.get(e)) {
+            labels.insert((*name).to_string(), entrant.name.clone());
+        }
+    }
+    labels
+}
+
+/// Plays an opening's moves in a new game, each by the seat to move; stops
+/// at the first refusal (logged).
+async fn play_opening<'a>(
+    session: &Arc<Session>,
+    tokens: &[String],
+    moves: impl Iterator<Item = &'a MoveDetail>,
+) {
+    for detail in moves {
+        let view = session.view(false);
+        let Some(seat) = view.to_move else { break };
+        let token = tokens.get(seat.index()).cloned().unwrap_or_default();
+        if let Err(e) = session
+            .submit(&token, detail.to_input(), view.ply, None)
+            .await
+        {
+            tracing::warn!(game_id = %session.id(), error = %e, "opening move refused");
+            break;
+        }
+    }
+}
+
 /// Creates game `i` of the schedule, plays its opening, stores it as in
 /// progress, sends it to its entrants and watches its end.
-#[allow(
-    clippy::too_many_lines,
-    reason = "creating, seeding and handing out a game in the order the runner must do it; to split into named steps"
-)]
 async fn start_game(
     ts: &Arc<Tournaments>,
     entry: &Arc<Entry>,
@@ -202,25 +242,15 @@ async fn start_game(
     let (rules, tc, labels, opening, seed) = {
         let t = entry.lock();
         let g = &t.doc.games[i];
-        let mut labels = t.doc.labels.clone();
-        let name = if t.doc.name.is_empty() {
-            &t.doc.id
-        } else {
-            &t.doc.name
-        };
-        labels.insert("tournament".into(), name.clone());
-        labels.insert("tournament_id".into(), t.doc.id.clone());
-        labels.insert("round".into(), g.round.to_string());
-        labels.insert("game".into(), g.number.to_string());
-        let seat_names = t.rules.rules().start(None).seat_names();
-        for (s, &e) in g.seats.iter().enumerate() {
-            if let (Some(name), Some(entrant)) = (seat_names.get(s), t.doc.entrants.get(e)) {
-                labels.insert((*name).to_string(), entrant.name.clone());
-            }
-        }
         let opening = g.opening.and_then(|o| t.openings.get(o).cloned());
         let seed = t.doc.supplied_seed(g);
-        (t.rules.clone(), t.time_control, labels, opening, seed)
+        (
+            t.rules.clone(),
+            t.time_control,
+            game_labels(&t, g),
+            opening,
+            seed,
+        )
     };
     let tournament_id = entry.lock().doc.id.clone();
     // The seats' tokens are derived from the server secret: the document
@@ -255,18 +285,7 @@ async fn start_game(
         }
     };
     let tokens: Vec<String> = tokens.iter().map(ToString::to_string).collect();
-    for detail in opening.iter().flatten() {
-        let view = session.view(false);
-        let Some(seat) = view.to_move else { break };
-        let token = tokens.get(seat.index()).cloned().unwrap_or_default();
-        if let Err(e) = session
-            .submit(&token, detail.to_input(), view.ply, None)
-            .await
-        {
-            tracing::warn!(game_id = %session.id(), error = %e, "opening move refused");
-            break;
-        }
-    }
+    play_opening(&session, &tokens, opening.iter().flatten()).await;
     let game_id = session.id().to_string();
     let (number, seats, commit) = {
         let mut t = entry.lock();
