@@ -60,14 +60,13 @@ impl Part {
     }
 }
 
-/// The rules of `CreateGameRequest` (and of the tools' `CreateGame`).
+/// The rules of `CreateGameRequest` ([`Part::Request`]), under the name
+/// the callers of `convert::game_rules` have used.
 pub const RULE_FIELDS: Part = Part::Request;
-/// The rules of `ValidateMoveRequest.moves`.
-pub const HISTORY_RULE_FIELDS: Part = Part::History;
-/// The move of `SubmitMoveRequest` and `ValidateMoveRequest`.
+/// The move of `SubmitMoveRequest` and `ValidateMoveRequest`
+/// ([`Part::Request`]), under the name the callers of
+/// `convert::move_input` have used.
 pub const MOVE_FIELDS: Part = Part::Request;
-/// The moves of `ValidateMoveRequest.moves`.
-pub const HISTORY_FIELDS: Part = Part::History;
 
 /// What a game's state shows beside its board, game-neutral, for the HTTP
 /// JSON API: supplies, decks and rounds, running scores (each empty in a
