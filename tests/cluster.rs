@@ -359,10 +359,14 @@ async fn watch_patiently(
                     break;
                 }
             };
+            let resync = message.resync;
             match message.item {
                 Some(pb::watch_game_response::Item::Snapshot(g)) => {
                     // Each snapshot is the game at the ply resumed from.
-                    assert_eq!(g.ply, from, "game {game}: snapshot of the ply asked for");
+                    assert_eq!(
+                        g.ply, from,
+                        "game {game}: snapshot of the ply asked for (resync: {resync})"
+                    );
                 }
                 Some(pb::watch_game_response::Item::Event(e)) => match e.kind {
                     Some(pb::game_event::Kind::MoveApplied(m)) => {

@@ -279,7 +279,8 @@ mod tests {
                     .and_then(|rest| rest.strip_suffix(';'));
                 if let (true, Some(name)) = (pair[0] == "#[cfg(test)]", declared) {
                     tests.insert(dir.join(format!("{name}.rs")));
-                    tests.insert(dir.join(name).join("mod.rs"));
+                    // A test module's folder: every file in it.
+                    tests.insert(dir.join(name));
                 }
             }
         }
@@ -339,7 +340,7 @@ mod tests {
         }
         files
             .iter()
-            .filter(|f| !tests.contains(*f))
+            .filter(|f| !tests.iter().any(|t| f.starts_with(t)))
             .map(|f| f.to_string_lossy().replace('\\', "/"))
             .filter(|f| !places.iter().any(|p| f.starts_with(p.as_str())))
             .filter(|f| {
