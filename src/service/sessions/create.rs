@@ -224,11 +224,15 @@ impl SessionStore {
         let id = GameId::random();
         let tokens: Vec<Token> = (0..seats).map(|seat| (seating.tokens)(&id, seat)).collect();
         let created_at = std::time::SystemTime::now();
-        let mut write =
-            self.create_write(&id, &replayed, &labels, &tokens, time_control, created_at);
-        if let Write::Create(row, _, _) = &mut write {
-            row.forfeits = seating.forfeits;
-        }
+        let write = Self::create_write(
+            &id,
+            &replayed,
+            &labels,
+            &tokens,
+            time_control,
+            seating.forfeits,
+            created_at,
+        );
         let session = Arc::new(Session::new(
             SessionInit {
                 id,
@@ -288,12 +292,12 @@ impl SessionStore {
 
     /// The storage row of a new game and the moves it was imported with.
     pub(super) fn create_write(
-        &self,
         id: &GameId,
         replayed: &Replayed,
         labels: &BTreeMap<String, String>,
         tokens: &[Token],
         time_control: TimeControl,
+        forfeits: bool,
         created_at: std::time::SystemTime,
     ) -> Write {
         let rules = replayed.game.rules();
@@ -316,7 +320,7 @@ impl SessionStore {
             setup: replayed.game.setup(),
             clock: clock_row(time_control),
             labels: labels.clone(),
-            forfeits: false,
+            forfeits,
             created_at_ms,
         };
         let moves = replayed
