@@ -678,12 +678,7 @@ fn meeting_of(doc: &Doc, openings: usize) -> Meeting {
 /// the number (4 bytes, big-endian) — the local runner's derivation, so a
 /// tournament deals the same on either.
 pub fn game_seed(base: u64, number: u32) -> [u8; 32] {
-    use sha2::Digest as _;
-    let mut hash = sha2::Sha256::new();
-    hash.update(b"tournament/setup/v1");
-    hash.update(base.to_be_bytes());
-    hash.update(number.to_be_bytes());
-    hash.finalize().into()
+    derived_seed(b"tournament/setup/v1", &base.to_be_bytes(), number)
 }
 
 /// The seed of game `number` of an opening whose seed is `seed`, in a
@@ -692,10 +687,15 @@ pub fn game_seed(base: u64, number: u32) -> [u8; 32] {
 /// (4 bytes, big-endian). One game's seed, revealed at its end, tells
 /// nothing of the others' or of the opening's.
 pub fn opening_game_seed(seed: &[u8; 32], number: u32) -> [u8; 32] {
+    derived_seed(b"tournament/opening/v1", seed, number)
+}
+
+/// SHA-256 of `domain`, `from` and game `number` (4 bytes, big-endian).
+fn derived_seed(domain: &[u8], from: &[u8], number: u32) -> [u8; 32] {
     use sha2::Digest as _;
     let mut hash = sha2::Sha256::new();
-    hash.update(b"tournament/opening/v1");
-    hash.update(seed);
+    hash.update(domain);
+    hash.update(from);
     hash.update(number.to_be_bytes());
     hash.finalize().into()
 }
