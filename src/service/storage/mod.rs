@@ -32,7 +32,7 @@ use std::task::{Context, Poll};
 use tokio::sync::oneshot;
 
 pub use self::codec::{scores_of_text, scores_text, seats_of_text, seats_text};
-pub use self::secret::ServerSecret;
+pub use self::secret::{SealError, ServerSecret};
 
 use crate::games::{Seat, SeatSet, Setup};
 

@@ -251,28 +251,25 @@ impl ServerSecret {
     /// hex, seat order, so the seats keep their tokens) and its seeds
     /// ([`ServerSecret::seal_document_seeds`]); `None` when nothing in it
     /// is in the clear.
-    pub fn seal_document(&self, document: &str) -> Result<Option<String>, String> {
+    pub fn seal_document(&self, document: &str) -> Result<Option<String>, SealError> {
         if !document.contains("\"tokens\"")
             && !document.contains("\"seed\":\"")
             && !document.contains("\"setup_seed_base\":")
         {
             return Ok(None);
         }
-        let mut doc: serde_json::Value =
-            serde_json::from_str(document).map_err(|e| format!("tournament document: {e}"))?;
+        let mut doc: serde_json::Value = serde_json::from_str(document)?;
         let tokens = self.seal_value_tokens(&mut doc)?;
         let seeds = self.seal_document_seeds(&mut doc)?;
         if !tokens && !seeds {
             return Ok(None);
         }
-        serde_json::to_string(&doc)
-            .map(Some)
-            .map_err(|e| format!("tournament document: {e}"))
+        Ok(Some(serde_json::to_string(&doc)?))
     }
 
     /// Seals the plain seat tokens of `doc`'s games (see
     /// [`ServerSecret::seal_document`]); whether there were any.
-    fn seal_value_tokens(&self, doc: &mut serde_json::Value) -> Result<bool, String> {
+    fn seal_value_tokens(&self, doc: &mut serde_json::Value) -> Result<bool, SealError> {
         let id = document_id(doc);
         let mut changed = false;
         let games = doc
@@ -299,10 +296,13 @@ impl ServerSecret {
             }
             let mut sealed = Vec::with_capacity(tokens.len());
             for (seat, token) in tokens.iter().enumerate() {
-                let bytes = token
-                    .as_str()
-                    .and_then(parse_token)
-                    .ok_or_else(|| format!("tournament `{id}`: a stored seat token is no token"))?;
+                let bytes =
+                    token
+                        .as_str()
+                        .and_then(parse_token)
+                        .ok_or_else(|| SealError::Token {
+                            tournament: id.clone(),
+                        })?;
                 let s = self.seal_token(&id, &game_id, seat, &bytes);
                 sealed.push(serde_json::Value::String(crate::games::hex(&s)));
             }
@@ -316,20 +316,24 @@ impl ServerSecret {
     /// `setup_seed_base` (a number) becomes `sealed_seed_base` (16 hex
     /// digits), each XORed with a keystream of the secret, the tournament
     /// and the slot; whether there was anything to seal.
-    pub fn seal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<bool, String> {
+    pub fn seal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<bool, SealError> {
         self.turn_document_seeds(doc, Turn::Seal)
     }
 
     /// The inverse of [`ServerSecret::seal_document_seeds`]: `doc` as the
     /// tournament holds it. Plain seeds (a document written before they
     /// were sealed) are left as they are.
-    pub fn unseal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<(), String> {
+    pub fn unseal_document_seeds(&self, doc: &mut serde_json::Value) -> Result<(), SealError> {
         self.turn_document_seeds(doc, Turn::Unseal).map(drop)
     }
 
     /// Seals or unseals (the same XOR) every seed of `doc` in the form
     /// `turn` reads, writing it in the form `turn` writes; whether any was.
-    fn turn_document_seeds(&self, doc: &mut serde_json::Value, turn: Turn) -> Result<bool, String> {
+    fn turn_document_seeds(
+        &self,
+        doc: &mut serde_json::Value,
+        turn: Turn,
+    ) -> Result<bool, SealError> {
         let id = document_id(doc);
         let (seed_from, seed_to, base_from, base_to) = turn.keys();
         let mut changed = false;
@@ -348,8 +352,10 @@ impl ServerSecret {
             let bytes = text
                 .as_str()
                 .and_then(crate::games::parse_seed)
-                .ok_or_else(|| {
-                    format!("tournament `{id}`: opening {i}'s {seed_from} is no seed")
+                .ok_or_else(|| SealError::Seed {
+                    tournament: id.clone(),
+                    opening: i,
+                    field: seed_from,
                 })?;
             let stream = self.tournament_stream(&id, &format!("opening {i}"));
             let turned: [u8; 32] = std::array::from_fn(|k| bytes[k] ^ stream[k]);
@@ -366,7 +372,10 @@ impl ServerSecret {
             Turn::Seal => base.as_u64().map(u64::to_be_bytes),
             Turn::Unseal => base.as_str().and_then(parse_base),
         }
-        .ok_or_else(|| format!("tournament `{id}`: {base_from} is no seed base"))?;
+        .ok_or_else(|| SealError::SeedBase {
+            tournament: id.clone(),
+            field: base_from,
+        })?;
         let stream = self.tournament_stream(&id, "base");
         let turned: [u8; 8] = std::array::from_fn(|k| bytes[k] ^ stream[k]);
         let value = match turn {
@@ -376,6 +385,39 @@ impl ServerSecret {
         object.insert(base_to.into(), value);
         Ok(true)
     }
+}
+
+/// Why a stored tournament document cannot be sealed or unsealed: it is
+/// not JSON, or a token or seed in it is not one.
+#[derive(Debug, thiserror::Error)]
+pub enum SealError {
+    /// The document is not (or cannot be written as) JSON.
+    #[error("tournament document: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A game's stored seat token is not 32 hex digits.
+    #[error("tournament `{tournament}`: a stored seat token is no token")]
+    Token {
+        /// The tournament's id.
+        tournament: String,
+    },
+    /// An opening's seed is not 64 hex digits.
+    #[error("tournament `{tournament}`: opening {opening}'s {field} is no seed")]
+    Seed {
+        /// The tournament's id.
+        tournament: String,
+        /// The opening's index.
+        opening: usize,
+        /// The key read (`seed` or `sealed_seed`).
+        field: &'static str,
+    },
+    /// The seed base is neither a number nor 16 hex digits.
+    #[error("tournament `{tournament}`: {field} is no seed base")]
+    SeedBase {
+        /// The tournament's id.
+        tournament: String,
+        /// The key read (`setup_seed_base` or `sealed_seed_base`).
+        field: &'static str,
+    },
 }
 
 /// Which way [`ServerSecret::turn_document_seeds`] goes.

@@ -446,7 +446,7 @@ impl Tournaments {
     }
 
     /// Rules, clock and openings from a stored document.
-    fn rebuild(&self, doc: Doc) -> Result<Tournament, String> {
+    fn rebuild(&self, doc: Doc) -> Result<Tournament, record::DocError> {
         let rules = record::rules_of(&self.catalog, &doc.rules_header)?;
         let time_control = doc.time_control.time_control()?;
         let openings = doc
@@ -518,7 +518,7 @@ impl Tournaments {
     /// it now.
     async fn persist(&self, doc: &Doc, lease: Lease) -> Result<(), TournamentError> {
         let row = record::row_of(doc, self.sessions.storage().secret())
-            .map_err(TournamentError::Unavailable)?;
+            .map_err(|e| TournamentError::Unavailable(e.to_string()))?;
         match self.write(row, lease).await {
             Ok(()) => Ok(()),
             Err(e) if e.is_fenced() => {

@@ -22,9 +22,9 @@ use super::{
     MAX_GAMES, MAX_GAMES_PER_PAIRING, MAX_OPENINGS, MAX_TOURNAMENT_LABELS, NewTournament,
     OpeningInput, TournamentError,
 };
-use crate::games::{Catalog, GameRules, MoveDetail, MoveReport, Setup};
+use crate::games::{Catalog, GameRules, MoveDetail, MoveReport, RecordError, Setup};
 use crate::service::sessions::{ClockMode, TimeControl};
-use crate::service::storage::{self, ServerSecret, TournamentRow};
+use crate::service::storage::{self, SealError, ServerSecret, TournamentRow};
 
 mod check;
 
@@ -90,7 +90,7 @@ impl ClockDoc {
     }
 
     /// The time control it stores.
-    pub fn time_control(&self) -> Result<TimeControl, String> {
+    pub fn time_control(&self) -> Result<TimeControl, DocError> {
         use std::time::Duration;
         let mode = match self.mode.as_str() {
             "none" => ClockMode::Untimed,
@@ -101,7 +101,7 @@ impl ClockDoc {
             "per_move" => ClockMode::PerMove {
                 per_move: Duration::from_millis(self.per_move_ms),
             },
-            other => return Err(format!("unknown clock mode `{other}`")),
+            other => return Err(DocError::ClockMode(other.to_string())),
         };
         Ok(TimeControl {
             mode,
@@ -404,33 +404,52 @@ impl Doc {
     }
 }
 
+/// Why a tournament document cannot be stored, read back or rebuilt.
+#[derive(Debug, thiserror::Error)]
+pub enum DocError {
+    /// It is not (or cannot be written as) the JSON of a tournament.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// Its seeds cannot be sealed or unsealed.
+    #[error(transparent)]
+    Seal(#[from] SealError),
+    /// Its rules header or an opening does not read as a record.
+    #[error("{}", .0.message)]
+    Record(RecordError),
+    /// Its clock mode is none the server knows.
+    #[error("unknown clock mode `{0}`")]
+    ClockMode(String),
+    /// An opening's seed is not 64 hex digits.
+    #[error("the seed is not 64 hex digits")]
+    Seed,
+}
+
 /// The stored row of `doc`.
-pub fn row_of(doc: &Doc, secret: &ServerSecret) -> Result<TournamentRow, String> {
-    let mut value = serde_json::to_value(doc).map_err(|e| e.to_string())?;
+pub fn row_of(doc: &Doc, secret: &ServerSecret) -> Result<TournamentRow, DocError> {
+    let mut value = serde_json::to_value(doc)?;
     secret.seal_document_seeds(&mut value)?;
     Ok(TournamentRow {
         id: doc.id.clone(),
         status: doc.status.name().to_string(),
-        document: serde_json::to_string(&value).map_err(|e| e.to_string())?,
+        document: serde_json::to_string(&value)?,
         created_at_ms: doc.created_ms,
     })
 }
 
 /// The document of stored `row`, its seeds unsealed with `secret`.
-pub fn doc_of(row: &TournamentRow, secret: &ServerSecret) -> Result<Doc, String> {
-    let mut value: serde_json::Value =
-        serde_json::from_str(&row.document).map_err(|e| e.to_string())?;
+pub fn doc_of(row: &TournamentRow, secret: &ServerSecret) -> Result<Doc, DocError> {
+    let mut value: serde_json::Value = serde_json::from_str(&row.document)?;
     secret.unseal_document_seeds(&mut value)?;
-    serde_json::from_value(value).map_err(|e| e.to_string())
+    Ok(serde_json::from_value(value)?)
 }
 
 /// The rules a stored header describes.
-pub fn rules_of(catalog: &Catalog, header: &str) -> Result<GameRules, String> {
+pub fn rules_of(catalog: &Catalog, header: &str) -> Result<GameRules, DocError> {
     let record = format!("{}\n\n", header.trim_end());
     let replayed = catalog
         .import(&record, Some(super::rebuild_setup()))
         .or_else(|_| catalog.import(&record, None))
-        .map_err(|e| e.message)?;
+        .map_err(DocError::Record)?;
     Ok(replayed.game.rules())
 }
 
@@ -446,7 +465,7 @@ pub fn replay_opening(
     header: &str,
     rules: &GameRules,
     opening: &OpeningDoc,
-) -> Result<Vec<MoveReport>, String> {
+) -> Result<Vec<MoveReport>, DocError> {
     let setup = opening_setup(rules, opening.seed.as_deref())?;
     let mut record = format!("{}\n\n", header.trim_end());
     for m in &opening.moves {
@@ -456,15 +475,15 @@ pub fn replay_opening(
     if opening.moves.is_empty() {
         return Ok(Vec::new());
     }
-    let replayed = catalog.import(&record, setup).map_err(|e| e.message)?;
+    let replayed = catalog.import(&record, setup).map_err(DocError::Record)?;
     Ok(replayed.moves)
 }
 
 /// The setup an opening's seed gives (`None` for unseeded rules).
-fn opening_setup(rules: &GameRules, seed: Option<&str>) -> Result<Option<Setup>, String> {
+fn opening_setup(rules: &GameRules, seed: Option<&str>) -> Result<Option<Setup>, DocError> {
     match seed {
         Some(hex) => {
-            let seed = crate::games::parse_seed(hex).ok_or("the seed is not 64 hex digits")?;
+            let seed = crate::games::parse_seed(hex).ok_or(DocError::Seed)?;
             Ok(Some(Setup {
                 seed,
                 supplied: true,

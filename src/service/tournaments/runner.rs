@@ -375,7 +375,7 @@ fn check_sprt(id: &str, doc: &mut Doc) {
 fn save(ts: &Tournaments, t: &Tournament) -> Commit {
     match record::row_of(&t.doc, ts.sessions().storage().secret()) {
         Ok(row) => ts.write(row, t.lease),
-        Err(e) => Commit::ready(Err(storage::StorageError::Unavailable(e))),
+        Err(e) => Commit::ready(Err(storage::StorageError::Unavailable(e.to_string()))),
     }
 }
 

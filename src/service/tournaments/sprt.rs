@@ -58,18 +58,32 @@ pub struct State {
     pub samples: usize,
 }
 
+/// Why an SPRT's parameters are no test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SprtError {
+    /// `elo1` is not above `elo0`, or one is not finite.
+    #[error("elo1 must be greater than elo0 (both finite)")]
+    EloOrder,
+    /// An Elo bound lies beyond ±1000.
+    #[error("elo0 and elo1 must lie within ±1000")]
+    EloRange,
+    /// `alpha` or `beta` is not strictly between 0 and 0.5.
+    #[error("alpha and beta must lie strictly between 0 and 0.5")]
+    Rates,
+}
+
 impl Sprt {
     /// Why these parameters are no test, if they are not.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SprtError> {
         let rate = |x: f64| x > 0.0 && x < 0.5;
         if !(self.elo0.is_finite() && self.elo1.is_finite() && self.elo1 > self.elo0) {
-            return Err("elo1 must be greater than elo0 (both finite)".into());
+            return Err(SprtError::EloOrder);
         }
         if self.elo0.abs() > 1000.0 || self.elo1.abs() > 1000.0 {
-            return Err("elo0 and elo1 must lie within ±1000".into());
+            return Err(SprtError::EloRange);
         }
         if !(rate(self.alpha) && rate(self.beta)) {
-            return Err("alpha and beta must lie strictly between 0 and 0.5".into());
+            return Err(SprtError::Rates);
         }
         Ok(())
     }

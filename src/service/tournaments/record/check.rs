@@ -123,7 +123,8 @@ fn check_format(new: &NewTournament, table: usize) -> Result<(), TournamentError
         }
     }
     if let Some(sprt) = &new.sprt {
-        sprt.check().map_err(|e| invalid("spec.sprt", e))?;
+        sprt.check()
+            .map_err(|e| invalid("spec.sprt", e.to_string()))?;
         if new.format != Format::Gauntlet || table != 2 || new.open_registration {
             return Err(invalid(
                 "spec.sprt",
@@ -255,7 +256,7 @@ fn checked_opening(
     };
     // What is stored must replay: the notation read back gives the moves.
     let replayed = replay_opening(catalog, header, rules, &doc)
-        .map_err(|e| TournamentError::invalid(field(".moves"), e))?;
+        .map_err(|e| TournamentError::invalid(field(".moves"), e.to_string()))?;
     if replayed.len() != played.len() {
         return Err(TournamentError::invalid(
             field(".moves"),
