@@ -1,7 +1,7 @@
 //! Followers: copies of games another replica owns, held for their
 //! watchers here and fed from the database.
 
-use super::{MoveStamp, Session, SessionError, SessionStore};
+use super::{MoveStamp, Session, SessionError, SessionStore, StoredGameError};
 use crate::service::storage::{self, StoredGame};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +34,7 @@ impl SessionStore {
 
     /// Brings the follower `session` up to `stored`, the game as the
     /// database has it now.
-    pub fn catch_up(&self, session: &Session, stored: &StoredGame) -> Result<(), String> {
+    pub fn catch_up(&self, session: &Session, stored: &StoredGame) -> Result<(), StoredGameError> {
         let ended = stored.end.as_ref().is_some_and(|e| e.status == "finished");
         let replayed = self.replay(stored, ended)?;
         // When the last move was made and when the game ended, by the

@@ -3,7 +3,7 @@
 
 use super::{
     DEFAULT_PAGE_SIZE, GameId, GameView, ListQuery, MAX_PAGE_SIZE, Session, SessionError,
-    SessionStore, Token,
+    SessionStore, StoredGameError, Token,
 };
 use crate::service::storage::{self, ArchiveQuery, ListKey, StoredGame};
 use std::collections::BTreeMap;
@@ -184,7 +184,10 @@ impl SessionStore {
     /// its ending; one in progress (owned by another replica) with its
     /// clock run on from its last stored move by the wall clock, as its
     /// owner's clock runs.
-    pub(super) fn rebuild_listed(&self, stored: StoredGame) -> Result<Arc<Session>, String> {
+    pub(super) fn rebuild_listed(
+        &self,
+        stored: StoredGame,
+    ) -> Result<Arc<Session>, StoredGameError> {
         if stored.end.is_some() {
             return self.rebuild(stored, true, Duration::ZERO);
         }

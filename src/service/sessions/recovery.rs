@@ -6,25 +6,90 @@ use super::{
     Clock, ClockMode, GameId, MoveReceipt, MoveStamp, Session, SessionError, SessionStore,
     TimeControl, Token, TokenHash,
 };
-use crate::games::{Ending, Replayed, Seat};
+use crate::games::{Ending, RecordError, Replayed, Seat, SeatSet};
 use crate::service::storage::{self, ClockRow, MoveRow, StoredGame};
 use crate::service::telemetry;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// Why a stored game cannot be served again: it does not replay to what
+/// storage says it is. Where a call meets it, it is the message of an
+/// `UNAVAILABLE` naming the game.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredGameError {
+    /// Its record does not read or replay.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// Its moves replay to another number of moves, or (`finished`) end a
+    /// game storage holds in progress.
+    #[error("{stored} stored moves replay to {replayed} moves{}", finished_suffix(*.finished))]
+    Moves {
+        /// Moves stored.
+        stored: usize,
+        /// Moves the record replays to.
+        replayed: usize,
+        /// Whether they end the game.
+        finished: bool,
+    },
+    /// Read back as finished, it has no stored ending.
+    #[error("the stored game has not ended")]
+    NotEnded,
+    /// Its moves end it otherwise than storage says.
+    #[error("the moves end the game by {moves}, storage says {stored}")]
+    EndedOtherwise {
+        /// The reason the moves give.
+        moves: &'static str,
+        /// The reason stored.
+        stored: String,
+    },
+    /// Its stored ending is none that can follow from moves alone.
+    #[error("stored ending `{0}` does not follow from the moves")]
+    UnknownEnding(String),
+    /// No ending of the stored kind gives the stored winners.
+    #[error("no {reason} gives the stored winners {winners:?}")]
+    Winners {
+        /// The stored reason.
+        reason: String,
+        /// The stored winners.
+        winners: SeatSet,
+    },
+    /// Its clock mode is none the server knows.
+    #[error("unknown clock mode `{0}`")]
+    ClockMode(String),
+    /// Its time control is out of bounds.
+    #[error("stored time control: {0}")]
+    TimeControl(Box<SessionError>),
+    /// It has another number of seats than its game.
+    #[error("{stored} stored seats for a game of {game}")]
+    Seats {
+        /// Seats stored.
+        stored: usize,
+        /// Seats of the game.
+        game: usize,
+    },
+}
+
+/// The end of [`StoredGameError::Moves`]'s message.
+fn finished_suffix(finished: bool) -> &'static str {
+    if finished { ", a finished game" } else { "" }
+}
+
 /// Gives a replayed finished game the ending storage recorded when its
 /// moves do not end it (a resignation, a timeout, …): the one of the
 /// game's endings whose verdict names the stored winners.
-pub(super) fn restore_ending(replayed: &mut Replayed, end: &storage::EndRow) -> Result<(), String> {
+pub(super) fn restore_ending(
+    replayed: &mut Replayed,
+    end: &storage::EndRow,
+) -> Result<(), StoredGameError> {
     if let Some(verdict) = replayed.game.verdict() {
         return if verdict.winners == end.winners && verdict.reason == end.reason {
             Ok(())
         } else {
-            Err(format!(
-                "the moves end the game by {}, storage says {}",
-                verdict.reason, end.reason
-            ))
+            Err(StoredGameError::EndedOtherwise {
+                moves: verdict.reason,
+                stored: end.reason.clone(),
+            })
         };
     }
     let seats = replayed.game.seat_names().len();
@@ -38,9 +103,7 @@ pub(super) fn restore_ending(replayed: &mut Replayed, end: &storage::EndRow) -> 
         "DRAW_AGREEMENT" => vec![Ending::DrawAgreement],
         "ABORTED" => vec![Ending::Aborted],
         other => {
-            return Err(format!(
-                "stored ending `{other}` does not follow from the moves"
-            ));
+            return Err(StoredGameError::UnknownEnding(other.to_string()));
         }
     };
     for ending in candidates {
@@ -53,14 +116,14 @@ pub(super) fn restore_ending(replayed: &mut Replayed, end: &storage::EndRow) -> 
             return Ok(());
         }
     }
-    Err(format!(
-        "no {} gives the stored winners {:?}",
-        end.reason, end.winners
-    ))
+    Err(StoredGameError::Winners {
+        reason: end.reason.clone(),
+        winners: end.winners,
+    })
 }
 
 /// The time control a stored row describes.
-pub(super) fn time_control_of(row: &ClockRow) -> Result<TimeControl, String> {
+pub(super) fn time_control_of(row: &ClockRow) -> Result<TimeControl, StoredGameError> {
     let mode = match row.mode {
         "none" => ClockMode::Untimed,
         "fischer" => ClockMode::Fischer {
@@ -70,14 +133,14 @@ pub(super) fn time_control_of(row: &ClockRow) -> Result<TimeControl, String> {
         "per_move" => ClockMode::PerMove {
             per_move: Duration::from_millis(row.per_move_ms),
         },
-        other => return Err(format!("unknown clock mode `{other}`")),
+        other => return Err(StoredGameError::ClockMode(other.to_string())),
     };
     let tc = TimeControl {
         mode,
         first_move: row.first_move_ms.map(Duration::from_millis),
     };
     tc.check()
-        .map_err(|e| format!("stored time control: {e}"))?;
+        .map_err(|e| StoredGameError::TimeControl(Box::new(e)))?;
     Ok(tc)
 }
 
@@ -112,29 +175,30 @@ impl SessionStore {
         stored: StoredGame,
         archived: bool,
         charged: Duration,
-    ) -> Result<Arc<Session>, String> {
+    ) -> Result<Arc<Session>, StoredGameError> {
         self.rebuild_as(stored, archived, false, charged)
     }
 
     /// The stored game replayed: the game, each ply's report, the stored
     /// moves (a finished game gets its stored ending).
-    pub(super) fn replay(&self, stored: &StoredGame, ended: bool) -> Result<Replayed, String> {
+    pub(super) fn replay(
+        &self,
+        stored: &StoredGame,
+        ended: bool,
+    ) -> Result<Replayed, StoredGameError> {
         let mut record = stored.game.options.trim_end().to_string();
         record.push_str("\n\n");
         for m in &stored.moves {
             record.push_str(&m.notation);
             record.push('\n');
         }
-        let mut replayed = self
-            .catalog
-            .import(&record, stored.game.setup)
-            .map_err(|e| e.to_string())?;
+        let mut replayed = self.catalog.import(&record, stored.game.setup)?;
         if replayed.moves.len() != stored.moves.len() {
-            return Err(format!(
-                "{} stored moves replay to {} moves",
-                stored.moves.len(),
-                replayed.moves.len()
-            ));
+            return Err(StoredGameError::Moves {
+                stored: stored.moves.len(),
+                replayed: replayed.moves.len(),
+                finished: false,
+            });
         }
         if ended && let Some(end) = &stored.end {
             restore_ending(&mut replayed, end)?;
@@ -150,7 +214,7 @@ impl SessionStore {
         archived: bool,
         follower: bool,
         charged: Duration,
-    ) -> Result<Arc<Session>, String> {
+    ) -> Result<Arc<Session>, StoredGameError> {
         let replayed = self.replay_stored(&stored, archived)?;
         let StoredGame {
             game: row,
@@ -161,10 +225,10 @@ impl SessionStore {
         let time_control = time_control_of(&row.clock)?;
         let seats = replayed.game.seat_names().len();
         if row.seats.len() != seats {
-            return Err(format!(
-                "{} stored seats for a game of {seats}",
-                row.seats.len()
-            ));
+            return Err(StoredGameError::Seats {
+                stored: row.seats.len(),
+                game: seats,
+            });
         }
         let clock = restored_clock(&replayed, &moves, time_control, charged);
         let receipts = receipts_of(&replayed, &moves);
@@ -197,7 +261,11 @@ impl SessionStore {
 
     /// A stored game replayed from its moves: a finished one (`archived`)
     /// with its stored ending, else one the moves do not end.
-    fn replay_stored(&self, stored: &StoredGame, archived: bool) -> Result<Replayed, String> {
+    fn replay_stored(
+        &self,
+        stored: &StoredGame,
+        archived: bool,
+    ) -> Result<Replayed, StoredGameError> {
         let moves = &stored.moves;
         let mut record = stored.game.options.trim_end().to_string();
         record.push_str("\n\n");
@@ -206,31 +274,23 @@ impl SessionStore {
             record.push('\n');
         }
         // The server kept the seed: the record replays with it.
-        let mut replayed = self
-            .catalog
-            .import(&record, stored.game.setup)
-            .map_err(|e| e.to_string())?;
+        let mut replayed = self.catalog.import(&record, stored.game.setup)?;
         if archived {
-            let end = stored.end.as_ref().ok_or("the stored game has not ended")?;
+            let end = stored.end.as_ref().ok_or(StoredGameError::NotEnded)?;
             if replayed.moves.len() != moves.len() {
-                return Err(format!(
-                    "{} stored moves replay to {} moves",
-                    moves.len(),
-                    replayed.moves.len()
-                ));
+                return Err(StoredGameError::Moves {
+                    stored: moves.len(),
+                    replayed: replayed.moves.len(),
+                    finished: false,
+                });
             }
             restore_ending(&mut replayed, end)?;
         } else if replayed.moves.len() != moves.len() || replayed.game.verdict().is_some() {
-            return Err(format!(
-                "{} stored moves replay to {} moves{}",
-                moves.len(),
-                replayed.moves.len(),
-                if replayed.game.verdict().is_some() {
-                    ", a finished game"
-                } else {
-                    ""
-                }
-            ));
+            return Err(StoredGameError::Moves {
+                stored: moves.len(),
+                replayed: replayed.moves.len(),
+                finished: replayed.game.verdict().is_some(),
+            });
         }
         Ok(replayed)
     }
