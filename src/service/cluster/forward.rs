@@ -460,7 +460,7 @@ async fn send(
     address: &str,
     parts: &http::request::Parts,
     bytes: Bytes,
-) -> Result<http::Response<Body>, String> {
+) -> Result<http::Response<Body>, SendError> {
     let mut channel = cluster.channel(address)?;
     let mut request = rebuilt(parts, bytes);
     *request.extensions_mut() = http::Extensions::new();
@@ -475,10 +475,10 @@ async fn send(
     let response = channel
         .ready()
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(SendError::NotReady)?
         .call(request)
         .await
-        .map_err(|e| error_chain(&e))?;
+        .map_err(SendError::Call)?;
     let (head, body) = response.into_parts();
     Ok(http::Response::from_parts(
         head,
@@ -487,6 +487,20 @@ async fn send(
             done: false,
         }),
     ))
+}
+
+/// Why a call sent to its owner got no answer.
+#[derive(Debug, thiserror::Error)]
+enum SendError {
+    /// The owner's address is no URI.
+    #[error(transparent)]
+    Address(#[from] super::BadAddress),
+    /// The channel to the owner is not ready.
+    #[error("{0}")]
+    NotReady(tonic::transport::Error),
+    /// The call failed on the way (said with its causes).
+    #[error("{}", error_chain(.0))]
+    Call(tonic::transport::Error),
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

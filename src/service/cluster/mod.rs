@@ -28,6 +28,16 @@ pub enum TakeoverClock {
     Charge,
 }
 
+/// A replica address no channel can be made to (it is no URI).
+#[derive(Debug, thiserror::Error)]
+#[error("bad replica address `{address}`: {source}")]
+pub struct BadAddress {
+    /// The address as given.
+    pub address: String,
+    /// Why it is none.
+    pub source: tonic::transport::Error,
+}
+
 /// How a replica takes part in a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterOptions {
@@ -349,12 +359,15 @@ impl Cluster {
 
     /// A channel to the replica at `address` (connected on first use, and
     /// again after a failure).
-    pub fn channel(&self, address: &str) -> Result<Channel, String> {
+    pub fn channel(&self, address: &str) -> Result<Channel, BadAddress> {
         if let Some(channel) = self.channels.get(address) {
             return Ok(channel.clone());
         }
         let endpoint = Endpoint::from_shared(address.to_string())
-            .map_err(|e| format!("bad replica address `{address}`: {e}"))?
+            .map_err(|source| BadAddress {
+                address: address.to_string(),
+                source,
+            })?
             .connect_timeout(Duration::from_secs(2))
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(10))
