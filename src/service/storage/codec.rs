@@ -216,7 +216,7 @@ impl Assembly {
             .ok_or_else(|| bad(format!("clock mode `{}`", row.clock_mode)))?;
         let draw_offers = seats_of_text(row.draw_offers.as_deref().unwrap_or(""))
             .map_err(|e| bad(format!("draw offers: {e}")))?;
-        let end = end_of(&row).map_err(bad)?;
+        let end = end_of(&row)?;
         let non_negative = |v: Option<i64>| v.map(|v| v.max(0) as u64);
         let game = GameRow {
             id: row.id.clone(),
@@ -329,22 +329,23 @@ fn clock_mode(text: &str) -> Option<&'static str> {
 }
 
 /// How the game of `row` left play (`None`: in progress).
-fn end_of(row: &GameColumns) -> Result<Option<EndRow>, String> {
+fn end_of(row: &GameColumns) -> Result<Option<EndRow>, BadRow> {
+    let bad = |what: String| BadRow(format!("game `{}`: {what}", row.id));
     let status = match row.status.as_str() {
         "in_progress" => return Ok(None),
         "finished" => "finished",
         "expired" => "expired",
-        other => return Err(format!("status `{other}`")),
+        other => return Err(bad(format!("status `{other}`"))),
     };
     Ok(Some(EndRow {
         game_id: row.id.clone(),
         status,
         winners: seats_of_text(row.winners.as_deref().unwrap_or(""))
-            .map_err(|e| format!("winners: {e}"))?,
+            .map_err(|e| bad(format!("winners: {e}")))?,
         scores: scores_of_text(row.scores.as_deref().unwrap_or(""))
-            .map_err(|e| format!("scores: {e}"))?,
+            .map_err(|e| bad(format!("scores: {e}")))?,
         reason: row.reason.clone().unwrap_or_default(),
-        ply: u32::try_from(row.ply).map_err(|_| format!("ply {}", row.ply))?,
+        ply: u32::try_from(row.ply).map_err(|_| bad(format!("ply {}", row.ply)))?,
         at_ms: row.finished_at_ms.unwrap_or(0),
     }))
 }
