@@ -25,7 +25,7 @@ use super::clock::{Clock, ClockReading, MoveStamp, TimeControl};
 use super::presence::{Presence, SeatPresence};
 use super::token::TokenHash;
 use super::{GameId, Limits, SessionError};
-use crate::games::{Game, MoveReport, Seat, SeatSet, Viewer};
+use crate::games::{Game, MoveReport, Seat, SeatSet};
 use crate::service::storage::{self, Storage};
 
 mod endings;
@@ -298,21 +298,25 @@ impl Session {
         self.seats.names()
     }
 
-    /// The role `token` proves: its seat, or a spectator without a token.
-    /// A token that is given must be right.
-    pub fn role_for(&self, token: &str) -> Result<Role, SessionError> {
-        self.seats.role_for(&self.id, token)
+    /// Who the caller bringing `token` is ([`Role`]), resolved once per
+    /// call and given to the session's calls: with `platform` (the caller
+    /// holds the platform's key) the platform, which names the game by a
+    /// seat's token; else the seat `token` proves, or a spectator without
+    /// a token. A token that is given must be right. Checks every seat,
+    /// always, in constant time.
+    pub fn role_of(&self, token: &str, platform: bool) -> Result<Role, SessionError> {
+        self.seats.role_of(&self.id, token, platform)
     }
 
-    /// What the caller `token` proves may see: its seat's view, or a
-    /// spectator's without a token ([`Session::role_for`]).
-    pub fn viewer_for(&self, token: &str) -> Result<Viewer, SessionError> {
-        self.role_for(token).map(Role::viewer)
+    /// The role of the right `token` (or a spectator's, without one).
+    #[cfg(test)]
+    pub(crate) fn role(&self, token: &str) -> Role {
+        self.role_of(token, false).expect("a seat's token")
     }
 
-    /// The seat `token` proves. Checks every seat, always, in constant time.
-    fn seat_for(&self, token: &str) -> Result<Seat, SessionError> {
-        self.seats.seat_for(&self.id, token)
+    /// The seat `role` plays: refused for a spectator and the platform.
+    fn seat_of(&self, role: Role) -> Result<Seat, SessionError> {
+        Seats::seat_of(&self.id, role)
     }
 
     /// The time control and every accepted move's time: what a durable
