@@ -21,6 +21,7 @@ use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, stat
 use super::error::status;
 use super::games::Part;
 use super::pb::referee::v1 as pb;
+use super::shared::shared_view;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;
 use crate::service::edge::quota::{ClientQuotas, CountedGame, QuotaOptions};
@@ -151,18 +152,18 @@ impl RefereeService for RefereeApi {
             }
         };
         let session = self.store.find(&req.game_id).await?;
-        let viewer = session.role_of(&req.token, false)?.viewer();
+        let role = session.role_of(&req.token, false)?;
         // Encoded once per state (and view) and shared; the clock and
         // presence are read now (docs/API.md "Compact reads").
         let (view, game) = if compact {
-            let (view, game) = session.shared_view(viewer, |view| {
+            let (view, game) = shared_view(&session, role, |view| {
                 CompactGame(EncodedGame::of(convert::compact_game_pb(
                     convert::shared_game_pb(&session, view),
                 )))
             });
             (view, game.0.clone())
         } else {
-            let (view, game) = session.shared_view(viewer, |view| {
+            let (view, game) = shared_view(&session, role, |view| {
                 EncodedGame::of(convert::shared_game_pb(&session, view))
             });
             (view, EncodedGame::clone(&game))

@@ -415,36 +415,6 @@ async fn labels_are_checked_and_filter_listings() {
     assert_eq!(st.list(&q(None, labels)).await.unwrap().0.len(), 1);
 }
 
-#[tokio::test]
-async fn a_states_shared_form_is_made_once_per_state() {
-    let st = store();
-    let (s, w, b) = new_game(&st).await;
-    let tokens = [w.clone(), b.clone()];
-    let made = std::sync::atomic::AtomicUsize::new(0);
-    let make = |snap: &crate::games::Snapshot| {
-        made.fetch_add(1, Ordering::SeqCst);
-        snap.svg(None, None)
-    };
-    let first = s.shared_state(&s.view(true), make).unwrap();
-    let again = s.shared_state(&s.view_as(Viewer::Spectator), make).unwrap();
-    assert!(Arc::ptr_eq(&first, &again), "shared, not made again");
-    // A seat of a game that hides nothing sees the spectator's state.
-    let seat = s.role(&w).viewer();
-    let seats = s.shared_state(&s.view_as(seat), make).unwrap();
-    assert!(Arc::ptr_eq(&first, &seats));
-    assert_eq!(made.load(Ordering::SeqCst), 1);
-    // A move makes another state; so does the end at the same ply.
-    play_one(&s, &tokens).await;
-    let moved = s.shared_state(&s.view(true), make).unwrap();
-    assert_ne!(*moved, *first);
-    s.resign(s.role(&b)).await.unwrap();
-    let over = s.shared_state(&s.view(true), make).unwrap();
-    assert!(!Arc::ptr_eq(&moved, &over));
-    assert_eq!(made.load(Ordering::SeqCst), 3);
-    // No state in a listing view: nothing to share.
-    assert!(s.shared_state(&s.view(false), make).is_none());
-}
-
 #[test]
 fn game_ids_sort_in_the_order_they_were_made() {
     let ids: Vec<GameId> = (0..10_000).map(|_| GameId::random()).collect();
@@ -708,49 +678,4 @@ mod watching {
         st.sweep(Instant::now());
         assert!(matches!(watch.next().await, Err(SessionError::NotFound(_))));
     }
-}
-
-#[tokio::test]
-async fn a_views_shared_form_is_made_once_per_state_with_the_clock_read_each_time() {
-    // (The clock read per call is checked through the server in
-    // tests/service/service_clocks.rs: GetGame's clock runs down within a ply.)
-    let st = store();
-    let (s, w, b) = new_game(&st).await;
-    let tokens = [w.clone(), b.clone()];
-    let made = std::sync::atomic::AtomicUsize::new(0);
-    let make = |view: &GameView| {
-        made.fetch_add(1, Ordering::SeqCst);
-        assert!(view.snapshot.is_some(), "the maker gets the state");
-        (view.ply, view.draw_offers)
-    };
-    let (first_view, first) = s.shared_view(Viewer::Spectator, make);
-    assert_eq!(first_view.viewer, Viewer::Spectator);
-    let seat = s.role(&w).viewer();
-    let (again_view, again) = s.shared_view(seat, make);
-    assert!(
-        Arc::ptr_eq(&first, &again),
-        "a seat of an open game shares it"
-    );
-    assert_eq!(again_view.viewer, seat, "the view is still the caller's");
-    assert_eq!(again_view.presence.len(), 2, "presence read for the caller");
-    assert_eq!(made.load(Ordering::SeqCst), 1);
-    // A draw offer, a move and the end each make another form.
-    s.offer_draw(s.role(&w)).await.unwrap();
-    let (_, offered) = s.shared_view(Viewer::Spectator, make);
-    assert_ne!(offered.1, first.1);
-    play_one(&s, &tokens).await;
-    let (_, moved) = s.shared_view(Viewer::Spectator, make);
-    assert_eq!(moved.0, 1);
-    s.resign(s.role(&b)).await.unwrap();
-    let (_, over) = s.shared_view(Viewer::Spectator, make);
-    assert!(!Arc::ptr_eq(&moved, &over));
-    assert_eq!(made.load(Ordering::SeqCst), 4);
-    // A form of an older state, made late, does not replace the newer one.
-    s.keep_shared(
-        (0, false, Viewer::Spectator, Default::default()),
-        Arc::new((0u32, SeatSet::default())),
-    );
-    let (_, still) = s.shared_view(Viewer::Spectator, make);
-    assert!(Arc::ptr_eq(&over, &still));
-    assert_eq!(made.load(Ordering::SeqCst), 4);
 }

@@ -5,9 +5,10 @@
 //! * [`timer`]: the clock's deadlines and the timer task of a timed game
 //!   (the clock itself is [`Clock`]);
 //! * [`history`]: the numbered event log and the watchers' broadcast ring;
-//! * [`view`], [`legal`], [`shared`]: pictures of the game, now or at an
-//!   earlier ply, its legal moves, and the API layer's forms of a state,
-//!   made once per state;
+//! * [`view`], [`legal`]: pictures of the game, now or at an earlier ply,
+//!   and its legal moves;
+//! * [`slot`]: the keys of its states and a slot where a layer above keeps
+//!   its own forms of them (the gRPC layer's encoded answers);
 //! * [`watchers`]: the watcher count, limit and the start of a watch;
 //! * [`handoff`]: the hand-off to storage (the write turn, writes and what
 //!   their failures mean);
@@ -36,7 +37,7 @@ mod legal;
 mod lifecycle;
 mod moves;
 mod seats;
-mod shared;
+mod slot;
 mod timer;
 mod view;
 mod watchers;
@@ -44,6 +45,7 @@ mod watchers;
 pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
 pub use seats::Role;
+pub use slot::{Current, StateKey};
 pub use view::{GameView, SetupView, TimeView};
 pub(super) use watchers::WatcherSlot;
 
@@ -52,7 +54,7 @@ use history::EventLog;
 use legal::LegalList;
 use lifecycle::Lifecycle;
 use seats::Seats;
-use shared::SharedForms;
+use slot::Attachment;
 use timer::Timer;
 use watchers::Watchers;
 
@@ -152,9 +154,8 @@ pub struct Session {
     handoff: Handoff,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
-    /// The API layer's forms of the current state (see
-    /// [`Session::shared_state`] and [`Session::shared_view`]).
-    shared: SharedForms,
+    /// What a layer above keeps with the session ([`Session::attached`]).
+    attachment: Attachment,
 }
 
 impl Session {
@@ -214,7 +215,7 @@ impl Session {
             abandon_after: limits.abandon_after,
             handoff: Handoff::new(id.clone(), storage, lease, follower),
             archived,
-            shared: SharedForms::new(private),
+            attachment: Attachment::default(),
             id,
         }
     }

@@ -16,7 +16,7 @@ use super::{Session, State};
 use crate::games::{GameRules, MoveDetail, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer};
 
 /// What of a view changes with time alone, and whose view it is: what a
-/// shared form of a state ([`Session::shared_view`]) leaves out.
+/// form of a state kept per state leaves out ([`Session::read_current`]).
 #[derive(Debug, Clone)]
 pub struct TimeView {
     /// Whose view it is.
