@@ -99,7 +99,12 @@ async fn play(store: &SessionStore, moves: &[NotatedMove]) {
         });
         // PÜNCT alternates: white moves at even plies.
         let receipt = session
-            .submit(&tokens[ply % 2], input, ply as u32, None)
+            .submit(
+                session.role_of(&tokens[ply % 2], false).unwrap(),
+                input,
+                ply as u32,
+                None,
+            )
             .await
             .expect("a move of a replayed game is legal");
         assert_eq!(receipt.report.ply, ply as u32 + 1);

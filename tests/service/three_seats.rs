@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use punct_referee::games::{Catalog, GameRules, MoveInput, Seat, SeatSet, Setup, Viewer};
 use punct_referee::service::sessions::{
-    ClockMode, EventKind, History, Limits, Session, SessionError, SessionStore, TimeControl, Watch,
-    WatchItem,
+    ClockMode, EventKind, History, Limits, Role, Session, SessionError, SessionStore, TimeControl,
+    Watch, WatchItem,
 };
 use punct_referee::service::storage::Storage;
 use punct_referee::service::storage::memory::MemoryStorage;
@@ -76,6 +76,11 @@ fn reason(e: &SessionError) -> &'static str {
     }
 }
 
+/// The role `token` proves in `s`.
+fn role(s: &Session, token: &str) -> Role {
+    s.role_of(token, false).expect("a seat's token")
+}
+
 fn trio_state(s: &Session, viewer: Viewer) -> TrioSnapshot {
     s.view_as(viewer)
         .snapshot
@@ -98,7 +103,7 @@ async fn three_seats_get_three_tokens_and_the_game_names_them() {
     // Each token proves its own seat.
     for (i, token) in tokens.iter().enumerate() {
         assert_eq!(
-            s.viewer_for(token).unwrap(),
+            role(&s, token).viewer(),
             Viewer::Seat(Seat::new(i).unwrap())
         );
     }
@@ -109,18 +114,27 @@ async fn the_game_not_the_session_says_who_moves_next() {
     let st = store();
     let (s, t) = new_game(&st, TimeControl::default()).await;
     // Red moves first and hands the turn to blue, skipping green.
-    let r = s.submit(&t[0], mv("1>blue"), 0, None).await.unwrap();
+    let r = s
+        .submit(role(&s, &t[0]), mv("1>blue"), 0, None)
+        .await
+        .unwrap();
     assert_eq!((r.report.seat, r.report.next), (RED, Some(blue())));
     assert_eq!(s.view(false).to_move, Some(blue()));
-    let e = s.submit(&t[1], mv("1>red"), 1, None).await.unwrap_err();
+    let e = s
+        .submit(role(&s, &t[1]), mv("1>red"), 1, None)
+        .await
+        .unwrap_err();
     assert_eq!(reason(&e), "NOT_YOUR_TURN");
-    let r = s.submit(&t[2], mv("2>green"), 1, None).await.unwrap();
+    let r = s
+        .submit(role(&s, &t[2]), mv("2>green"), 1, None)
+        .await
+        .unwrap();
     assert_eq!(r.report.next, Some(GREEN));
     // The legal moves are the seat to move's; another seat gets none.
-    let (ply, to_move, moves) = s.legal_moves(Some(GREEN), Viewer::Spectator);
+    let (ply, to_move, moves) = s.legal_moves(Some(GREEN), Role::Spectator);
     assert_eq!((ply, to_move), (2, Some(GREEN)));
     assert!(!moves.is_empty() && moves.iter().all(|m| m.seat == GREEN));
-    assert!(s.legal_moves(Some(RED), Viewer::Spectator).2.is_empty());
+    assert!(s.legal_moves(Some(RED), Role::Spectator).2.is_empty());
 }
 
 #[tokio::test]
@@ -139,14 +153,14 @@ async fn a_resignation_among_three_lets_the_two_others_win_together_and_reveals_
         (None, true),
         "no seed before the end"
     );
-    let v = s.resign(&t[1]).await.unwrap();
+    let v = s.resign(role(&s, &t[1])).await.unwrap();
     let verdict = v.verdict.expect("over");
     assert_eq!(verdict.reason, "RESIGNATION");
     assert_eq!(verdict.winners, SeatSet::only(RED).with(blue()));
     assert_eq!(verdict.winner(), None, "a team, not one winner");
     assert_eq!(v.setup.unwrap().seed, Some(SEED), "revealed once over");
     // The exported record of the finished game carries the seed.
-    let record = s.export(Viewer::Spectator);
+    let record = s.export(Role::Spectator);
     assert!(
         record.contains(&punct_referee::games::hex(&SEED)),
         "{record}"
@@ -157,26 +171,30 @@ async fn a_resignation_among_three_lets_the_two_others_win_together_and_reveals_
 async fn a_draw_needs_every_seat_and_a_move_by_another_seat_declines_it() {
     let st = store();
     let (s, t) = new_game(&st, TimeControl::default()).await;
-    let (agreed, v) = s.offer_draw(&t[0]).await.unwrap();
+    let (agreed, v) = s.offer_draw(role(&s, &t[0])).await.unwrap();
     assert!(!agreed);
     assert_eq!(v.draw_offers, SeatSet::only(RED));
-    let (agreed, v) = s.accept_draw(&t[1]).await.unwrap();
+    let (agreed, v) = s.accept_draw(role(&s, &t[1])).await.unwrap();
     assert!(!agreed, "blue has not agreed yet");
     assert_eq!(v.draw_offers, SeatSet::only(RED).with(GREEN));
     // Red (who agreed) moves: the offer stands.
-    s.submit(&t[0], mv("1>blue"), 0, None).await.unwrap();
+    s.submit(role(&s, &t[0]), mv("1>blue"), 0, None)
+        .await
+        .unwrap();
     assert_eq!(s.view(false).draw_offers, SeatSet::only(RED).with(GREEN));
     // Blue, who has not agreed, moves: declined.
-    s.submit(&t[2], mv("1>red"), 1, None).await.unwrap();
+    s.submit(role(&s, &t[2]), mv("1>red"), 1, None)
+        .await
+        .unwrap();
     assert_eq!(s.view(false).draw_offers, SeatSet::EMPTY);
     assert_eq!(
-        reason(&s.accept_draw(&t[1]).await.unwrap_err()),
+        reason(&s.accept_draw(role(&s, &t[1])).await.unwrap_err()),
         "NO_DRAW_OFFER"
     );
     // Again, all three.
-    s.offer_draw(&t[2]).await.unwrap();
-    s.accept_draw(&t[0]).await.unwrap();
-    let (agreed, v) = s.accept_draw(&t[1]).await.unwrap();
+    s.offer_draw(role(&s, &t[2])).await.unwrap();
+    s.accept_draw(role(&s, &t[0])).await.unwrap();
+    let (agreed, v) = s.accept_draw(role(&s, &t[1])).await.unwrap();
     assert!(agreed);
     let verdict = v.verdict.unwrap();
     assert_eq!(
@@ -193,29 +211,41 @@ async fn abort_stays_possible_for_the_platform_until_every_seat_has_moved() {
     // the game off for a new deal, before or after a move, and the refusal
     // changes nothing.
     assert_eq!(
-        reason(&s.abort(&t[1]).await.unwrap_err()),
+        reason(&s.abort(role(&s, &t[1])).await.unwrap_err()),
         "ABORT_AFTER_DEAL"
     );
     // Red and blue move; green never has.
-    s.submit(&t[0], mv("1>blue"), 0, None).await.unwrap();
-    s.submit(&t[2], mv("1>red"), 1, None).await.unwrap();
-    s.submit(&t[0], mv("1>blue"), 2, None).await.unwrap();
+    s.submit(role(&s, &t[0]), mv("1>blue"), 0, None)
+        .await
+        .unwrap();
+    s.submit(role(&s, &t[2]), mv("1>red"), 1, None)
+        .await
+        .unwrap();
+    s.submit(role(&s, &t[0]), mv("1>blue"), 2, None)
+        .await
+        .unwrap();
     assert_eq!(
-        reason(&s.abort(&t[1]).await.unwrap_err()),
+        reason(&s.abort(role(&s, &t[1])).await.unwrap_err()),
         "ABORT_AFTER_DEAL"
     );
     assert!(s.view(false).verdict.is_none());
     assert_eq!(s.view(false).ply, 3);
     // The platform may.
-    let v = s.platform_abort(&t[1]).await.unwrap();
+    let v = s.abort(s.role_of(&t[1], true).unwrap()).await.unwrap();
     assert_eq!(v.verdict.unwrap().reason, "ABORTED");
 
     let (s, t) = new_game(&st, TimeControl::default()).await;
-    s.submit(&t[0], mv("1>green"), 0, None).await.unwrap();
-    s.submit(&t[1], mv("1>blue"), 1, None).await.unwrap();
-    s.submit(&t[2], mv("1>red"), 2, None).await.unwrap();
+    s.submit(role(&s, &t[0]), mv("1>green"), 0, None)
+        .await
+        .unwrap();
+    s.submit(role(&s, &t[1]), mv("1>blue"), 1, None)
+        .await
+        .unwrap();
+    s.submit(role(&s, &t[2]), mv("1>red"), 2, None)
+        .await
+        .unwrap();
     assert_eq!(
-        reason(&s.platform_abort(&t[0]).await.unwrap_err()),
+        reason(&s.abort(s.role_of(&t[0], true).unwrap()).await.unwrap_err()),
         "ABORT_TOO_LATE"
     );
 }
@@ -234,10 +264,12 @@ async fn clocks_and_presence_are_per_seat() {
     let v = s.view(false);
     assert_eq!(v.clock.remaining.as_ref().map(Vec::len), Some(3));
     assert_eq!(v.clock.running, Some(RED));
-    s.submit(&t[0], mv("1>blue"), 0, None).await.unwrap();
+    s.submit(role(&s, &t[0]), mv("1>blue"), 0, None)
+        .await
+        .unwrap();
     assert_eq!(s.view(false).clock.running, Some(blue()));
     // Blue's player watches: blue alone is present.
-    let watch = s.watch_as(None, Some(&t[2])).unwrap();
+    let watch = s.watch(None, role(&s, &t[2])).unwrap();
     let present: Vec<bool> = s.presence().iter().map(|p| p.connected).collect();
     assert_eq!(present, [false, false, true]);
     drop(watch);
@@ -261,20 +293,29 @@ async fn a_victory_claim_among_three_is_against_the_seat_to_move() {
         first_move: None,
     };
     let (s, t) = new_game(&st, tc).await;
-    let e = s.claim_victory(&t[0], None).await.unwrap_err();
+    let e = s.claim_victory(role(&s, &t[0]), None).await.unwrap_err();
     assert_eq!(reason(&e), "GAME_NOT_STARTED");
-    s.submit(&t[0], mv("1>green"), 0, None).await.unwrap();
-    s.submit(&t[1], mv("1>blue"), 1, None).await.unwrap();
-    s.submit(&t[2], mv("1>green"), 2, None).await.unwrap();
+    s.submit(role(&s, &t[0]), mv("1>green"), 0, None)
+        .await
+        .unwrap();
+    s.submit(role(&s, &t[1]), mv("1>blue"), 1, None)
+        .await
+        .unwrap();
+    s.submit(role(&s, &t[2]), mv("1>green"), 2, None)
+        .await
+        .unwrap();
     // Green is to move and gone: red claims; green may not claim against
     // itself, and a present seat cannot be claimed against.
-    let e = s.claim_victory(&t[1], None).await.unwrap_err();
+    let e = s.claim_victory(role(&s, &t[1]), None).await.unwrap_err();
     assert_eq!(reason(&e), "CLAIM_AGAINST_SELF");
-    let blue_watch = s.watch_as(None, Some(&t[2])).unwrap();
-    let e = s.claim_victory(&t[0], Some(blue())).await.unwrap_err();
+    let blue_watch = s.watch(None, role(&s, &t[2])).unwrap();
+    let e = s
+        .claim_victory(role(&s, &t[0]), Some(blue()))
+        .await
+        .unwrap_err();
     assert_eq!(reason(&e), "OPPONENT_PRESENT");
     drop(blue_watch);
-    let v = s.claim_victory(&t[0], None).await.unwrap();
+    let v = s.claim_victory(role(&s, &t[0]), None).await.unwrap();
     let verdict = v.verdict.unwrap();
     assert_eq!(verdict.reason, "ABANDONED");
     assert!(!verdict.winners.contains(GREEN), "the seat that left loses");
@@ -307,9 +348,11 @@ async fn each_seat_sees_only_its_own_secret_in_snapshots_and_streams() {
     let spectator = trio_state(&s, Viewer::Spectator);
     assert_eq!(spectator.secrets, [None, None, None]);
     // Red plays its secret (2); green's stream does not learn it matched.
-    let mut green_watch = s.watch_as(Some(0), Some(&t[1])).unwrap();
-    let mut red_watch = s.watch_as(Some(0), Some(&t[0])).unwrap();
-    s.submit(&t[0], mv("2>green"), 0, None).await.unwrap();
+    let mut green_watch = s.watch(Some(0), role(&s, &t[1])).unwrap();
+    let mut red_watch = s.watch(Some(0), role(&s, &t[0])).unwrap();
+    s.submit(role(&s, &t[0]), mv("2>green"), 0, None)
+        .await
+        .unwrap();
     // The snapshot first, then the move (presence flips may come between).
     assert!(matches!(
         green_watch.next().await.unwrap(),
@@ -322,7 +365,7 @@ async fn each_seat_sees_only_its_own_secret_in_snapshots_and_streams() {
     assert_eq!(next_move_matched(&mut green_watch).await, None);
     assert_eq!(next_move_matched(&mut red_watch).await, Some(true));
     // The legal moves shown to a spectator hide whether they would match.
-    let (_, _, moves) = s.legal_moves(None, Viewer::Spectator);
+    let (_, _, moves) = s.legal_moves(None, Role::Spectator);
     assert!(
         moves
             .iter()
@@ -335,8 +378,10 @@ async fn a_stored_three_seat_game_comes_back_with_its_seed_and_turn() {
     let storage: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
     let first = store_with(Limits::default(), storage.clone());
     let (s, t) = new_game(&first, TimeControl::default()).await;
-    s.submit(&t[0], mv("1>blue"), 0, Some("r1")).await.unwrap();
-    s.offer_draw(&t[2]).await.unwrap();
+    s.submit(role(&s, &t[0]), mv("1>blue"), 0, Some("r1"))
+        .await
+        .unwrap();
+    s.offer_draw(role(&s, &t[2])).await.unwrap();
     let id = s.id().to_string();
     let before = trio_state(&s, Viewer::Seat(blue()));
     drop(first);
@@ -350,23 +395,30 @@ async fn a_stored_three_seat_game_comes_back_with_its_seed_and_turn() {
     assert_eq!(v.draw_offers, SeatSet::only(blue()));
     assert_eq!(v.setup.unwrap().seed, None, "still secret");
     // Same tokens, and the retry is still recognised.
-    let r = s.submit(&t[0], mv("1>blue"), 0, Some("r1")).await.unwrap();
+    let r = s
+        .submit(role(&s, &t[0]), mv("1>blue"), 0, Some("r1"))
+        .await
+        .unwrap();
     assert!(r.replayed);
-    s.submit(&t[2], mv("1>green"), 1, None).await.unwrap();
+    s.submit(role(&s, &t[2]), mv("1>green"), 1, None)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
 async fn an_unfinished_seeded_record_cannot_be_imported_but_a_finished_one_can() {
     let st = store();
     let (s, t) = new_game(&st, TimeControl::default()).await;
-    s.submit(&t[0], mv("1>blue"), 0, None).await.unwrap();
-    let unfinished = s.export(Viewer::Spectator);
+    s.submit(role(&s, &t[0]), mv("1>blue"), 0, None)
+        .await
+        .unwrap();
+    let unfinished = s.export(Role::Spectator);
     match st.import(&unfinished, BTreeMap::new()).await {
         Err(SessionError::Record(e)) => assert_eq!(e.reason, Some("SEED_NOT_REVEALED")),
         other => panic!("expected SEED_NOT_REVEALED, got {other:?}"),
     }
-    s.resign(&t[1]).await.unwrap();
-    let finished = s.export(Viewer::Spectator);
+    s.resign(role(&s, &t[1])).await.unwrap();
+    let finished = s.export(Role::Spectator);
     let (imported, tokens) = st.import(&finished, BTreeMap::new()).await.unwrap();
     assert_eq!(tokens.len(), 3);
     let v = imported.view(false);
@@ -378,9 +430,11 @@ async fn an_unfinished_seeded_record_cannot_be_imported_but_a_finished_one_can()
 async fn adjudication_needs_the_seed_of_a_seeded_game() {
     let st = store();
     let (s, t) = new_game(&st, TimeControl::default()).await;
-    s.submit(&t[0], mv("1>blue"), 0, None).await.unwrap();
+    s.submit(role(&s, &t[0]), mv("1>blue"), 0, None)
+        .await
+        .unwrap();
     // A record of the unfinished game would leak its future: refused.
-    let record = s.export(Viewer::Spectator);
+    let record = s.export(Role::Spectator);
     match st.validate_move(History::Record(record), &mv("1>red")) {
         Err(SessionError::Record(e)) => assert_eq!(e.reason, Some("SEED_NOT_REVEALED")),
         other => panic!("expected SEED_NOT_REVEALED, got {other:?}"),

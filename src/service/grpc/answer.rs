@@ -4,7 +4,7 @@
 //! `build.rs`) send [`GetGameAnswer`] where the contract says
 //! `referee.v1.GetGameResponse`. On the wire it is exactly that message:
 //! field 1 (`game`) holding the `Game` of the ply encoded once per state
-//! ([`crate::service::sessions::Session::shared_view`]) and, after it, the
+//! (`grpc/shared.rs`, `shared_view`) and, after it, the
 //! fields that change with time alone, `clock` (13) and `presence` (14),
 //! and the caller's `viewer` (18, the one difference between the views of
 //! a game that hides nothing), encoded per call. A protobuf decoder reads fields in any order, so

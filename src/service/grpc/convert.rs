@@ -309,11 +309,9 @@ pub fn game_pb(v: &GameView) -> pb::Game {
 }
 
 /// [`game_pb`] with the state converted once per state of `session` and
-/// shared by every caller ([`Session::shared_state`]).
+/// shared by every caller (`grpc/shared.rs`).
 pub fn shared_game_pb(session: &Session, v: &GameView) -> pb::Game {
-    let state = session
-        .shared_state(v, state_pb)
-        .map(|s| pb::GameState::clone(&s));
+    let state = super::shared::shared_state(session, v, state_pb).map(|s| pb::GameState::clone(&s));
     game_pb_with(v, state)
 }
 

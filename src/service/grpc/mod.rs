@@ -1,7 +1,9 @@
 //! The gRPC layer: tonic services that convert protobuf to the session
 //! layer's neutral types, call it, and map its failures to `tonic::Status`
 //! (all in [`error`]). Game-specific conversions live in one module per game
-//! ([`games`]: `games/punct.rs`, …).
+//! ([`games`]: `games/punct.rs`, …). The wire forms of a game's states
+//! are made once per state and shared by every caller (`shared.rs`, kept
+//! in each session's slot; GetGame's encoded answer: [`answer`]).
 
 pub mod answer;
 pub mod codec;
@@ -11,6 +13,7 @@ pub mod games;
 pub mod kinds;
 pub mod pb;
 pub mod service;
+mod shared;
 pub mod tournament;
 
 pub use service::RefereeApi;

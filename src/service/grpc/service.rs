@@ -21,6 +21,7 @@ use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, stat
 use super::error::status;
 use super::games::Part;
 use super::pb::referee::v1 as pb;
+use super::shared::shared_view;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;
 use crate::service::edge::quota::{ClientQuotas, CountedGame, QuotaOptions};
@@ -151,18 +152,18 @@ impl RefereeService for RefereeApi {
             }
         };
         let session = self.store.find(&req.game_id).await?;
-        let viewer = session.viewer_for(&req.token)?;
+        let role = session.role_of(&req.token, false)?;
         // Encoded once per state (and view) and shared; the clock and
         // presence are read now (docs/API.md "Compact reads").
         let (view, game) = if compact {
-            let (view, game) = session.shared_view(viewer, |view| {
+            let (view, game) = shared_view(&session, role, |view| {
                 CompactGame(EncodedGame::of(convert::compact_game_pb(
                     convert::shared_game_pb(&session, view),
                 )))
             });
             (view, game.0.clone())
         } else {
-            let (view, game) = session.shared_view(viewer, |view| {
+            let (view, game) = shared_view(&session, role, |view| {
                 EncodedGame::of(convert::shared_game_pb(&session, view))
             });
             (view, EncodedGame::clone(&game))
@@ -206,14 +207,14 @@ impl RefereeService for RefereeApi {
         // real range.
         let session = self.store.find(&req.game_id).await?;
         let seat = convert::seat(req.seat, session.seat_names().len(), "seat")?;
-        let viewer = session.viewer_for(&req.token)?;
+        let role = session.role_of(&req.token, false)?;
         let view =
             pb::MovesView::try_from(req.view).map_err(|_| SessionError::InvalidArgument {
                 field: "view",
                 description: format!("{} is not a MovesView", req.view),
             })?;
         if view == pb::MovesView::Text {
-            let (ply, to_move, notation_text) = session.legal_text(seat, viewer);
+            let (ply, to_move, notation_text) = session.legal_text(seat, role);
             return Ok(Response::new(pb::ListLegalMovesResponse {
                 ply,
                 to_move: seat_pb(to_move),
@@ -221,7 +222,7 @@ impl RefereeService for RefereeApi {
                 ..Default::default()
             }));
         }
-        let (ply, to_move, moves) = session.legal_moves(seat, viewer);
+        let (ply, to_move, moves) = session.legal_moves(seat, role);
         let (moves, notations) = match view {
             pb::MovesView::Notation => (
                 Vec::new(),
@@ -249,8 +250,10 @@ impl RefereeService for RefereeApi {
         let mv = convert::move_input(req.r#move.as_ref(), &Part::Request)?;
         let session = self.store.find(&req.game_id).await?;
         let request_id = Some(req.request_id.as_str()).filter(|r| !r.is_empty());
+        Session::check_request_id(request_id)?;
+        let role = session.role_of(&req.token, false)?;
         let receipt = session
-            .submit(&req.token, mv, req.expected_ply, request_id)
+            .submit(role, mv, req.expected_ply, request_id)
             .await
             .inspect_err(|e| tracing::debug!(game_id = %req.game_id, error = %e, "move refused"))?;
         let report = receipt.report;
@@ -282,7 +285,6 @@ impl RefereeService for RefereeApi {
         if req.from_ply.is_some() {
             metrics::counter!(crate::service::telemetry::CLUSTER_WATCH_RESUMES).increment(1);
         }
-        let token = Some(req.token.as_str()).filter(|t| !t.is_empty());
         let stream_permit = self
             .watch_streams
             .clone()
@@ -294,7 +296,8 @@ impl RefereeService for RefereeApi {
                 })
             })?;
         let client_slot = self.quotas.watch_slot(&caller.client())?;
-        let mut watch = session.watch_as(req.from_ply, token)?;
+        let role = session.role_of(&req.token, false)?;
+        let mut watch = session.watch(req.from_ply, role)?;
         let (tx, rx) = mpsc::channel::<WatchMessage>(WATCH_CHANNEL);
         let shutdown = self.shutdown.clone();
         tokio::spawn(async move {
@@ -397,12 +400,8 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ResignRequest>,
     ) -> Result<Response<pb::ResignResponse>, Status> {
         let req = request.into_inner();
-        let view = self
-            .store
-            .find(&req.game_id)
-            .await?
-            .resign(&req.token)
-            .await?;
+        let session = self.store.find(&req.game_id).await?;
+        let view = session.resign(session.role_of(&req.token, false)?).await?;
         Ok(Response::new(pb::ResignResponse {
             game: Some(game_pb(&view)),
         }))
@@ -413,11 +412,9 @@ impl RefereeService for RefereeApi {
         request: Request<pb::OfferDrawRequest>,
     ) -> Result<Response<pb::OfferDrawResponse>, Status> {
         let req = request.into_inner();
-        let (agreed, view) = self
-            .store
-            .find(&req.game_id)
-            .await?
-            .offer_draw(&req.token)
+        let session = self.store.find(&req.game_id).await?;
+        let (agreed, view) = session
+            .offer_draw(session.role_of(&req.token, false)?)
             .await?;
         Ok(Response::new(pb::OfferDrawResponse {
             agreed,
@@ -430,11 +427,9 @@ impl RefereeService for RefereeApi {
         request: Request<pb::AcceptDrawRequest>,
     ) -> Result<Response<pb::AcceptDrawResponse>, Status> {
         let req = request.into_inner();
-        let (agreed, view) = self
-            .store
-            .find(&req.game_id)
-            .await?
-            .accept_draw(&req.token)
+        let session = self.store.find(&req.game_id).await?;
+        let (agreed, view) = session
+            .accept_draw(session.role_of(&req.token, false)?)
             .await?;
         Ok(Response::new(pb::AcceptDrawResponse {
             game: Some(game_pb(&view)),
@@ -454,11 +449,9 @@ impl RefereeService for RefereeApi {
             .is_some_and(|k| k.has(crate::service::edge::access::Scope::GamesAdmin));
         let req = request.into_inner();
         let session = self.store.find(&req.game_id).await?;
-        let view = if platform {
-            session.platform_abort(&req.token).await?
-        } else {
-            session.abort(&req.token).await?
-        };
+        let view = session
+            .abort(session.role_of(&req.token, platform)?)
+            .await?;
         Ok(Response::new(pb::AbortGameResponse {
             game: Some(game_pb(&view)),
         }))
@@ -500,9 +493,9 @@ impl RefereeService for RefereeApi {
         let req = request.get_ref();
         Caller::of(&request).may_read(&req.token)?;
         let session = self.store.find(&req.game_id).await?;
-        let viewer = session.viewer_for(&req.token)?;
+        let role = session.role_of(&req.token, false)?;
         Ok(Response::new(pb::ExportGameResponse {
-            record: session.export(viewer),
+            record: session.export(role),
         }))
     }
 
@@ -515,7 +508,8 @@ impl RefereeService for RefereeApi {
         // real range.
         let session = self.store.find(&req.game_id).await?;
         let against = convert::seat(req.against, session.seat_names().len(), "against")?;
-        let view = session.claim_victory(&req.token, against).await?;
+        let role = session.role_of(&req.token, false)?;
+        let view = session.claim_victory(role, against).await?;
         tracing::info!(game_id = %req.game_id, "victory claimed: a seat abandoned the game");
         Ok(Response::new(pb::ClaimVictoryResponse {
             game: Some(game_pb(&view)),
@@ -547,8 +541,8 @@ impl RefereeService for RefereeApi {
         Caller::of(&request).may_read(&request.get_ref().token)?;
         let req = request.into_inner();
         let session = self.store.find(&req.game_id).await?;
-        let viewer = session.viewer_for(&req.token)?;
-        let view = session.view_at(req.ply, viewer)?;
+        let role = session.role_of(&req.token, false)?;
+        let view = session.view_at(req.ply, role)?;
         let svg = view
             .snapshot
             .as_ref()

@@ -41,8 +41,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::games::Viewer;
-use crate::service::sessions::{ListQuery, Session, SessionError, SessionStore, WatchItem};
+use crate::service::sessions::{ListQuery, Role, Session, SessionError, SessionStore, WatchItem};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
@@ -245,7 +244,7 @@ async fn board_svg(
         })
         .transpose()?;
     let session = state.store.find(id).await?;
-    let view = session.view_at(ply, Viewer::Spectator)?;
+    let view = session.view_at(ply, Role::Spectator)?;
     let svg = view
         .snapshot
         .as_ref()
@@ -346,7 +345,7 @@ async fn game_events(
     Path(id): Path<String>,
 ) -> Result<Response, HttpError> {
     let session = state.store.find(&id).await?;
-    let mut watch = session.watch(None)?;
+    let mut watch = session.watch(None, Role::Spectator)?;
     let (tx, rx) = mpsc::channel::<Result<SseEvent, Infallible>>(EVENTS_CHANNEL);
     let shutdown = state.shutdown.clone();
     tokio::spawn(async move {

@@ -9,7 +9,6 @@ use std::time::Duration;
 use tokio::time::{self, Instant};
 
 use super::*;
-use crate::games::Viewer;
 use crate::games::{GameRules, MoveInput, Seat, Verdict};
 
 const MS: Duration = Duration::from_millis(1);
@@ -51,7 +50,7 @@ struct Prepared {
 fn prepare(s: &Arc<Session>, tokens: &[String; 2]) -> Prepared {
     let view = s.view(false);
     let seat = view.to_move.expect("game in progress");
-    let (_, _, moves) = s.legal_moves(None, Viewer::Spectator);
+    let (_, _, moves) = s.legal_moves(None, Role::Spectator);
     Prepared {
         token: tokens[seat.index()].clone(),
         mv: moves[0].detail.to_input(),
@@ -60,7 +59,7 @@ fn prepare(s: &Arc<Session>, tokens: &[String; 2]) -> Prepared {
 }
 
 async fn submit(s: &Arc<Session>, p: Prepared) -> Result<MoveReceipt, SessionError> {
-    s.submit(&p.token, p.mv, p.ply, None).await
+    s.submit(s.role(&p.token), p.mv, p.ply, None).await
 }
 
 /// Plays the first legal move for whoever is to move.
@@ -110,7 +109,7 @@ async fn flag_falls_by_itself_at_the_deadline_with_no_request() {
     let store = SessionStore::new(limits());
     let t0 = Instant::now();
     let (s, _) = timed(&store, fischer(1000, 0)).await;
-    let mut spectator = s.watch(None).unwrap();
+    let mut spectator = s.watch(None, Role::Spectator).unwrap();
     skip_snapshot(&mut spectator).await;
     // Nobody calls anything: the paused clock jumps to the next timer, the
     // game's own, and the watcher sees the end.
@@ -196,7 +195,7 @@ async fn a_side_that_never_starts_aborts_the_game_and_loses_nothing() {
     let v = s.view(false);
     assert_eq!(remaining(&v), [MS * 1000, MS * 1000]);
     assert_eq!(v.clock.first_move_left, Some(MS * 200));
-    let mut w = s.watch(None).unwrap();
+    let mut w = s.watch(None, Role::Spectator).unwrap();
     skip_snapshot(&mut w).await;
     let over = next_event(&mut w).await;
     assert_eq!(Instant::now() - t0, MS * 350);
@@ -225,7 +224,7 @@ async fn race(offset: Duration) -> (Result<MoveReceipt, SessionError>, GameView,
     let (s, tokens) = timed(&store, fischer(1000, 0)).await;
     play(&s, &tokens).await.unwrap();
     play(&s, &tokens).await.unwrap();
-    let mut w = s.watch(None).unwrap();
+    let mut w = s.watch(None, Role::Spectator).unwrap();
     skip_snapshot(&mut w).await;
     // White's clock: 1000 ms, its turn started now.
     let mv = prepare(&s, &tokens);
@@ -282,7 +281,7 @@ async fn a_move_and_the_timer_racing_on_threads_have_one_outcome() {
     // stream agree.
     let store = SessionStore::new(limits());
     let (s, tokens) = timed(&store, fischer(100, 0)).await;
-    let mut w = s.watch(None).unwrap();
+    let mut w = s.watch(None, Role::Spectator).unwrap();
     skip_snapshot(&mut w).await;
     let mv = prepare(&s, &tokens);
     time::advance(MS * 100).await;
@@ -304,7 +303,7 @@ async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
     let store = SessionStore::new(limits());
     let (s, tokens) = timed(&store, fischer(1000, 0)).await;
     time::advance(MS * 100).await;
-    let v = s.abort(&tokens[1]).await.unwrap();
+    let v = s.abort(s.role(&tokens[1])).await.unwrap();
     assert_eq!(v.verdict.as_ref().unwrap().reason, "ABORTED");
     assert_eq!(remaining(&v), [MS * 900, MS * 1000]);
 
@@ -312,7 +311,7 @@ async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
     play(&s, &tokens).await.unwrap();
     play(&s, &tokens).await.unwrap();
     time::advance(MS * 250).await;
-    let v = s.resign(&tokens[0]).await.unwrap();
+    let v = s.resign(s.role(&tokens[0])).await.unwrap();
     assert_eq!(v.verdict.as_ref().unwrap().reason, "RESIGNATION");
     // Long after the old deadline nothing changes: the clock stopped.
     time::advance(MS * 5000).await;
@@ -325,11 +324,11 @@ async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
 async fn presence_follows_a_players_streams_and_spectators_see_it_flip() {
     let store = SessionStore::new(limits());
     let (s, tokens) = timed(&store, fischer(60_000, 0)).await;
-    let mut spectator = s.watch(None).unwrap();
+    let mut spectator = s.watch(None, Role::Spectator).unwrap();
     let snap = skip_snapshot(&mut spectator).await;
     assert!(!snap.presence[0].connected && !snap.presence[1].connected);
 
-    let mut white = s.watch_as(None, Some(&tokens[0])).unwrap();
+    let mut white = s.watch(None, s.role(&tokens[0])).unwrap();
     // The player's own first snapshot already shows it present.
     assert!(skip_snapshot(&mut white).await.presence[0].connected);
     match spectator.next().await.unwrap().unwrap() {
@@ -338,7 +337,7 @@ async fn presence_follows_a_players_streams_and_spectators_see_it_flip() {
     }
     // A second stream of the same seat flips nothing; dropping one of two
     // keeps the seat present.
-    let second = s.watch_as(None, Some(&tokens[0])).unwrap();
+    let second = s.watch(None, s.role(&tokens[0])).unwrap();
     drop(second);
     assert!(s.presence()[0].connected);
 
@@ -351,7 +350,8 @@ async fn presence_follows_a_players_streams_and_spectators_see_it_flip() {
     assert_eq!(s.presence()[0].away_for, MS * 70);
     // A spectator token is no seat: refused, nothing counted.
     assert!(matches!(
-        s.watch_as(None, Some("0123456789abcdef0123456789abcdef")),
+        s.role_of("0123456789abcdef0123456789abcdef", false)
+            .and_then(|role| s.watch(None, role)),
         Err(SessionError::PermissionDenied(_))
     ));
     assert!(!s.presence()[0].connected && !s.presence()[1].connected);
@@ -363,35 +363,38 @@ async fn victory_can_be_claimed_only_over_an_opponent_gone_long_enough() {
     let (untimed, ut) = timed(&store, TimeControl::default()).await;
     play(&untimed, &ut).await.unwrap();
     play(&untimed, &ut).await.unwrap();
-    let e = untimed.claim_victory(&ut[0], None).await.unwrap_err();
+    let e = untimed
+        .claim_victory(untimed.role(&ut[0]), None)
+        .await
+        .unwrap_err();
     assert_eq!(illegal_reason(&e), "NO_CLOCK");
 
     let (s, tokens) = timed(&store, fischer(60_000, 0)).await;
-    let e = s.claim_victory(&tokens[0], None).await.unwrap_err();
+    let e = s.claim_victory(s.role(&tokens[0]), None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "GAME_NOT_STARTED");
     play(&s, &tokens).await.unwrap();
     play(&s, &tokens).await.unwrap();
 
-    let black = s.watch_as(None, Some(&tokens[1])).unwrap();
+    let black = s.watch(None, s.role(&tokens[1])).unwrap();
     time::advance(MS * 1000).await;
-    let e = s.claim_victory(&tokens[0], None).await.unwrap_err();
+    let e = s.claim_victory(s.role(&tokens[0]), None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "OPPONENT_PRESENT");
 
     drop(black);
     time::advance(MS * 499).await;
-    let e = s.claim_victory(&tokens[0], None).await.unwrap_err();
+    let e = s.claim_victory(s.role(&tokens[0]), None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "OPPONENT_NOT_GONE_LONG_ENOUGH");
     assert!(s.view(false).verdict.is_none());
 
     time::advance(MS).await;
-    let v = s.claim_victory(&tokens[0], None).await.unwrap();
+    let v = s.claim_victory(s.role(&tokens[0]), None).await.unwrap();
     let verdict = v.verdict.unwrap();
     assert_eq!(
         (verdict.winner(), verdict.reason),
         (Some(Seat::FIRST), "ABANDONED")
     );
     assert_eq!(v.clock.running, None);
-    let e = s.claim_victory(&tokens[0], None).await.unwrap_err();
+    let e = s.claim_victory(s.role(&tokens[0]), None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "GAME_OVER");
 }
 

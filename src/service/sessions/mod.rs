@@ -42,6 +42,7 @@ pub use clock::{
 };
 pub use presence::{PresenceSlot, SeatPresence};
 pub use recovery::StoredGameError;
+pub use session::{Current, StateKey};
 pub use session::{Event, EventKind, GameView, MoveReceipt, Role, Session, SetupView, TimeView};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};

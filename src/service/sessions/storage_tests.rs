@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
-use crate::games::{GameRules, MoveInput, Seat, SeatSet, Viewer};
+use crate::games::{GameRules, MoveInput, Seat, SeatSet};
 use crate::service::storage::conformance;
 use crate::service::storage::memory::MemoryStorage;
 use crate::service::storage::postgres::{PostgresOptions, PostgresStorage};
@@ -80,17 +80,20 @@ impl Drop for Backend {
 }
 
 fn first_move(s: &Session) -> MoveInput {
-    s.legal_moves(None, Viewer::Spectator).2[0]
-        .detail
-        .to_input()
+    s.legal_moves(None, Role::Spectator).2[0].detail.to_input()
 }
 
 async fn play(s: &Arc<Session>, tokens: &[String; 2], request_id: Option<&str>) -> MoveReceipt {
     let v = s.view(false);
     let seat = v.to_move.unwrap();
-    s.submit(&tokens[seat.index()], first_move(s), v.ply, request_id)
-        .await
-        .unwrap()
+    s.submit(
+        s.role(&tokens[seat.index()]),
+        first_move(s),
+        v.ply,
+        request_id,
+    )
+    .await
+    .unwrap()
 }
 
 fn texts(tokens: Vec<Token>) -> [String; 2] {
@@ -110,7 +113,7 @@ async fn new_game(storage: &Arc<MemoryStorage>) -> (SessionStore, Arc<Session>, 
 
 /// A watcher of `s` that has had its first snapshot (events come next).
 async fn watch_past_snapshot(s: &Arc<Session>) -> Watch {
-    let mut w = s.watch(None).unwrap();
+    let mut w = s.watch(None, Role::Spectator).unwrap();
     assert!(matches!(
         w.next().await,
         Ok(Some(WatchItem::Snapshot { .. }))
@@ -135,12 +138,12 @@ async fn games_come_back_after_a_restart_with_tokens_retries_and_offers() {
             let receipt = play(&s, &tokens, Some("m2")).await;
             play(&s, &tokens, None).await;
             // Black, not to move, offers a draw; it stands after the restart.
-            s.offer_draw(&tokens[1]).await.unwrap();
+            s.offer_draw(s.role(&tokens[1])).await.unwrap();
             let (other, ot) = store
                 .create(GameRules::default(), BTreeMap::new())
                 .await
                 .unwrap();
-            other.resign(&ot[0].to_string()).await.unwrap();
+            other.resign(other.role(&ot[0].to_string())).await.unwrap();
             (
                 s.id().clone(),
                 tokens,
@@ -163,13 +166,18 @@ async fn games_come_back_after_a_restart_with_tokens_retries_and_offers() {
         // The retry of an acknowledged move is answered from the record,
         // whether the move is repeated as notation or structured.
         let retry = s
-            .submit(&tokens[1], receipt.report.detail.to_input(), 1, Some("m2"))
+            .submit(
+                s.role(&tokens[1]),
+                receipt.report.detail.to_input(),
+                1,
+                Some("m2"),
+            )
             .await
             .unwrap();
         assert!(retry.replayed);
         assert_eq!(retry.report, receipt.report);
         let wrong = s
-            .submit(&tokens[1], first_move(&s), 1, Some("m2"))
+            .submit(s.role(&tokens[1]), first_move(&s), 1, Some("m2"))
             .await
             .unwrap_err();
         assert!(matches!(
@@ -180,7 +188,7 @@ async fn games_come_back_after_a_restart_with_tokens_retries_and_offers() {
             }
         ));
         // The old tokens still hold their seats; a watcher resumes at ply 1.
-        let mut w = s.watch(Some(1)).unwrap();
+        let mut w = s.watch(Some(1), Role::Spectator).unwrap();
         assert!(matches!(
             w.next().await,
             Ok(Some(WatchItem::Snapshot { .. }))
@@ -209,14 +217,14 @@ async fn a_failing_store_refuses_changes_and_applies_none() {
 
     storage.set_failing(true);
     let e = s
-        .submit(&tokens[1], first_move(&s), 1, Some("r"))
+        .submit(s.role(&tokens[1]), first_move(&s), 1, Some("r"))
         .await
         .unwrap_err();
     assert!(matches!(e, SessionError::Unavailable(_)), "{e:?}");
     assert!(e.to_string().contains("disk is full"), "{e}");
     for e in [
-        s.resign(&tokens[0]).await.unwrap_err(),
-        s.offer_draw(&tokens[0]).await.unwrap_err(),
+        s.resign(s.role(&tokens[0])).await.unwrap_err(),
+        s.offer_draw(s.role(&tokens[0])).await.unwrap_err(),
         store
             .create(GameRules::default(), BTreeMap::new())
             .await
@@ -238,7 +246,7 @@ async fn a_failing_store_refuses_changes_and_applies_none() {
     // Storage back: the same request id is a fresh move, not a retry.
     storage.set_failing(false);
     let r = s
-        .submit(&tokens[1], first_move(&s), 1, Some("r"))
+        .submit(s.role(&tokens[1]), first_move(&s), 1, Some("r"))
         .await
         .unwrap();
     assert!(!r.replayed);
@@ -257,7 +265,7 @@ async fn a_move_whose_caller_goes_away_mid_write_is_applied_and_answers_its_retr
     storage.set_holding(true);
     let call = {
         let (s, token, mv) = (s.clone(), tokens[0].clone(), first_move(&s));
-        tokio::spawn(async move { s.submit(&token, mv, 0, Some("gone")).await })
+        tokio::spawn(async move { s.submit(s.role(&token), mv, 0, Some("gone")).await })
     };
     tokio::time::timeout(Duration::from_secs(5), async {
         while storage.held() == 0 {
@@ -274,7 +282,7 @@ async fn a_move_whose_caller_goes_away_mid_write_is_applied_and_answers_its_retr
     // deciding the move again beside it.
     let retry = {
         let (s, token, mv) = (s.clone(), tokens[0].clone(), first_move(&s));
-        tokio::spawn(async move { s.submit(&token, mv, 0, Some("gone")).await })
+        tokio::spawn(async move { s.submit(s.role(&token), mv, 0, Some("gone")).await })
     };
     tokio::time::sleep(Duration::from_millis(30)).await;
     assert!(
@@ -379,7 +387,7 @@ fn finished_picture(s: &Session) -> (u32, Option<crate::games::Verdict>, Option<
         v.ply,
         v.verdict.clone(),
         picture(&v),
-        s.export(Viewer::Spectator),
+        s.export(Role::Spectator),
     )
 }
 
@@ -403,7 +411,7 @@ async fn finished_games_are_read_back_after_a_restart_listed_and_pruned() {
             for _ in 0..3 {
                 play(&s, &tokens, None).await;
             }
-            s.resign(&tokens[0]).await.unwrap();
+            s.resign(s.role(&tokens[0])).await.unwrap();
             finished.push(s);
             // Drawn by agreement.
             let (s, t) = store
@@ -413,8 +421,8 @@ async fn finished_games_are_read_back_after_a_restart_listed_and_pruned() {
             let tokens = texts(t);
             play(&s, &tokens, None).await;
             play(&s, &tokens, None).await;
-            s.offer_draw(&tokens[0]).await.unwrap();
-            s.accept_draw(&tokens[1]).await.unwrap();
+            s.offer_draw(s.role(&tokens[0])).await.unwrap();
+            s.accept_draw(s.role(&tokens[1])).await.unwrap();
             finished.push(s);
             // Aborted before Black moved.
             let (s, t) = store
@@ -423,7 +431,7 @@ async fn finished_games_are_read_back_after_a_restart_listed_and_pruned() {
                 .unwrap();
             let tokens = texts(t);
             play(&s, &tokens, None).await;
-            s.abort(&tokens[1]).await.unwrap();
+            s.abort(s.role(&tokens[1])).await.unwrap();
             finished.push(s);
             // Imported finished.
             let record = "game: punct\nresult: black RESIGNATION\n\nSE@E5:F5,G5\n";
@@ -464,8 +472,7 @@ async fn finished_games_are_read_back_after_a_restart_listed_and_pruned() {
         assert_eq!(finished_picture(&again), finished[0].1);
         // A finished game read back takes no move and no action.
         let err = again
-            .resign(&Token::random().to_string())
-            .await
+            .role_of(&Token::random().to_string(), false)
             .unwrap_err();
         assert!(matches!(err, SessionError::PermissionDenied(_)), "{err:?}");
         assert!(matches!(

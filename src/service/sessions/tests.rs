@@ -23,7 +23,7 @@ async fn new_game(store: &SessionStore) -> (Arc<Session>, String, String) {
 
 /// The first legal move of the player to move, as input.
 fn first_move(s: &Session) -> MoveInput {
-    let (_, _, moves) = s.legal_moves(None, Viewer::Spectator);
+    let (_, _, moves) = s.legal_moves(None, Role::Spectator);
     moves[0].detail.to_input()
 }
 
@@ -31,7 +31,7 @@ fn first_move(s: &Session) -> MoveInput {
 async fn play_one(s: &Arc<Session>, tokens: &[String; 2]) -> MoveReceipt {
     let view = s.view(false);
     let seat = view.to_move.unwrap();
-    s.submit(&tokens[seat.index()], first_move(s), view.ply, None)
+    s.submit(s.role(&tokens[seat.index()]), first_move(s), view.ply, None)
         .await
         .unwrap()
 }
@@ -61,21 +61,72 @@ async fn bad_tokens_are_refused_and_change_nothing() {
     let (s, _, b) = new_game(&st).await;
     let mv = first_move(&s);
     assert!(matches!(
-        s.submit("", mv.clone(), 0, None).await,
+        s.submit(s.role(""), mv.clone(), 0, None).await,
         Err(SessionError::Unauthenticated { .. })
     ));
     assert!(matches!(
-        s.submit("not-a-token", mv.clone(), 0, None).await,
+        s.role_of("not-a-token", false),
         Err(SessionError::Unauthenticated { .. })
     ));
     let stranger = Token::random().to_string();
     assert!(matches!(
-        s.submit(&stranger, mv.clone(), 0, None).await,
+        s.role_of(&stranger, false),
         Err(SessionError::PermissionDenied(_))
     ));
-    let err = s.submit(&b, mv, 0, None).await.unwrap_err();
+    let err = s.submit(s.role(&b), mv, 0, None).await.unwrap_err();
     assert_eq!(reason(&err), "NOT_YOUR_TURN");
     assert_eq!(s.view(false).ply, 0);
+}
+
+#[tokio::test]
+async fn a_callers_role_comes_from_its_token_and_the_platform_key() {
+    let st = store();
+    let (s, w, b) = new_game(&st).await;
+    let black = Seat::new(1).unwrap();
+    assert_eq!(s.role_of("", false), Ok(Role::Spectator));
+    assert_eq!(s.role_of(&w, false), Ok(Role::Seat(Seat::FIRST)));
+    assert_eq!(s.role_of(&b, false), Ok(Role::Seat(black)));
+    // The platform names the game by a seat's token, and sees that seat's
+    // view; it brings a token, and a right one.
+    let platform = s.role_of(&b, true).unwrap();
+    assert_eq!(platform, Role::Platform(Some(black)));
+    assert_eq!(
+        (platform.viewer(), platform.seat()),
+        (Viewer::Seat(black), None)
+    );
+    assert!(matches!(
+        s.role_of("", true),
+        Err(SessionError::Unauthenticated {
+            reason: "TOKEN_MISSING",
+            ..
+        })
+    ));
+    assert!(matches!(
+        s.role_of(&Token::random().to_string(), true),
+        Err(SessionError::PermissionDenied(_))
+    ));
+    // A spectator and the platform play no seat: refused, nothing changes.
+    let mv = first_move(&s);
+    assert!(matches!(
+        s.submit(Role::Spectator, mv.clone(), 0, None).await,
+        Err(SessionError::Unauthenticated {
+            reason: "TOKEN_MISSING",
+            ..
+        })
+    ));
+    assert!(matches!(
+        s.resign(platform).await,
+        Err(SessionError::PermissionDenied(_))
+    ));
+    assert!(matches!(
+        s.abort(Role::Spectator).await,
+        Err(SessionError::Unauthenticated { .. })
+    ));
+    assert_eq!((s.view(false).ply, s.view(false).verdict), (0, None));
+    // The server itself aborts without naming a seat: a spectator's view.
+    let v = s.abort(Role::Platform(None)).await.unwrap();
+    assert_eq!(v.verdict.unwrap().reason, "ABORTED");
+    assert_eq!(v.viewer, Viewer::Spectator);
 }
 
 #[tokio::test]
@@ -83,7 +134,7 @@ async fn a_move_for_another_game_is_permission_denied() {
     let st = store();
     let (s1, _, _) = new_game(&st).await;
     let (_, w2, _) = new_game(&st).await;
-    let err = s1.submit(&w2, first_move(&s1), 0, None).await.unwrap_err();
+    let err = s1.role_of(&w2, false).unwrap_err();
     assert!(matches!(err, SessionError::PermissionDenied(_)));
 }
 
@@ -93,7 +144,10 @@ async fn stale_ply_is_aborted_not_misapplied() {
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
     play_one(&s, &tokens).await;
-    let err = s.submit(&b, first_move(&s), 0, None).await.unwrap_err();
+    let err = s
+        .submit(s.role(&b), first_move(&s), 0, None)
+        .await
+        .unwrap_err();
     assert_eq!(
         err,
         SessionError::StalePly {
@@ -109,9 +163,9 @@ async fn illegal_move_names_the_engine_rule() {
     let st = store();
     let (s, w, b) = new_game(&st).await;
     let mv = first_move(&s);
-    s.submit(&w, mv.clone(), 0, None).await.unwrap();
+    s.submit(s.role(&w), mv.clone(), 0, None).await.unwrap();
     // Black tries to put a piece where White's now lies.
-    let err = s.submit(&b, mv, 1, None).await.unwrap_err();
+    let err = s.submit(s.role(&b), mv, 1, None).await.unwrap_err();
     assert_eq!(reason(&err), "SPACE_NOT_EMPTY");
     assert_eq!(s.view(false).ply, 1);
 }
@@ -121,17 +175,24 @@ async fn request_id_retry_returns_the_first_result_once() {
     let st = store();
     let (s, w, _) = new_game(&st).await;
     let mv = first_move(&s);
-    let first = s.submit(&w, mv.clone(), 0, Some("r-1")).await.unwrap();
+    let first = s
+        .submit(s.role(&w), mv.clone(), 0, Some("r-1"))
+        .await
+        .unwrap();
     assert!(!first.replayed);
-    let again = s.submit(&w, mv.clone(), 0, Some("r-1")).await.unwrap();
+    let again = s
+        .submit(s.role(&w), mv.clone(), 0, Some("r-1"))
+        .await
+        .unwrap();
     assert!(again.replayed);
     assert_eq!(again.report, first.report);
     assert_eq!(s.view(false).ply, 1);
     // The same id for another move is a client bug, not a retry.
-    let other = s.legal_moves(None, Viewer::Spectator).2[0]
-        .detail
-        .to_input();
-    let err = s.submit(&w, other, 1, Some("r-1")).await.unwrap_err();
+    let other = s.legal_moves(None, Role::Spectator).2[0].detail.to_input();
+    let err = s
+        .submit(s.role(&w), other, 1, Some("r-1"))
+        .await
+        .unwrap_err();
     assert!(matches!(
         err,
         SessionError::InvalidArgument {
@@ -141,7 +202,7 @@ async fn request_id_retry_returns_the_first_result_once() {
     ));
     let long = "x".repeat(MAX_REQUEST_ID + 1);
     assert!(matches!(
-        s.submit(&w, mv, 0, Some(&long)).await,
+        s.submit(s.role(&w), mv, 0, Some(&long)).await,
         Err(SessionError::InvalidArgument {
             field: "request_id",
             ..
@@ -153,11 +214,11 @@ async fn request_id_retry_returns_the_first_result_once() {
 async fn racing_submissions_for_one_ply_apply_exactly_once() {
     let st = store();
     let (s, w, _) = new_game(&st).await;
-    let moves = s.legal_moves(None, Viewer::Spectator).2;
+    let moves = s.legal_moves(None, Role::Spectator).2;
     let handles: Vec<_> = (0..8)
         .map(|i| {
             let (s, w, mv) = (s.clone(), w.clone(), moves[i].detail.to_input());
-            tokio::spawn(async move { s.submit(&w, mv, 0, None).await })
+            tokio::spawn(async move { s.submit(s.role(&w), mv, 0, None).await })
         })
         .collect();
     let mut results = Vec::new();
@@ -185,7 +246,7 @@ async fn resignation_ends_the_game_for_the_opponent() {
     let st = store();
     let (s, w, b) = new_game(&st).await;
     let mv = first_move(&s);
-    let v = s.resign(&b).await.unwrap();
+    let v = s.resign(s.role(&b)).await.unwrap();
     let verdict = v.verdict.unwrap();
     assert_eq!(
         (verdict.winner(), verdict.reason),
@@ -193,10 +254,13 @@ async fn resignation_ends_the_game_for_the_opponent() {
     );
     assert_eq!(v.to_move, None);
     assert_eq!(
-        reason(&s.submit(&w, mv, 0, None).await.unwrap_err()),
+        reason(&s.submit(s.role(&w), mv, 0, None).await.unwrap_err()),
         "GAME_OVER"
     );
-    assert_eq!(reason(&s.resign(&w).await.unwrap_err()), "GAME_OVER");
+    assert_eq!(
+        reason(&s.resign(s.role(&w)).await.unwrap_err()),
+        "GAME_OVER"
+    );
 }
 
 #[tokio::test]
@@ -204,18 +268,18 @@ async fn draw_needs_an_offer_from_the_opponent() {
     let st = store();
     let (s, w, b) = new_game(&st).await;
     assert_eq!(
-        reason(&s.accept_draw(&b).await.unwrap_err()),
+        reason(&s.accept_draw(s.role(&b)).await.unwrap_err()),
         "NO_DRAW_OFFER"
     );
-    let (agreed, v) = s.offer_draw(&w).await.unwrap();
+    let (agreed, v) = s.offer_draw(s.role(&w)).await.unwrap();
     assert!(!agreed);
     assert_eq!(v.draw_offers, SeatSet::only(Seat::FIRST));
     // The offerer cannot accept their own offer.
     assert_eq!(
-        reason(&s.accept_draw(&w).await.unwrap_err()),
+        reason(&s.accept_draw(s.role(&w)).await.unwrap_err()),
         "NO_DRAW_OFFER"
     );
-    let (agreed, v) = s.accept_draw(&b).await.unwrap();
+    let (agreed, v) = s.accept_draw(s.role(&b)).await.unwrap();
     assert!(agreed);
     let verdict = v.verdict.unwrap();
     assert_eq!((verdict.winner(), verdict.reason), (None, "DRAW_AGREEMENT"));
@@ -226,13 +290,13 @@ async fn crossing_offers_agree_and_a_move_declines() {
     let st = store();
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
-    s.offer_draw(&w).await.unwrap();
+    s.offer_draw(s.role(&w)).await.unwrap();
     play_one(&s, &tokens).await; // White moves: offer stands.
     assert_eq!(s.view(false).draw_offers, SeatSet::only(Seat::FIRST));
     play_one(&s, &tokens).await; // Black moves: declined.
     assert_eq!(s.view(false).draw_offers, SeatSet::EMPTY);
-    s.offer_draw(&b).await.unwrap();
-    let (agreed, v) = s.offer_draw(&w).await.unwrap();
+    s.offer_draw(s.role(&b)).await.unwrap();
+    let (agreed, v) = s.offer_draw(s.role(&w)).await.unwrap();
     assert!(agreed);
     assert_eq!(v.verdict.unwrap().reason, "DRAW_AGREEMENT");
 }
@@ -243,13 +307,16 @@ async fn abort_only_before_both_seats_moved() {
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
     play_one(&s, &tokens).await;
-    let v = s.abort(&b).await.unwrap();
+    let v = s.abort(s.role(&b)).await.unwrap();
     assert_eq!(v.verdict.unwrap().reason, "ABORTED");
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
     play_one(&s, &tokens).await;
     play_one(&s, &tokens).await;
-    assert_eq!(reason(&s.abort(&w).await.unwrap_err()), "ABORT_TOO_LATE");
+    assert_eq!(
+        reason(&s.abort(s.role(&w)).await.unwrap_err()),
+        "ABORT_TOO_LATE"
+    );
     assert!(s.view(false).verdict.is_none());
 }
 
@@ -286,7 +353,7 @@ async fn session_limit_refuses_creation_until_a_game_expires() {
             max: 1
         }
     );
-    s.resign(&w).await.unwrap();
+    s.resign(s.role(&w)).await.unwrap();
     assert_eq!(st.sweep(Instant::now()), 1);
     assert!(st.is_empty());
     new_game(&st).await;
@@ -312,7 +379,7 @@ async fn labels_are_checked_and_filter_listings() {
         .await
         .unwrap();
     let (s2, w2, _) = new_game(&st).await;
-    s2.resign(&w2).await.unwrap();
+    s2.resign(s2.role(&w2)).await.unwrap();
     new_game(&st).await;
     let bad: BTreeMap<_, _> = [("no spaces".to_string(), "x".to_string())].into();
     assert!(matches!(
@@ -346,36 +413,6 @@ async fn labels_are_checked_and_filter_listings() {
         2
     );
     assert_eq!(st.list(&q(None, labels)).await.unwrap().0.len(), 1);
-}
-
-#[tokio::test]
-async fn a_states_shared_form_is_made_once_per_state() {
-    let st = store();
-    let (s, w, b) = new_game(&st).await;
-    let tokens = [w.clone(), b.clone()];
-    let made = std::sync::atomic::AtomicUsize::new(0);
-    let make = |snap: &crate::games::Snapshot| {
-        made.fetch_add(1, Ordering::SeqCst);
-        snap.svg(None, None)
-    };
-    let first = s.shared_state(&s.view(true), make).unwrap();
-    let again = s.shared_state(&s.view_as(Viewer::Spectator), make).unwrap();
-    assert!(Arc::ptr_eq(&first, &again), "shared, not made again");
-    // A seat of a game that hides nothing sees the spectator's state.
-    let seat = s.viewer_for(&w).unwrap();
-    let seats = s.shared_state(&s.view_as(seat), make).unwrap();
-    assert!(Arc::ptr_eq(&first, &seats));
-    assert_eq!(made.load(Ordering::SeqCst), 1);
-    // A move makes another state; so does the end at the same ply.
-    play_one(&s, &tokens).await;
-    let moved = s.shared_state(&s.view(true), make).unwrap();
-    assert_ne!(*moved, *first);
-    s.resign(&b).await.unwrap();
-    let over = s.shared_state(&s.view(true), make).unwrap();
-    assert!(!Arc::ptr_eq(&moved, &over));
-    assert_eq!(made.load(Ordering::SeqCst), 3);
-    // No state in a listing view: nothing to share.
-    assert!(s.shared_state(&s.view(false), make).is_none());
 }
 
 #[test]
@@ -432,8 +469,8 @@ async fn validate_move_answers_without_a_session() {
     let st = store();
     let (s, w, _) = new_game(&st).await;
     let mv = first_move(&s);
-    s.submit(&w, mv.clone(), 0, None).await.unwrap();
-    let record = s.export(Viewer::Spectator);
+    s.submit(s.role(&w), mv.clone(), 0, None).await.unwrap();
+    let record = s.export(Role::Spectator);
     let a = validate_move(History::Record(record.clone()), &mv).unwrap();
     assert_eq!(a.seat, Some(Seat::SECOND));
     assert!(matches!(
@@ -460,10 +497,10 @@ async fn export_and_import_round_trip() {
     for _ in 0..3 {
         play_one(&s, &tokens).await;
     }
-    let record = s.export(Viewer::Spectator);
+    let record = s.export(Role::Spectator);
     let (copy, _) = st.import(&record, BTreeMap::new()).await.unwrap();
     assert_eq!(copy.view(false).ply, 3);
-    assert_eq!(copy.export(Viewer::Spectator), record);
+    assert_eq!(copy.export(Role::Spectator), record);
     let err = st
         .import("SE@Z99:A1,A2\n", BTreeMap::new())
         .await
@@ -503,7 +540,7 @@ mod watching {
         assert!(!s.has_ring(), "a new game allocates no ring");
         play_one(&s, &tokens).await;
         assert!(!s.has_ring());
-        let mut watch = s.watch(None).unwrap();
+        let mut watch = s.watch(None, Role::Spectator).unwrap();
         assert!(s.has_ring());
         snapshot_of(watch.next().await.unwrap().unwrap());
         play_one(&s, &tokens).await;
@@ -514,7 +551,7 @@ mod watching {
         // again and misses nothing.
         play_one(&s, &tokens).await;
         assert!(!s.has_ring());
-        let mut watch = s.watch(Some(2)).unwrap();
+        let mut watch = s.watch(Some(2), Role::Spectator).unwrap();
         snapshot_of(watch.next().await.unwrap().unwrap());
         assert_eq!(event_of(watch.next().await.unwrap().unwrap()).ply, 3);
         play_one(&s, &tokens).await;
@@ -526,12 +563,12 @@ mod watching {
         let st = store();
         let (s, w, b) = new_game(&st).await;
         let tokens = [w.clone(), b];
-        let mut watch = s.watch(None).unwrap();
+        let mut watch = s.watch(None, Role::Spectator).unwrap();
         let (view, seq, resync) = snapshot_of(watch.next().await.unwrap().unwrap());
         assert_eq!((view.ply, seq, resync), (0, 0, false));
         play_one(&s, &tokens).await;
         play_one(&s, &tokens).await;
-        s.resign(&w).await.unwrap();
+        s.resign(s.role(&w)).await.unwrap();
         for expected in 1..=2 {
             let e = event_of(watch.next().await.unwrap().unwrap());
             assert_eq!((e.sequence, e.ply), (expected, expected as u32));
@@ -551,7 +588,7 @@ mod watching {
         for _ in 0..4 {
             play_one(&s, &tokens).await;
         }
-        let mut watch = s.watch(Some(1)).unwrap();
+        let mut watch = s.watch(Some(1), Role::Spectator).unwrap();
         let (view, seq, _) = snapshot_of(watch.next().await.unwrap().unwrap());
         assert_eq!((view.ply, seq, view.to_move), (1, 1, Some(Seat::SECOND)));
         assert!(view.last_move.is_some());
@@ -565,7 +602,7 @@ mod watching {
         };
         assert_eq!(plies, vec![2, 3, 4, 5]);
         assert!(matches!(
-            s.watch(Some(99)),
+            s.watch(Some(99), Role::Spectator),
             Err(SessionError::OutOfRange {
                 field: "from_ply",
                 asked: 99,
@@ -578,8 +615,8 @@ mod watching {
     async fn watcher_of_a_finished_game_gets_snapshot_and_game_over() {
         let st = store();
         let (s, w, _) = new_game(&st).await;
-        s.resign(&w).await.unwrap();
-        let mut watch = s.watch(None).unwrap();
+        s.resign(s.role(&w)).await.unwrap();
+        let mut watch = s.watch(None, Role::Spectator).unwrap();
         let (view, _, _) = snapshot_of(watch.next().await.unwrap().unwrap());
         assert!(view.verdict.is_some());
         let e = event_of(watch.next().await.unwrap().unwrap());
@@ -595,8 +632,8 @@ mod watching {
         });
         let (s, w, b) = new_game(&st).await;
         let tokens = [w, b];
-        let mut slow = s.watch(None).unwrap();
-        let mut fast = s.watch(None).unwrap();
+        let mut slow = s.watch(None, Role::Spectator).unwrap();
+        let mut fast = s.watch(None, Role::Spectator).unwrap();
         snapshot_of(fast.next().await.unwrap().unwrap());
         for ply in 1..=6u32 {
             play_one(&s, &tokens).await;
@@ -617,16 +654,16 @@ mod watching {
             ..Limits::default()
         });
         let (s, _, _) = new_game(&st).await;
-        let first = s.watch(None).unwrap();
+        let first = s.watch(None, Role::Spectator).unwrap();
         assert_eq!(
-            s.watch(None).unwrap_err(),
+            s.watch(None, Role::Spectator).unwrap_err(),
             SessionError::LimitReached {
                 what: "watchers_per_game",
                 max: 1
             }
         );
         drop(first);
-        s.watch(None).unwrap();
+        s.watch(None, Role::Spectator).unwrap();
     }
 
     #[tokio::test]
@@ -636,54 +673,9 @@ mod watching {
             ..Limits::default()
         });
         let (s, _, _) = new_game(&st).await;
-        let mut watch = s.watch(None).unwrap();
+        let mut watch = s.watch(None, Role::Spectator).unwrap();
         watch.next().await.unwrap();
         st.sweep(Instant::now());
         assert!(matches!(watch.next().await, Err(SessionError::NotFound(_))));
     }
-}
-
-#[tokio::test]
-async fn a_views_shared_form_is_made_once_per_state_with_the_clock_read_each_time() {
-    // (The clock read per call is checked through the server in
-    // tests/service/service_clocks.rs: GetGame's clock runs down within a ply.)
-    let st = store();
-    let (s, w, b) = new_game(&st).await;
-    let tokens = [w.clone(), b.clone()];
-    let made = std::sync::atomic::AtomicUsize::new(0);
-    let make = |view: &GameView| {
-        made.fetch_add(1, Ordering::SeqCst);
-        assert!(view.snapshot.is_some(), "the maker gets the state");
-        (view.ply, view.draw_offers)
-    };
-    let (first_view, first) = s.shared_view(Viewer::Spectator, make);
-    assert_eq!(first_view.viewer, Viewer::Spectator);
-    let seat = s.viewer_for(&w).unwrap();
-    let (again_view, again) = s.shared_view(seat, make);
-    assert!(
-        Arc::ptr_eq(&first, &again),
-        "a seat of an open game shares it"
-    );
-    assert_eq!(again_view.viewer, seat, "the view is still the caller's");
-    assert_eq!(again_view.presence.len(), 2, "presence read for the caller");
-    assert_eq!(made.load(Ordering::SeqCst), 1);
-    // A draw offer, a move and the end each make another form.
-    s.offer_draw(&w).await.unwrap();
-    let (_, offered) = s.shared_view(Viewer::Spectator, make);
-    assert_ne!(offered.1, first.1);
-    play_one(&s, &tokens).await;
-    let (_, moved) = s.shared_view(Viewer::Spectator, make);
-    assert_eq!(moved.0, 1);
-    s.resign(&b).await.unwrap();
-    let (_, over) = s.shared_view(Viewer::Spectator, make);
-    assert!(!Arc::ptr_eq(&moved, &over));
-    assert_eq!(made.load(Ordering::SeqCst), 4);
-    // A form of an older state, made late, does not replace the newer one.
-    s.keep_shared(
-        (0, false, Viewer::Spectator, Default::default()),
-        Arc::new((0u32, SeatSet::default())),
-    );
-    let (_, still) = s.shared_view(Viewer::Spectator, make);
-    assert!(Arc::ptr_eq(&over, &still));
-    assert_eq!(made.load(Ordering::SeqCst), 4);
 }

@@ -35,7 +35,7 @@ use super::record::{self, Doc, GameDoc, GameState, Status};
 use super::schedule::Format;
 use super::{Entry, Push, Tournament, Tournaments, assignment_of, view_of};
 use crate::games::{MoveDetail, Seat, Setup};
-use crate::service::sessions::{EventKind, Session, SessionStore, WatchItem};
+use crate::service::sessions::{EventKind, Role, Session, SessionStore, WatchItem};
 use crate::service::storage::{self, Commit};
 
 /// A game's end, as its watcher reports it.
@@ -210,19 +210,15 @@ fn game_labels(t: &Tournament, g: &GameDoc) -> BTreeMap<String, String> {
     labels
 }
 
-/// Plays an opening's moves in a new game, each by the seat to move; stops
-/// at the first refusal (logged).
-async fn play_opening<'a>(
-    session: &Arc<Session>,
-    tokens: &[String],
-    moves: impl Iterator<Item = &'a MoveDetail>,
-) {
+/// Plays an opening's moves in a new game, each by the seat to move (the
+/// server made the game: it plays as that seat); stops at the first refusal
+/// (logged).
+async fn play_opening<'a>(session: &Arc<Session>, moves: impl Iterator<Item = &'a MoveDetail>) {
     for detail in moves {
         let view = session.view(false);
         let Some(seat) = view.to_move else { break };
-        let token = tokens.get(seat.index()).cloned().unwrap_or_default();
         if let Err(e) = session
-            .submit(&token, detail.to_input(), view.ply, None)
+            .submit(Role::Seat(seat), detail.to_input(), view.ply, None)
             .await
         {
             tracing::warn!(game_id = %session.id(), error = %e, "opening move refused");
@@ -277,15 +273,14 @@ async fn start_game(
             },
         )
         .await;
-    let (session, tokens) = match created {
-        Ok(created) => created,
+    let session = match created {
+        Ok((session, _)) => session,
         Err(e) => {
             tracing::warn!(error = %e, "tournament game not created; retrying");
             return Err(());
         }
     };
-    let tokens: Vec<String> = tokens.iter().map(ToString::to_string).collect();
-    play_opening(&session, &tokens, opening.iter().flatten()).await;
+    play_opening(&session, opening.iter().flatten()).await;
     let game_id = session.id().to_string();
     let (number, seats, commit) = {
         let mut t = entry.lock();
@@ -311,10 +306,8 @@ async fn start_game(
     entry.version.fetch_add(1, Ordering::SeqCst);
     if !stored(ts, entry, commit.await) {
         // Another replica runs the tournament now, without this game: it
-        // is called off (nobody may play it for a result).
-        if let Some(token) = tokens.first()
-            && let Err(e) = session.platform_abort(token).await
-        {
+        // is called off by the platform (nobody may play it for a result).
+        if let Err(e) = session.abort(Role::Platform(None)).await {
             tracing::warn!(game_id = %game_id, error = %e, "game of a moved tournament not called off");
         }
         return Ok(());
@@ -478,7 +471,7 @@ async fn follow(
     expire: bool,
 ) -> Option<GameState> {
     let mut to_move: Option<Seat> = None;
-    if let Ok(mut watch) = session.watch(None) {
+    if let Ok(mut watch) = session.watch(None, Role::Spectator) {
         loop {
             match watch.next().await {
                 Ok(Some(WatchItem::Snapshot { view, .. })) => {
@@ -647,7 +640,8 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(!waiting.is_finished(), "in progress elsewhere: waited for");
         assert!(!runner.holds(&id));
-        game.resign(&tokens[0].to_string()).await.unwrap();
+        let seat = game.role_of(&tokens[0].to_string(), false).unwrap();
+        game.resign(seat).await.unwrap();
         let ended = tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("the end is read within a few polls")
@@ -666,7 +660,8 @@ mod tests {
             tokio::spawn(async move { wait_end(&runner, id, 2, poll).await })
         };
         tokio::time::sleep(Duration::from_millis(100)).await;
-        game.abort(&tokens[1].to_string()).await.unwrap();
+        let seat = game.role_of(&tokens[1].to_string(), false).unwrap();
+        game.abort(seat).await.unwrap();
         let ended = tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("the end is read within a few polls")

@@ -62,10 +62,10 @@ impl Session {
         Ok(self.view_locked(&st, true, viewer))
     }
 
-    /// The seat `token` proves resigns; the game's rules say who wins (with
+    /// The seat `role` plays resigns; the game's rules say who wins (with
     /// two seats: the other).
-    pub async fn resign(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
-        let seat = self.seat_for(token)?;
+    pub async fn resign(self: &Arc<Self>, role: Role) -> Result<GameView, SessionError> {
+        let seat = self.seat_of(role)?;
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
@@ -77,23 +77,23 @@ impl Session {
         .await
     }
 
-    /// The seat `token` proves offers a draw, or joins the standing offer.
+    /// The seat `role` plays offers a draw, or joins the standing offer.
     /// The draw is agreed (`true`) once every seat has offered or accepted.
     pub async fn offer_draw(
         self: &Arc<Self>,
-        token: &str,
+        role: Role,
     ) -> Result<(bool, GameView), SessionError> {
-        let seat = self.seat_for(token)?;
+        let seat = self.seat_of(role)?;
         self.agree_draw(seat, false).await
     }
 
-    /// The seat `token` proves accepts another seat's standing draw offer;
+    /// The seat `role` plays accepts another seat's standing draw offer;
     /// agreed (`true`) once every seat has.
     pub async fn accept_draw(
         self: &Arc<Self>,
-        token: &str,
+        role: Role,
     ) -> Result<(bool, GameView), SessionError> {
-        let seat = self.seat_for(token)?;
+        let seat = self.seat_of(role)?;
         self.agree_draw(seat, true).await
     }
 
@@ -152,38 +152,28 @@ impl Session {
         st.log.movers().covers(SeatSet::all(self.seats.count()))
     }
 
-    /// A seat calls the game off; only before every seat has moved, and
-    /// not once the game has dealt (see [`crate::games::Game::dealt`]): a
-    /// seat that has seen a card could otherwise abort for a new deal as
-    /// often as it likes. Such a game only the platform aborts
-    /// ([`Session::platform_abort`]). In a tournament's game a seat's abort
-    /// is its resignation: the tournament counts a result for every game,
-    /// and the game's record says which.
-    pub async fn abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
-        let seat = self.seat_for(token)?;
-        self.abort_by(seat, Role::Seat(seat)).await
-    }
-
-    /// The platform calls the game off (a key with `games:admin`, or the
-    /// server itself), naming the game by any seat's token: only before
-    /// every seat has moved, dealt or not.
-    pub async fn platform_abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
-        let seat = self.seat_for(token)?;
-        self.abort_by(seat, Role::Platform).await
-    }
-
-    /// `by` (that seat itself, or the platform) calls off the game `seat`'s
-    /// token named; answered with `seat`'s view.
-    async fn abort_by(self: &Arc<Self>, seat: Seat, by: Role) -> Result<GameView, SessionError> {
-        let platform = by == Role::Platform;
+    /// `role` calls the game off: a seat, only before every seat has moved,
+    /// and not once the game has dealt (see [`crate::games::Game::dealt`]):
+    /// a seat that has seen a card could otherwise abort for a new deal as
+    /// often as it likes. Such a game only the platform aborts (a key with
+    /// `games:admin`, or the server itself): only before every seat has
+    /// moved, dealt or not. In a tournament's game a seat's abort is its
+    /// resignation: the tournament counts a result for every game, and the
+    /// game's record says which. Answered with `role`'s view.
+    pub async fn abort(self: &Arc<Self>, role: Role) -> Result<GameView, SessionError> {
+        // The seat calling it off; none for the platform.
+        let seat = match role {
+            Role::Platform(_) => None,
+            _ => Some(self.seat_of(role)?),
+        };
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
-            this.conclude_stored(Viewer::Seat(seat), |st| {
+            this.conclude_stored(role.viewer(), |st| {
                 if st.game.verdict().is_some() {
                     return Err(game_over());
                 }
-                if !platform && st.game.dealt() {
+                if seat.is_some() && st.game.dealt() {
                     return Err(SessionError::Rejected(MoveError::Illegal {
                         reason: "ABORT_AFTER_DEAL",
                         message: "the game has dealt, so a seat cannot call it off for a new \
@@ -197,10 +187,10 @@ impl Session {
                         message: "every seat has moved: resign or offer a draw instead".into(),
                     }));
                 }
-                if !platform && this.forfeits() {
-                    return Ok(Ending::Resignation { loser: seat });
+                match seat {
+                    Some(loser) if this.forfeits() => Ok(Ending::Resignation { loser }),
+                    _ => Ok(Ending::Aborted),
                 }
-                Ok(Ending::Aborted)
             })
             .await
         })
@@ -236,17 +226,17 @@ impl Session {
         Ok(target)
     }
 
-    /// The seat `token` proves claims the win because another seat (see
+    /// The seat `role` plays claims the win because another seat (see
     /// [`Session::claim_target`]) has been gone (no open stream) for at
     /// least the abandon time. Only with a clock, only once every seat has
     /// moved (before that, a seat that never starts is aborted, not beaten),
     /// and never while that seat holds a stream.
     pub async fn claim_victory(
         self: &Arc<Self>,
-        token: &str,
+        role: Role,
         against: Option<Seat>,
     ) -> Result<GameView, SessionError> {
-        let seat = self.seat_for(token)?;
+        let seat = self.seat_of(role)?;
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;

@@ -5,6 +5,7 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 
 use super::Session;
+use super::seats::Role;
 use crate::games::{MoveReport, Seat, Viewer};
 
 /// The legal moves of one ply, shared by every caller of it, and their
@@ -29,16 +30,16 @@ impl Session {
     /// The legal moves of `seat` (the player to move when `None`): empty when
     /// it is not that seat's turn or the game is over. Also returns the ply
     /// and whose turn it is.
-    /// Moves are shown as `viewer` may see them.
+    /// Moves are shown as `role` may see them.
     pub fn legal_moves(
         &self,
         seat: Option<Seat>,
-        viewer: Viewer,
+        role: Role,
     ) -> (u32, Option<Seat>, Arc<[MoveReport]>) {
         let (ply, to_move, all) = self.all_legal_moves();
         let moves = match (to_move, seat) {
             (Some(m), Some(s)) if m != s => Arc::from(Vec::new()),
-            _ if self.private => self.redacted(&all.moves, viewer).into(),
+            _ if self.private => self.redacted(&all.moves, role.viewer()).into(),
             _ => all.moves.clone(),
         };
         (ply, to_move, moves)
@@ -46,12 +47,12 @@ impl Session {
 
     /// [`Session::legal_moves`] as one text: each move's notation followed
     /// by a line feed. Made once per ply and shared (a game with private
-    /// information makes it per call, from the viewer's moves).
-    pub fn legal_text(&self, seat: Option<Seat>, viewer: Viewer) -> (u32, Option<Seat>, Bytes) {
+    /// information makes it per call, from the moves `role` may see).
+    pub fn legal_text(&self, seat: Option<Seat>, role: Role) -> (u32, Option<Seat>, Bytes) {
         let (ply, to_move, all) = self.all_legal_moves();
         let text = match (to_move, seat) {
             (Some(m), Some(s)) if m != s => Bytes::new(),
-            _ if self.private => joined(&self.redacted(&all.moves, viewer)),
+            _ if self.private => joined(&self.redacted(&all.moves, role.viewer())),
             _ => all.text.get_or_init(|| joined(&all.moves)).clone(),
         };
         (ply, to_move, text)

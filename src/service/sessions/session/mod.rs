@@ -5,9 +5,10 @@
 //! * [`timer`]: the clock's deadlines and the timer task of a timed game
 //!   (the clock itself is [`Clock`]);
 //! * [`history`]: the numbered event log and the watchers' broadcast ring;
-//! * [`view`], [`legal`], [`shared`]: pictures of the game, now or at an
-//!   earlier ply, its legal moves, and the API layer's forms of a state,
-//!   made once per state;
+//! * [`view`], [`legal`]: pictures of the game, now or at an earlier ply,
+//!   and its legal moves;
+//! * [`slot`]: the keys of its states and a slot where a layer above keeps
+//!   its own forms of them (the gRPC layer's encoded answers);
 //! * [`watchers`]: the watcher count, limit and the start of a watch;
 //! * [`handoff`]: the hand-off to storage (the write turn, writes and what
 //!   their failures mean);
@@ -25,7 +26,7 @@ use super::clock::{Clock, ClockReading, MoveStamp, TimeControl};
 use super::presence::{Presence, SeatPresence};
 use super::token::TokenHash;
 use super::{GameId, Limits, SessionError};
-use crate::games::{Game, MoveReport, Seat, SeatSet, Viewer};
+use crate::games::{Game, MoveReport, Seat, SeatSet};
 use crate::service::storage::{self, Storage};
 
 mod endings;
@@ -36,7 +37,7 @@ mod legal;
 mod lifecycle;
 mod moves;
 mod seats;
-mod shared;
+mod slot;
 mod timer;
 mod view;
 mod watchers;
@@ -44,6 +45,7 @@ mod watchers;
 pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
 pub use seats::Role;
+pub use slot::{Current, StateKey};
 pub use view::{GameView, SetupView, TimeView};
 pub(super) use watchers::WatcherSlot;
 
@@ -52,7 +54,7 @@ use history::EventLog;
 use legal::LegalList;
 use lifecycle::Lifecycle;
 use seats::Seats;
-use shared::SharedForms;
+use slot::Attachment;
 use timer::Timer;
 use watchers::Watchers;
 
@@ -152,9 +154,8 @@ pub struct Session {
     handoff: Handoff,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
-    /// The API layer's forms of the current state (see
-    /// [`Session::shared_state`] and [`Session::shared_view`]).
-    shared: SharedForms,
+    /// What a layer above keeps with the session ([`Session::attached`]).
+    attachment: Attachment,
 }
 
 impl Session {
@@ -214,7 +215,7 @@ impl Session {
             abandon_after: limits.abandon_after,
             handoff: Handoff::new(id.clone(), storage, lease, follower),
             archived,
-            shared: SharedForms::new(private),
+            attachment: Attachment::default(),
             id,
         }
     }
@@ -298,21 +299,25 @@ impl Session {
         self.seats.names()
     }
 
-    /// The role `token` proves: its seat, or a spectator without a token.
-    /// A token that is given must be right.
-    pub fn role_for(&self, token: &str) -> Result<Role, SessionError> {
-        self.seats.role_for(&self.id, token)
+    /// Who the caller bringing `token` is ([`Role`]), resolved once per
+    /// call and given to the session's calls: with `platform` (the caller
+    /// holds the platform's key) the platform, which names the game by a
+    /// seat's token; else the seat `token` proves, or a spectator without
+    /// a token. A token that is given must be right. Checks every seat,
+    /// always, in constant time.
+    pub fn role_of(&self, token: &str, platform: bool) -> Result<Role, SessionError> {
+        self.seats.role_of(&self.id, token, platform)
     }
 
-    /// What the caller `token` proves may see: its seat's view, or a
-    /// spectator's without a token ([`Session::role_for`]).
-    pub fn viewer_for(&self, token: &str) -> Result<Viewer, SessionError> {
-        self.role_for(token).map(Role::viewer)
+    /// The role of the right `token` (or a spectator's, without one).
+    #[cfg(test)]
+    pub(crate) fn role(&self, token: &str) -> Role {
+        self.role_of(token, false).expect("a seat's token")
     }
 
-    /// The seat `token` proves. Checks every seat, always, in constant time.
-    fn seat_for(&self, token: &str) -> Result<Seat, SessionError> {
-        self.seats.seat_for(&self.id, token)
+    /// The seat `role` plays: refused for a spectator and the platform.
+    fn seat_of(&self, role: Role) -> Result<Seat, SessionError> {
+        Seats::seat_of(&self.id, role)
     }
 
     /// The time control and every accepted move's time: what a durable

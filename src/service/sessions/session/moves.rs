@@ -10,6 +10,7 @@ use tracing::Instrument;
 
 use super::super::{MAX_REQUEST_ID, SessionError};
 use super::event::{EventKind, MoveReceipt};
+use super::seats::Role;
 use super::{Session, State};
 use crate::games::{Game, MoveDetail, MoveError, MoveInput, MoveReport, Seat, SeatSet, Verdict};
 use crate::service::storage::{self, MoveRow, Write};
@@ -87,25 +88,34 @@ impl Drop for StoringMove<'_> {
 }
 
 impl Session {
-    /// Plays `mv` for the seat `token` proves, if that seat is to move and the
-    /// game is at `expected_ply`. The move is stored before it is applied
-    /// and answered. A retry with the same `request_id` (and the same move)
-    /// gets the first answer without playing again, also after a restart.
-    /// Counts the move applied (by kind) or refused by a rule (by reason).
-    pub async fn submit(
-        self: &Arc<Self>,
-        token: &str,
-        mv: MoveInput,
-        expected_ply: u32,
-        request_id: Option<&str>,
-    ) -> Result<MoveReceipt, SessionError> {
+    /// Refuses a request id longer than [`MAX_REQUEST_ID`]. A move's
+    /// request id is checked before who the caller is: a caller checks it
+    /// before it resolves its role ([`Session::role_of`]), so that a long
+    /// id is refused as such whatever the token.
+    pub fn check_request_id(request_id: Option<&str>) -> Result<(), SessionError> {
         if request_id.is_some_and(|r| r.len() > MAX_REQUEST_ID) {
             return Err(SessionError::InvalidArgument {
                 field: "request_id",
                 description: format!("at most {MAX_REQUEST_ID} characters"),
             });
         }
-        let seat = self.seat_for(token)?;
+        Ok(())
+    }
+
+    /// Plays `mv` for the seat `role` plays, if that seat is to move and the
+    /// game is at `expected_ply`. The move is stored before it is applied
+    /// and answered. A retry with the same `request_id` (and the same move)
+    /// gets the first answer without playing again, also after a restart.
+    /// Counts the move applied (by kind) or refused by a rule (by reason).
+    pub async fn submit(
+        self: &Arc<Self>,
+        role: Role,
+        mv: MoveInput,
+        expected_ply: u32,
+        request_id: Option<&str>,
+    ) -> Result<MoveReceipt, SessionError> {
+        Session::check_request_id(request_id)?;
+        let seat = self.seat_of(role)?;
         // Not in a task of its own: a move whose caller goes away while it
         // is being stored is finished by a task then (`StoringMove`), so
         // the common case costs no spawn and no hand-off.

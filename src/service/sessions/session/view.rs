@@ -11,11 +11,12 @@ use super::super::clock::{Clock, ClockReading, TimeControl};
 use super::super::presence::SeatPresence;
 use super::super::{GameId, SessionError};
 use super::event::{Event, EventKind};
+use super::seats::Role;
 use super::{Session, State};
 use crate::games::{GameRules, MoveDetail, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer};
 
 /// What of a view changes with time alone, and whose view it is: what a
-/// shared form of a state ([`Session::shared_view`]) leaves out.
+/// form of a state kept per state leaves out ([`Session::read_current`]).
 #[derive(Debug, Clone)]
 pub struct TimeView {
     /// Whose view it is.
@@ -176,9 +177,10 @@ impl Session {
     }
 
     /// The game as it was after `ply` moves (now when `None`), with its
-    /// game-specific state as `viewer` may see it; refused beyond the
+    /// game-specific state as `role` may see it; refused beyond the
     /// current ply.
-    pub fn view_at(&self, ply: Option<u32>, viewer: Viewer) -> Result<GameView, SessionError> {
+    pub fn view_at(&self, ply: Option<u32>, role: Role) -> Result<GameView, SessionError> {
+        let viewer = role.viewer();
         let st = self.lock_settled();
         match ply {
             None => Ok(self.view_locked(&st, true, viewer)),
@@ -243,13 +245,13 @@ impl Session {
         })
     }
 
-    /// The game record text as `viewer` may see it, labels as header tags.
-    pub fn export(&self, viewer: Viewer) -> String {
+    /// The game record text as `role` may see it, labels as header tags.
+    pub fn export(&self, role: Role) -> String {
         let tags: Vec<(String, String)> = self
             .labels
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        self.lock_settled().game.record(&tags, viewer)
+        self.lock_settled().game.record(&tags, role.viewer())
     }
 }

@@ -70,29 +70,10 @@ impl Drop for WatcherSlot {
 }
 
 impl Session {
-    /// Starts watching: a snapshot (now, or after `from_ply`), then every
-    /// event after it. Refused past the watcher limit.
-    pub fn watch(self: &Arc<Self>, from_ply: Option<u32>) -> Result<Watch, SessionError> {
-        self.watch_by(from_ply, Role::Spectator)
-    }
-
-    /// [`Session::watch`] by a player, when `token` is given: its seat
-    /// counts as present while the watch lives. Without a token the watcher
-    /// is a spectator.
-    pub fn watch_as(
-        self: &Arc<Self>,
-        from_ply: Option<u32>,
-        token: Option<&str>,
-    ) -> Result<Watch, SessionError> {
-        let role = match token {
-            Some(token) => Role::Seat(self.seat_for(token)?),
-            None => Role::Spectator,
-        };
-        self.watch_by(from_ply, role)
-    }
-
-    /// [`Session::watch`] by `role`: a seat's watch keeps it present.
-    pub fn watch_by(
+    /// Starts watching as `role`: a snapshot (now, or after `from_ply`),
+    /// then every event after it, as `role` may see them. A seat's watch
+    /// keeps it present while it lives. Refused past the watcher limit.
+    pub fn watch(
         self: &Arc<Self>,
         from_ply: Option<u32>,
         role: Role,
