@@ -245,7 +245,7 @@ pub struct SessionStore {
 impl SessionStore {
     /// An empty store with `limits`, keeping games in memory only.
     pub fn new(limits: Limits) -> SessionStore {
-        SessionStore::with_storage(limits, Arc::new(storage::Volatile))
+        SessionStore::with_storage(limits, Arc::new(storage::MemoryStorage))
     }
 
     /// An empty store with `limits` that writes through `storage`; call

@@ -16,7 +16,10 @@ use std::time::Duration;
 /// Gives a replayed finished game the ending storage recorded when its
 /// moves do not end it (a resignation, a timeout, …): the one of the
 /// game's endings whose verdict names the stored winners.
-pub(super) fn restore_ending(replayed: &mut Replayed, end: &storage::EndRow) -> Result<(), String> {
+pub(super) fn restore_ending(
+    replayed: &mut Replayed,
+    end: &storage::OutcomeRow,
+) -> Result<(), String> {
     if let Some(verdict) = replayed.game.verdict() {
         return if verdict.winners == end.winners && verdict.reason == end.reason {
             Ok(())

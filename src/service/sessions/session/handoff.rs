@@ -8,7 +8,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::super::{GameId, SessionError};
 use crate::games::{SeatSet, Verdict};
-use crate::service::storage::{self, EndRow, Storage, Write};
+use crate::service::storage::{self, OutcomeRow, Storage, Write};
 use crate::service::telemetry;
 
 /// Where one session's changes are stored, and its turn to change.
@@ -124,8 +124,8 @@ impl Handoff {
         status: &'static str,
         verdict: Option<&Verdict>,
         ply: u32,
-    ) -> EndRow {
-        EndRow {
+    ) -> OutcomeRow {
+        OutcomeRow {
             game_id: self.id.to_string(),
             status,
             winners: verdict.map_or(SeatSet::EMPTY, |v| v.winners),

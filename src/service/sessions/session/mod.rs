@@ -353,7 +353,7 @@ impl Session {
         status: &'static str,
         verdict: Option<&crate::games::Verdict>,
         ply: u32,
-    ) -> storage::EndRow {
+    ) -> storage::OutcomeRow {
         self.handoff.end_row(status, verdict, ply)
     }
 }
