@@ -11,8 +11,8 @@ use crate::games::{
     self, GameRules, MoveDetail, MoveInput, Seat, SeatSet, Snapshot, Verdict, Viewer,
 };
 use crate::service::sessions::{
-    ClockMode, ClockReading, Event, EventKind, GameView, History, ListQuery, SeatPresence, Session,
-    SessionError, SetupView, TimeControl,
+    ClockMode, ClockReading, Event, EventKind, History, ListQuery, SeatPresence, Session,
+    SessionError, SessionView, SetupView, TimeControl,
 };
 
 fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
@@ -288,7 +288,7 @@ pub fn state_pb(s: &Snapshot) -> pb::GameState {
     }
 }
 
-fn unix_ms(v: &GameView) -> i64 {
+fn unix_ms(v: &SessionView) -> i64 {
     v.created_at
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -304,13 +304,13 @@ pub fn labels(labels: &HashMap<String, String>) -> BTreeMap<String, String> {
 }
 
 /// A full snapshot to the wire.
-pub fn game_pb(v: &GameView) -> pb::Game {
+pub fn game_pb(v: &SessionView) -> pb::Game {
     game_pb_with(v, v.snapshot.as_ref().map(state_pb))
 }
 
 /// [`game_pb`] with the state converted once per state of `session` and
 /// shared by every caller ([`Session::shared_state`]).
-pub fn shared_game_pb(session: &Session, v: &GameView) -> pb::Game {
+pub fn shared_game_pb(session: &Session, v: &SessionView) -> pb::Game {
     let state = session
         .shared_state(v, state_pb)
         .map(|s| pb::GameState::clone(&s));
@@ -335,7 +335,7 @@ pub fn compact_game_pb(mut game: pb::Game) -> pb::Game {
     game
 }
 
-fn game_pb_with(v: &GameView, state: Option<pb::GameState>) -> pb::Game {
+fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
     pb::Game {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
@@ -358,7 +358,7 @@ fn game_pb_with(v: &GameView, state: Option<pb::GameState>) -> pb::Game {
 }
 
 /// A listing entry to the wire.
-pub fn summary_pb(v: &GameView) -> pb::GameSummary {
+pub fn summary_pb(v: &SessionView) -> pb::GameSummary {
     pb::GameSummary {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),

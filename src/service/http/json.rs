@@ -1,5 +1,5 @@
 //! The JSON shapes of the spectator API (`/api/games…`), built from the
-//! session layer's neutral [`GameView`] and event log. Game-specific parts
+//! session layer's neutral [`SessionView`] and event log. Game-specific parts
 //! (the supplies, running scores) go through the API layer's per-game conversion
 //! ([`crate::service::grpc::convert::state_pb`]), so nothing here knows a game's rules.
 //! Tokens are never part of these shapes.
@@ -14,7 +14,9 @@ use crate::games::{Seat, SeatSet, Snapshot, Verdict};
 use crate::service::grpc::convert;
 use crate::service::grpc::games::WIRE_GAMES;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::service::sessions::{ClockMode, ClockReading, Event, EventKind, GameView, TimeControl};
+use crate::service::sessions::{
+    ClockMode, ClockReading, Event, EventKind, SessionView, TimeControl,
+};
 
 /// One game in a listing.
 #[derive(Debug, Clone, Serialize)]
@@ -204,7 +206,7 @@ fn ms(d: Duration) -> u64 {
 }
 
 /// The listing entry of a view.
-pub fn summary(v: &GameView) -> GameSummary {
+pub fn summary(v: &SessionView) -> GameSummary {
     GameSummary {
         id: v.id.to_string(),
         game: v.rules.game_name(),
@@ -231,7 +233,7 @@ pub fn summary(v: &GameView) -> GameSummary {
 
 /// The public client entropy of a game's rules, as hex (read from the API
 /// layer's conversion of the rules, so nothing here knows a game).
-fn entropy(v: &GameView) -> String {
+fn entropy(v: &SessionView) -> String {
     let Some(rules) = convert::game_rules_pb(&v.rules).game else {
         return String::new();
     };
@@ -317,7 +319,7 @@ fn clocks(
 }
 
 /// The full picture of a game from its view and its log.
-pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
+pub fn detail(v: &SessionView, log: &[Arc<Event>]) -> GameDetail {
     let moves = log
         .iter()
         .filter_map(|e| match &e.kind {

@@ -41,7 +41,7 @@ pub use clock::{
     Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,
 };
 pub use presence::{PresenceSlot, SeatPresence};
-pub use session::{Event, EventKind, GameView, MoveReceipt, Role, Session, SetupView, TimeView};
+pub use session::{Event, EventKind, MoveReceipt, Role, Session, SessionView, SetupView, TimeView};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};
 

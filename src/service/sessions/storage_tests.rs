@@ -119,7 +119,7 @@ async fn watch_past_snapshot(s: &Arc<Session>) -> Watch {
 }
 
 /// The game's state as a picture (snapshots compare by what they show).
-fn picture(v: &GameView) -> Option<String> {
+fn picture(v: &SessionView) -> Option<String> {
     v.snapshot.as_ref().map(|s| s.svg(None, None))
 }
 

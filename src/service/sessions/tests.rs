@@ -477,7 +477,7 @@ async fn export_and_import_round_trip() {
 mod watching {
     use super::*;
 
-    fn snapshot_of(item: WatchItem) -> (GameView, u64, bool) {
+    fn snapshot_of(item: WatchItem) -> (SessionView, u64, bool) {
         match item {
             WatchItem::Snapshot {
                 view,
@@ -651,7 +651,7 @@ async fn a_views_shared_form_is_made_once_per_state_with_the_clock_read_each_tim
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
     let made = std::sync::atomic::AtomicUsize::new(0);
-    let make = |view: &GameView| {
+    let make = |view: &SessionView| {
         made.fetch_add(1, Ordering::SeqCst);
         assert!(view.snapshot.is_some(), "the maker gets the state");
         (view.ply, view.draw_offers)

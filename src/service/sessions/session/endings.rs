@@ -8,7 +8,7 @@ use tracing::Instrument;
 
 use super::super::SessionError;
 use super::seats::Role;
-use super::view::GameView;
+use super::view::SessionView;
 use super::{Session, State};
 use crate::games::{Ending, MoveError, Seat, SeatSet, Verdict, Viewer};
 use crate::service::storage::Write;
@@ -46,7 +46,7 @@ impl Session {
         &self,
         viewer: Viewer,
         decide: impl FnOnce(&State) -> Result<Ending, SessionError>,
-    ) -> Result<GameView, SessionError> {
+    ) -> Result<SessionView, SessionError> {
         let (game, verdict, write) = {
             let mut st = self.lock_settled();
             let ending = decide(&st)?;
@@ -64,7 +64,7 @@ impl Session {
 
     /// The seat `token` proves resigns; the game's rules say who wins (with
     /// two seats: the other).
-    pub async fn resign(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
+    pub async fn resign(self: &Arc<Self>, token: &str) -> Result<SessionView, SessionError> {
         let seat = self.seat_for(token)?;
         let this = self.clone();
         to_the_end(async move {
@@ -82,7 +82,7 @@ impl Session {
     pub async fn offer_draw(
         self: &Arc<Self>,
         token: &str,
-    ) -> Result<(bool, GameView), SessionError> {
+    ) -> Result<(bool, SessionView), SessionError> {
         let seat = self.seat_for(token)?;
         self.agree_draw(seat, false).await
     }
@@ -92,7 +92,7 @@ impl Session {
     pub async fn accept_draw(
         self: &Arc<Self>,
         token: &str,
-    ) -> Result<(bool, GameView), SessionError> {
+    ) -> Result<(bool, SessionView), SessionError> {
         let seat = self.seat_for(token)?;
         self.agree_draw(seat, true).await
     }
@@ -104,7 +104,7 @@ impl Session {
         self: &Arc<Self>,
         seat: Seat,
         accepting: bool,
-    ) -> Result<(bool, GameView), SessionError> {
+    ) -> Result<(bool, SessionView), SessionError> {
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
@@ -159,7 +159,7 @@ impl Session {
     /// ([`Session::platform_abort`]). In a tournament's game a seat's abort
     /// is its resignation: the tournament counts a result for every game,
     /// and the game's record says which.
-    pub async fn abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
+    pub async fn abort(self: &Arc<Self>, token: &str) -> Result<SessionView, SessionError> {
         let seat = self.seat_for(token)?;
         self.abort_by(seat, Role::Seat(seat)).await
     }
@@ -167,14 +167,17 @@ impl Session {
     /// The platform calls the game off (a key with `games:admin`, or the
     /// server itself), naming the game by any seat's token: only before
     /// every seat has moved, dealt or not.
-    pub async fn platform_abort(self: &Arc<Self>, token: &str) -> Result<GameView, SessionError> {
+    pub async fn platform_abort(
+        self: &Arc<Self>,
+        token: &str,
+    ) -> Result<SessionView, SessionError> {
         let seat = self.seat_for(token)?;
         self.abort_by(seat, Role::Platform).await
     }
 
     /// `by` (that seat itself, or the platform) calls off the game `seat`'s
     /// token named; answered with `seat`'s view.
-    async fn abort_by(self: &Arc<Self>, seat: Seat, by: Role) -> Result<GameView, SessionError> {
+    async fn abort_by(self: &Arc<Self>, seat: Seat, by: Role) -> Result<SessionView, SessionError> {
         let platform = by == Role::Platform;
         let this = self.clone();
         to_the_end(async move {
@@ -245,7 +248,7 @@ impl Session {
         self: &Arc<Self>,
         token: &str,
         against: Option<Seat>,
-    ) -> Result<GameView, SessionError> {
+    ) -> Result<SessionView, SessionError> {
         let seat = self.seat_for(token)?;
         let this = self.clone();
         to_the_end(async move {

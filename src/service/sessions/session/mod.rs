@@ -44,7 +44,7 @@ mod watchers;
 pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
 pub use seats::Role;
-pub use view::{GameView, SetupView, TimeView};
+pub use view::{SessionView, SetupView, TimeView};
 pub(super) use watchers::WatcherSlot;
 
 use handoff::Handoff;

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 use super::Session;
-use super::view::{GameView, TimeView};
+use super::view::{SessionView, TimeView};
 use crate::games::{SeatSet, Snapshot, Viewer};
 
 /// Which state a shared form is of: the ply, whether the game was over,
@@ -85,7 +85,7 @@ impl Session {
     /// view without state.
     pub fn shared_state<T: Any + Send + Sync>(
         &self,
-        view: &GameView,
+        view: &SessionView,
         make: impl FnOnce(&Snapshot) -> T,
     ) -> Option<Arc<T>> {
         let snapshot = view.snapshot.as_ref()?;
@@ -113,7 +113,7 @@ impl Session {
     pub fn shared_view<T: Any + Send + Sync>(
         &self,
         viewer: Viewer,
-        make: impl FnOnce(&GameView) -> T,
+        make: impl FnOnce(&SessionView) -> T,
     ) -> (TimeView, Arc<T>) {
         let (key, made) = {
             let st = self.lock_settled();

@@ -28,7 +28,7 @@ pub struct TimeView {
 
 /// A read-only picture of a session.
 #[derive(Debug, Clone)]
-pub struct GameView {
+pub struct SessionView {
     /// The game's id.
     pub id: GameId,
     /// Labels.
@@ -88,13 +88,13 @@ impl SetupView {
 impl Session {
     /// A spectator's picture of the game now; with the board when
     /// `with_state`.
-    pub fn view(&self, with_state: bool) -> GameView {
+    pub fn view(&self, with_state: bool) -> SessionView {
         let st = self.lock_settled();
         self.view_locked(&st, with_state, Viewer::Spectator)
     }
 
     /// The game now, with its state, as `viewer` may see it.
-    pub fn view_as(&self, viewer: Viewer) -> GameView {
+    pub fn view_as(&self, viewer: Viewer) -> SessionView {
         let st = self.lock_settled();
         self.view_locked(&st, true, viewer)
     }
@@ -103,7 +103,7 @@ impl Session {
     /// that point (every move, then the game-over event once over), read
     /// under one lock so the two agree: what a page showing the move list
     /// needs.
-    pub fn view_with_events(&self) -> (GameView, Vec<Arc<Event>>) {
+    pub fn view_with_events(&self) -> (SessionView, Vec<Arc<Event>>) {
         let st = self.lock_settled();
         (
             self.view_locked(&st, true, Viewer::Spectator),
@@ -111,10 +111,10 @@ impl Session {
         )
     }
 
-    pub(super) fn view_locked(&self, st: &State, with_state: bool, viewer: Viewer) -> GameView {
+    pub(super) fn view_locked(&self, st: &State, with_state: bool, viewer: Viewer) -> SessionView {
         let verdict = st.game.verdict();
         let over = verdict.is_some();
-        GameView {
+        SessionView {
             id: self.id.clone(),
             labels: self.labels.clone(),
             created_at: self.created_at,
@@ -178,7 +178,7 @@ impl Session {
     /// The game as it was after `ply` moves (now when `None`), with its
     /// game-specific state as `viewer` may see it; refused beyond the
     /// current ply.
-    pub fn view_at(&self, ply: Option<u32>, viewer: Viewer) -> Result<GameView, SessionError> {
+    pub fn view_at(&self, ply: Option<u32>, viewer: Viewer) -> Result<SessionView, SessionError> {
         let st = self.lock_settled();
         match ply {
             None => Ok(self.view_locked(&st, true, viewer)),
@@ -194,7 +194,7 @@ impl Session {
         ply: u32,
         field: &'static str,
         viewer: Viewer,
-    ) -> Result<GameView, SessionError> {
+    ) -> Result<SessionView, SessionError> {
         let current = st.game.ply();
         if ply > current {
             return Err(SessionError::OutOfRange {
@@ -207,7 +207,7 @@ impl Session {
             return Ok(self.view_locked(st, true, viewer));
         }
         let move_event = |p: u32| st.log.move_at(p);
-        Ok(GameView {
+        Ok(SessionView {
             id: self.id.clone(),
             labels: self.labels.clone(),
             created_at: self.created_at,
