@@ -23,7 +23,7 @@ use crate::games::dots::referee::DotsSnapshot;
 use crate::games::dots::{self, Start};
 use crate::games::punct::referee::PunctSnapshot;
 use crate::games::punto::referee::PuntoSnapshot;
-use crate::games::{self, Game, GameRules, MoveInput, Setup, Snapshot, Verdict, punto};
+use crate::games::{self, Game, GameRules, MoveInput, Outcome, Setup, Snapshot, punto};
 use crate::service::grpc::convert;
 use crate::service::grpc::games::{wire_game, wire_game_of};
 use crate::service::grpc::pb::punct::v1 as ppb;
@@ -422,7 +422,7 @@ impl From<ppb::RuleOptions> for ToolRules {
 
 /// A finished game's verdict in words, with the seats' names: `red wins by
 /// GROUND, scores 3-1`, `draw by MOVE_LIMIT`.
-pub fn verdict_text(names: &[&str], verdict: &Verdict) -> String {
+pub fn verdict_text(names: &[&str], verdict: &Outcome) -> String {
     let who = match verdict.winner() {
         Some(seat) => format!(
             "{} wins",

@@ -37,7 +37,7 @@ use std::str::FromStr;
 
 use punct_referee::games::{
     Ending, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer, hex, parse_seed,
+    Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, hex, parse_seed,
 };
 
 /// The seats, in seat order (rule 1).
@@ -319,7 +319,7 @@ impl Table {
     }
 
     /// The verdict of the board rules once the last round ended (rule 6).
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         if self.to_move.is_some() {
             return None;
         }
@@ -348,15 +348,15 @@ fn best_of(scores: &[i64; SEATS], among: SeatSet) -> SeatSet {
         .collect()
 }
 
-fn with_scores(winners: SeatSet, reason: &'static str, scores: [i64; SEATS]) -> Verdict {
-    Verdict {
+fn with_scores(winners: SeatSet, reason: &'static str, scores: [i64; SEATS]) -> Outcome {
+    Outcome {
         scores: scores.to_vec(),
-        ..Verdict::new(winners, reason)
+        ..Outcome::new(winners, reason)
     }
 }
 
 /// The winners of a referee ending (rule 7).
-fn referee_verdict(ending: Ending, scores: [i64; SEATS]) -> Verdict {
+fn referee_verdict(ending: Ending, scores: [i64; SEATS]) -> Outcome {
     let winners = match ending {
         Ending::Resignation { loser } => SeatSet::all_but(loser, SEATS),
         Ending::Timeout { loser } | Ending::Abandoned { loser } => {
@@ -391,7 +391,7 @@ pub struct TrioSnapshot {
 }
 
 impl GameState for TrioSnapshot {
-    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
+    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
         let mut lines = vec![format!(
             "round {} of {}, count {} of {}",
             self.round.min(self.rounds),
@@ -438,7 +438,7 @@ pub struct TrioGame {
     /// Every move played, in order, as the server sees it.
     played: Vec<TrioMoveDetail>,
     /// A referee ending and its verdict, if one ended the game.
-    concluded: Option<(Ending, Verdict)>,
+    concluded: Option<(Ending, Outcome)>,
 }
 
 impl TrioGame {
@@ -546,7 +546,7 @@ impl Game for TrioGame {
             .flatten()
     }
 
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         match &self.concluded {
             Some((_, verdict)) => Some(verdict.clone()),
             None => self.table.verdict(),
@@ -637,7 +637,7 @@ impl Game for TrioGame {
         text
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError> {
         if self.verdict().is_some() {
             return Err(Refusal::GameOver.into());
         }

@@ -24,8 +24,8 @@ use checks::*;
 use parts::*;
 
 use super::{
-    Ending, Game, GameRules, Importer, MAX_SEATS, MoveError, MoveInput, MoveReport, Replayed, Seat,
-    SeatSet, Setup, Verdict, Viewer, hex, replay_moves,
+    Ending, Game, GameRules, Importer, MAX_SEATS, MoveError, MoveInput, MoveReport, Outcome,
+    Replayed, Seat, SeatSet, Setup, Viewer, hex, replay_moves,
 };
 
 /// A game as the suite drives it, and how far to drive it.

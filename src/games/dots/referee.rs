@@ -9,12 +9,12 @@
 
 use super::chain::outline;
 use super::{
-    Bits, Colour, EndReason, Field, Game, IllegalMove, Move, Outcome, Played, Point, Record,
-    RuleOptions, Seed, TakeKind, TakeLog,
+    Bits, Colour, EndReason, Field, Game, IllegalMove, Move, Played, Point, Record, RuleOptions,
+    Seed, TakeKind, TakeLog,
 };
 use crate::games::{
     Ending, Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport,
-    Opaque, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer,
+    Opaque, Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, dots,
 };
 
 /// Dots' two seats, in seat order (docs/rules/dots.md §2.3, §10: Red is the first
@@ -103,14 +103,14 @@ pub struct DotsSnapshot {
     pub enclosures: Vec<Enclosure>,
     /// How the game ended (board endings; referee endings only in the
     /// current snapshot).
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<dots::Outcome>,
     /// Every cell (held empty cells, markers: see [`Field::text`]).
     pub field: Field,
 }
 
 impl GameState for DotsSnapshot {
     /// The field as SVG (`dots::svg`), the last move highlighted.
-    fn svg(&self, last: Option<&MoveDetail>, _verdict: Option<&Verdict>) -> String {
+    fn svg(&self, last: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
         let last = last.and_then(|m| m.get::<DotsMoveInfo>()).map(|m| m.mv);
         super::svg::svg(self, last)
     }
@@ -151,8 +151,8 @@ pub const fn colour_of(seat: Seat) -> Colour {
     }
 }
 
-fn verdict(outcome: Outcome) -> Verdict {
-    Verdict {
+fn verdict(outcome: dots::Outcome) -> Outcome {
+    Outcome {
         winners: outcome
             .winner
             .map_or(SeatSet::EMPTY, |c| SeatSet::only(seat_of(c))),
@@ -408,7 +408,7 @@ impl GameTrait for DotsGame {
         (!game.is_over()).then(|| seat_of(game.to_move()))
     }
 
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         self.tracked.game.outcome().map(verdict)
     }
 
@@ -473,7 +473,7 @@ impl GameTrait for DotsGame {
         record.to_string()
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError> {
         let reason = match ending {
             Ending::Resignation { .. } => EndReason::Resign,
             Ending::DrawAgreement => EndReason::DrawAgreement,

@@ -4,12 +4,12 @@
 //! results. The engine itself ([`super`]) stays untouched and pure.
 
 use super::{
-    Colour, EndReason, Game, GameRecord, IllegalMove, Move, MoveKind, NotatedMove, Outcome,
-    Position, RuleOptions,
+    Colour, EndReason, Game, GameRecord, IllegalMove, Move, MoveKind, NotatedMove, Position,
+    RuleOptions,
 };
 use crate::games::{
     Ending, Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport,
-    Opaque, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer,
+    Opaque, Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, punct,
 };
 
 /// A PÜNCT move as a client gave it: structured, as notation, or both (then
@@ -50,10 +50,10 @@ pub struct PunctSnapshot {
 impl GameState for PunctSnapshot {
     /// The position as SVG (`punct::svg`): the last move and a winning
     /// connection highlighted.
-    fn svg(&self, last: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
+    fn svg(&self, last: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
         let winner = verdict
             .filter(|v| v.reason == EndReason::Connection.name())
-            .and_then(Verdict::winner)
+            .and_then(Outcome::winner)
             .map(colour_of);
         let last = last.and_then(|m| m.get::<PunctMoveInfo>()).map(|m| m.mv);
         let options = super::svg::position_options(&self.position, last, winner);
@@ -94,8 +94,8 @@ pub const fn colour_of(seat: Seat) -> Colour {
     }
 }
 
-fn verdict(outcome: Outcome) -> Verdict {
-    Verdict {
+fn verdict(outcome: punct::Outcome) -> Outcome {
+    Outcome {
         winners: outcome
             .winner
             .map_or(SeatSet::EMPTY, |c| SeatSet::only(seat_of(c))),
@@ -187,7 +187,7 @@ impl PunctGame {
         }
     }
 
-    fn report(&self, info: PunctMoveInfo, ply: u32, outcome: Option<Outcome>) -> MoveReport {
+    fn report(&self, info: PunctMoveInfo, ply: u32, outcome: Option<punct::Outcome>) -> MoveReport {
         let seat = seat_of(info.colour);
         MoveReport {
             seat,
@@ -224,7 +224,7 @@ impl GameTrait for PunctGame {
         (!self.game.is_over()).then(|| seat_of(self.game.position().to_move()))
     }
 
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         self.game.outcome().map(verdict)
     }
 
@@ -314,7 +314,7 @@ impl GameTrait for PunctGame {
         record.to_string()
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError> {
         // Two seats: whoever resigns, runs out of time or leaves loses and
         // the other seat wins; draws and aborts have no winner.
         let reason = match ending {
@@ -325,8 +325,8 @@ impl GameTrait for PunctGame {
             Ending::Abandoned { .. } => EndReason::Abandoned,
         };
         let outcome = match ending.default_verdict(SEAT_NAMES.len()).winner() {
-            Some(winner) => Outcome::referee(Some(colour_of(winner)), reason),
-            None => Outcome::draw(reason),
+            Some(winner) => punct::Outcome::referee(Some(colour_of(winner)), reason),
+            None => punct::Outcome::draw(reason),
         };
         self.game.conclude(outcome).map_err(illegal)?;
         Ok(verdict(outcome))

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::games::{
     Ending, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer,
+    Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer,
 };
 
 /// A Punto move as a client gave it: the cell, structured or as notation
@@ -151,7 +151,7 @@ pub struct PuntoSnapshot {
 impl GameState for PuntoSnapshot {
     /// The table as SVG (`punto::svg`), the last move and any winning rows
     /// marked.
-    fn svg(&self, last_move: Option<&MoveDetail>, _verdict: Option<&Verdict>) -> String {
+    fn svg(&self, last_move: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
         let last = last_move.and_then(|m| m.get::<PuntoMoveInfo>());
         svg::svg(self, last)
     }
@@ -189,7 +189,7 @@ pub struct PuntoGame {
     /// Every move played, as reported.
     played: Vec<MoveDetail>,
     /// A referee ending and its verdict, if one ended the match.
-    concluded: Option<(Ending, Verdict)>,
+    concluded: Option<(Ending, Outcome)>,
 }
 
 impl std::fmt::Debug for PuntoGame {
@@ -257,13 +257,13 @@ impl PuntoGame {
         }
     }
 
-    fn verdict_of(&self, outcome: &MatchOutcome) -> Verdict {
+    fn verdict_of(&self, outcome: &MatchOutcome) -> Outcome {
         let configuration = self.engine.configuration();
         let winners = outcome
             .winner
             .and_then(|side| configuration.index_of(side))
             .map_or(SeatSet::EMPTY, |side| configuration.seats_of(side));
-        Verdict {
+        Outcome {
             winners,
             reason: outcome.reason.name(),
             scores: self.scores(),
@@ -283,7 +283,7 @@ impl PuntoGame {
     /// The winners of a referee ending: a seat that resigns, runs out of
     /// time or leaves loses with its side, and every other side wins
     /// together (docs/PUNTO.md); draws and aborts have no winner.
-    fn referee_verdict(&self, ending: Ending) -> Verdict {
+    fn referee_verdict(&self, ending: Ending) -> Outcome {
         let configuration = self.engine.configuration();
         let winners = match ending {
             Ending::Resignation { loser }
@@ -296,7 +296,7 @@ impl PuntoGame {
             }
             Ending::DrawAgreement | Ending::Aborted => SeatSet::EMPTY,
         };
-        Verdict {
+        Outcome {
             winners,
             reason: ending.reason(),
             scores: self.scores(),
@@ -417,7 +417,7 @@ impl Game for PuntoGame {
         }
     }
 
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         match &self.concluded {
             Some((_, verdict)) => Some(verdict.clone()),
             None => self.engine.outcome().map(|o| self.verdict_of(o)),
@@ -531,7 +531,7 @@ impl Game for PuntoGame {
         )
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError> {
         if self.is_over() {
             return Err(refused(Refusal::MatchOver));
         }

@@ -8,7 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::games::{Part, WIRE_GAMES, WireGame, choices};
 use super::pb::referee::v1 as pb;
 use crate::games::{
-    self, GameRules, MoveDetail, MoveInput, Seat, SeatSet, Snapshot, Verdict, Viewer,
+    self, GameRules, MoveDetail, MoveInput, Outcome, Seat, SeatSet, Snapshot, Viewer,
 };
 use crate::service::sessions::{
     ClockMode, ClockReading, Event, EventKind, History, ListQuery, SeatPresence, Session,
@@ -87,7 +87,7 @@ pub fn viewer_pb(v: Viewer) -> u32 {
 }
 
 /// Finished or in progress, from a verdict.
-pub fn status_pb(verdict: Option<&Verdict>) -> i32 {
+pub fn status_pb(verdict: Option<&Outcome>) -> i32 {
     (if verdict.is_some() {
         pb::GameStatus::Finished
     } else {
@@ -191,7 +191,7 @@ pub fn move_pb(detail: &MoveDetail) -> pb::Move {
 }
 
 /// An outcome to the wire.
-pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
+pub fn outcome_pb(v: &Outcome) -> pb::Outcome {
     pb::Outcome {
         winners: seats_pb(v.winners),
         draw: v.is_draw(),

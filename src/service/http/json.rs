@@ -10,7 +10,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::games::{Seat, SeatSet, Snapshot, Verdict};
+use crate::games::{self, Seat, SeatSet, Snapshot};
 use crate::service::grpc::convert;
 use crate::service::grpc::games::WIRE_GAMES;
 use crate::service::grpc::pb::referee::v1 as pb;
@@ -191,7 +191,7 @@ fn names(names: &'static [&'static str], seats: SeatSet) -> Vec<&'static str> {
     seats.iter().map(|s| name(names, s)).collect()
 }
 
-fn outcome(seats: &'static [&'static str], v: &Verdict) -> Outcome {
+fn outcome(seats: &'static [&'static str], v: &games::Outcome) -> Outcome {
     Outcome {
         winner: v.winner().map(|s| name(seats, s)),
         winners: names(seats, v.winners),

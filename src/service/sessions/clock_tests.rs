@@ -10,7 +10,7 @@ use tokio::time::{self, Instant};
 
 use super::*;
 use crate::games::Viewer;
-use crate::games::{GameRules, MoveInput, Seat, Verdict};
+use crate::games::{GameRules, MoveInput, Outcome, Seat};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -98,7 +98,7 @@ async fn skip_snapshot(w: &mut Watch) -> SessionView {
     }
 }
 
-fn verdict_of(e: &Event) -> Verdict {
+fn verdict_of(e: &Event) -> Outcome {
     match &e.kind {
         EventKind::GameOver { verdict } => verdict.clone(),
         EventKind::MoveApplied { .. } => panic!("expected the game-over event, got a move"),

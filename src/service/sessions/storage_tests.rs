@@ -373,7 +373,7 @@ async fn imported_and_expired_games_are_stored_as_such() {
 }
 
 /// Everything a reader sees of a finished game.
-fn finished_picture(s: &Session) -> (u32, Option<crate::games::Verdict>, Option<String>, String) {
+fn finished_picture(s: &Session) -> (u32, Option<crate::games::Outcome>, Option<String>, String) {
     let v = s.view(true);
     (
         v.ply,

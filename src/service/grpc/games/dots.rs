@@ -10,9 +10,9 @@ use crate::games::dots::referee::{
     DotsMoveInfo, DotsMoveInput, DotsSnapshot, Enclosure, MoveEffect, SnapshotDot,
 };
 use crate::games::dots::{
-    Colour, Move, OptionsError, Outcome, Point, RuleOptions, Start, TakeKind, render,
+    self, Colour, Move, OptionsError, Point, RuleOptions, Start, TakeKind, render,
 };
-use crate::games::{GameRules, MoveDetail, MoveInput, Snapshot, Verdict};
+use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, Snapshot};
 use crate::service::grpc::pb::dots::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
@@ -285,7 +285,7 @@ pub fn state_pb(s: &DotsSnapshot) -> pb::GameState {
 }
 
 /// Dots details of an outcome.
-pub fn outcome_detail_pb(o: &Outcome) -> pb::OutcomeDetail {
+pub fn outcome_detail_pb(o: &dots::Outcome) -> pb::OutcomeDetail {
     pb::OutcomeDetail {
         end: o.reason.record_name().to_string(),
         result: o.result_text().to_string(),
@@ -304,8 +304,8 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// Dots' details of a verdict, if it has them.
-pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
-    verdict.get::<Outcome>().map(outcome_detail_pb)
+pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
+    verdict.get::<dots::Outcome>().map(outcome_detail_pb)
 }
 
 /// The Dots state on the wire, if `snapshot` is one.
@@ -362,7 +362,7 @@ impl WireGame for DotsWire {
         }))
     }
 
-    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
         verdict_detail_pb(verdict).map(rpb::outcome::Detail::Dots)
     }
 

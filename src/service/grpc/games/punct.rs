@@ -6,12 +6,12 @@ use super::{Part, Sidelines, WireGame};
 use crate::games::punct::board::Space;
 use crate::games::punct::piece::Colour;
 use crate::games::punct::{
-    EndOnSupply, Move, MoveKind, NotatedMove, Outcome, PieceCode, Position, RuleOptions, SidePair,
+    self, EndOnSupply, Move, MoveKind, NotatedMove, PieceCode, Position, RuleOptions, SidePair,
     Variant, render,
 };
 use crate::games::{
-    GameRules, MoveDetail, MoveInput, PunctMoveInfo, PunctMoveInput, PunctSnapshot, Snapshot,
-    Verdict,
+    GameRules, MoveDetail, MoveInput, Outcome, PunctMoveInfo, PunctMoveInput, PunctSnapshot,
+    Snapshot,
 };
 use crate::service::grpc::pb::punct::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
@@ -262,7 +262,7 @@ fn move_pb_notated(info: &PunctMoveInfo, notation: String) -> pb::Move {
 }
 
 /// PÜNCT details of an outcome.
-pub fn outcome_detail_pb(o: &Outcome) -> pb::OutcomeDetail {
+pub fn outcome_detail_pb(o: &punct::Outcome) -> pb::OutcomeDetail {
     let sides = match o.sides {
         None => pb::SidePair::Unspecified,
         Some(SidePair::Columns) => pb::SidePair::Columns,
@@ -378,8 +378,8 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// PÜNCT's details of a verdict, if it has them.
-pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
-    verdict.get::<Outcome>().map(outcome_detail_pb)
+pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
+    verdict.get::<punct::Outcome>().map(outcome_detail_pb)
 }
 
 /// The PÜNCT state on the wire, if `snapshot` is one.
@@ -439,7 +439,7 @@ impl WireGame for PunctWire {
         })
     }
 
-    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
         verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punct)
     }
 

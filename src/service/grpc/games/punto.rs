@@ -15,7 +15,7 @@ use crate::games::punto::{
     Revealed, RoundKind, RoundResult, Row, RuleOptions, Side, Table, Team, TieBreak, notation,
     render,
 };
-use crate::games::{GameRules, MoveDetail, MoveInput, Seat, Snapshot, Verdict, hex};
+use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, Seat, Snapshot, hex};
 use crate::service::grpc::pb::punto::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
@@ -399,7 +399,7 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// Punto's details of a verdict, if it has them (a board end).
-pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
+pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
     verdict.get::<MatchOutcome>().map(outcome_detail_pb)
 }
 
@@ -476,7 +476,7 @@ impl WireGame for PuntoWire {
         }))
     }
 
-    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
         verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punto)
     }
 

@@ -10,7 +10,7 @@ use super::super::SessionError;
 use super::seats::Role;
 use super::view::SessionView;
 use super::{Session, State};
-use crate::games::{Ending, MoveError, Seat, SeatSet, Verdict, Viewer};
+use crate::games::{Ending, MoveError, Outcome, Seat, SeatSet, Viewer};
 use crate::service::storage::Write;
 
 /// `GAME_OVER`, without saying how.
@@ -307,7 +307,7 @@ impl Session {
 
     /// `GAME_OVER`, saying how the game ended (e.g. `TIMEOUT`: a move that
     /// arrives after the flag fell learns why).
-    pub(super) fn game_over_by(&self, verdict: &Verdict) -> SessionError {
+    pub(super) fn game_over_by(&self, verdict: &Outcome) -> SessionError {
         let how = if verdict.winners.is_empty() {
             format!("drawn or ended without a winner: {}", verdict.reason)
         } else {

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::super::{GameId, SessionError};
-use crate::games::{SeatSet, Verdict};
+use crate::games::{Outcome, SeatSet};
 use crate::service::storage::{self, OutcomeRow, Storage, Write};
 use crate::service::telemetry;
 
@@ -122,7 +122,7 @@ impl Handoff {
     pub(super) fn end_row(
         &self,
         status: &'static str,
-        verdict: Option<&Verdict>,
+        verdict: Option<&Outcome>,
         ply: u32,
     ) -> OutcomeRow {
         OutcomeRow {

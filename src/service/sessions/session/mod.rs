@@ -351,7 +351,7 @@ impl Session {
     pub(super) fn end_row(
         &self,
         status: &'static str,
-        verdict: Option<&crate::games::Verdict>,
+        verdict: Option<&crate::games::Outcome>,
         ply: u32,
     ) -> storage::OutcomeRow {
         self.handoff.end_row(status, verdict, ply)

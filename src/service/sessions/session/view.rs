@@ -12,7 +12,7 @@ use super::super::presence::SeatPresence;
 use super::super::{GameId, SessionError};
 use super::event::{Event, EventKind};
 use super::{Session, State};
-use crate::games::{GameRules, MoveDetail, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer};
+use crate::games::{GameRules, MoveDetail, Outcome, Seat, SeatSet, Setup, Snapshot, Viewer};
 
 /// What of a view changes with time alone, and whose view it is: what a
 /// shared form of a state ([`Session::shared_view`]) leaves out.
@@ -48,7 +48,7 @@ pub struct SessionView {
     /// Whose turn it is (`None` once over).
     pub to_move: Option<Seat>,
     /// How it ended, once over.
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<Outcome>,
     /// The seats that have offered or accepted the standing draw offer.
     pub draw_offers: SeatSet,
     /// The game-specific state (`None` in listings).
