@@ -67,7 +67,7 @@ impl MatchEnd {
 
 /// The end of a match on the board (§9).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct MatchOutcome {
+pub struct Outcome {
     /// The winning side; none for a drawn match.
     pub winner: Option<Side>,
     /// Why it ended.
@@ -114,7 +114,7 @@ pub struct Placed {
     /// round (§9.3); none when the match is over.
     pub next: Option<Revealed>,
     /// The match's end, if this placement ended it.
-    pub outcome: Option<MatchOutcome>,
+    pub outcome: Option<Outcome>,
 }
 
 /// A Punto match (§9): its options, the key of its shuffles, the round in
@@ -138,7 +138,7 @@ pub struct Match {
     last_table: Option<Table>,
     /// Every placement, in order.
     history: Vec<Played>,
-    outcome: Option<MatchOutcome>,
+    outcome: Option<Outcome>,
 }
 
 impl Match {
@@ -234,7 +234,7 @@ impl Match {
     }
 
     /// How the match ended on the board, once it has.
-    pub const fn outcome(&self) -> Option<&MatchOutcome> {
+    pub const fn outcome(&self) -> Option<&Outcome> {
         self.outcome.as_ref()
     }
 
@@ -389,11 +389,11 @@ impl Match {
 
     /// The board end of the match after a round, if it has come (§9.1,
     /// §9.2).
-    fn match_outcome(&self) -> Option<MatchOutcome> {
+    fn match_outcome(&self) -> Option<Outcome> {
         let configuration = self.configuration();
         let wins = self.wins().to_vec();
         if let Some(side) = wins.iter().position(|&w| w >= self.options.rounds_to_win()) {
-            return Some(MatchOutcome {
+            return Some(Outcome {
                 winner: Some(configuration.side(side)),
                 reason: MatchEnd::RoundsWon,
                 wins,
@@ -406,7 +406,7 @@ impl Match {
         // §9.2: the most round wins wins; a shared lead draws.
         let most = wins.iter().copied().max().unwrap_or(0);
         let leaders: Vec<usize> = (0..wins.len()).filter(|&i| wins[i] == most).collect();
-        Some(MatchOutcome {
+        Some(Outcome {
             winner: match leaders[..] {
                 [only] => Some(configuration.side(only)),
                 _ => None,

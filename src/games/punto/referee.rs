@@ -13,12 +13,11 @@
 use super::record::{Record, RecordError as PuntoRecordError};
 use super::svg;
 use super::{
-    Card, CardCounts, Cell, Match, MatchOutcome, Placed, Refusal, Revealed, RoundResult,
-    RuleOptions, Table,
+    Card, CardCounts, Cell, Match, Placed, Refusal, Revealed, RoundResult, RuleOptions, Table,
 };
 use crate::games::{
     Ending, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer,
+    Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, punto,
 };
 
 /// A Punto move as a client gave it: the cell, structured or as notation
@@ -54,7 +53,7 @@ pub struct PuntoMoveInfo {
     /// (§9.3); none when the match ended.
     pub next: Option<Revealed>,
     /// The match's end, if it ended the match on the board.
-    pub outcome: Option<MatchOutcome>,
+    pub outcome: Option<punto::Outcome>,
     /// When it ended a round and the match goes on: the next round's decks
     /// as dealt (contents, never the order: §11), seat order. Empty
     /// otherwise.
@@ -143,7 +142,7 @@ pub struct PuntoSnapshot {
     /// Removed cards, in the order removed.
     pub removed: Vec<Card>,
     /// The board end of the match.
-    pub outcome: Option<MatchOutcome>,
+    pub outcome: Option<punto::Outcome>,
     /// The referee's end, if it ended the match (e.g. `RESIGNATION`).
     pub ending: Option<&'static str>,
 }
@@ -257,7 +256,7 @@ impl PuntoGame {
         }
     }
 
-    fn verdict_of(&self, outcome: &MatchOutcome) -> Outcome {
+    fn verdict_of(&self, outcome: &punto::Outcome) -> Outcome {
         let configuration = self.engine.configuration();
         let winners = outcome
             .winner

@@ -11,9 +11,8 @@
 use super::{DeckText, Part, Sidelines, WireGame};
 use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoSnapshot};
 use crate::games::punto::{
-    Card, Cell, Colour, Configuration, DeadlockCause, MatchEnd, MatchOutcome, OptionsError,
-    Revealed, RoundKind, RoundResult, Row, RuleOptions, Side, Table, Team, TieBreak, notation,
-    render,
+    self, Card, Cell, Colour, Configuration, DeadlockCause, MatchEnd, OptionsError, Revealed,
+    RoundKind, RoundResult, Row, RuleOptions, Side, Table, Team, TieBreak, notation, render,
 };
 use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, Seat, Snapshot, hex};
 use crate::service::grpc::pb::punto::v1 as pb;
@@ -328,7 +327,7 @@ pub fn move_pb(info: &PuntoMoveInfo) -> pb::Move {
 }
 
 /// Punto's details of a board end.
-pub fn outcome_detail_pb(o: &MatchOutcome) -> pb::OutcomeDetail {
+pub fn outcome_detail_pb(o: &punto::Outcome) -> pb::OutcomeDetail {
     pb::OutcomeDetail {
         winner: o.winner.map(side_pb),
         reason: (match o.reason {
@@ -400,7 +399,7 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 
 /// Punto's details of a verdict, if it has them (a board end).
 pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
-    verdict.get::<MatchOutcome>().map(outcome_detail_pb)
+    verdict.get::<punto::Outcome>().map(outcome_detail_pb)
 }
 
 /// The Punto state on the wire, if `snapshot` is one.
