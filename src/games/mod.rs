@@ -461,10 +461,10 @@ pub struct MoveReport {
 }
 
 /// A referee action that ends a game outside the board rules. The game
-/// decides who wins ([`Game::conclude`]); [`Ending::default_verdict`] is the
+/// decides who wins ([`Game::conclude`]); [`RefereeAction::default_verdict`] is the
 /// usual answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub enum RefereeAction {
     /// `loser` gave up.
     Resignation {
         /// The seat that resigned.
@@ -486,16 +486,16 @@ pub enum Ending {
     },
 }
 
-impl Ending {
+impl RefereeAction {
     /// The stable name of the ending (`RESIGNATION`, `DRAW_AGREEMENT`,
     /// `ABORTED`, `TIMEOUT`, `ABANDONED`).
     pub const fn reason(self) -> &'static str {
         match self {
-            Ending::Resignation { .. } => "RESIGNATION",
-            Ending::DrawAgreement => "DRAW_AGREEMENT",
-            Ending::Aborted => "ABORTED",
-            Ending::Timeout { .. } => "TIMEOUT",
-            Ending::Abandoned { .. } => "ABANDONED",
+            RefereeAction::Resignation { .. } => "RESIGNATION",
+            RefereeAction::DrawAgreement => "DRAW_AGREEMENT",
+            RefereeAction::Aborted => "ABORTED",
+            RefereeAction::Timeout { .. } => "TIMEOUT",
+            RefereeAction::Abandoned { .. } => "ABANDONED",
         }
     }
 
@@ -506,10 +506,10 @@ impl Ending {
     /// decide otherwise in [`Game::conclude`].
     pub fn default_verdict(self, seats: usize) -> Outcome {
         let winners = match self {
-            Ending::Resignation { loser }
-            | Ending::Timeout { loser }
-            | Ending::Abandoned { loser } => SeatSet::all_but(loser, seats),
-            Ending::DrawAgreement | Ending::Aborted => SeatSet::EMPTY,
+            RefereeAction::Resignation { loser }
+            | RefereeAction::Timeout { loser }
+            | RefereeAction::Abandoned { loser } => SeatSet::all_but(loser, seats),
+            RefereeAction::DrawAgreement | RefereeAction::Aborted => SeatSet::EMPTY,
         };
         Outcome::new(winners, self.reason())
     }
@@ -623,7 +623,7 @@ pub trait Game: Send + Sync + fmt::Debug {
     fn record(&self, tags: &[(String, String)], viewer: Viewer) -> String;
     /// Ends the game by a referee action, with the winners the game's rules
     /// give. Refused (`GAME_OVER`) once over.
-    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError>;
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError>;
     /// A copy, for trying a move without playing it.
     fn clone_box(&self) -> Box<dyn Game>;
     /// Whether `input`, given in the position after `ply` moves of this

@@ -36,8 +36,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use punct_referee::games::{
-    Ending, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, hex, parse_seed,
+    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, hex,
+    parse_seed,
 };
 
 /// The seats, in seat order (rule 1).
@@ -356,13 +357,13 @@ fn with_scores(winners: SeatSet, reason: &'static str, scores: [i64; SEATS]) -> 
 }
 
 /// The winners of a referee ending (rule 7).
-fn referee_verdict(ending: Ending, scores: [i64; SEATS]) -> Outcome {
+fn referee_verdict(ending: RefereeAction, scores: [i64; SEATS]) -> Outcome {
     let winners = match ending {
-        Ending::Resignation { loser } => SeatSet::all_but(loser, SEATS),
-        Ending::Timeout { loser } | Ending::Abandoned { loser } => {
+        RefereeAction::Resignation { loser } => SeatSet::all_but(loser, SEATS),
+        RefereeAction::Timeout { loser } | RefereeAction::Abandoned { loser } => {
             best_of(&scores, SeatSet::all_but(loser, SEATS))
         }
-        Ending::DrawAgreement | Ending::Aborted => SeatSet::EMPTY,
+        RefereeAction::DrawAgreement | RefereeAction::Aborted => SeatSet::EMPTY,
     };
     with_scores(winners, ending.reason(), scores)
 }
@@ -438,7 +439,7 @@ pub struct TrioGame {
     /// Every move played, in order, as the server sees it.
     played: Vec<TrioMoveDetail>,
     /// A referee ending and its verdict, if one ended the game.
-    concluded: Option<(Ending, Outcome)>,
+    concluded: Option<(RefereeAction, Outcome)>,
 }
 
 impl TrioGame {
@@ -509,7 +510,9 @@ impl TrioGame {
         let verdict = self.verdict()?;
         let mut line = format!("{} {}", winners_text(verdict.winners), verdict.reason);
         if let Some((
-            Ending::Resignation { loser } | Ending::Timeout { loser } | Ending::Abandoned { loser },
+            RefereeAction::Resignation { loser }
+            | RefereeAction::Timeout { loser }
+            | RefereeAction::Abandoned { loser },
             _,
         )) = self.concluded
         {
@@ -637,7 +640,7 @@ impl Game for TrioGame {
         text
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError> {
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
         if self.verdict().is_some() {
             return Err(Refusal::GameOver.into());
         }
@@ -859,13 +862,13 @@ fn mismatch(stated: &str, actual: &str) -> RecordError {
 }
 
 /// The referee ending a result line names (rule 7), if it is one.
-fn referee_ending(reason: &str, loser: Option<Seat>) -> Option<Ending> {
+fn referee_ending(reason: &str, loser: Option<Seat>) -> Option<RefereeAction> {
     match (reason, loser) {
-        ("RESIGNATION", Some(loser)) => Some(Ending::Resignation { loser }),
-        ("TIMEOUT", Some(loser)) => Some(Ending::Timeout { loser }),
-        ("ABANDONED", Some(loser)) => Some(Ending::Abandoned { loser }),
-        ("DRAW_AGREEMENT", None) => Some(Ending::DrawAgreement),
-        ("ABORTED", None) => Some(Ending::Aborted),
+        ("RESIGNATION", Some(loser)) => Some(RefereeAction::Resignation { loser }),
+        ("TIMEOUT", Some(loser)) => Some(RefereeAction::Timeout { loser }),
+        ("ABANDONED", Some(loser)) => Some(RefereeAction::Abandoned { loser }),
+        ("DRAW_AGREEMENT", None) => Some(RefereeAction::DrawAgreement),
+        ("ABORTED", None) => Some(RefereeAction::Aborted),
         _ => None,
     }
 }

@@ -10,7 +10,7 @@ use punct_referee::games::dots::setup::{offset_range, quadruple_crosses, start_d
 use punct_referee::games::dots::{
     Colour, EndReason, Game, IllegalMove, Move, Point, Record, RuleOptions, Seed, Start, TakeKind,
 };
-use punct_referee::games::{Ending, GameRules, Seat, Setup, Viewer, new_game};
+use punct_referee::games::{GameRules, RefereeAction, Seat, Setup, Viewer, new_game};
 
 // --- Helpers -------------------------------------------------------------------
 
@@ -763,7 +763,7 @@ fn rule_7_5_referee_endings_keep_the_board_score() {
             .unwrap();
     }
     let verdict = game
-        .conclude(Ending::Resignation { loser: Seat::FIRST })
+        .conclude(RefereeAction::Resignation { loser: Seat::FIRST })
         .unwrap();
     assert_eq!(verdict.reason, "RESIGNATION");
     assert_eq!(
@@ -993,13 +993,13 @@ fn record_seeds_are_checked_against_the_commitment() {
 #[test]
 fn record_endings_round_trip_through_the_referee() {
     for ending in [
-        Ending::Resignation { loser: Seat::FIRST },
-        Ending::Timeout {
+        RefereeAction::Resignation { loser: Seat::FIRST },
+        RefereeAction::Timeout {
             loser: Seat::SECOND,
         },
-        Ending::Abandoned { loser: Seat::FIRST },
-        Ending::DrawAgreement,
-        Ending::Aborted,
+        RefereeAction::Abandoned { loser: Seat::FIRST },
+        RefereeAction::DrawAgreement,
+        RefereeAction::Aborted,
     ] {
         let mut game = new_game(&GameRules::new(options(6, 6, Start::Cross)));
         let verdict = game.conclude(ending).unwrap();

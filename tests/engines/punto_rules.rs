@@ -18,7 +18,8 @@ use punct_referee::games::punto::{
     RoundEnd, RoundKind, RuleOptions, Side, Step, Table, Team, TieBreak, render,
 };
 use punct_referee::games::{
-    Ending, Game, GameRules, MoveError, MoveInput, Rules, Seat, SeatSet, Setup, Viewer, hex, punto,
+    Game, GameRules, MoveError, MoveInput, RefereeAction, Rules, Seat, SeatSet, Setup, Viewer, hex,
+    punto,
 };
 
 // --- Helpers ---------------------------------------------------------------
@@ -1844,7 +1845,7 @@ fn verdicts_name_the_winning_sides_seats_with_round_wins_as_scores() {
 fn a_resigning_seat_among_three_lets_both_others_win() {
     let mut game = options(3, false).start(Some(setup([38; 32])));
     let verdict = game
-        .conclude(Ending::Resignation { loser: seat(2) })
+        .conclude(RefereeAction::Resignation { loser: seat(2) })
         .unwrap();
     assert_eq!(verdict.winners, SeatSet::only(seat(1)).with(seat(3)));
     assert_eq!(verdict.scores, [0, 0, 0]);
@@ -1861,7 +1862,9 @@ fn a_resigning_seat_among_three_lets_both_others_win() {
 #[test]
 fn a_resigning_partner_loses_with_its_team() {
     let mut game = options(4, true).start(Some(setup([39; 32])));
-    let verdict = game.conclude(Ending::Timeout { loser: seat(3) }).unwrap();
+    let verdict = game
+        .conclude(RefereeAction::Timeout { loser: seat(3) })
+        .unwrap();
     assert_eq!(
         (verdict.winners, verdict.reason),
         (SeatSet::only(seat(2)).with(seat(4)), "TIMEOUT")
@@ -1870,7 +1873,7 @@ fn a_resigning_partner_loses_with_its_team() {
         refusal_of(game.as_mut(), &notation("0,0").unwrap()),
         "GAME_OVER"
     );
-    assert!(game.conclude(Ending::DrawAgreement).is_err());
+    assert!(game.conclude(RefereeAction::DrawAgreement).is_err());
 }
 
 #[test]
@@ -1893,7 +1896,7 @@ fn every_viewer_sees_the_same_and_nobody_sees_a_deck_order_before_the_end() {
     assert_eq!(deck.neutral.map(|n| n.len()), Some(6));
     let text = game.record(&[], Viewer::Seat(seat(1)));
     assert!(!text.contains(&hex(&[40; 32])) && text.contains(&hex(&setup([40; 32]).commitment())));
-    game.conclude(Ending::Aborted).unwrap();
+    game.conclude(RefereeAction::Aborted).unwrap();
     let after = snapshot(game.as_ref());
     assert_eq!(after.seed, Some([40; 32]));
     assert!(

@@ -47,7 +47,7 @@ pub(super) fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> 
 }
 
 /// Concludes with `ending`, which must be accepted, and checks the verdict.
-pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: Ending) -> Outcome {
+pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: RefereeAction) -> Outcome {
     let verdict = game
         .conclude(ending)
         .unwrap_or_else(|e| fail(at, format!("{ending:?} was refused: {e}")));
@@ -59,8 +59,9 @@ pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: Ending) ->
             format!("verdict reason {}, not {}", verdict.reason, ending.reason()),
         );
     }
-    if let Ending::Resignation { loser } | Ending::Timeout { loser } | Ending::Abandoned { loser } =
-        ending
+    if let RefereeAction::Resignation { loser }
+    | RefereeAction::Timeout { loser }
+    | RefereeAction::Abandoned { loser } = ending
         && verdict.winners.contains(loser)
     {
         fail(&at, format!("the loser {loser} is among the winners"));

@@ -13,8 +13,9 @@ use super::{
     Seed, TakeKind, TakeLog,
 };
 use crate::games::{
-    Ending, Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport,
-    Opaque, Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, dots,
+    Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
+    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer,
+    dots,
 };
 
 /// Dots' two seats, in seat order (docs/rules/dots.md §2.3, §10: Red is the first
@@ -473,13 +474,13 @@ impl GameTrait for DotsGame {
         record.to_string()
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError> {
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
         let reason = match ending {
-            Ending::Resignation { .. } => EndReason::Resign,
-            Ending::DrawAgreement => EndReason::DrawAgreement,
-            Ending::Aborted => EndReason::Abort,
-            Ending::Timeout { .. } => EndReason::Timeout,
-            Ending::Abandoned { .. } => EndReason::Abandon,
+            RefereeAction::Resignation { .. } => EndReason::Resign,
+            RefereeAction::DrawAgreement => EndReason::DrawAgreement,
+            RefereeAction::Aborted => EndReason::Abort,
+            RefereeAction::Timeout { .. } => EndReason::Timeout,
+            RefereeAction::Abandoned { .. } => EndReason::Abandon,
         };
         let winner = ending
             .default_verdict(SEAT_NAMES.len())

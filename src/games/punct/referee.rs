@@ -8,8 +8,9 @@ use super::{
     RuleOptions,
 };
 use crate::games::{
-    Ending, Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport,
-    Opaque, Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, punct,
+    Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
+    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer,
+    punct,
 };
 
 /// A PÜNCT move as a client gave it: structured, as notation, or both (then
@@ -314,15 +315,15 @@ impl GameTrait for PunctGame {
         record.to_string()
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError> {
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
         // Two seats: whoever resigns, runs out of time or leaves loses and
         // the other seat wins; draws and aborts have no winner.
         let reason = match ending {
-            Ending::Resignation { .. } => EndReason::Resignation,
-            Ending::DrawAgreement => EndReason::DrawAgreement,
-            Ending::Aborted => EndReason::Aborted,
-            Ending::Timeout { .. } => EndReason::Timeout,
-            Ending::Abandoned { .. } => EndReason::Abandoned,
+            RefereeAction::Resignation { .. } => EndReason::Resignation,
+            RefereeAction::DrawAgreement => EndReason::DrawAgreement,
+            RefereeAction::Aborted => EndReason::Aborted,
+            RefereeAction::Timeout { .. } => EndReason::Timeout,
+            RefereeAction::Abandoned { .. } => EndReason::Abandoned,
         };
         let outcome = match ending.default_verdict(SEAT_NAMES.len()).winner() {
             Some(winner) => punct::Outcome::referee(Some(colour_of(winner)), reason),
@@ -494,7 +495,7 @@ mod tests {
     fn record_round_trips_with_tags_and_resignation() {
         let mut g = new_game(&GameRules::default());
         g.play(&notation("SE@E5:F5,G5")).unwrap();
-        g.conclude(Ending::Resignation {
+        g.conclude(RefereeAction::Resignation {
             loser: Seat::SECOND,
         })
         .unwrap();

@@ -14,7 +14,7 @@ use std::fmt::{self, Write as _};
 use super::card::Card;
 use super::table::Cell;
 use super::{Match, OptionsError, Placed, Refusal, RuleOptions, Side, Team, notation};
-use crate::games::{Ending, Seat, Setup, hex, parse_seed};
+use crate::games::{RefereeAction, Seat, Setup, hex, parse_seed};
 
 /// The header keys of §12 and the service's `ending`; any other key is a
 /// free tag.
@@ -92,7 +92,7 @@ pub struct Record {
     /// The stated result and its line.
     pub result: Option<(StatedResult, usize)>,
     /// The referee ending (the service's `ending` header) and its line.
-    pub ending: Option<(Ending, usize)>,
+    pub ending: Option<(RefereeAction, usize)>,
     /// Free header tags, in order.
     pub tags: Vec<(String, String)>,
     /// The body, in order.
@@ -299,7 +299,7 @@ struct Header {
     entropy: Vec<u8>,
     seed: Option<[u8; 32]>,
     result: Option<(StatedResult, usize)>,
-    ending: Option<(Ending, usize)>,
+    ending: Option<(RefereeAction, usize)>,
     tags: Vec<(String, String)>,
     seen: Vec<String>,
     supplied: bool,
@@ -357,7 +357,7 @@ impl Record {
         commitment: &[u8; 32],
         seed: Option<&[u8; 32]>,
         supplied: bool,
-        ending: Option<Ending>,
+        ending: Option<RefereeAction>,
     ) -> String {
         let mut out = Record::rules_header(game.options(), commitment);
         if supplied {
@@ -522,28 +522,30 @@ fn replay_placement(
 
 /// The `ending` header's value: the reason, and the seat that lost for an
 /// ending that has one.
-pub fn ending_text(ending: Ending) -> String {
+pub fn ending_text(ending: RefereeAction) -> String {
     match ending {
-        Ending::Resignation { loser } | Ending::Timeout { loser } | Ending::Abandoned { loser } => {
+        RefereeAction::Resignation { loser }
+        | RefereeAction::Timeout { loser }
+        | RefereeAction::Abandoned { loser } => {
             format!("{} {loser}", ending.reason())
         }
-        Ending::DrawAgreement | Ending::Aborted => ending.reason().to_string(),
+        RefereeAction::DrawAgreement | RefereeAction::Aborted => ending.reason().to_string(),
     }
 }
 
 /// The ending an `ending` header names, if it is one.
-fn parse_ending(value: &str) -> Option<Ending> {
+fn parse_ending(value: &str) -> Option<RefereeAction> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
     let loser = |number: &str| parse_number(number).and_then(Seat::from_number);
     match words[..] {
-        ["DRAW_AGREEMENT"] => Some(Ending::DrawAgreement),
-        ["ABORTED"] => Some(Ending::Aborted),
+        ["DRAW_AGREEMENT"] => Some(RefereeAction::DrawAgreement),
+        ["ABORTED"] => Some(RefereeAction::Aborted),
         [reason, "seat", number] => {
             let loser = loser(number)?;
             match reason {
-                "RESIGNATION" => Some(Ending::Resignation { loser }),
-                "TIMEOUT" => Some(Ending::Timeout { loser }),
-                "ABANDONED" => Some(Ending::Abandoned { loser }),
+                "RESIGNATION" => Some(RefereeAction::Resignation { loser }),
+                "TIMEOUT" => Some(RefereeAction::Timeout { loser }),
+                "ABANDONED" => Some(RefereeAction::Abandoned { loser }),
                 _ => None,
             }
         }

@@ -16,8 +16,8 @@ use super::{
     Card, CardCounts, Cell, Match, Placed, Refusal, Revealed, RoundResult, RuleOptions, Table,
 };
 use crate::games::{
-    Ending, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    Outcome, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, punto,
+    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, punto,
 };
 
 /// A Punto move as a client gave it: the cell, structured or as notation
@@ -188,7 +188,7 @@ pub struct PuntoGame {
     /// Every move played, as reported.
     played: Vec<MoveDetail>,
     /// A referee ending and its verdict, if one ended the match.
-    concluded: Option<(Ending, Outcome)>,
+    concluded: Option<(RefereeAction, Outcome)>,
 }
 
 impl std::fmt::Debug for PuntoGame {
@@ -282,18 +282,18 @@ impl PuntoGame {
     /// The winners of a referee ending: a seat that resigns, runs out of
     /// time or leaves loses with its side, and every other side wins
     /// together (docs/PUNTO.md); draws and aborts have no winner.
-    fn referee_verdict(&self, ending: Ending) -> Outcome {
+    fn referee_verdict(&self, ending: RefereeAction) -> Outcome {
         let configuration = self.engine.configuration();
         let winners = match ending {
-            Ending::Resignation { loser }
-            | Ending::Timeout { loser }
-            | Ending::Abandoned { loser } => {
+            RefereeAction::Resignation { loser }
+            | RefereeAction::Timeout { loser }
+            | RefereeAction::Abandoned { loser } => {
                 let losing = configuration.seats_of(configuration.side_index(loser));
                 Seat::all(configuration.seats())
                     .filter(|&s| !losing.contains(s))
                     .collect()
             }
-            Ending::DrawAgreement | Ending::Aborted => SeatSet::EMPTY,
+            RefereeAction::DrawAgreement | RefereeAction::Aborted => SeatSet::EMPTY,
         };
         Outcome {
             winners,
@@ -530,7 +530,7 @@ impl Game for PuntoGame {
         )
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Outcome, MoveError> {
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
         if self.is_over() {
             return Err(refused(Refusal::MatchOver));
         }

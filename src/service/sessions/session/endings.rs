@@ -10,7 +10,7 @@ use super::super::SessionError;
 use super::seats::Role;
 use super::view::SessionView;
 use super::{Session, State};
-use crate::games::{Ending, MoveError, Outcome, Seat, SeatSet, Viewer};
+use crate::games::{MoveError, Outcome, RefereeAction, Seat, SeatSet, Viewer};
 use crate::service::storage::Write;
 
 /// `GAME_OVER`, without saying how.
@@ -45,7 +45,7 @@ impl Session {
     pub(super) async fn conclude_stored(
         &self,
         viewer: Viewer,
-        decide: impl FnOnce(&State) -> Result<Ending, SessionError>,
+        decide: impl FnOnce(&State) -> Result<RefereeAction, SessionError>,
     ) -> Result<SessionView, SessionError> {
         let (game, verdict, write) = {
             let mut st = self.lock_settled();
@@ -70,7 +70,7 @@ impl Session {
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
             this.conclude_stored(Viewer::Seat(seat), |_| {
-                Ok(Ending::Resignation { loser: seat })
+                Ok(RefereeAction::Resignation { loser: seat })
             })
             .await
         })
@@ -129,7 +129,7 @@ impl Session {
             let viewer = Viewer::Seat(seat);
             let Some(agreeing) = agreeing else {
                 let view = this
-                    .conclude_stored(viewer, |_| Ok(Ending::DrawAgreement))
+                    .conclude_stored(viewer, |_| Ok(RefereeAction::DrawAgreement))
                     .await?;
                 return Ok((true, view));
             };
@@ -201,9 +201,9 @@ impl Session {
                     }));
                 }
                 if !platform && this.forfeits() {
-                    return Ok(Ending::Resignation { loser: seat });
+                    return Ok(RefereeAction::Resignation { loser: seat });
                 }
-                Ok(Ending::Aborted)
+                Ok(RefereeAction::Aborted)
             })
             .await
         })
@@ -298,7 +298,7 @@ impl Session {
                         ),
                     );
                 }
-                Ok(Ending::Abandoned { loser: target })
+                Ok(RefereeAction::Abandoned { loser: target })
             })
             .await
         })
