@@ -10,7 +10,7 @@
 //! The game-specific payloads — the rules a game is created from
 //! ([`GameRules`], behind the [`Rules`] trait), a move as a client gave it
 //! ([`MoveInput`]), what a move did ([`MoveDetail`]), the state of a game
-//! ([`Snapshot`]) and details of an ending — are opaque to the session layer:
+//! ([`SharedState`]) and details of an ending — are opaque to the session layer:
 //! it stores and passes them on without looking inside, and each game's
 //! protobuf conversion (in the service) reads them back with `get::<T>()`.
 //! A new game is therefore a folder here plus one line in [`GAMES`]; nothing
@@ -26,7 +26,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
+pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctState};
 
 /// Most seats any game may have.
 pub const MAX_SEATS: usize = 4;
@@ -366,12 +366,12 @@ pub trait GameState: Payload {
 
 /// A game's state (see [`GameState`]), shared.
 #[derive(Clone)]
-pub struct Snapshot(Arc<dyn GameState>);
+pub struct SharedState(Arc<dyn GameState>);
 
-impl Snapshot {
+impl SharedState {
     /// Wraps a game's state.
-    pub fn new<S: GameState>(state: S) -> Snapshot {
-        Snapshot(Arc::new(state))
+    pub fn new<S: GameState>(state: S) -> SharedState {
+        SharedState(Arc::new(state))
     }
 
     /// The state, if it is an `S`.
@@ -385,7 +385,7 @@ impl Snapshot {
     }
 }
 
-impl fmt::Debug for Snapshot {
+impl fmt::Debug for SharedState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
@@ -589,11 +589,11 @@ pub trait Game: Send + Sync + fmt::Debug {
     /// the game is over).
     fn legal_moves(&self) -> Vec<MoveReport>;
     /// The state now, as `viewer` may see it.
-    fn snapshot(&self, viewer: Viewer) -> Snapshot;
+    fn snapshot(&self, viewer: Viewer) -> SharedState;
     /// The state after the first `ply` moves as `viewer` may see it, or
     /// `None` past the current ply. Referee endings are not part of it;
     /// board endings are.
-    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<Snapshot>;
+    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<SharedState>;
     /// Whether some viewer may not see everything (hands, decks): then the
     /// service computes snapshots, moves and events per viewer. Games
     /// without private information keep the default, `false`.

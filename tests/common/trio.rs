@@ -37,7 +37,7 @@ use std::str::FromStr;
 
 use punct_referee::games::{
     Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
-    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, hex,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, hex,
     parse_seed,
 };
 
@@ -370,7 +370,7 @@ fn referee_verdict(ending: RefereeAction, scores: [i64; SEATS]) -> Outcome {
 
 /// A trio position as one viewer sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrioSnapshot {
+pub struct TrioState {
     /// Who it is for.
     pub viewer: Viewer,
     /// The round's target.
@@ -391,7 +391,7 @@ pub struct TrioSnapshot {
     pub bonus: [Option<i64>; SEATS],
 }
 
-impl GameState for TrioSnapshot {
+impl GameState for TrioState {
     fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
         let mut lines = vec![format!(
             "round {} of {}, count {} of {}",
@@ -481,9 +481,9 @@ impl TrioGame {
         Some(table)
     }
 
-    fn snapshot_of(&self, table: &Table, to_move: Option<Seat>, viewer: Viewer) -> Snapshot {
+    fn snapshot_of(&self, table: &Table, to_move: Option<Seat>, viewer: Viewer) -> SharedState {
         let sees = |s: Seat| viewer == Viewer::Seat(s);
-        Snapshot::new(TrioSnapshot {
+        SharedState::new(TrioState {
             viewer,
             target: self.deal.target,
             round: table.round,
@@ -591,11 +591,11 @@ impl Game for TrioGame {
         moves
     }
 
-    fn snapshot(&self, viewer: Viewer) -> Snapshot {
+    fn snapshot(&self, viewer: Viewer) -> SharedState {
         self.snapshot_of(&self.table, self.to_move(), viewer)
     }
 
-    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<SharedState> {
         let table = self.table_at(ply)?;
         Some(self.snapshot_of(&table, table.to_move, viewer))
     }

@@ -5,7 +5,7 @@
 //! `punct_referee::games::…`, no server.
 
 use punct_referee::games::dots::record::{GameResult, RecordEnding};
-use punct_referee::games::dots::referee::{DotsMoveInfo, DotsSnapshot, import};
+use punct_referee::games::dots::referee::{DotsMoveInfo, DotsState, import};
 use punct_referee::games::dots::setup::{offset_range, quadruple_crosses, start_dots, stream};
 use punct_referee::games::dots::{
     Colour, EndReason, Game, IllegalMove, Move, Point, Record, RuleOptions, Seed, Start, TakeKind,
@@ -1086,7 +1086,7 @@ fn a_played_move_reports_its_captures_and_enclosures() {
     );
     assert_eq!(enclosure.chain, vec![p(3, 2), p(4, 3), p(3, 4), p(2, 3)]);
     let snapshot = game.snapshot(Viewer::Spectator);
-    let snapshot = snapshot.get::<DotsSnapshot>().unwrap();
+    let snapshot = snapshot.get::<DotsState>().unwrap();
     assert_eq!(snapshot.enclosures, effect.enclosures);
     assert_eq!(snapshot.scores, [1, 0]);
     assert!(
@@ -1123,7 +1123,7 @@ fn a_recaptured_enclosure_no_longer_stands() {
     assert_eq!(effect.captured.len(), 4);
     assert_eq!(effect.freed, vec![p(4, 4)]);
     let snapshot = game.snapshot(Viewer::Spectator);
-    let snapshot = snapshot.get::<DotsSnapshot>().unwrap();
+    let snapshot = snapshot.get::<DotsState>().unwrap();
     assert_eq!(
         snapshot.enclosures.len(),
         1,

@@ -13,7 +13,7 @@ use punct_referee::games::{
     Catalog, Game, GameRules, MoveError, MoveInput, MoveReport, RefereeAction, Rules, Seat,
     SeatSet, Setup, Viewer,
 };
-use trio::{Deal, Refusal, RoundEnd, TrioGame, TrioMove, TrioMoveDetail, TrioRules, TrioSnapshot};
+use trio::{Deal, Refusal, RoundEnd, TrioGame, TrioMove, TrioMoveDetail, TrioRules, TrioState};
 
 fn subject(rounds: u8) -> Subject {
     Subject {
@@ -78,9 +78,9 @@ fn play_all(game: &mut dyn Game, texts: &[&str]) -> Vec<MoveReport> {
     texts.iter().map(|t| play(game, t)).collect()
 }
 
-fn snapshot(game: &dyn Game, viewer: Viewer) -> TrioSnapshot {
+fn snapshot(game: &dyn Game, viewer: Viewer) -> TrioState {
     game.snapshot(viewer)
-        .get::<TrioSnapshot>()
+        .get::<TrioState>()
         .expect("a trio snapshot")
         .clone()
 }

@@ -10,7 +10,7 @@
 use punct_referee::games::punto::deal::{self, Key, Label};
 use punct_referee::games::punto::record::{Record, StatedResult};
 use punct_referee::games::punto::referee::{
-    PuntoMoveInfo, PuntoMoveInput, PuntoSnapshot, import, notation,
+    PuntoMoveInfo, PuntoMoveInput, PuntoState, import, notation,
 };
 use punct_referee::games::punto::round::{self as round_rules, Scored};
 use punct_referee::games::punto::{
@@ -120,9 +120,9 @@ fn refusal_of(game: &mut dyn Game, input: &MoveInput) -> &'static str {
     }
 }
 
-fn snapshot(game: &dyn Game) -> PuntoSnapshot {
+fn snapshot(game: &dyn Game) -> PuntoState {
     game.snapshot(Viewer::Spectator)
-        .get::<PuntoSnapshot>()
+        .get::<PuntoState>()
         .expect("a Punto snapshot")
         .clone()
 }
@@ -1885,7 +1885,7 @@ fn every_viewer_sees_the_same_and_nobody_sees_a_deck_order_before_the_end() {
     for s in 1..=3 {
         let seen = game
             .snapshot(Viewer::Seat(seat(s)))
-            .get::<PuntoSnapshot>()
+            .get::<PuntoState>()
             .unwrap()
             .clone();
         assert_eq!(seen, spectator);

@@ -19,7 +19,7 @@ use punct_referee::service::sessions::{
 };
 use punct_referee::service::storage::Storage;
 use punct_referee::service::storage::reference::ReferenceStorage;
-use trio::{Deal, TrioMoveDetail, TrioRules, TrioSnapshot};
+use trio::{Deal, TrioMoveDetail, TrioRules, TrioState};
 
 const RED: Seat = Seat::FIRST;
 const GREEN: Seat = Seat::SECOND;
@@ -76,11 +76,11 @@ fn reason(e: &SessionError) -> &'static str {
     }
 }
 
-fn trio_state(s: &Session, viewer: Viewer) -> TrioSnapshot {
+fn trio_state(s: &Session, viewer: Viewer) -> TrioState {
     s.view_as(viewer)
         .snapshot
         .expect("state")
-        .get::<TrioSnapshot>()
+        .get::<TrioState>()
         .expect("a trio state")
         .clone()
 }

@@ -3,7 +3,7 @@
 //! engine calls and the engine's answers into neutral results, with the
 //! payloads the service's Dots conversion reads back: [`DotsMoveInput`] (a
 //! move given), [`DotsMoveInfo`] (a move played or listed, with what it did:
-//! [`MoveEffect`]) and [`DotsSnapshot`] (every dot, the enclosures as closed
+//! [`MoveEffect`]) and [`DotsState`] (every dot, the enclosures as closed
 //! chains, the scores). Enclosure chains are traced here, from the areas the
 //! engine logs, so the engine's hot path stays free of allocation.
 
@@ -14,8 +14,8 @@ use super::{
 };
 use crate::games::{
     Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer,
-    dots,
+    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState,
+    Viewer, dots,
 };
 
 /// Dots' two seats, in seat order (docs/rules/dots.md §2.3, §10: Red is the first
@@ -88,7 +88,7 @@ pub struct SnapshotDot {
 
 /// A Dots position with what clients draw of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DotsSnapshot {
+pub struct DotsState {
     /// The game's options.
     pub options: RuleOptions,
     /// Moves made.
@@ -109,7 +109,7 @@ pub struct DotsSnapshot {
     pub field: Field,
 }
 
-impl GameState for DotsSnapshot {
+impl GameState for DotsState {
     /// The field as SVG (`dots::svg`), the last move highlighted.
     fn svg(&self, last: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
         let last = last.and_then(|m| m.get::<DotsMoveInfo>()).map(|m| m.mv);
@@ -268,7 +268,7 @@ impl Tracked {
         Ok((info, played))
     }
 
-    fn snapshot(&self) -> DotsSnapshot {
+    fn snapshot(&self) -> DotsState {
         let field = self.game.field();
         let mut dots = Vec::new();
         for colour in Colour::ALL {
@@ -280,7 +280,7 @@ impl Tracked {
             }));
         }
         dots.sort_by_key(|d| (d.point.y, d.point.x));
-        DotsSnapshot {
+        DotsState {
             options: self.game.options(),
             ply: self.game.ply(),
             to_move: (!self.game.is_over()).then(|| self.game.to_move()),
@@ -330,7 +330,7 @@ impl DotsGame {
     }
 
     /// The state now, as the payload of [`GameTrait::snapshot`].
-    pub fn dots_snapshot(&self) -> DotsSnapshot {
+    pub fn dots_snapshot(&self) -> DotsState {
         self.tracked.snapshot()
     }
 
@@ -446,13 +446,13 @@ impl GameTrait for DotsGame {
         out
     }
 
-    fn snapshot(&self, _viewer: Viewer) -> Snapshot {
-        Snapshot::new(self.tracked.snapshot())
+    fn snapshot(&self, _viewer: Viewer) -> SharedState {
+        SharedState::new(self.tracked.snapshot())
     }
 
-    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<SharedState> {
         let replay = self.replayed(usize::try_from(ply).ok()?)?;
-        Some(Snapshot::new(replay.snapshot()))
+        Some(SharedState::new(replay.snapshot()))
     }
 
     fn last_move(&self) -> Option<MoveDetail> {

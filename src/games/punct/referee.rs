@@ -9,8 +9,8 @@ use super::{
 };
 use crate::games::{
     Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer,
-    punct,
+    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState,
+    Viewer, punct,
 };
 
 /// A PÜNCT move as a client gave it: structured, as notation, or both (then
@@ -41,14 +41,14 @@ pub struct PunctMoveInfo {
 
 /// A PÜNCT position with the options of its game.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PunctSnapshot {
+pub struct PunctState {
     /// The game's rule options.
     pub options: RuleOptions,
     /// The position.
     pub position: Position,
 }
 
-impl GameState for PunctSnapshot {
+impl GameState for PunctState {
     /// The position as SVG (`punct::svg`): the last move and a winning
     /// connection highlighted.
     fn svg(&self, last: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
@@ -200,8 +200,8 @@ impl PunctGame {
         }
     }
 
-    fn snapshot_of(&self, position: Position) -> Snapshot {
-        Snapshot::new(PunctSnapshot {
+    fn snapshot_of(&self, position: Position) -> SharedState {
+        SharedState::new(PunctState {
             options: self.game.options(),
             position,
         })
@@ -275,11 +275,11 @@ impl GameTrait for PunctGame {
         out.into_iter().map(|(_, r)| r).collect()
     }
 
-    fn snapshot(&self, _viewer: Viewer) -> Snapshot {
+    fn snapshot(&self, _viewer: Viewer) -> SharedState {
         self.snapshot_of(*self.game.position())
     }
 
-    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<SharedState> {
         let moves = self.game.moves().get(..ply as usize)?;
         let mut replay = Game::new(self.game.options());
         for &mv in moves {
@@ -528,7 +528,7 @@ mod tests {
         g.play(&notation("SE@E5:F5,G5")).unwrap();
         g.play(&notation("SE@M5:M6,M7")).unwrap();
         let s = g.snapshot_at(1, Viewer::Spectator).unwrap();
-        assert_eq!(s.get::<PunctSnapshot>().unwrap().position.ply(), 1);
+        assert_eq!(s.get::<PunctState>().unwrap().position.ply(), 1);
         assert!(g.snapshot_at(3, Viewer::Spectator).is_none());
         let last = g.last_move().unwrap();
         assert_eq!(last.get::<PunctMoveInfo>().unwrap().colour, Colour::Black);

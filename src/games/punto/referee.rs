@@ -17,7 +17,7 @@ use super::{
 };
 use crate::games::{
     Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
-    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Viewer, punto,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, punto,
 };
 
 /// A Punto move as a client gave it: the cell, structured or as notation
@@ -112,7 +112,7 @@ pub struct DeckView {
 
 /// A Punto match as a viewer sees it (§11: every viewer sees the same).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PuntoSnapshot {
+pub struct PuntoState {
     /// The match's options (the entropy among them).
     pub options: RuleOptions,
     /// The commitment `C` (§10.1).
@@ -147,7 +147,7 @@ pub struct PuntoSnapshot {
     pub ending: Option<&'static str>,
 }
 
-impl GameState for PuntoSnapshot {
+impl GameState for PuntoState {
     /// The table as SVG (`punto::svg`), the last move and any winning rows
     /// marked.
     fn svg(&self, last_move: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
@@ -310,10 +310,10 @@ impl PuntoGame {
         engine: &Match,
         revealed: bool,
         ending: Option<&'static str>,
-    ) -> PuntoSnapshot {
+    ) -> PuntoState {
         let round = engine.round();
         let decks = deck_views(engine, revealed);
-        PuntoSnapshot {
+        PuntoState {
             options: *engine.options(),
             commitment: self.setup.commitment(),
             seed: revealed.then_some(self.setup.seed),
@@ -487,17 +487,17 @@ impl Game for PuntoGame {
         moves
     }
 
-    fn snapshot(&self, _viewer: Viewer) -> Snapshot {
+    fn snapshot(&self, _viewer: Viewer) -> SharedState {
         let ending = self.concluded.as_ref().map(|(e, _)| e.reason());
-        Snapshot::new(self.snapshot_of(&self.engine, self.is_over(), ending))
+        SharedState::new(self.snapshot_of(&self.engine, self.is_over(), ending))
     }
 
     /// Every viewer sees the same (§11); referee endings are not part of a
     /// past state.
-    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<SharedState> {
         let engine = self.engine_at(ply)?;
         let over = engine.is_over();
-        Some(Snapshot::new(self.snapshot_of(&engine, over, None)))
+        Some(SharedState::new(self.snapshot_of(&engine, over, None)))
     }
 
     /// The decks' order is secret (§11), so the service treats the game as

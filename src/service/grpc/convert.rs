@@ -8,7 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::games::{Part, WIRE_GAMES, WireGame, choices};
 use super::pb::referee::v1 as pb;
 use crate::games::{
-    self, GameRules, MoveDetail, MoveInput, Outcome, Seat, SeatSet, Snapshot, Viewer,
+    self, GameRules, MoveDetail, MoveInput, Outcome, Seat, SeatSet, SharedState, Viewer,
 };
 use crate::service::sessions::{
     ClockMode, ClockReading, Event, EventKind, History, ListQuery, SeatPresence, Session,
@@ -282,7 +282,7 @@ pub fn presence_pb(p: &[SeatPresence]) -> pb::Presence {
 
 /// A game's state to the wire (each game's conversion reads its own state
 /// back).
-pub fn state_pb(s: &Snapshot) -> pb::GameState {
+pub fn state_pb(s: &SharedState) -> pb::GameState {
     pb::GameState {
         game: first(|g| g.state_pb(s)),
     }

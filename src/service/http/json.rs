@@ -10,7 +10,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::games::{self, Seat, SeatSet, Snapshot};
+use crate::games::{self, Seat, SeatSet, SharedState};
 use crate::service::grpc::convert;
 use crate::service::grpc::games::WIRE_GAMES;
 use crate::service::grpc::pb::referee::v1 as pb;
@@ -255,7 +255,7 @@ struct Extras {
     scores: Vec<i64>,
 }
 
-fn extras(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Extras {
+fn extras(seats: &'static [&'static str], snapshot: Option<&SharedState>) -> Extras {
     let Some(state) = snapshot.and_then(|s| convert::state_pb(s).game) else {
         return Extras::default();
     };

@@ -354,7 +354,7 @@ async fn a_states_shared_form_is_made_once_per_state() {
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
     let made = std::sync::atomic::AtomicUsize::new(0);
-    let make = |snap: &crate::games::Snapshot| {
+    let make = |snap: &crate::games::SharedState| {
         made.fetch_add(1, Ordering::SeqCst);
         snap.svg(None, None)
     };

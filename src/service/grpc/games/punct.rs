@@ -10,8 +10,8 @@ use crate::games::punct::{
     Variant, render,
 };
 use crate::games::{
-    GameRules, MoveDetail, MoveInput, Outcome, PunctMoveInfo, PunctMoveInput, PunctSnapshot,
-    Snapshot,
+    GameRules, MoveDetail, MoveInput, Outcome, PunctMoveInfo, PunctMoveInput, PunctState,
+    SharedState,
 };
 use crate::service::grpc::pb::punct::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
@@ -355,7 +355,7 @@ pub fn compact_state(state: &mut pb::GameState) {
 }
 
 /// The PÜNCT state of a game.
-pub fn state_pb(s: &PunctSnapshot) -> pb::GameState {
+pub fn state_pb(s: &PunctState) -> pb::GameState {
     pb::GameState {
         rules: Some(rule_options_pb(&s.options)),
         board: Some(board_pb(&s.position)),
@@ -383,8 +383,8 @@ pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
 }
 
 /// The PÜNCT state on the wire, if `snapshot` is one.
-pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
-    snapshot.get::<PunctSnapshot>().map(state_pb)
+pub fn snapshot_pb(snapshot: &SharedState) -> Option<pb::GameState> {
+    snapshot.get::<PunctState>().map(state_pb)
 }
 
 /// The request parts under the names callers have used for them.
@@ -443,7 +443,7 @@ impl WireGame for PunctWire {
         verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punct)
     }
 
-    fn state_pb(&self, snapshot: &Snapshot) -> Option<rpb::game_state::Game> {
+    fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {
         snapshot_pb(snapshot).map(rpb::game_state::Game::Punct)
     }
 

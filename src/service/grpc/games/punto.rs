@@ -9,12 +9,12 @@
 //! shown the same.
 
 use super::{DeckText, Part, Sidelines, WireGame};
-use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoSnapshot};
+use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoState};
 use crate::games::punto::{
     self, Card, Cell, Colour, Configuration, DeadlockCause, MatchEnd, OptionsError, Revealed,
     RoundKind, RoundResult, Row, RuleOptions, Side, Table, Team, TieBreak, notation, render,
 };
-use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, Seat, Snapshot, hex};
+use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, Seat, SharedState, hex};
 use crate::service::grpc::pb::punto::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
@@ -360,7 +360,7 @@ pub fn compact_state(state: &mut pb::GameState) {
 }
 
 /// The Punto state of a match.
-pub fn state_pb(s: &PuntoSnapshot) -> pb::GameState {
+pub fn state_pb(s: &PuntoState) -> pb::GameState {
     let configuration = s.options.configuration();
     pb::GameState {
         rules: Some(rule_options_pb(&s.options)),
@@ -403,8 +403,8 @@ pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
 }
 
 /// The Punto state on the wire, if `snapshot` is one.
-pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
-    snapshot.get::<PuntoSnapshot>().map(state_pb)
+pub fn snapshot_pb(snapshot: &SharedState) -> Option<pb::GameState> {
+    snapshot.get::<PuntoState>().map(state_pb)
 }
 
 /// The round a played move ended, with the next round's deal, if `detail`
@@ -479,7 +479,7 @@ impl WireGame for PuntoWire {
         verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punto)
     }
 
-    fn state_pb(&self, snapshot: &Snapshot) -> Option<rpb::game_state::Game> {
+    fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {
         snapshot_pb(snapshot).map(rpb::game_state::Game::Punto)
     }
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use super::Session;
 use super::view::{SessionView, TimeView};
-use crate::games::{SeatSet, Snapshot, Viewer};
+use crate::games::{SeatSet, SharedState, Viewer};
 
 /// Which state a shared form is of: the ply, whether the game was over,
 /// the viewer (a spectator for a game that hides nothing) and the seats
@@ -86,7 +86,7 @@ impl Session {
     pub fn shared_state<T: Any + Send + Sync>(
         &self,
         view: &SessionView,
-        make: impl FnOnce(&Snapshot) -> T,
+        make: impl FnOnce(&SharedState) -> T,
     ) -> Option<Arc<T>> {
         let snapshot = view.snapshot.as_ref()?;
         let key = self.shared.key(

@@ -12,7 +12,7 @@ use super::super::presence::SeatPresence;
 use super::super::{GameId, SessionError};
 use super::event::{Event, EventKind};
 use super::{Session, State};
-use crate::games::{GameRules, MoveDetail, Outcome, Seat, SeatSet, Setup, Snapshot, Viewer};
+use crate::games::{GameRules, MoveDetail, Outcome, Seat, SeatSet, Setup, SharedState, Viewer};
 
 /// What of a view changes with time alone, and whose view it is: what a
 /// shared form of a state ([`Session::shared_view`]) leaves out.
@@ -52,7 +52,7 @@ pub struct SessionView {
     /// The seats that have offered or accepted the standing draw offer.
     pub draw_offers: SeatSet,
     /// The game-specific state (`None` in listings).
-    pub snapshot: Option<Snapshot>,
+    pub snapshot: Option<SharedState>,
     /// The last move played.
     pub last_move: Option<MoveDetail>,
     /// The time control chosen at creation.
