@@ -11,8 +11,8 @@
 use std::fmt;
 
 use super::{
-    Colour, EndReason, Game, IllegalMove, Move, NotationError, OptionsError, Outcome, RuleOptions,
-    Seed, Start,
+    Colour, EndReason, Engine, IllegalMove, Move, NotationError, OptionsError, Outcome,
+    RuleOptions, Seed, Start,
 };
 
 /// A record's `result:` (§9).
@@ -277,7 +277,7 @@ fn commitment_of(value: &str) -> Option<[u8; 32]> {
 impl Record {
     /// The record of `game`; with `reveal_seed`, its seed too (the
     /// commitment always goes with a seeded game).
-    pub fn of(game: &Game, reveal_seed: bool) -> Record {
+    pub fn of(game: &Engine, reveal_seed: bool) -> Record {
         Record {
             options: game.options(),
             seed: game.seed().copied().filter(|_| reveal_seed),
@@ -449,7 +449,7 @@ impl Record {
 
     /// Checks the stated ending against `game`, replayed from the moves,
     /// and concludes it for a referee action (§9, §7.5).
-    pub fn apply_ending(&self, game: &mut Game) -> Result<(), RecordError> {
+    pub fn apply_ending(&self, game: &mut Engine) -> Result<(), RecordError> {
         let Some(stated) = self.ending else {
             return Ok(());
         };
@@ -495,9 +495,9 @@ impl Record {
     }
 
     /// Replays the record (with the server's seed `given`, if any).
-    pub fn replay(&self, given: Option<Seed>) -> Result<Game, RecordError> {
+    pub fn replay(&self, given: Option<Seed>) -> Result<Engine, RecordError> {
         let seed = self.resolve_seed(given)?;
-        let mut game = Game::new(self.options, seed).map_err(RecordError::Options)?;
+        let mut game = Engine::new(self.options, seed).map_err(RecordError::Options)?;
         for (i, &mv) in self.moves.iter().enumerate() {
             game.play(mv).map_err(|e| self.illegal(i, e))?;
         }

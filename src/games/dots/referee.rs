@@ -9,13 +9,12 @@
 
 use super::chain::outline;
 use super::{
-    Bits, Colour, EndReason, Field, Game, IllegalMove, Move, Played, Point, Record, RuleOptions,
+    Bits, Colour, EndReason, Engine, Field, IllegalMove, Move, Played, Point, Record, RuleOptions,
     Seed, TakeKind, TakeLog,
 };
 use crate::games::{
-    Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState,
-    Viewer, dots,
+    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, dots,
 };
 
 /// Dots' two seats, in seat order (docs/rules/dots.md §2.3, §10: Red is the first
@@ -131,7 +130,7 @@ impl Rules for RuleOptions {
         self.start().needs_seed()
     }
 
-    fn start(&self, setup: Option<Setup>) -> Box<dyn GameTrait> {
+    fn start(&self, setup: Option<Setup>) -> Box<dyn Game> {
         Box::new(DotsGame::new(*self, setup))
     }
 }
@@ -212,14 +211,14 @@ impl TakenArea {
 /// taken (for the enclosures) and every move's report.
 #[derive(Debug, Clone)]
 struct Tracked {
-    game: Game,
+    game: Engine,
     areas: Vec<TakenArea>,
     played: Vec<DotsMoveInfo>,
     log: TakeLog,
 }
 
 impl Tracked {
-    fn new(game: Game) -> Tracked {
+    fn new(game: Engine) -> Tracked {
         Tracked {
             game,
             areas: Vec::new(),
@@ -319,17 +318,17 @@ impl DotsGame {
         });
         let seed = setup.and_then(|s| Seed::new(&s.seed).ok());
         DotsGame {
-            tracked: Tracked::new(Game::start(options, seed)),
+            tracked: Tracked::new(Engine::start(options, seed)),
             setup,
         }
     }
 
     /// The engine's game.
-    pub fn game(&self) -> &Game {
+    pub fn game(&self) -> &Engine {
         &self.tracked.game
     }
 
-    /// The state now, as the payload of [`GameTrait::snapshot`].
+    /// The state now, as the payload of [`Game::snapshot`].
     pub fn dots_snapshot(&self) -> DotsState {
         self.tracked.snapshot()
     }
@@ -383,7 +382,7 @@ impl DotsGame {
     fn replayed(&self, ply: usize) -> Option<Tracked> {
         let moves = self.tracked.game.moves().get(..ply)?;
         let game = &self.tracked.game;
-        let mut replay = Tracked::new(Game::start(game.options(), game.seed().copied()));
+        let mut replay = Tracked::new(Engine::start(game.options(), game.seed().copied()));
         for &mv in moves {
             replay.play(mv).ok()?;
         }
@@ -391,7 +390,7 @@ impl DotsGame {
     }
 }
 
-impl GameTrait for DotsGame {
+impl Game for DotsGame {
     fn rules(&self) -> GameRules {
         GameRules::new(self.tracked.game.options())
     }
@@ -494,7 +493,7 @@ impl GameTrait for DotsGame {
         Ok(verdict(outcome))
     }
 
-    fn clone_box(&self) -> Box<dyn GameTrait> {
+    fn clone_box(&self) -> Box<dyn Game> {
         Box::new(self.clone())
     }
 
@@ -511,7 +510,7 @@ impl GameTrait for DotsGame {
 
     fn rules_header(&self) -> String {
         let game = &self.tracked.game;
-        let fresh = Game::start(game.options(), game.seed().copied());
+        let fresh = Engine::start(game.options(), game.seed().copied());
         Record::of(&fresh, false).to_string()
     }
 }
@@ -543,7 +542,7 @@ pub fn import(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> 
             ),
         });
     }
-    let game = Game::new(record.options, resolved)
+    let game = Engine::new(record.options, resolved)
         .map_err(|e| record_error(super::RecordError::Options(e)))?;
     let mut tracked = Tracked::new(game);
     let mut moves = Vec::with_capacity(record.moves.len());

@@ -4,13 +4,12 @@
 //! results. The engine itself ([`super`]) stays untouched and pure.
 
 use super::{
-    Colour, EndReason, Game, GameRecord, IllegalMove, Move, MoveKind, NotatedMove, Position,
+    Colour, EndReason, Engine, GameRecord, IllegalMove, Move, MoveKind, NotatedMove, Position,
     RuleOptions,
 };
 use crate::games::{
-    Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState,
-    Viewer, punct,
+    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, punct,
 };
 
 /// A PÜNCT move as a client gave it: structured, as notation, or both (then
@@ -74,7 +73,7 @@ impl Rules for RuleOptions {
         self.variant.name()
     }
 
-    fn start(&self, _setup: Option<Setup>) -> Box<dyn GameTrait> {
+    fn start(&self, _setup: Option<Setup>) -> Box<dyn Game> {
         Box::new(PunctGame::new(*self))
     }
 }
@@ -124,19 +123,19 @@ fn detail(info: PunctMoveInfo) -> MoveDetail {
 /// One PÜNCT game.
 #[derive(Debug, Clone)]
 pub struct PunctGame {
-    game: Game,
+    game: Engine,
 }
 
 impl PunctGame {
     /// A new game with `options`.
     pub fn new(options: RuleOptions) -> PunctGame {
         PunctGame {
-            game: Game::new(options),
+            game: Engine::new(options),
         }
     }
 
     /// The engine's game.
-    pub fn game(&self) -> &Game {
+    pub fn game(&self) -> &Engine {
         &self.game
     }
 
@@ -208,7 +207,7 @@ impl PunctGame {
     }
 }
 
-impl GameTrait for PunctGame {
+impl Game for PunctGame {
     fn rules(&self) -> GameRules {
         GameRules::new(self.game.options())
     }
@@ -281,7 +280,7 @@ impl GameTrait for PunctGame {
 
     fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<SharedState> {
         let moves = self.game.moves().get(..ply as usize)?;
-        let mut replay = Game::new(self.game.options());
+        let mut replay = Engine::new(self.game.options());
         for &mv in moves {
             // Replaying moves this game accepted cannot fail.
             replay.play(mv).ok()?;
@@ -291,7 +290,7 @@ impl GameTrait for PunctGame {
 
     fn last_move(&self) -> Option<MoveDetail> {
         let &mv = self.game.moves().last()?;
-        let mut before = Game::new(self.game.options());
+        let mut before = Engine::new(self.game.options());
         let n = self.game.moves().len();
         for &m in &self.game.moves()[..n - 1] {
             before.play(m).ok()?;
@@ -333,7 +332,7 @@ impl GameTrait for PunctGame {
         Ok(verdict(outcome))
     }
 
-    fn clone_box(&self) -> Box<dyn GameTrait> {
+    fn clone_box(&self) -> Box<dyn Game> {
         Box::new(self.clone())
     }
 

@@ -492,7 +492,7 @@ impl WireGame for PunctWire {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::punct::{Game, RuleOptions};
+    use crate::games::punct::{Engine, RuleOptions};
 
     /// The board lists exactly the occupied spaces, each as the full
     /// listing of every space showed it; the ones left out are empty.
@@ -500,7 +500,7 @@ mod tests {
     fn the_board_lists_the_occupied_spaces_and_nothing_else() {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         for _ in 0..20 {
-            let mut game = Game::new(RuleOptions::default());
+            let mut game = Engine::new(RuleOptions::default());
             for _ in 0..60 {
                 let pos = *game.position();
                 let board = board_pb(&pos);
