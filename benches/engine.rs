@@ -363,9 +363,9 @@ fn dots(c: &mut Criterion) {
 }
 
 /// Punto positions for the `punto` group: seeded random play through the
-/// engine's `Match` (`docs/rules/punto.md`).
+/// engine `punto::Engine` (`docs/rules/punto.md`).
 mod punto_positions {
-    use punct_referee::games::punto::{Match, RuleOptions};
+    use punct_referee::games::punto::{Engine, RuleOptions};
 
     /// A small deterministic generator (the engine has no RNG of its own).
     pub struct Pick(pub u64);
@@ -386,7 +386,7 @@ mod punto_positions {
     }
 
     /// One random legal placement; false once the match is over.
-    pub fn step(m: &mut Match, pick: &mut Pick) -> bool {
+    pub fn step(m: &mut Engine, pick: &mut Pick) -> bool {
         let cells = m.legal_cells();
         let Some(&cell) = cells.as_slice().get(pick.below(cells.len().max(1))) else {
             return false;
@@ -396,15 +396,15 @@ mod punto_positions {
 
     /// A whole random match: the placements it took.
     pub fn full_match(options: RuleOptions, n: u64) -> u32 {
-        let mut m = Match::new(options, &seed(n));
+        let mut m = Engine::new(options, &seed(n));
         let mut pick = Pick(n);
         while step(&mut m, &mut pick) {}
         m.ply()
     }
 
     /// A match `plies` placements into round 1 (fewer if the round ended).
-    pub fn mid_round(options: RuleOptions, n: u64, plies: u32) -> Match {
-        let mut m = Match::new(options, &seed(n));
+    pub fn mid_round(options: RuleOptions, n: u64, plies: u32) -> Engine {
+        let mut m = Engine::new(options, &seed(n));
         let mut pick = Pick(n);
         while m.ply() < plies && m.round().number() == 1 && step(&mut m, &mut pick) {}
         m
@@ -412,7 +412,7 @@ mod punto_positions {
 }
 
 fn punto(c: &mut Criterion) {
-    use punct_referee::games::punto::{Match, RuleOptions};
+    use punct_referee::games::punto::{Engine, RuleOptions};
     let configurations = [
         (
             "2-players",
@@ -435,7 +435,7 @@ fn punto(c: &mut Criterion) {
     // One move mid-round: list the legal cells, play one (the row check is
     // part of the placement); the clone of the position is not timed.
     for (name, options) in configurations {
-        let positions: Vec<Match> = (1..=16)
+        let positions: Vec<Engine> = (1..=16)
             .map(|n| punto_positions::mid_round(options, n, 14))
             .collect();
         let cells: usize = positions.iter().map(|m| m.legal_cells().len()).sum();
@@ -446,7 +446,7 @@ fn punto(c: &mut Criterion) {
         let mut next = 0;
         group.bench_function(format!("move/{name}"), |b| {
             // The routine works on the match in place (`iter_batched_ref`):
-            // moving a 3 KB `Match` in and out of criterion's batch by value
+            // moving a 3 KB `punto::Engine` in and out of criterion's batch by value
             // would time two copies of it, not the move. Its drop is not
             // timed either.
             b.iter_batched_ref(
@@ -468,7 +468,7 @@ fn punto(c: &mut Criterion) {
     for (name, options) in configurations {
         let seed = punto_positions::seed(7);
         group.bench_function(format!("deal/{name}"), |b| {
-            b.iter(|| black_box(Match::new(options, black_box(&seed))))
+            b.iter(|| black_box(Engine::new(options, black_box(&seed))))
         });
     }
     // Random full matches (to 2 round wins), from the deal to the end.

@@ -13,7 +13,7 @@ use std::fmt::{self, Write as _};
 
 use super::card::Card;
 use super::table::Cell;
-use super::{Match, OptionsError, Placed, Refusal, RuleOptions, Side, Team, notation};
+use super::{Engine, OptionsError, Placed, Refusal, RuleOptions, Side, Team, notation};
 use crate::games::{RefereeAction, Seat, Setup, hex, parse_seed};
 
 /// The header keys of §12 and the service's `ending`; any other key is a
@@ -353,7 +353,7 @@ impl Record {
     /// else: §12's canonical contents have no place for labels
     /// (docs/PUNTO.md, "Header keys").
     pub fn canonical(
-        game: &Match,
+        game: &Engine,
         commitment: &[u8; 32],
         seed: Option<&[u8; 32]>,
         supplied: bool,
@@ -420,8 +420,8 @@ impl Record {
     /// Replays the body from `seed` (§12): round lines in order, each card
     /// the one the deal reveals, each move legal, nothing after the end,
     /// and a stated result the replay's. The match and each placement.
-    pub fn replay(&self, seed: &[u8; 32]) -> Result<(Match, Vec<Placed>), RecordError> {
-        let mut game = Match::new(self.options, seed);
+    pub fn replay(&self, seed: &[u8; 32]) -> Result<(Engine, Vec<Placed>), RecordError> {
+        let mut game = Engine::new(self.options, seed);
         let mut placed = Vec::with_capacity(self.body.len());
         let strict = self
             .body
@@ -462,7 +462,7 @@ impl Record {
 
     /// A `result` header must be the replay's board result (§12); an
     /// `ending` needs a match the board has not ended.
-    fn check_result(&self, game: &Match) -> Result<(), RecordError> {
+    fn check_result(&self, game: &Engine) -> Result<(), RecordError> {
         let actual = game
             .outcome()
             .map(|o| o.winner.map_or(StatedResult::Draw, StatedResult::Side));
@@ -488,7 +488,7 @@ impl Record {
 
 /// One placement of a replay, checked as §12 says.
 fn replay_placement(
-    game: &mut Match,
+    game: &mut Engine,
     strict: bool,
     announced: u32,
     card: Option<Card>,

@@ -13,7 +13,7 @@
 use super::record::{Record, RecordError as PuntoRecordError};
 use super::svg;
 use super::{
-    Card, CardCounts, Cell, Match, Placed, Refusal, Revealed, RoundResult, RuleOptions, Table,
+    Card, CardCounts, Cell, Engine, Placed, Refusal, Revealed, RoundOutcome, RuleOptions, Table,
 };
 use crate::games::{
     Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
@@ -48,7 +48,7 @@ pub struct PuntoMoveInfo {
     /// reveal: the fields below stay empty).
     pub played: bool,
     /// The round it ended, if it ended one (§8.4).
-    pub round_result: Option<RoundResult>,
+    pub round_result: Option<RoundOutcome>,
     /// The card it revealed: the next seat's, or the next round's first
     /// (§9.3); none when the match ended.
     pub next: Option<Revealed>,
@@ -134,7 +134,7 @@ pub struct PuntoState {
     /// Every seat's deck, seat order.
     pub decks: Vec<DeckView>,
     /// The finished rounds, in order.
-    pub results: Vec<RoundResult>,
+    pub results: Vec<RoundOutcome>,
     /// The last finished round's table as it ended.
     pub last_table: Option<Table>,
     /// Round wins per side.
@@ -184,7 +184,7 @@ impl Rules for RuleOptions {
 #[derive(Clone)]
 pub struct PuntoGame {
     setup: Setup,
-    engine: Match,
+    engine: Engine,
     /// Every move played, as reported.
     played: Vec<MoveDetail>,
     /// A referee ending and its verdict, if one ended the match.
@@ -209,14 +209,14 @@ impl PuntoGame {
     pub fn new(options: RuleOptions, setup: Setup) -> PuntoGame {
         PuntoGame {
             setup,
-            engine: Match::new(options, &setup.seed),
+            engine: Engine::new(options, &setup.seed),
             played: Vec::new(),
             concluded: None,
         }
     }
 
     /// The engine's match.
-    pub fn engine(&self) -> &Match {
+    pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
@@ -307,7 +307,7 @@ impl PuntoGame {
     /// only when `revealed` (the match is over).
     fn snapshot_of(
         &self,
-        engine: &Match,
+        engine: &Engine,
         revealed: bool,
         ending: Option<&'static str>,
     ) -> PuntoState {
@@ -342,9 +342,9 @@ impl PuntoGame {
     }
 
     /// The engine after the first `ply` placements.
-    fn engine_at(&self, ply: u32) -> Option<Match> {
+    fn engine_at(&self, ply: u32) -> Option<Engine> {
         let history = self.engine.history().get(..ply as usize)?;
-        let mut engine = Match::new(*self.engine.options(), &self.setup.seed);
+        let mut engine = Engine::new(*self.engine.options(), &self.setup.seed);
         for played in history {
             // Replaying placements this match accepted cannot fail.
             engine.play(played.cell).ok()?;
@@ -355,7 +355,7 @@ impl PuntoGame {
 
 /// Every seat's deck in the round in play as everybody sees it (§11); the
 /// order only when `revealed` (the match is over).
-fn deck_views(engine: &Match, revealed: bool) -> Vec<DeckView> {
+fn deck_views(engine: &Engine, revealed: bool) -> Vec<DeckView> {
     let configuration = engine.configuration();
     let round = engine.round();
     let neutral = engine.neutral_dealt();
@@ -449,7 +449,7 @@ impl Game for PuntoGame {
     }
 
     /// The legal cells, sorted by notation as the contract wants (docs/rules/punto.md
-    /// §5.3 sorts by `x`, then `y`: [`Match::legal_cells`]). A listed move
+    /// §5.3 sorts by `x`, then `y`: [`Engine::legal_cells`]). A listed move
     /// leaves `next` and `verdict` empty: they depend on the next card.
     fn legal_moves(&self) -> Vec<MoveReport> {
         let (Some(seat), Some(card)) = (self.to_move(), self.engine.revealed()) else {

@@ -86,7 +86,7 @@ pub fn ascii(snapshot: &PuntoState) -> String {
 
 /// One line for a finished round: `round 1: ROW, seat 2 wins, removes O8,
 /// seat 3 begins next` (as docs/rules/punto.md §14 lists them).
-pub fn summary(result: &super::RoundResult) -> String {
+pub fn summary(result: &super::RoundOutcome) -> String {
     let winner = result
         .winner
         .map_or("drawn".to_string(), |side| format!("{side} wins"));

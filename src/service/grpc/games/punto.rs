@@ -11,8 +11,8 @@
 use super::{DeckText, Part, Sidelines, WireGame};
 use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoState};
 use crate::games::punto::{
-    self, Card, Cell, Colour, Configuration, DeadlockCause, MatchEnd, OptionsError, Revealed,
-    RoundKind, RoundResult, Row, RuleOptions, Side, Table, Team, TieBreak, notation, render,
+    self, Card, Cell, Colour, Configuration, DeadlockCause, EndReason, OptionsError, Revealed,
+    RoundKind, RoundOutcome, Row, RuleOptions, Side, Table, Team, TieBreak, notation, render,
 };
 use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, Seat, SharedState, hex};
 use crate::service::grpc::pb::punto::v1 as pb;
@@ -221,7 +221,7 @@ fn row_pb(row: &Row) -> pb::Row {
 }
 
 /// A finished round on the wire (docs/rules/punto.md §8.4).
-pub fn round_result_pb(r: &RoundResult) -> pb::RoundResult {
+pub fn round_result_pb(r: &RoundOutcome) -> pb::RoundResult {
     pb::RoundResult {
         round: r.round,
         kind: (match r.kind {
@@ -331,8 +331,8 @@ pub fn outcome_detail_pb(o: &punto::Outcome) -> pb::OutcomeDetail {
     pb::OutcomeDetail {
         winner: o.winner.map(side_pb),
         reason: (match o.reason {
-            MatchEnd::RoundsWon => pb::MatchEnd::RoundsWon,
-            MatchEnd::RoundLimit => pb::MatchEnd::RoundLimit,
+            EndReason::RoundsWon => pb::MatchEnd::RoundsWon,
+            EndReason::RoundLimit => pb::MatchEnd::RoundLimit,
         }) as i32,
         round_wins: o.wins.clone(),
     }
