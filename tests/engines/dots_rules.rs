@@ -4,7 +4,7 @@
 //! of the game, notation and records. Black-box: only
 //! `punct_referee::games::…`, no server.
 
-use punct_referee::games::dots::record::{GameResult, RecordEnding};
+use punct_referee::games::dots::record::{ResultTag, StatedOutcome};
 use punct_referee::games::dots::referee::{DotsMoveInfo, DotsState, import};
 use punct_referee::games::dots::setup::{offset_range, quadruple_crosses, start_dots, stream};
 use punct_referee::games::dots::{
@@ -1032,8 +1032,8 @@ fn record_endings_round_trip_through_the_referee() {
         "game: dots\nwidth: 8\nheight: 8\nstart: quadruple-cross\nseed: 646f7473\n\
          result: 1-0\nscore: 0-0\nend: timeout\n\n"
     );
-    let ending = RecordEnding {
-        result: GameResult::Aborted,
+    let ending = StatedOutcome {
+        result: ResultTag::Aborted,
         score: [0, 0],
         end: EndReason::Abort,
     };

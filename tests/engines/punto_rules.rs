@@ -8,7 +8,7 @@
 //! `punct_referee::games` is used: nothing here starts a server.
 
 use punct_referee::games::punto::deal::{self, Key, Label};
-use punct_referee::games::punto::record::{Record, StatedResult};
+use punct_referee::games::punto::record::{Record, StatedOutcome};
 use punct_referee::games::punto::referee::{
     PuntoMoveInfo, PuntoMoveInput, PuntoState, import, notation,
 };
@@ -1321,7 +1321,7 @@ fn the_complete_record_of_section_14_replays_with_its_rounds() {
     );
     assert_eq!(
         record.result.map(|r| r.0),
-        Some(StatedResult::Side(Side::Seat(seat(2))))
+        Some(StatedOutcome::Side(Side::Seat(seat(2))))
     );
     let replayed = import(&text, None).unwrap();
     assert_eq!(

@@ -460,7 +460,7 @@ impl Engine {
         GameRecord {
             options: self.options,
             tags: Vec::new(),
-            result: self.outcome.map(|o| notation::GameResult {
+            result: self.outcome.map(|o| notation::StatedOutcome {
                 winner: o.winner,
                 reason: o.reason,
             }),

@@ -203,14 +203,14 @@ impl Position {
 
 /// A finished game's result line: `white CONNECTION`, `draw LAST_PIECE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GameResult {
+pub struct StatedOutcome {
     /// The winner, or `None` for a draw.
     pub winner: Option<Colour>,
     /// Why the game ended.
     pub reason: EndReason,
 }
 
-impl fmt::Display for GameResult {
+impl fmt::Display for StatedOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.winner {
             Some(c) => write!(f, "{c} {}", self.reason),
@@ -219,7 +219,7 @@ impl fmt::Display for GameResult {
     }
 }
 
-impl FromStr for GameResult {
+impl FromStr for StatedOutcome {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut words = s.split_whitespace();
@@ -235,7 +235,7 @@ impl FromStr for GameResult {
             "draw" => None,
             other => return Err(format!("`{other}` is not white, black or draw")),
         };
-        Ok(GameResult {
+        Ok(StatedOutcome {
             winner,
             reason: reason.parse()?,
         })
@@ -252,7 +252,7 @@ pub struct GameRecord {
     /// letters, digits, `_` and `-`; values are single trimmed lines.
     pub tags: Vec<(String, String)>,
     /// The `result:` line, when the game is finished.
-    pub result: Option<GameResult>,
+    pub result: Option<StatedOutcome>,
     /// The turns, in order.
     pub moves: Vec<NotatedMove>,
 }
@@ -432,7 +432,7 @@ impl GameRecord {
             let m = game.resolve(*mv).map_err(illegal)?;
             game.play(m).map_err(illegal)?;
         }
-        let actual = game.outcome().map(|o| GameResult {
+        let actual = game.outcome().map(|o| StatedOutcome {
             winner: o.winner,
             reason: o.reason,
         });

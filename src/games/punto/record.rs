@@ -43,18 +43,18 @@ pub const SUPPLIED_KEY: &str = "x-seed";
 /// A match's result as a record states it (§12): `seat N`, `team N` or
 /// `draw`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StatedResult {
+pub enum StatedOutcome {
     /// That side won the match.
     Side(Side),
     /// The match was drawn.
     Draw,
 }
 
-impl fmt::Display for StatedResult {
+impl fmt::Display for StatedOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StatedResult::Side(side) => write!(f, "{side}"),
-            StatedResult::Draw => f.write_str("draw"),
+            StatedOutcome::Side(side) => write!(f, "{side}"),
+            StatedOutcome::Draw => f.write_str("draw"),
         }
     }
 }
@@ -90,7 +90,7 @@ pub struct Record {
     /// The seed `S`, once revealed.
     pub seed: Option<[u8; 32]>,
     /// The stated result and its line.
-    pub result: Option<(StatedResult, usize)>,
+    pub result: Option<(StatedOutcome, usize)>,
     /// The referee ending (the service's `ending` header) and its line.
     pub ending: Option<(RefereeAction, usize)>,
     /// Free header tags, in order.
@@ -298,7 +298,7 @@ struct Header {
     commitment: Option<[u8; 32]>,
     entropy: Vec<u8>,
     seed: Option<[u8; 32]>,
-    result: Option<(StatedResult, usize)>,
+    result: Option<(StatedOutcome, usize)>,
     ending: Option<(RefereeAction, usize)>,
     tags: Vec<(String, String)>,
     seen: Vec<String>,
@@ -369,7 +369,7 @@ impl Record {
         if let Some(outcome) = game.outcome() {
             let stated = outcome
                 .winner
-                .map_or(StatedResult::Draw, StatedResult::Side);
+                .map_or(StatedOutcome::Draw, StatedOutcome::Side);
             let _ = writeln!(out, "result: {stated}");
         } else if let Some(ending) = ending {
             let _ = writeln!(out, "ending: {}", ending_text(ending));
@@ -465,7 +465,7 @@ impl Record {
     fn check_result(&self, game: &Engine) -> Result<(), RecordError> {
         let actual = game
             .outcome()
-            .map(|o| o.winner.map_or(StatedResult::Draw, StatedResult::Side));
+            .map(|o| o.winner.map_or(StatedOutcome::Draw, StatedOutcome::Side));
         if let Some((stated, line)) = self.result
             && actual != Some(stated)
         {
@@ -588,15 +588,15 @@ fn lower_hex(value: &str) -> Option<Vec<u8>> {
 }
 
 /// A stated result: `seat N`, `team N` or `draw` (§12).
-fn parse_result(value: &str) -> Option<StatedResult> {
+fn parse_result(value: &str) -> Option<StatedOutcome> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
     match words[..] {
-        ["draw"] => Some(StatedResult::Draw),
+        ["draw"] => Some(StatedOutcome::Draw),
         ["seat", n] => {
-            Seat::from_number(parse_number(n)?).map(|s| StatedResult::Side(Side::Seat(s)))
+            Seat::from_number(parse_number(n)?).map(|s| StatedOutcome::Side(Side::Seat(s)))
         }
-        ["team", "1"] => Some(StatedResult::Side(Side::Team(Team::One))),
-        ["team", "2"] => Some(StatedResult::Side(Side::Team(Team::Two))),
+        ["team", "1"] => Some(StatedOutcome::Side(Side::Team(Team::One))),
+        ["team", "2"] => Some(StatedOutcome::Side(Side::Team(Team::Two))),
         _ => None,
     }
 }
