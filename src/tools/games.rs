@@ -28,7 +28,7 @@ use crate::service::grpc::convert;
 use crate::service::grpc::games::{wire_game, wire_game_of};
 use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::bots::{Bot, dots_greedy, greedy, punto_greedy};
+use crate::tools::bots::{BuiltinBot, dots_greedy, greedy, punto_greedy};
 use crate::tools::engine::{VariantArg, punct_options};
 use crate::tools::rpc;
 
@@ -47,7 +47,7 @@ pub struct ToolGame {
     pub picture: fn(&SharedState) -> String,
     /// The built-in greedy bot for these rules (`seed` breaks its ties;
     /// `setup` is the game's seed when the rules are seeded).
-    pub greedy: fn(seed: u64, rules: &GameRules, setup: Option<Setup>) -> Box<dyn Bot>,
+    pub greedy: fn(seed: u64, rules: &GameRules, setup: Option<Setup>) -> Box<dyn BuiltinBot>,
     /// Whether its bots need the state as their own seat sees it (its
     /// `GetGame` with the seat's token, in [`crate::tools::bots::Turn`]):
     /// the moves' notation does not tell everything (Punto: which card

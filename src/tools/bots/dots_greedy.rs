@@ -18,7 +18,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, Bot, BotError, Turn};
+use super::{Answer, BotError, BuiltinBot, Turn};
 use crate::games::Setup;
 use crate::games::dots::{Colour, Engine, Field, Move, Point, RuleOptions, Seed};
 
@@ -115,7 +115,7 @@ fn next_to_own(field: &Field, player: Colour, p: Point) -> bool {
     })
 }
 
-impl Bot for DotsGreedyBot {
+impl BuiltinBot for DotsGreedyBot {
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         self.follow(turn.history)?;
         if self.game.is_over() {

@@ -10,7 +10,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, Bot, BotError, Turn};
+use super::{Answer, BotError, BuiltinBot, Turn};
 use crate::games::punct::{Engine, RuleOptions, Variant, eval};
 
 /// Plays the move that best shortens its own connection relative to the
@@ -53,7 +53,7 @@ impl GreedyBot {
     }
 }
 
-impl Bot for GreedyBot {
+impl BuiltinBot for GreedyBot {
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         self.follow(turn.history)?;
         let pos = self.game.position();
