@@ -2,7 +2,7 @@
 //!
 //! * `movegen`: full legal-move generation (`legal_moves_into` into a reused
 //!   Vec) at the start and after 20 and 40 seeded uniform random plies;
-//! * `play`: `Game::play` (validate + apply + outcome) of one move on a
+//! * `play`: `Engine::play` (validate + apply + outcome) of one move on a
 //!   cloned game, the clone excluded (`iter_batched`); `clone` measures the
 //!   clone alone;
 //! * `games`: complete random games (uniform over the legal moves), one
@@ -33,7 +33,7 @@ use std::time::Duration;
 use criterion::{
     BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
 };
-use punct_referee::games::punct::{Colour, Game, Move, RuleOptions, Variant, eval};
+use punct_referee::games::punct::{Colour, Engine, Move, RuleOptions, Variant, eval};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -41,9 +41,9 @@ const VARIANTS: [Variant; 2] = [Variant::Standard, Variant::Basic];
 
 /// Plays `plies` uniform random legal moves with `seed`; `None` if the game
 /// ended before or on the last of them.
-fn random_plies(options: RuleOptions, seed: u64, plies: u32) -> Option<Game> {
+fn random_plies(options: RuleOptions, seed: u64, plies: u32) -> Option<Engine> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut game = Game::new(options);
+    let mut game = Engine::new(options);
     for _ in 0..plies {
         let moves = game.legal_moves();
         if moves.is_empty() {
@@ -55,7 +55,7 @@ fn random_plies(options: RuleOptions, seed: u64, plies: u32) -> Option<Game> {
 }
 
 /// The first seed (from 1) whose random game is still running after `plies`.
-fn running_after(variant: Variant, plies: u32) -> (u64, Game) {
+fn running_after(variant: Variant, plies: u32) -> (u64, Engine) {
     (1u64..)
         .find_map(|seed| random_plies(RuleOptions::of(variant), seed, plies).map(|g| (seed, g)))
         .expect("some seed keeps the game running")
@@ -64,7 +64,7 @@ fn running_after(variant: Variant, plies: u32) -> (u64, Game) {
 /// A complete uniform random game; returns its length in plies.
 fn random_game(options: RuleOptions, seed: u64) -> u32 {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut game = Game::new(options);
+    let mut game = Engine::new(options);
     while !game.is_over() {
         let moves = game.legal_moves();
         if moves.is_empty() {
@@ -190,7 +190,7 @@ fn perft(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(5));
     for variant in VARIANTS {
-        let game = Game::new(RuleOptions::of(variant));
+        let game = Engine::new(RuleOptions::of(variant));
         eprintln!("perft {variant} depth 2: {:?}", game.perft(2));
         group.bench_function(BenchmarkId::new(variant.name(), "depth2"), |b| {
             b.iter(|| black_box(&game).perft(2))
@@ -201,7 +201,7 @@ fn perft(c: &mut Criterion) {
 
 fn evaluation(c: &mut Criterion) {
     let mut group = c.benchmark_group("eval");
-    let start = Game::new(RuleOptions::default());
+    let start = Engine::new(RuleOptions::default());
     let (_, mid) = running_after(Variant::Standard, 20);
     for (name, game) in [("start", &start), ("after20", &mid)] {
         let pos = *game.position();
@@ -227,7 +227,7 @@ criterion_main!(benches);
 mod dots_positions {
     //! The Dots positions the `dots` group measures.
 
-    use punct_referee::games::dots::{Game, Move, Point, RuleOptions};
+    use punct_referee::games::dots::{Engine, Move, Point, RuleOptions};
     use rand::SeedableRng;
     use rand::rngs::StdRng;
     use rand::seq::SliceRandom;
@@ -243,7 +243,7 @@ mod dots_positions {
     }
 
     /// Plays `order` to the end of the game; how many placements were made.
-    pub fn play_out(game: &mut Game, order: &[Move]) -> u32 {
+    pub fn play_out(game: &mut Engine, order: &[Move]) -> u32 {
         let mut placed = 0;
         for &mv in order {
             if game.is_over() {
@@ -259,7 +259,7 @@ mod dots_positions {
     /// Red's ring around columns 3..=37 and rows 3..=30, one dot short,
     /// with Blue's cross dots and a line of Blue dots inside and Blue's
     /// other dots on the border with gaps: the game and Red's closing move.
-    pub fn ring_one_short() -> (Game, Move) {
+    pub fn ring_one_short() -> (Engine, Move) {
         let o = RuleOptions::default();
         let (w, h) = (u16::from(o.width()), u16::from(o.height()));
         let mut ring = Vec::new();
@@ -290,7 +290,7 @@ mod dots_positions {
             .chain((5..w - 4).map(|x| Point::new(x, 10)))
             .collect();
         let closing = ring.pop().map_or(Move::Ground, Move::Place);
-        let mut game = Game::new(o, None).expect("default options");
+        let mut game = Engine::new(o, None).expect("default options");
         assert!(
             blue.len() >= ring.len(),
             "Blue has a move for each ring dot"
@@ -304,10 +304,10 @@ mod dots_positions {
 }
 
 fn dots(c: &mut Criterion) {
-    use punct_referee::games::dots::{Game, Move, RuleOptions};
+    use punct_referee::games::dots::{Engine, Move, RuleOptions};
     let mut group = c.benchmark_group("dots");
     let orders: Vec<Vec<Move>> = (1..=32).map(dots_positions::cell_order).collect();
-    let fresh = Game::new(RuleOptions::default(), None).expect("default options");
+    let fresh = Engine::new(RuleOptions::default(), None).expect("default options");
     let placed: u32 = orders
         .iter()
         .map(|order| dots_positions::play_out(&mut fresh.clone(), order))
@@ -363,9 +363,9 @@ fn dots(c: &mut Criterion) {
 }
 
 /// Punto positions for the `punto` group: seeded random play through the
-/// engine's `Match` (`docs/rules/punto.md`).
+/// engine `punto::Engine` (`docs/rules/punto.md`).
 mod punto_positions {
-    use punct_referee::games::punto::{Match, RuleOptions};
+    use punct_referee::games::punto::{Engine, RuleOptions};
 
     /// A small deterministic generator (the engine has no RNG of its own).
     pub struct Pick(pub u64);
@@ -386,7 +386,7 @@ mod punto_positions {
     }
 
     /// One random legal placement; false once the match is over.
-    pub fn step(m: &mut Match, pick: &mut Pick) -> bool {
+    pub fn step(m: &mut Engine, pick: &mut Pick) -> bool {
         let cells = m.legal_cells();
         let Some(&cell) = cells.as_slice().get(pick.below(cells.len().max(1))) else {
             return false;
@@ -396,15 +396,15 @@ mod punto_positions {
 
     /// A whole random match: the placements it took.
     pub fn full_match(options: RuleOptions, n: u64) -> u32 {
-        let mut m = Match::new(options, &seed(n));
+        let mut m = Engine::new(options, &seed(n));
         let mut pick = Pick(n);
         while step(&mut m, &mut pick) {}
         m.ply()
     }
 
     /// A match `plies` placements into round 1 (fewer if the round ended).
-    pub fn mid_round(options: RuleOptions, n: u64, plies: u32) -> Match {
-        let mut m = Match::new(options, &seed(n));
+    pub fn mid_round(options: RuleOptions, n: u64, plies: u32) -> Engine {
+        let mut m = Engine::new(options, &seed(n));
         let mut pick = Pick(n);
         while m.ply() < plies && m.round().number() == 1 && step(&mut m, &mut pick) {}
         m
@@ -412,7 +412,7 @@ mod punto_positions {
 }
 
 fn punto(c: &mut Criterion) {
-    use punct_referee::games::punto::{Match, RuleOptions};
+    use punct_referee::games::punto::{Engine, RuleOptions};
     let configurations = [
         (
             "2-players",
@@ -435,7 +435,7 @@ fn punto(c: &mut Criterion) {
     // One move mid-round: list the legal cells, play one (the row check is
     // part of the placement); the clone of the position is not timed.
     for (name, options) in configurations {
-        let positions: Vec<Match> = (1..=16)
+        let positions: Vec<Engine> = (1..=16)
             .map(|n| punto_positions::mid_round(options, n, 14))
             .collect();
         let cells: usize = positions.iter().map(|m| m.legal_cells().len()).sum();
@@ -446,7 +446,7 @@ fn punto(c: &mut Criterion) {
         let mut next = 0;
         group.bench_function(format!("move/{name}"), |b| {
             // The routine works on the match in place (`iter_batched_ref`):
-            // moving a 3 KB `Match` in and out of criterion's batch by value
+            // moving a 3 KB `punto::Engine` in and out of criterion's batch by value
             // would time two copies of it, not the move. Its drop is not
             // timed either.
             b.iter_batched_ref(
@@ -468,7 +468,7 @@ fn punto(c: &mut Criterion) {
     for (name, options) in configurations {
         let seed = punto_positions::seed(7);
         group.bench_function(format!("deal/{name}"), |b| {
-            b.iter(|| black_box(Match::new(options, black_box(&seed))))
+            b.iter(|| black_box(Engine::new(options, black_box(&seed))))
         });
     }
     // Random full matches (to 2 round wins), from the deal to the end.

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use punct_referee::games::punct::referee::PunctMoveInput;
-use punct_referee::games::punct::{Game, NotatedMove, RuleOptions};
+use punct_referee::games::punct::{Engine, NotatedMove, RuleOptions};
 use punct_referee::games::{GameRules, MoveInput};
 use punct_referee::service::sessions::{Limits, SessionStore};
 use rand::rngs::StdRng;
@@ -73,7 +73,7 @@ static ALLOCATOR: Counting = Counting;
 /// A complete uniform random game's moves in notation.
 fn random_game(seed: u64) -> Vec<NotatedMove> {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut game = Game::new(RuleOptions::default());
+    let mut game = Engine::new(RuleOptions::default());
     let mut notations = Vec::new();
     while !game.is_over() {
         let moves = game.legal_moves();

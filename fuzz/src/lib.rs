@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use punct_referee::games::punct::{Game, GameRecord, RuleOptions};
+use punct_referee::games::punct::{Engine, GameRecord, RuleOptions};
 use punct_referee::games::{self, Replayed, Viewer};
 
 pub mod targets;
@@ -14,10 +14,10 @@ pub const SAMPLE_GAME: &str = include_str!("../../docs/pictures/sample-game.txt"
 /// Positions to try moves on: the start, and every sixth ply of the sample
 /// game until just before its end (stacks, covered pieces, both colours to
 /// move).
-pub static POSITIONS: LazyLock<Vec<Game>> = LazyLock::new(|| {
+pub static POSITIONS: LazyLock<Vec<Engine>> = LazyLock::new(|| {
     let record: GameRecord = SAMPLE_GAME.parse().expect("the sample game reads");
     let mut out = Vec::new();
-    let mut game = Game::new(record.options);
+    let mut game = Engine::new(record.options);
     for (i, mv) in record.moves.iter().enumerate() {
         if i % 6 == 0 || i + 1 == record.moves.len() {
             out.push(game.clone());
@@ -30,7 +30,7 @@ pub static POSITIONS: LazyLock<Vec<Game>> = LazyLock::new(|| {
 
 /// A fresh game of each position's options with the same moves, behind the
 /// session layer's trait.
-pub fn as_rules(game: &Game) -> Box<dyn games::Game> {
+pub fn as_rules(game: &Engine) -> Box<dyn games::Game> {
     let mut rules = games::new_game(&games::GameRules::new(game.options()));
     for &mv in game.moves() {
         let input = games::MoveInput::new(games::PunctMoveInput {
@@ -45,8 +45,8 @@ pub fn as_rules(game: &Game) -> Box<dyn games::Game> {
 }
 
 /// The default options, for targets that need one game.
-pub fn default_game() -> Game {
-    Game::new(RuleOptions::default())
+pub fn default_game() -> Engine {
+    Engine::new(RuleOptions::default())
 }
 
 /// Everything a client can observe of a game, to compare two games.

@@ -3,14 +3,14 @@
 //! Each game is a pure, synchronous module of its own with no protobuf,
 //! async, locks or I/O ([`punct`], [`dots`], [`punto`]). The session layer drives any
 //! game through the object-safe [`Game`] trait and the small neutral types
-//! here: numbered [`Seat`]s, [`Verdict`]s naming the winning seats,
+//! here: numbered [`Seat`]s, [`Outcome`]s naming the winning seats,
 //! [`MoveError`]s, a [`Setup`] seed and the [`Viewer`] a state is computed
 //! for.
 //!
 //! The game-specific payloads — the rules a game is created from
 //! ([`GameRules`], behind the [`Rules`] trait), a move as a client gave it
 //! ([`MoveInput`]), what a move did ([`MoveDetail`]), the state of a game
-//! ([`Snapshot`]) and details of an ending — are opaque to the session layer:
+//! ([`SharedState`]) and details of an ending — are opaque to the session layer:
 //! it stores and passes them on without looking inside, and each game's
 //! protobuf conversion (in the service) reads them back with `get::<T>()`.
 //! A new game is therefore a folder here plus one line in [`GAMES`]; nothing
@@ -26,7 +26,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
+pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctState};
 
 /// Most seats any game may have.
 pub const MAX_SEATS: usize = 4;
@@ -361,17 +361,17 @@ pub trait GameState: Payload {
     /// An SVG picture of this state, highlighting `last_move` (the move that
     /// reached it) and, when `verdict` is a win on the board, how it was
     /// won.
-    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String;
+    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String;
 }
 
 /// A game's state (see [`GameState`]), shared.
 #[derive(Clone)]
-pub struct Snapshot(Arc<dyn GameState>);
+pub struct SharedState(Arc<dyn GameState>);
 
-impl Snapshot {
+impl SharedState {
     /// Wraps a game's state.
-    pub fn new<S: GameState>(state: S) -> Snapshot {
-        Snapshot(Arc::new(state))
+    pub fn new<S: GameState>(state: S) -> SharedState {
+        SharedState(Arc::new(state))
     }
 
     /// The state, if it is an `S`.
@@ -380,12 +380,12 @@ impl Snapshot {
     }
 
     /// An SVG picture (see [`GameState::svg`]).
-    pub fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
+    pub fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
         self.0.svg(last_move, verdict)
     }
 }
 
-impl fmt::Debug for Snapshot {
+impl fmt::Debug for SharedState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
@@ -393,7 +393,7 @@ impl fmt::Debug for Snapshot {
 
 /// How a game ended, in neutral terms.
 #[derive(Debug, Clone)]
-pub struct Verdict {
+pub struct Outcome {
     /// The winning seats (a team wins together); empty for a draw or a game
     /// nobody won (aborted).
     pub winners: SeatSet,
@@ -406,10 +406,10 @@ pub struct Verdict {
     pub detail: Option<Opaque>,
 }
 
-impl Verdict {
+impl Outcome {
     /// A verdict with `winners` and no scores or details.
-    pub fn new(winners: SeatSet, reason: &'static str) -> Verdict {
-        Verdict {
+    pub fn new(winners: SeatSet, reason: &'static str) -> Outcome {
+        Outcome {
             winners,
             reason,
             scores: Vec::new(),
@@ -433,14 +433,14 @@ impl Verdict {
     }
 }
 
-impl PartialEq for Verdict {
+impl PartialEq for Outcome {
     /// Same winners, reason and scores (details follow from the game).
     fn eq(&self, other: &Self) -> bool {
         self.winners == other.winners && self.reason == other.reason && self.scores == other.scores
     }
 }
 
-impl Eq for Verdict {}
+impl Eq for Outcome {}
 
 /// A move accepted by [`Game::play`] (or one of [`Game::legal_moves`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -455,16 +455,16 @@ pub struct MoveReport {
     /// How the game ended, if this move ended it (boxed: only a game's
     /// last move has one, and every move's report is kept in its log and
     /// every legal move's in its list).
-    pub verdict: Option<Box<Verdict>>,
+    pub verdict: Option<Box<Outcome>>,
     /// The move itself, in the game's terms.
     pub detail: MoveDetail,
 }
 
 /// A referee action that ends a game outside the board rules. The game
-/// decides who wins ([`Game::conclude`]); [`Ending::default_verdict`] is the
+/// decides who wins ([`Game::conclude`]); [`RefereeAction::default_verdict`] is the
 /// usual answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub enum RefereeAction {
     /// `loser` gave up.
     Resignation {
         /// The seat that resigned.
@@ -486,16 +486,16 @@ pub enum Ending {
     },
 }
 
-impl Ending {
+impl RefereeAction {
     /// The stable name of the ending (`RESIGNATION`, `DRAW_AGREEMENT`,
     /// `ABORTED`, `TIMEOUT`, `ABANDONED`).
     pub const fn reason(self) -> &'static str {
         match self {
-            Ending::Resignation { .. } => "RESIGNATION",
-            Ending::DrawAgreement => "DRAW_AGREEMENT",
-            Ending::Aborted => "ABORTED",
-            Ending::Timeout { .. } => "TIMEOUT",
-            Ending::Abandoned { .. } => "ABANDONED",
+            RefereeAction::Resignation { .. } => "RESIGNATION",
+            RefereeAction::DrawAgreement => "DRAW_AGREEMENT",
+            RefereeAction::Aborted => "ABORTED",
+            RefereeAction::Timeout { .. } => "TIMEOUT",
+            RefereeAction::Abandoned { .. } => "ABANDONED",
         }
     }
 
@@ -504,14 +504,14 @@ impl Ending {
     /// (with two seats: the opponent wins); a draw or an abort has no
     /// winner. Games with other rules (e.g. play goes on without the seat)
     /// decide otherwise in [`Game::conclude`].
-    pub fn default_verdict(self, seats: usize) -> Verdict {
+    pub fn default_verdict(self, seats: usize) -> Outcome {
         let winners = match self {
-            Ending::Resignation { loser }
-            | Ending::Timeout { loser }
-            | Ending::Abandoned { loser } => SeatSet::all_but(loser, seats),
-            Ending::DrawAgreement | Ending::Aborted => SeatSet::EMPTY,
+            RefereeAction::Resignation { loser }
+            | RefereeAction::Timeout { loser }
+            | RefereeAction::Abandoned { loser } => SeatSet::all_but(loser, seats),
+            RefereeAction::DrawAgreement | RefereeAction::Aborted => SeatSet::EMPTY,
         };
-        Verdict::new(winners, self.reason())
+        Outcome::new(winners, self.reason())
     }
 }
 
@@ -577,7 +577,7 @@ pub trait Game: Send + Sync + fmt::Debug {
     /// Whose turn it is; `None` once the game is over.
     fn to_move(&self) -> Option<Seat>;
     /// How the game ended, or `None` while it goes on.
-    fn verdict(&self) -> Option<Verdict>;
+    fn verdict(&self) -> Option<Outcome>;
     /// The seed the game was set up from, for a seeded game.
     fn setup(&self) -> Option<Setup> {
         None
@@ -589,11 +589,11 @@ pub trait Game: Send + Sync + fmt::Debug {
     /// the game is over).
     fn legal_moves(&self) -> Vec<MoveReport>;
     /// The state now, as `viewer` may see it.
-    fn snapshot(&self, viewer: Viewer) -> Snapshot;
+    fn snapshot(&self, viewer: Viewer) -> SharedState;
     /// The state after the first `ply` moves as `viewer` may see it, or
     /// `None` past the current ply. Referee endings are not part of it;
     /// board endings are.
-    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<Snapshot>;
+    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<SharedState>;
     /// Whether some viewer may not see everything (hands, decks): then the
     /// service computes snapshots, moves and events per viewer. Games
     /// without private information keep the default, `false`.
@@ -623,7 +623,7 @@ pub trait Game: Send + Sync + fmt::Debug {
     fn record(&self, tags: &[(String, String)], viewer: Viewer) -> String;
     /// Ends the game by a referee action, with the winners the game's rules
     /// give. Refused (`GAME_OVER`) once over.
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError>;
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError>;
     /// A copy, for trying a move without playing it.
     fn clone_box(&self) -> Box<dyn Game>;
     /// Whether `input`, given in the position after `ply` moves of this

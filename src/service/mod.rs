@@ -58,7 +58,7 @@ use self::grpc::pb;
 use self::sessions::{Limits, SessionStore};
 use self::storage::postgres::{PostgresOptions, PostgresStorage};
 use self::storage::sqlite::{SqliteOptions, SqliteStorage};
-use self::storage::{Storage, StorageError, Volatile};
+use self::storage::{MemoryStorage, Storage, StorageError};
 use self::telemetry::RpcLayer;
 use self::tournaments::Tournaments;
 
@@ -140,7 +140,7 @@ impl StorageConfig {
     /// Opens the storage this describes.
     pub fn open(&self) -> Result<Arc<dyn Storage>, StorageError> {
         Ok(match self {
-            StorageConfig::Memory => Arc::new(Volatile),
+            StorageConfig::Memory => Arc::new(MemoryStorage),
             StorageConfig::Sqlite(options) => Arc::new(SqliteStorage::open(options)?),
             StorageConfig::Postgres(options) => Arc::new(PostgresStorage::open(options)?),
         })

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use clap::{Args, ValueEnum};
 
-use crate::games::punct::{EndOnSupply, Game, GameRecord, RuleOptions, Variant};
-use crate::games::{Catalog, Game as AnyGame, Viewer};
+use crate::games::punct::{EndOnSupply, Engine, GameRecord, RuleOptions, Variant};
+use crate::games::{Catalog, Game, Viewer};
 use crate::tools::games::{GameArg, GameChoice, ToolRules, verdict_text};
 
 /// The variant as a command-line value.
@@ -91,14 +91,14 @@ impl GameArgs {
 
     /// Plays the moves from the start, refusing at the first bad one with its
     /// turn number and reason.
-    pub fn game(&self) -> Result<Game, String> {
+    pub fn game(&self) -> Result<Engine, String> {
         let mut game = match &self.record {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("{}: {e}", path.display()))?;
-                Game::from_record_text(&text).map_err(|e| format!("{}: {e}", path.display()))?
+                Engine::from_record_text(&text).map_err(|e| format!("{}: {e}", path.display()))?
             }
-            None => Game::new(self.options()),
+            None => Engine::new(self.options()),
         };
         for (i, text) in self
             .moves
@@ -132,7 +132,7 @@ impl GameArgs {
 
     /// Any game, through the game-agnostic trait: from the record, or from
     /// the start of the chosen rules, then --moves.
-    pub fn any_game(&self) -> Result<Box<dyn AnyGame>, String> {
+    pub fn any_game(&self) -> Result<Box<dyn Game>, String> {
         let rules: ToolRules = self.choice.rules(self.options())?;
         let mut game = match &self.record {
             Some(path) => {
@@ -166,8 +166,8 @@ fn split_moves(text: &str) -> impl Iterator<Item = &str> {
 
 /// Counts the legal move sequences of each length up to `depth` from
 /// `game`, through the game-agnostic trait (a copy per move tried).
-fn any_perft(game: &dyn AnyGame, depth: u32) -> Vec<u64> {
-    fn walk(game: &dyn AnyGame, level: usize, counts: &mut [u64]) {
+fn any_perft(game: &dyn Game, depth: u32) -> Vec<u64> {
+    fn walk(game: &dyn Game, level: usize, counts: &mut [u64]) {
         for report in game.legal_moves() {
             counts[level] += 1;
             if level + 1 < counts.len() {
@@ -254,7 +254,7 @@ pub fn show(args: &GameArgs, svg: bool) -> Result<String, String> {
 
 /// `show` of any game: its picture, its verdict, its record (with the seed
 /// once over); or its SVG.
-fn show_any(game: &dyn AnyGame, svg: bool) -> Result<String, String> {
+fn show_any(game: &dyn Game, svg: bool) -> Result<String, String> {
     let snapshot = game.snapshot(Viewer::Spectator);
     if svg {
         let verdict = game.verdict();

@@ -19,16 +19,16 @@ use std::collections::HashMap;
 
 use clap::{Args, ValueEnum};
 
-use crate::games::dots::referee::DotsSnapshot;
+use crate::games::dots::referee::DotsState;
 use crate::games::dots::{self, Start};
-use crate::games::punct::referee::PunctSnapshot;
-use crate::games::punto::referee::PuntoSnapshot;
-use crate::games::{self, Game, GameRules, MoveInput, Setup, Snapshot, Verdict, punto};
+use crate::games::punct::referee::PunctState;
+use crate::games::punto::referee::PuntoState;
+use crate::games::{self, Game, GameRules, MoveInput, Outcome, Setup, SharedState, punto};
 use crate::service::grpc::convert;
 use crate::service::grpc::games::{wire_game, wire_game_of};
 use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::bots::{Bot, dots_greedy, greedy, punto_greedy};
+use crate::tools::bots::{BuiltinBot, dots_greedy, greedy, punto_greedy};
 use crate::tools::engine::{VariantArg, punct_options};
 use crate::tools::rpc;
 
@@ -44,10 +44,10 @@ pub struct ToolGame {
     /// A move in notation as the engine's input (`None`: not notation).
     pub notation: fn(&str) -> Option<MoveInput>,
     /// The text picture of a state of this game.
-    pub picture: fn(&Snapshot) -> String,
+    pub picture: fn(&SharedState) -> String,
     /// The built-in greedy bot for these rules (`seed` breaks its ties;
     /// `setup` is the game's seed when the rules are seeded).
-    pub greedy: fn(seed: u64, rules: &GameRules, setup: Option<Setup>) -> Box<dyn Bot>,
+    pub greedy: fn(seed: u64, rules: &GameRules, setup: Option<Setup>) -> Box<dyn BuiltinBot>,
     /// Whether its bots need the state as their own seat sees it (its
     /// `GetGame` with the seat's token, in [`crate::tools::bots::Turn`]):
     /// the moves' notation does not tell everything (Punto: which card
@@ -69,7 +69,7 @@ const PUNCT: ToolGame = ToolGame {
     notation: punct_notation,
     picture: |snapshot| {
         snapshot
-            .get::<PunctSnapshot>()
+            .get::<PunctState>()
             .map(|s| games::punct::render::ascii(&s.position))
             .unwrap_or_default()
     },
@@ -90,7 +90,7 @@ const DOTS: ToolGame = ToolGame {
     notation: dots::referee::notation_input,
     picture: |snapshot| {
         snapshot
-            .get::<DotsSnapshot>()
+            .get::<DotsState>()
             .map(|s| dots::render::picture(&s.field, s.to_move, s.outcome.as_ref()))
             .unwrap_or_default()
     },
@@ -128,7 +128,7 @@ const PUNTO: ToolGame = ToolGame {
     notation: punto::referee::notation,
     picture: |snapshot| {
         snapshot
-            .get::<PuntoSnapshot>()
+            .get::<PuntoState>()
             .map(punto::render::ascii)
             .unwrap_or_default()
     },
@@ -422,7 +422,7 @@ impl From<ppb::RuleOptions> for ToolRules {
 
 /// A finished game's verdict in words, with the seats' names: `red wins by
 /// GROUND, scores 3-1`, `draw by MOVE_LIMIT`.
-pub fn verdict_text(names: &[&str], verdict: &Verdict) -> String {
+pub fn verdict_text(names: &[&str], verdict: &Outcome) -> String {
     let who = match verdict.winner() {
         Some(seat) => format!(
             "{} wins",

@@ -36,8 +36,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use punct_referee::games::{
-    Ending, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer, hex, parse_seed,
+    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, hex,
+    parse_seed,
 };
 
 /// The seats, in seat order (rule 1).
@@ -319,7 +320,7 @@ impl Table {
     }
 
     /// The verdict of the board rules once the last round ended (rule 6).
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         if self.to_move.is_some() {
             return None;
         }
@@ -348,28 +349,28 @@ fn best_of(scores: &[i64; SEATS], among: SeatSet) -> SeatSet {
         .collect()
 }
 
-fn with_scores(winners: SeatSet, reason: &'static str, scores: [i64; SEATS]) -> Verdict {
-    Verdict {
+fn with_scores(winners: SeatSet, reason: &'static str, scores: [i64; SEATS]) -> Outcome {
+    Outcome {
         scores: scores.to_vec(),
-        ..Verdict::new(winners, reason)
+        ..Outcome::new(winners, reason)
     }
 }
 
 /// The winners of a referee ending (rule 7).
-fn referee_verdict(ending: Ending, scores: [i64; SEATS]) -> Verdict {
+fn referee_verdict(ending: RefereeAction, scores: [i64; SEATS]) -> Outcome {
     let winners = match ending {
-        Ending::Resignation { loser } => SeatSet::all_but(loser, SEATS),
-        Ending::Timeout { loser } | Ending::Abandoned { loser } => {
+        RefereeAction::Resignation { loser } => SeatSet::all_but(loser, SEATS),
+        RefereeAction::Timeout { loser } | RefereeAction::Abandoned { loser } => {
             best_of(&scores, SeatSet::all_but(loser, SEATS))
         }
-        Ending::DrawAgreement | Ending::Aborted => SeatSet::EMPTY,
+        RefereeAction::DrawAgreement | RefereeAction::Aborted => SeatSet::EMPTY,
     };
     with_scores(winners, ending.reason(), scores)
 }
 
 /// A trio position as one viewer sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrioSnapshot {
+pub struct TrioState {
     /// Who it is for.
     pub viewer: Viewer,
     /// The round's target.
@@ -390,8 +391,8 @@ pub struct TrioSnapshot {
     pub bonus: [Option<i64>; SEATS],
 }
 
-impl GameState for TrioSnapshot {
-    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
+impl GameState for TrioState {
+    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
         let mut lines = vec![format!(
             "round {} of {}, count {} of {}",
             self.round.min(self.rounds),
@@ -438,7 +439,7 @@ pub struct TrioGame {
     /// Every move played, in order, as the server sees it.
     played: Vec<TrioMoveDetail>,
     /// A referee ending and its verdict, if one ended the game.
-    concluded: Option<(Ending, Verdict)>,
+    concluded: Option<(RefereeAction, Outcome)>,
 }
 
 impl TrioGame {
@@ -480,9 +481,9 @@ impl TrioGame {
         Some(table)
     }
 
-    fn snapshot_of(&self, table: &Table, to_move: Option<Seat>, viewer: Viewer) -> Snapshot {
+    fn snapshot_of(&self, table: &Table, to_move: Option<Seat>, viewer: Viewer) -> SharedState {
         let sees = |s: Seat| viewer == Viewer::Seat(s);
-        Snapshot::new(TrioSnapshot {
+        SharedState::new(TrioState {
             viewer,
             target: self.deal.target,
             round: table.round,
@@ -509,7 +510,9 @@ impl TrioGame {
         let verdict = self.verdict()?;
         let mut line = format!("{} {}", winners_text(verdict.winners), verdict.reason);
         if let Some((
-            Ending::Resignation { loser } | Ending::Timeout { loser } | Ending::Abandoned { loser },
+            RefereeAction::Resignation { loser }
+            | RefereeAction::Timeout { loser }
+            | RefereeAction::Abandoned { loser },
             _,
         )) = self.concluded
         {
@@ -546,7 +549,7 @@ impl Game for TrioGame {
             .flatten()
     }
 
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         match &self.concluded {
             Some((_, verdict)) => Some(verdict.clone()),
             None => self.table.verdict(),
@@ -588,11 +591,11 @@ impl Game for TrioGame {
         moves
     }
 
-    fn snapshot(&self, viewer: Viewer) -> Snapshot {
+    fn snapshot(&self, viewer: Viewer) -> SharedState {
         self.snapshot_of(&self.table, self.to_move(), viewer)
     }
 
-    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, viewer: Viewer) -> Option<SharedState> {
         let table = self.table_at(ply)?;
         Some(self.snapshot_of(&table, table.to_move, viewer))
     }
@@ -637,7 +640,7 @@ impl Game for TrioGame {
         text
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
         if self.verdict().is_some() {
             return Err(Refusal::GameOver.into());
         }
@@ -859,13 +862,13 @@ fn mismatch(stated: &str, actual: &str) -> RecordError {
 }
 
 /// The referee ending a result line names (rule 7), if it is one.
-fn referee_ending(reason: &str, loser: Option<Seat>) -> Option<Ending> {
+fn referee_ending(reason: &str, loser: Option<Seat>) -> Option<RefereeAction> {
     match (reason, loser) {
-        ("RESIGNATION", Some(loser)) => Some(Ending::Resignation { loser }),
-        ("TIMEOUT", Some(loser)) => Some(Ending::Timeout { loser }),
-        ("ABANDONED", Some(loser)) => Some(Ending::Abandoned { loser }),
-        ("DRAW_AGREEMENT", None) => Some(Ending::DrawAgreement),
-        ("ABORTED", None) => Some(Ending::Aborted),
+        ("RESIGNATION", Some(loser)) => Some(RefereeAction::Resignation { loser }),
+        ("TIMEOUT", Some(loser)) => Some(RefereeAction::Timeout { loser }),
+        ("ABANDONED", Some(loser)) => Some(RefereeAction::Abandoned { loser }),
+        ("DRAW_AGREEMENT", None) => Some(RefereeAction::DrawAgreement),
+        ("ABORTED", None) => Some(RefereeAction::Aborted),
         _ => None,
     }
 }

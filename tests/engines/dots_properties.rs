@@ -10,7 +10,7 @@
 
 use proptest::prelude::*;
 use punct_referee::games::dots::{
-    Colour, EndReason, Game, Move, Point, Record, RuleOptions, Seed, Start,
+    Colour, EndReason, Engine, Move, Point, Record, RuleOptions, Seed, Start,
 };
 
 // --- A direct implementation of docs/rules/dots.md §6 and §7.2 ----------------------------------
@@ -26,7 +26,7 @@ struct Direct {
 }
 
 impl Direct {
-    fn of(game: &Game) -> Direct {
+    fn of(game: &Engine) -> Direct {
         let field = game.field();
         let (w, h) = (usize::from(field.width()), usize::from(field.height()));
         let mut d = Direct {
@@ -248,23 +248,23 @@ impl Rng {
 }
 
 /// A game on a field at least as large as `start` needs.
-fn start_game(width: u8, height: u8, start: Start, seed: u64) -> Option<Game> {
+fn start_game(width: u8, height: u8, start: Start, seed: u64) -> Option<Engine> {
     let (min_w, min_h) = start.min_size();
     let options = RuleOptions::new(width.max(min_w), height.max(min_h), start, 0).ok()?;
     let seed = start
         .needs_seed()
         .then(|| Seed::new(&seed.to_be_bytes()).ok())
         .flatten();
-    Game::new(options, seed).ok()
+    Engine::new(options, seed).ok()
 }
 
-fn index(game: &Game, p: Point) -> usize {
+fn index(game: &Engine, p: Point) -> usize {
     usize::from(p.y - 1) * usize::from(game.field().width()) + usize::from(p.x - 1)
 }
 
 /// Checks every invariant of the position; `held_ever` and `grounded_ever`
 /// carry what earlier positions promised.
-fn check_position(game: &Game, held_ever: &mut [bool], grounded_ever: &mut [Option<Colour>]) {
+fn check_position(game: &Engine, held_ever: &mut [bool], grounded_ever: &mut [Option<Colour>]) {
     let field = game.field();
     let (w, h) = (usize::from(field.width()), usize::from(field.height()));
     let direct = Direct::of(game);
@@ -337,7 +337,7 @@ fn check_position(game: &Game, held_ever: &mut [bool], grounded_ever: &mut [Opti
 
 /// Plays a random game, checking everything; `ground_one_in` is the chance
 /// of grounding at each move.
-fn random_game(mut game: Game, rng_seed: u64, ground_one_in: usize, deep: bool) {
+fn random_game(mut game: Engine, rng_seed: u64, ground_one_in: usize, deep: bool) {
     let mut rng = Rng(rng_seed);
     let mut direct = Direct::of(&game);
     let cells = usize::from(game.field().width()) * usize::from(game.field().height());

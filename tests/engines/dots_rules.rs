@@ -4,13 +4,13 @@
 //! of the game, notation and records. Black-box: only
 //! `punct_referee::games::…`, no server.
 
-use punct_referee::games::dots::record::{GameResult, RecordEnding};
-use punct_referee::games::dots::referee::{DotsMoveInfo, DotsSnapshot, import};
+use punct_referee::games::dots::record::{ResultTag, StatedOutcome};
+use punct_referee::games::dots::referee::{DotsMoveInfo, DotsState, import};
 use punct_referee::games::dots::setup::{offset_range, quadruple_crosses, start_dots, stream};
 use punct_referee::games::dots::{
-    Colour, EndReason, Game, IllegalMove, Move, Point, Record, RuleOptions, Seed, Start, TakeKind,
+    Colour, EndReason, Engine, IllegalMove, Move, Point, Record, RuleOptions, Seed, Start, TakeKind,
 };
-use punct_referee::games::{Ending, GameRules, Seat, Setup, Viewer, new_game};
+use punct_referee::games::{GameRules, RefereeAction, Seat, Setup, Viewer, new_game};
 
 // --- Helpers -------------------------------------------------------------------
 
@@ -24,7 +24,7 @@ fn moves(text: &str) -> Vec<Move> {
         .collect()
 }
 
-fn play(game: &mut Game, text: &str) {
+fn play(game: &mut Engine, text: &str) {
     for mv in moves(text) {
         game.play(mv)
             .unwrap_or_else(|e| panic!("`{mv}` at ply {}: {e}", game.ply()));
@@ -32,8 +32,8 @@ fn play(game: &mut Game, text: &str) {
 }
 
 /// A game on an empty `width` × `height` field after `text`.
-fn after(width: u8, height: u8, text: &str) -> Game {
-    let mut game = Game::new(options(width, height, Start::Empty), None).unwrap();
+fn after(width: u8, height: u8, text: &str) -> Engine {
+    let mut game = Engine::new(options(width, height, Start::Empty), None).unwrap();
     play(&mut game, text);
     game
 }
@@ -56,7 +56,7 @@ fn picture(rows: &[&str]) -> String {
     rows.iter().map(|r| format!("{r}\n")).collect()
 }
 
-fn assert_position(game: &Game, rows: &[&str], scores: [u32; 2]) {
+fn assert_position(game: &Engine, rows: &[&str], scores: [u32; 2]) {
     assert_eq!(
         game.field().text(),
         picture(rows),
@@ -70,7 +70,7 @@ fn p(x: u16, y: u16) -> Point {
     Point::new(x, y)
 }
 
-fn illegal(game: &Game, mv: &str) -> &'static str {
+fn illegal(game: &Engine, mv: &str) -> &'static str {
     let mut copy = game.clone();
     let error = copy.play(mv.parse().unwrap()).unwrap_err();
     assert_eq!(&copy, game, "a refused move changed the game");
@@ -133,7 +133,7 @@ fn example_11c_the_mover_encloses_first_inside_an_enemy_base() {
 fn example_11d_recapture_frees_the_captured_dot() {
     let text = "4,3 4,4 3,4 4,2 5,4 3,3 4,5 2,4 1,1 3,5 1,7 4,6 7,1 5,5 7,7 6,4 1,4 5,3";
     let all = moves(text);
-    let mut game = Game::new(options(7, 7, Start::Empty), None).unwrap();
+    let mut game = Engine::new(options(7, 7, Start::Empty), None).unwrap();
     for (i, mv) in all.iter().enumerate() {
         game.play(*mv).unwrap();
         if i == 6 {
@@ -151,7 +151,7 @@ fn example_11d_recapture_frees_the_captured_dot() {
 
 #[test]
 fn example_11e_two_captures_with_one_dot() {
-    let mut game = Game::new(options(7, 5, Start::Empty), None).unwrap();
+    let mut game = Engine::new(options(7, 5, Start::Empty), None).unwrap();
     play(&mut game, "3,2 3,3 5,2 5,3 2,3 1,1 6,3 7,1 3,4 1,5 5,4 7,5");
     let played = game.play("4,3".parse().unwrap()).unwrap();
     assert_eq!(
@@ -167,7 +167,7 @@ fn example_11e_two_captures_with_one_dot() {
 
 #[test]
 fn example_11f_one_dot_one_capture_and_one_empty_base() {
-    let mut game = Game::new(options(7, 5, Start::Empty), None).unwrap();
+    let mut game = Engine::new(options(7, 5, Start::Empty), None).unwrap();
     play(&mut game, "3,2 5,3 5,2 1,1 2,3 7,1 6,3 1,5 3,4 7,5 5,4 4,5");
     let played = game.play("4,3".parse().unwrap()).unwrap();
     assert_eq!((played.placement.captures, played.placement.bases), (1, 1));
@@ -216,7 +216,7 @@ fn example_11h2_an_older_empty_base_inside_a_new_capture_is_captured() {
                 6,2 1,9 6,8 2,9 7,2 3,9 7,8 4,9 2,3 5,9 8,3 6,9 2,4 7,9 8,4 8,9 2,5 9,9 8,5 1,2 \
                 2,6 1,3 8,6 1,4 2,7 1,5 8,7";
     let all = moves(text);
-    let mut game = Game::new(options(9, 9, Start::Empty), None).unwrap();
+    let mut game = Engine::new(options(9, 9, Start::Empty), None).unwrap();
     for (i, mv) in all.iter().enumerate() {
         game.play(*mv).unwrap();
         if i == 6 {
@@ -285,7 +285,7 @@ fn example_11i_an_inner_area_is_taken_first() {
 
 #[test]
 fn example_11j_grounding_at_the_first_move_gives_the_cross_away() {
-    let mut game = Game::new(options(8, 8, Start::Cross), None).unwrap();
+    let mut game = Engine::new(options(8, 8, Start::Cross), None).unwrap();
     let played = game.play(Move::Ground).unwrap();
     let outcome = played.outcome.unwrap();
     assert_eq!(outcome.reason, EndReason::Ground);
@@ -327,7 +327,7 @@ fn example_11j_a_diagonal_link_to_the_edge_does_not_ground() {
 
 // --- §4 start positions ------------------------------------------------------------
 
-fn dots_of(game: &Game, colour: Colour) -> Vec<Point> {
+fn dots_of(game: &Engine, colour: Colour) -> Vec<Point> {
     let mut dots: Vec<Point> = game
         .field()
         .dots(colour)
@@ -346,7 +346,7 @@ fn sorted(points: &[(u16, u16)]) -> Vec<Point> {
 
 #[test]
 fn start_4_1_empty_has_no_dots() {
-    let game = Game::new(options(4, 4, Start::Empty), None).unwrap();
+    let game = Engine::new(options(4, 4, Start::Empty), None).unwrap();
     assert!(
         game.field().dots(Colour::Red).is_empty() && game.field().dots(Colour::Blue).is_empty()
     );
@@ -355,11 +355,11 @@ fn start_4_1_empty_has_no_dots() {
 
 #[test]
 fn start_4_2_the_cross_lies_at_half_the_size_rounded_down() {
-    let game = Game::new(RuleOptions::default(), None).unwrap();
+    let game = Engine::new(RuleOptions::default(), None).unwrap();
     assert_eq!(dots_of(&game, Colour::Red), sorted(&[(19, 16), (20, 17)]));
     assert_eq!(dots_of(&game, Colour::Blue), sorted(&[(20, 16), (19, 17)]));
     for (size, at) in [(4, 2), (5, 2), (10, 5), (20, 10)] {
-        let game = Game::new(options(size, size, Start::Cross), None).unwrap();
+        let game = Engine::new(options(size, size, Start::Cross), None).unwrap();
         assert_eq!(
             dots_of(&game, Colour::Red),
             sorted(&[(at, at), (at + 1, at + 1)])
@@ -370,7 +370,7 @@ fn start_4_2_the_cross_lies_at_half_the_size_rounded_down() {
 
 #[test]
 fn start_4_3_the_double_cross() {
-    let game = Game::new(options(39, 32, Start::DoubleCross), None).unwrap();
+    let game = Engine::new(options(39, 32, Start::DoubleCross), None).unwrap();
     assert_eq!(
         dots_of(&game, Colour::Red),
         sorted(&[(18, 16), (21, 16), (19, 17), (20, 17)])
@@ -473,7 +473,7 @@ fn start_4_4_the_dots_seed_gives_these_dots_and_commitment() {
         punct_referee::games::hex(&seed.commitment()),
         "0517cf1abcfd20eb941789b07f44fbfbe7ae3415fce3d0c834213235b2f228cc"
     );
-    let game = Game::new(options(39, 32, Start::QuadrupleCross), Some(seed)).unwrap();
+    let game = Engine::new(options(39, 32, Start::QuadrupleCross), Some(seed)).unwrap();
     let red = [
         (12, 11),
         (13, 12),
@@ -558,11 +558,14 @@ fn options_refuse_a_field_too_small_for_the_start() {
 #[test]
 fn a_seed_is_required_by_the_four_crosses_and_refused_otherwise() {
     let four = options(8, 8, Start::QuadrupleCross);
-    assert_eq!(Game::new(four, None).unwrap_err().reason(), "SEED_REQUIRED");
+    assert_eq!(
+        Engine::new(four, None).unwrap_err().reason(),
+        "SEED_REQUIRED"
+    );
     let seed = hex_seed("00");
     let cross = options(8, 8, Start::Cross);
     assert_eq!(
-        Game::new(cross, Some(seed)).unwrap_err().reason(),
+        Engine::new(cross, Some(seed)).unwrap_err().reason(),
         "SEED_NOT_ALLOWED"
     );
     assert_eq!(Seed::new(&[]).unwrap_err().reason(), "SEED_LENGTH");
@@ -575,7 +578,7 @@ fn a_seed_is_required_by_the_four_crosses_and_refused_otherwise() {
 
 #[test]
 fn red_moves_first_and_the_players_alternate() {
-    let mut game = Game::new(options(6, 6, Start::Cross), None).unwrap();
+    let mut game = Engine::new(options(6, 6, Start::Cross), None).unwrap();
     for expected in [Colour::Red, Colour::Blue, Colour::Red] {
         assert_eq!(game.to_move(), expected);
         let mv = game.legal_moves()[0];
@@ -595,7 +598,7 @@ fn refused_off_field() {
 fn refused_occupied() {
     let game = after(5, 5, "2,2");
     assert_eq!(illegal(&game, "2,2"), "OCCUPIED");
-    let cross = Game::new(options(5, 5, Start::Cross), None).unwrap();
+    let cross = Engine::new(options(5, 5, Start::Cross), None).unwrap();
     assert_eq!(
         illegal(&cross, "2,2"),
         "OCCUPIED",
@@ -716,7 +719,7 @@ fn rule_6_7_the_score_is_a_function_of_the_position() {
 
 #[test]
 fn rule_7_1_the_game_ends_when_no_playable_cell_is_left() {
-    let mut game = Game::new(options(4, 4, Start::Empty), None).unwrap();
+    let mut game = Engine::new(options(4, 4, Start::Empty), None).unwrap();
     let mut last = None;
     while !game.is_over() {
         let mv = game.legal_moves()[0];
@@ -731,7 +734,7 @@ fn rule_7_1_the_game_ends_when_no_playable_cell_is_left() {
 #[test]
 fn rule_7_3_the_move_limit_ends_the_game_by_score() {
     let limited = RuleOptions::new(5, 5, Start::Empty, 7).unwrap();
-    let mut game = Game::new(limited, None).unwrap();
+    let mut game = Engine::new(limited, None).unwrap();
     play(&mut game, "3,2 3,3 2,3 1,1 4,3 1,2");
     assert!(!game.is_over());
     play(&mut game, "3,4");
@@ -742,7 +745,7 @@ fn rule_7_3_the_move_limit_ends_the_game_by_score() {
     );
     // Grounding on the last allowed move ends by grounding.
     let limited = RuleOptions::new(5, 5, Start::Empty, 2).unwrap();
-    let mut game = Game::new(limited, None).unwrap();
+    let mut game = Engine::new(limited, None).unwrap();
     play(&mut game, "1,1 ground");
     assert_eq!(game.outcome().unwrap().reason, EndReason::Ground);
 }
@@ -763,7 +766,7 @@ fn rule_7_5_referee_endings_keep_the_board_score() {
             .unwrap();
     }
     let verdict = game
-        .conclude(Ending::Resignation { loser: Seat::FIRST })
+        .conclude(RefereeAction::Resignation { loser: Seat::FIRST })
         .unwrap();
     assert_eq!(verdict.reason, "RESIGNATION");
     assert_eq!(
@@ -951,7 +954,7 @@ fn record_refusals_of_the_ending() {
 fn record_seeds_are_checked_against_the_commitment() {
     let seed = hex_seed("646f7473");
     let o = options(39, 32, Start::QuadrupleCross);
-    let mut game = Game::new(o, Some(seed)).unwrap();
+    let mut game = Engine::new(o, Some(seed)).unwrap();
     play(&mut game, "1,1 2,2");
     // In progress, the seed is withheld (§4.4) and the commitment is the
     // record's one `x-` line.
@@ -993,13 +996,13 @@ fn record_seeds_are_checked_against_the_commitment() {
 #[test]
 fn record_endings_round_trip_through_the_referee() {
     for ending in [
-        Ending::Resignation { loser: Seat::FIRST },
-        Ending::Timeout {
+        RefereeAction::Resignation { loser: Seat::FIRST },
+        RefereeAction::Timeout {
             loser: Seat::SECOND,
         },
-        Ending::Abandoned { loser: Seat::FIRST },
-        Ending::DrawAgreement,
-        Ending::Aborted,
+        RefereeAction::Abandoned { loser: Seat::FIRST },
+        RefereeAction::DrawAgreement,
+        RefereeAction::Aborted,
     ] {
         let mut game = new_game(&GameRules::new(options(6, 6, Start::Cross)));
         let verdict = game.conclude(ending).unwrap();
@@ -1029,8 +1032,8 @@ fn record_endings_round_trip_through_the_referee() {
         "game: dots\nwidth: 8\nheight: 8\nstart: quadruple-cross\nseed: 646f7473\n\
          result: 1-0\nscore: 0-0\nend: timeout\n\n"
     );
-    let ending = RecordEnding {
-        result: GameResult::Aborted,
+    let ending = StatedOutcome {
+        result: ResultTag::Aborted,
         score: [0, 0],
         end: EndReason::Abort,
     };
@@ -1086,7 +1089,7 @@ fn a_played_move_reports_its_captures_and_enclosures() {
     );
     assert_eq!(enclosure.chain, vec![p(3, 2), p(4, 3), p(3, 4), p(2, 3)]);
     let snapshot = game.snapshot(Viewer::Spectator);
-    let snapshot = snapshot.get::<DotsSnapshot>().unwrap();
+    let snapshot = snapshot.get::<DotsState>().unwrap();
     assert_eq!(snapshot.enclosures, effect.enclosures);
     assert_eq!(snapshot.scores, [1, 0]);
     assert!(
@@ -1123,7 +1126,7 @@ fn a_recaptured_enclosure_no_longer_stands() {
     assert_eq!(effect.captured.len(), 4);
     assert_eq!(effect.freed, vec![p(4, 4)]);
     let snapshot = game.snapshot(Viewer::Spectator);
-    let snapshot = snapshot.get::<DotsSnapshot>().unwrap();
+    let snapshot = snapshot.get::<DotsState>().unwrap();
     assert_eq!(
         snapshot.enclosures.len(),
         1,

@@ -10,10 +10,10 @@ mod trio;
 
 use punct_referee::games::conformance::{Bounds, Subject, run_all};
 use punct_referee::games::{
-    Catalog, Ending, Game, GameRules, MoveError, MoveInput, MoveReport, Rules, Seat, SeatSet,
-    Setup, Viewer,
+    Catalog, Game, GameRules, MoveError, MoveInput, MoveReport, RefereeAction, Rules, Seat,
+    SeatSet, Setup, Viewer,
 };
-use trio::{Deal, Refusal, RoundEnd, TrioGame, TrioMove, TrioMoveDetail, TrioRules, TrioSnapshot};
+use trio::{Deal, Refusal, RoundEnd, TrioGame, TrioMove, TrioMoveDetail, TrioRules, TrioState};
 
 fn subject(rounds: u8) -> Subject {
     Subject {
@@ -78,9 +78,9 @@ fn play_all(game: &mut dyn Game, texts: &[&str]) -> Vec<MoveReport> {
     texts.iter().map(|t| play(game, t)).collect()
 }
 
-fn snapshot(game: &dyn Game, viewer: Viewer) -> TrioSnapshot {
+fn snapshot(game: &dyn Game, viewer: Viewer) -> TrioState {
     game.snapshot(viewer)
-        .get::<TrioSnapshot>()
+        .get::<TrioState>()
         .expect("a trio snapshot")
         .clone()
 }
@@ -310,7 +310,9 @@ fn report_move(report: &MoveReport) -> TrioMove {
 fn resignation_lets_the_two_others_win_together() {
     let mut g = game(PLAIN, 3);
     play(g.as_mut(), "2>green");
-    let verdict = g.conclude(Ending::Resignation { loser: GREEN }).unwrap();
+    let verdict = g
+        .conclude(RefereeAction::Resignation { loser: GREEN })
+        .unwrap();
     assert_eq!(
         (verdict.winners, verdict.reason),
         (SeatSet::all_but(GREEN, 3), "RESIGNATION")
@@ -322,7 +324,7 @@ fn resignation_lets_the_two_others_win_together() {
     );
     let back = trio::import(&record, None).unwrap();
     assert_eq!(back.game.verdict(), Some(verdict));
-    assert!(g.conclude(Ending::DrawAgreement).is_err());
+    assert!(g.conclude(RefereeAction::DrawAgreement).is_err());
 }
 
 #[test]
@@ -333,13 +335,17 @@ fn a_timeout_loses_to_the_better_of_the_others() {
         &["2>green", "2>blue", "2>red", "2>green", "2>blue"],
     );
     let mut timeout = g.clone_box();
-    let verdict = timeout.conclude(Ending::Timeout { loser: RED }).unwrap();
+    let verdict = timeout
+        .conclude(RefereeAction::Timeout { loser: RED })
+        .unwrap();
     assert_eq!(
         (verdict.winner(), verdict.scores.as_slice()),
         (Some(GREEN), &[0, 2, 0][..])
     );
     // Red and blue are level: both beat the seat that left.
-    let verdict = g.conclude(Ending::Abandoned { loser: GREEN }).unwrap();
+    let verdict = g
+        .conclude(RefereeAction::Abandoned { loser: GREEN })
+        .unwrap();
     assert_eq!(verdict.winners, SeatSet::only(RED).with(BLUE));
 }
 
@@ -357,7 +363,7 @@ fn the_importer_checks_the_seed_and_the_result() {
     let other = trio::import(&unfinished, Some(setup([3, 1, 0, 1, 1]))).unwrap_err();
     assert_eq!(other.reason, Some("SEED_MISMATCH"));
 
-    g.conclude(Ending::DrawAgreement).unwrap();
+    g.conclude(RefereeAction::DrawAgreement).unwrap();
     let finished = g.record(&[], Viewer::Spectator);
     assert!(
         finished.contains("result: nobody DRAW_AGREEMENT"),

@@ -1,6 +1,8 @@
 //! perft from the start position, checked against counts derived by hand.
 
-use punct_referee::games::punct::{Colour, Game, Move, PieceCode, Position, RuleOptions, Variant};
+use punct_referee::games::punct::{
+    Colour, Engine, Move, PieceCode, Position, RuleOptions, Variant,
+};
 
 /// Start position, both variants: only placements exist, none may touch the
 /// centre hexagon (standard: never; basic: White's first turn).
@@ -44,7 +46,7 @@ const START_PER_CODE: [(PieceCode, u64); 6] = [
     (PieceCode::T, 954),
 ];
 
-fn per_code(game: &Game) -> Vec<(PieceCode, u64)> {
+fn per_code(game: &Engine) -> Vec<(PieceCode, u64)> {
     PieceCode::ALL
         .iter()
         .map(|&code| {
@@ -61,7 +63,7 @@ fn per_code(game: &Game) -> Vec<(PieceCode, u64)> {
 #[test]
 fn perft_1_from_start_matches_hand_count_in_both_variants() {
     for variant in [Variant::Standard, Variant::Basic] {
-        let game = Game::new(RuleOptions::of(variant));
+        let game = Engine::new(RuleOptions::of(variant));
         assert_eq!(game.perft(1), vec![4986], "{variant}");
         assert_eq!(per_code(&game), START_PER_CODE.to_vec(), "{variant}");
     }
@@ -75,8 +77,8 @@ fn perft_1_from_start_matches_hand_count_in_both_variants() {
 /// regression check (computed by this engine; `punct-referee perft --depth 2`).
 #[test]
 fn perft_2_from_start_regression() {
-    let standard = Game::new(RuleOptions::of(Variant::Standard)).perft(2);
-    let basic = Game::new(RuleOptions::of(Variant::Basic)).perft(2);
+    let standard = Engine::new(RuleOptions::of(Variant::Standard)).perft(2);
+    let basic = Engine::new(RuleOptions::of(Variant::Basic)).perft(2);
     assert_eq!(standard, vec![4986, 23_841_810]);
     assert_eq!(basic, vec![4986, 28_499_958]);
 }
@@ -88,7 +90,7 @@ fn perft_2_from_start_regression() {
 #[test]
 fn basic_placements_on_an_open_board_match_hand_count() {
     let empty = Position::from_pieces(&[], Colour::Black, 1).unwrap();
-    let game = Game::from_position(RuleOptions::of(Variant::Basic), empty);
+    let game = Engine::from_position(RuleOptions::of(Variant::Basic), empty);
     assert_eq!(game.perft(1), vec![5931]);
     assert_eq!(
         per_code(&game),
@@ -103,6 +105,6 @@ fn basic_placements_on_an_open_board_match_hand_count() {
     );
     // The standard game keeps the centre closed on any turn.
     let empty = Position::from_pieces(&[], Colour::Black, 1).unwrap();
-    let game = Game::from_position(RuleOptions::of(Variant::Standard), empty);
+    let game = Engine::from_position(RuleOptions::of(Variant::Standard), empty);
     assert_eq!(game.perft(1), vec![4986]);
 }

@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use punct_referee::games::punct::position::Dot;
 use punct_referee::games::punct::{
-    Colour, EndOnSupply, EndReason, Game, GameRecord, IllegalMove, Move, NotatedMove, PieceCode,
+    Colour, EndOnSupply, EndReason, Engine, GameRecord, IllegalMove, Move, NotatedMove, PieceCode,
     Position, PositionKey, RuleOptions, Space, Variant,
 };
 use rand::rngs::StdRng;
@@ -96,9 +96,9 @@ fn is_shift(m: &Move) -> bool {
 
 /// Plays the walk; `visit` sees every position before its move is chosen,
 /// with its legal moves. Returns the game at the end of the walk.
-fn play_walk(w: &Walk, mut visit: impl FnMut(&Game, &[Move])) -> Game {
+fn play_walk(w: &Walk, mut visit: impl FnMut(&Engine, &[Move])) -> Engine {
     let mut rng = StdRng::seed_from_u64(w.seed);
-    let mut game = Game::new(w.options);
+    let mut game = Engine::new(w.options);
     for _ in 0..w.plies {
         let moves = game.legal_moves();
         visit(&game, &moves);
@@ -427,7 +427,7 @@ fn notation_set(pos: &Position, moves: &[Move]) -> HashSet<NotatedMove> {
 }
 
 /// Everything observable about a game, to show that a refusal changed nothing.
-fn snapshot(g: &Game) -> (PositionKey, u64, u32, Colour, Vec<Move>, String, String) {
+fn snapshot(g: &Engine) -> (PositionKey, u64, u32, Colour, Vec<Move>, String, String) {
     (
         g.position().key(),
         g.position().hash64(),
@@ -822,7 +822,7 @@ proptest! {
         if let Ok(n) = text.parse::<NotatedMove>() {
             prop_assert_eq!(n.to_string().parse::<NotatedMove>(), Ok(n));
         }
-        let start = Game::new(RuleOptions::default());
+        let start = Engine::new(RuleOptions::default());
         let mut g = start.clone();
         let _ = g.parse_move(&text);
         if g.play_notation(&text).is_err() {
@@ -832,7 +832,7 @@ proptest! {
             let _ = record.to_string();
             let _ = record.replay();
         }
-        let _ = Game::from_record_text(&text);
+        let _ = Engine::from_record_text(&text);
     }
 }
 
@@ -886,7 +886,7 @@ proptest! {
         let parsed: GameRecord = text.parse().unwrap();
         prop_assert_eq!(&parsed, &record, "{}", text);
         prop_assert_eq!(parsed.to_string(), text.clone());
-        for replayed in [parsed.replay().unwrap(), Game::from_record_text(&text).unwrap()] {
+        for replayed in [parsed.replay().unwrap(), Engine::from_record_text(&text).unwrap()] {
             prop_assert_eq!(replayed.position().key(), game.position().key());
             prop_assert_eq!(replayed.position().ply(), game.position().ply());
             prop_assert_eq!(replayed.moves(), game.moves());
@@ -909,7 +909,7 @@ const GAMES_PER_OPTIONS: u64 = 500;
 /// Checks the outcome (or its absence) after `mover` played `last`.
 /// `seen` is how often the current position has occurred since the last
 /// placement.
-fn check_outcome(game: &Game, mover: Colour, last: Move, seen: u32) -> Result<(), String> {
+fn check_outcome(game: &Engine, mover: Colour, last: Move, seen: u32) -> Result<(), String> {
     let pos = game.position();
     let options = game.options();
     let connected = |c: Colour| pos.connection(c);
@@ -995,7 +995,7 @@ fn random_games_end_with_a_valid_outcome() {
                     ^ ((variant as u64) << 8)
                     ^ (end_on_supply as u64);
                 let mut rng = StdRng::seed_from_u64(seed);
-                let mut game = Game::new(options);
+                let mut game = Engine::new(options);
                 let mut seen: HashMap<PositionKey, u32> = HashMap::new();
                 seen.insert(game.position().key(), 1);
                 let mut last_moves = Vec::new();

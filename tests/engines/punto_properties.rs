@@ -11,14 +11,14 @@ use proptest::prelude::*;
 use punct_referee::games::punto::deal::{self, Key};
 use punct_referee::games::punto::referee::import;
 use punct_referee::games::punto::{
-    Card, CardCounts, Cell, Configuration, Match, MatchEnd, RoundKind, RuleOptions, Table,
+    Card, CardCounts, Cell, Configuration, EndReason, Engine, RoundKind, RuleOptions, Table,
 };
 use punct_referee::games::{Rules, Seat, Setup, Viewer};
 
 /// Every card of the match, wherever it is: table, decks, the revealed card
 /// and the removed cards (once the match is over the last removed card is
 /// still on the last table: no round follows to take it off).
-fn all_cards(game: &Match) -> CardCounts {
+fn all_cards(game: &Engine) -> CardCounts {
     let round = game.round();
     let mut counts = CardCounts::EMPTY;
     for card in round.table().all_cards() {
@@ -43,7 +43,7 @@ fn all_cards(game: &Match) -> CardCounts {
 
 /// The decks of the round in play, recomputed from the key, the cards in
 /// the match and the neutral cards held (§3.2, §10.6).
-fn expected_decks(game: &Match) -> Vec<Vec<Card>> {
+fn expected_decks(game: &Engine) -> Vec<Vec<Card>> {
     let configuration = game.configuration();
     let key: &Key = game.key();
     let round = game.round().number();
@@ -78,7 +78,7 @@ fn configuration(pick: u8) -> (u32, bool) {
 
 /// Checks everything a position must hold, and that refused cells change
 /// nothing.
-fn check_position(game: &mut Match, probe: &mut impl FnMut() -> i32) {
+fn check_position(game: &mut Engine, probe: &mut impl FnMut() -> i32) {
     assert_eq!(all_cards(game), CardCounts::FULL, "cards are conserved");
     let configuration = game.configuration();
     for seat in Seat::all(configuration.seats()) {
@@ -122,14 +122,14 @@ fn check_position(game: &mut Match, probe: &mut impl FnMut() -> i32) {
 
 /// Plays a whole match with random legal cells, checking every position
 /// and each round's deal.
-fn play_checked(options: RuleOptions, seed: [u8; 32], mut rng: u64) -> Match {
+fn play_checked(options: RuleOptions, seed: [u8; 32], mut rng: u64) -> Engine {
     let mut next = move || {
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
         rng
     };
-    let mut game = Match::new(options, &seed);
+    let mut game = Engine::new(options, &seed);
     let mut dealt_round = 0;
     loop {
         if game.round().number() != dealt_round && !game.is_over() {
@@ -205,12 +205,12 @@ fn naive_row(table: &Table, cell: Cell, configuration: Configuration) -> bool {
 }
 
 /// The end of a finished match is valid (§9).
-fn check_end(game: &Match) {
+fn check_end(game: &Engine) {
     let outcome = game.outcome().expect("over");
     let options = game.options();
     let most = outcome.wins.iter().copied().max().unwrap_or(0);
     match outcome.reason {
-        MatchEnd::RoundsWon => {
+        EndReason::RoundsWon => {
             let winner = outcome
                 .winner
                 .and_then(|w| game.configuration().index_of(w));
@@ -219,7 +219,7 @@ fn check_end(game: &Match) {
                 Some(options.rounds_to_win())
             );
         }
-        MatchEnd::RoundLimit => {
+        EndReason::RoundLimit => {
             assert_eq!(game.results().len() as u32, options.max_rounds());
             let leaders = outcome.wins.iter().filter(|&&w| w == most).count();
             assert_eq!(outcome.winner.is_some(), leaders == 1);
@@ -319,7 +319,7 @@ proptest! {
 
     #[test]
     fn any_text_as_a_move_is_played_or_refused_never_a_panic(text in "\\PC{0,24}|-?[0-9]{1,30},-?[0-9]{1,30}") {
-        let mut game = Match::new(RuleOptions::default(), &[45; 32]);
+        let mut game = Engine::new(RuleOptions::default(), &[45; 32]);
         game.play_text("0,0").expect("the centre");
         let before = game.clone();
         if game.play_text(&text).is_err() {
@@ -357,7 +357,7 @@ fn a_thousand_random_matches_of_each_configuration_end_validly() {
         for i in 0..1000u64 {
             let mut seed = [0u8; 32];
             seed[..8].copy_from_slice(&(i * 4 + u64::from(pick)).to_le_bytes());
-            let mut game = Match::new(options, &seed);
+            let mut game = Engine::new(options, &seed);
             let mut state = i + 1;
             while !game.is_over() {
                 state = state

@@ -8,17 +8,18 @@
 //! `punct_referee::games` is used: nothing here starts a server.
 
 use punct_referee::games::punto::deal::{self, Key, Label};
-use punct_referee::games::punto::record::{Record, StatedResult};
+use punct_referee::games::punto::record::{Record, StatedOutcome};
 use punct_referee::games::punto::referee::{
-    PuntoMoveInfo, PuntoMoveInput, PuntoSnapshot, import, notation,
+    PuntoMoveInfo, PuntoMoveInput, PuntoState, import, notation,
 };
 use punct_referee::games::punto::round::{self as round_rules, Scored};
 use punct_referee::games::punto::{
-    Card, CardCounts, Cell, Colour, Configuration, DeadlockCause, Match, MatchEnd, Refusal, Round,
-    RoundEnd, RoundKind, RuleOptions, Side, Step, Table, Team, TieBreak, render,
+    Card, CardCounts, Cell, Colour, Configuration, DeadlockCause, EndReason, Engine, Refusal,
+    Round, RoundEnd, RoundKind, RuleOptions, Side, Step, Table, Team, TieBreak, render,
 };
 use punct_referee::games::{
-    Ending, Game, GameRules, MoveError, MoveInput, Rules, Seat, SeatSet, Setup, Viewer, hex, punto,
+    Game, GameRules, MoveError, MoveInput, RefereeAction, Rules, Seat, SeatSet, Setup, Viewer, hex,
+    punto,
 };
 
 // --- Helpers ---------------------------------------------------------------
@@ -103,7 +104,7 @@ impl Lcg {
 }
 
 /// Plays random legal cells until the match is over.
-fn play_out(game: &mut Match, rng: &mut Lcg) {
+fn play_out(game: &mut Engine, rng: &mut Lcg) {
     while !game.is_over() {
         let legal = game.legal_cells();
         let cell = legal.as_slice()[rng.below(legal.len())];
@@ -119,9 +120,9 @@ fn refusal_of(game: &mut dyn Game, input: &MoveInput) -> &'static str {
     }
 }
 
-fn snapshot(game: &dyn Game) -> PuntoSnapshot {
+fn snapshot(game: &dyn Game) -> PuntoState {
     game.snapshot(Viewer::Spectator)
-        .get::<PuntoSnapshot>()
+        .get::<PuntoState>()
         .expect("a Punto snapshot")
         .clone()
 }
@@ -249,7 +250,7 @@ fn options_outside_their_ranges_are_refused() {
 #[test]
 fn round_one_decks_hold_each_seats_cards() {
     let seed = seed_0_to_31();
-    let two = Match::new(options(2, false), &seed);
+    let two = Engine::new(options(2, false), &seed);
     let seat1 = two.round().deck(seat(1)).dealt();
     assert_eq!(seat1.len(), 36);
     assert!(
@@ -257,11 +258,11 @@ fn round_one_decks_hold_each_seats_cards() {
             .iter()
             .all(|c| matches!(c.colour(), Colour::Red | Colour::Blue))
     );
-    let four = Match::new(options(4, false), &seed);
+    let four = Engine::new(options(4, false), &seed);
     for s in 1..=4 {
         assert_eq!(four.round().deck(seat(s)).dealt().len(), 18);
     }
-    let three = Match::new(options(3, false), &seed);
+    let three = Engine::new(options(3, false), &seed);
     for s in 1..=3 {
         let dealt = CardCounts::of_cards(three.round().deck(seat(s)).dealt());
         assert_eq!(dealt.only(Colour::Green).len(), 6, "six neutral cards each");
@@ -273,7 +274,7 @@ fn round_one_decks_hold_each_seats_cards() {
 
 #[test]
 fn the_first_card_of_a_round_goes_on_the_centre() {
-    let mut game = Match::new(options(2, false), &seed_0_to_31());
+    let mut game = Engine::new(options(2, false), &seed_0_to_31());
     assert_eq!(game.legal_cells().as_slice(), [Cell::CENTRE]);
     for cell in [Cell::new(1, 0), Cell::new(0, -1), Cell::new(40, 0)] {
         assert_eq!(game.check(cell), Err(Refusal::FirstCardNotCenter));
@@ -288,7 +289,7 @@ fn the_first_card_of_a_round_goes_on_the_centre() {
 
 #[test]
 fn a_malformed_move_is_refused_before_any_rule() {
-    let mut game = Match::new(options(2, false), &seed_0_to_31());
+    let mut game = Engine::new(options(2, false), &seed_0_to_31());
     for text in ["", "0", "0,0,0", "+1,0", "1, 0", "a,b", "0;0"] {
         assert_eq!(
             game.play_text(text).map_err(|e| e.reason()),
@@ -438,7 +439,7 @@ fn a_one_never_covers_anything() {
 
 #[test]
 fn the_match_over_refusal_comes_first() {
-    let mut game = Match::new(RuleOptions::new(2, false, 1, 0, &[]).unwrap(), &[3; 32]);
+    let mut game = Engine::new(RuleOptions::new(2, false, 1, 0, &[]).unwrap(), &[3; 32]);
     play_out(&mut game, &mut Lcg(1));
     assert_eq!(game.play(Cell::CENTRE), Err(Refusal::MatchOver));
     assert_eq!(game.play_text("not a move"), Err(Refusal::MatchOver));
@@ -466,7 +467,7 @@ fn legal_cells_are_sorted_by_x_then_y() {
 
 #[test]
 fn every_legal_cell_is_accepted_and_every_other_cell_refused() {
-    let mut game = Match::new(options(3, false), &[9; 32]);
+    let mut game = Engine::new(options(3, false), &[9; 32]);
     let mut rng = Lcg(5);
     for _ in 0..30 {
         let legal = game.legal_cells();
@@ -951,7 +952,7 @@ fn after_a_drawn_round_the_seat_after_its_first_seat_begins() {
 #[test]
 fn a_won_round_removes_a_card_and_the_next_round_begins_at_once() {
     for (players, team) in [(2, false), (3, false), (4, false), (4, true)] {
-        let mut game = Match::new(options(players, team), &[11; 32]);
+        let mut game = Engine::new(options(players, team), &[11; 32]);
         let mut rng = Lcg(u64::from(players));
         let result = loop {
             let legal = game.legal_cells();
@@ -985,10 +986,10 @@ fn a_won_round_removes_a_card_and_the_next_round_begins_at_once() {
 
 #[test]
 fn the_first_side_to_win_enough_rounds_wins_the_match() {
-    let mut game = Match::new(options(4, false), &[12; 32]);
+    let mut game = Engine::new(options(4, false), &[12; 32]);
     play_out(&mut game, &mut Lcg(3));
     let outcome = game.outcome().unwrap();
-    assert_eq!(outcome.reason, MatchEnd::RoundsWon);
+    assert_eq!(outcome.reason, EndReason::RoundsWon);
     let winner = game
         .configuration()
         .index_of(outcome.winner.unwrap())
@@ -1005,20 +1006,20 @@ fn the_first_side_to_win_enough_rounds_wins_the_match() {
 fn the_round_limit_ends_the_match_with_the_most_round_wins() {
     for (players, team) in [(2, false), (3, false), (4, true)] {
         let limited = RuleOptions::new(players, team, 2, 1, &[]).unwrap();
-        let mut game = Match::new(limited, &[13; 32]);
+        let mut game = Engine::new(limited, &[13; 32]);
         play_out(&mut game, &mut Lcg(9));
         assert_eq!(game.results().len(), 1);
         let outcome = game.outcome().unwrap();
         assert_eq!(
             (outcome.reason, outcome.winner),
-            (MatchEnd::RoundLimit, game.results()[0].winner)
+            (EndReason::RoundLimit, game.results()[0].winner)
         );
     }
 }
 
 #[test]
 fn three_players_pass_neutral_cards_on_as_section_3_3_says() {
-    let mut game = Match::new(options(3, false), &[14; 32]);
+    let mut game = Engine::new(options(3, false), &[14; 32]);
     let mut rng = Lcg(4);
     while game.results().is_empty() {
         let legal = game.legal_cells();
@@ -1156,7 +1157,7 @@ fn a_list_of_one_card_draws_no_word() {
 }
 
 fn round_one_decks(players: u32, team: bool, entropy: &[u8]) -> Vec<String> {
-    let game = Match::new(
+    let game = Engine::new(
         RuleOptions::new(players, team, 2, 0, entropy).unwrap(),
         &seed_0_to_31(),
     );
@@ -1320,7 +1321,7 @@ fn the_complete_record_of_section_14_replays_with_its_rounds() {
     );
     assert_eq!(
         record.result.map(|r| r.0),
-        Some(StatedResult::Side(Side::Seat(seat(2))))
+        Some(StatedOutcome::Side(Side::Seat(seat(2))))
     );
     let replayed = import(&text, None).unwrap();
     assert_eq!(
@@ -1340,7 +1341,7 @@ fn round_two_of_the_section_14_record_is_dealt_as_it_says() {
     let text = record_14();
     let record = Record::parse(&text).unwrap();
     let seed = record.setup(None).unwrap().seed;
-    let mut game = Match::new(record.options, &seed);
+    let mut game = Engine::new(record.options, &seed);
     let round_one: Vec<Cell> = record
         .body
         .iter()
@@ -1844,7 +1845,7 @@ fn verdicts_name_the_winning_sides_seats_with_round_wins_as_scores() {
 fn a_resigning_seat_among_three_lets_both_others_win() {
     let mut game = options(3, false).start(Some(setup([38; 32])));
     let verdict = game
-        .conclude(Ending::Resignation { loser: seat(2) })
+        .conclude(RefereeAction::Resignation { loser: seat(2) })
         .unwrap();
     assert_eq!(verdict.winners, SeatSet::only(seat(1)).with(seat(3)));
     assert_eq!(verdict.scores, [0, 0, 0]);
@@ -1861,7 +1862,9 @@ fn a_resigning_seat_among_three_lets_both_others_win() {
 #[test]
 fn a_resigning_partner_loses_with_its_team() {
     let mut game = options(4, true).start(Some(setup([39; 32])));
-    let verdict = game.conclude(Ending::Timeout { loser: seat(3) }).unwrap();
+    let verdict = game
+        .conclude(RefereeAction::Timeout { loser: seat(3) })
+        .unwrap();
     assert_eq!(
         (verdict.winners, verdict.reason),
         (SeatSet::only(seat(2)).with(seat(4)), "TIMEOUT")
@@ -1870,7 +1873,7 @@ fn a_resigning_partner_loses_with_its_team() {
         refusal_of(game.as_mut(), &notation("0,0").unwrap()),
         "GAME_OVER"
     );
-    assert!(game.conclude(Ending::DrawAgreement).is_err());
+    assert!(game.conclude(RefereeAction::DrawAgreement).is_err());
 }
 
 #[test]
@@ -1882,7 +1885,7 @@ fn every_viewer_sees_the_same_and_nobody_sees_a_deck_order_before_the_end() {
     for s in 1..=3 {
         let seen = game
             .snapshot(Viewer::Seat(seat(s)))
-            .get::<PuntoSnapshot>()
+            .get::<PuntoState>()
             .unwrap()
             .clone();
         assert_eq!(seen, spectator);
@@ -1893,7 +1896,7 @@ fn every_viewer_sees_the_same_and_nobody_sees_a_deck_order_before_the_end() {
     assert_eq!(deck.neutral.map(|n| n.len()), Some(6));
     let text = game.record(&[], Viewer::Seat(seat(1)));
     assert!(!text.contains(&hex(&[40; 32])) && text.contains(&hex(&setup([40; 32]).commitment())));
-    game.conclude(Ending::Aborted).unwrap();
+    game.conclude(RefereeAction::Aborted).unwrap();
     let after = snapshot(game.as_ref());
     assert_eq!(after.seed, Some([40; 32]));
     assert!(
@@ -1946,7 +1949,7 @@ fn a_games_debug_form_shows_neither_the_seed_nor_a_deck_order() {
     );
     let deck = format!(
         "{:?}",
-        Match::new(options(2, false), &[43; 32])
+        Engine::new(options(2, false), &[43; 32])
             .round()
             .deck(seat(1))
     );

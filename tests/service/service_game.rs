@@ -11,7 +11,7 @@ mod snapshot_views;
 mod records;
 
 use common::*;
-use punct_referee::games::punct::{Game, Move, RuleOptions, Variant};
+use punct_referee::games::punct::{Engine, Move, RuleOptions, Variant};
 use punct_referee::service::grpc::pb::punct::v1 as ppb;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
 
@@ -172,7 +172,7 @@ async fn play_to_supply_end(variant: Variant, white_takes_centre: bool) -> pb::S
         Variant::Basic => ppb::Variant::Basic,
     };
     let table = create(&mut client, pv).await;
-    let mut local = Game::new(RuleOptions::of(variant));
+    let mut local = Engine::new(RuleOptions::of(variant));
     let mut centre_taken = !white_takes_centre;
     loop {
         let ply = local.position().ply();

@@ -14,7 +14,7 @@ mod seeds;
 use std::net::SocketAddr;
 
 use common::*;
-use punct_referee::games::punto::{Card, CardCounts, Cell, Colour, Key, Match, RuleOptions, deal};
+use punct_referee::games::punto::{Card, CardCounts, Cell, Colour, Engine, Key, RuleOptions, deal};
 use punct_referee::games::{Setup, hex, parse_seed};
 use punct_referee::service::grpc::pb::punto::v1 as tpb;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
@@ -336,7 +336,7 @@ fn check_the_deal(p: &Played, options: &RuleOptions) -> [u8; 32] {
     }
     assert!(p.revealed.iter().filter(|(r, _, _)| *r == 1).count() > 4);
     // Every card of every round: a replay from the seed.
-    let mut engine = Match::new(*options, &seed);
+    let mut engine = Engine::new(*options, &seed);
     for (cell, card) in &p.moves {
         assert_eq!(
             engine.revealed().map(|c| c.to_string()).as_ref(),
@@ -737,7 +737,7 @@ async fn bad_options_name_their_field() {
         &CardCounts::of_colour(Colour::Red).plus(&CardCounts::of_colour(Colour::Blue)),
     );
     assert_eq!(text(&state(&g).revealed), deck[0].to_string());
-    assert_eq!(Match::new(options, &seed).revealed(), Some(deck[0]));
+    assert_eq!(Engine::new(options, &seed).revealed(), Some(deck[0]));
 }
 
 #[tokio::test]
@@ -846,7 +846,7 @@ async fn resignation_and_draws_among_three_and_four_seats() {
     assert_eq!(r.setup.as_ref().unwrap().seed, st.seed);
     assert!(st.decks.iter().all(|d| d.order.len() as u32 == d.size));
     let engine = {
-        let mut m = Match::new(RuleOptions::new(3, false, 2, 0, &[]).unwrap(), &seed);
+        let mut m = Engine::new(RuleOptions::new(3, false, 2, 0, &[]).unwrap(), &seed);
         m.play(Cell::new(0, 0)).unwrap();
         m
     };

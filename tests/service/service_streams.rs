@@ -7,7 +7,7 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use punct_referee::games::punct::{Game, Move, RuleOptions};
+use punct_referee::games::punct::{Engine, Move, RuleOptions};
 use punct_referee::service::ServerOptions;
 use punct_referee::service::grpc::pb::punct::v1 as ppb;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
@@ -178,7 +178,7 @@ async fn late_and_resuming_watchers_miss_nothing_and_see_no_duplicates() {
 /// A game long enough to overflow every buffer between a watcher and the
 /// game: moves chosen with the local engine so that none ends it.
 fn long_game(plies: usize) -> Vec<String> {
-    let mut game = Game::new(RuleOptions {
+    let mut game = Engine::new(RuleOptions {
         max_plies: 0,
         repetition_limit: 0,
         ..RuleOptions::default()

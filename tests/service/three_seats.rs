@@ -18,8 +18,8 @@ use punct_referee::service::sessions::{
     Watch, WatchItem,
 };
 use punct_referee::service::storage::Storage;
-use punct_referee::service::storage::memory::MemoryStorage;
-use trio::{Deal, TrioMoveDetail, TrioRules, TrioSnapshot};
+use punct_referee::service::storage::reference::ReferenceStorage;
+use trio::{Deal, TrioMoveDetail, TrioRules, TrioState};
 
 const RED: Seat = Seat::FIRST;
 const GREEN: Seat = Seat::SECOND;
@@ -49,7 +49,7 @@ fn store_with(limits: Limits, storage: Arc<dyn Storage>) -> SessionStore {
 }
 
 fn store() -> SessionStore {
-    store_with(Limits::default(), Arc::new(MemoryStorage::new()))
+    store_with(Limits::default(), Arc::new(ReferenceStorage::new()))
 }
 
 fn rules() -> GameRules {
@@ -81,11 +81,11 @@ fn role(s: &Session, token: &str) -> Role {
     s.role_of(token, false).expect("a seat's token")
 }
 
-fn trio_state(s: &Session, viewer: Viewer) -> TrioSnapshot {
+fn trio_state(s: &Session, viewer: Viewer) -> TrioState {
     s.view_as(viewer)
         .snapshot
         .expect("state")
-        .get::<TrioSnapshot>()
+        .get::<TrioState>()
         .expect("a trio state")
         .clone()
 }
@@ -283,7 +283,7 @@ async fn a_victory_claim_among_three_is_against_the_seat_to_move() {
             abandon_after: Duration::ZERO,
             ..Limits::default()
         },
-        Arc::new(MemoryStorage::new()),
+        Arc::new(ReferenceStorage::new()),
     );
     let tc = TimeControl {
         mode: ClockMode::Fischer {
@@ -375,7 +375,7 @@ async fn each_seat_sees_only_its_own_secret_in_snapshots_and_streams() {
 
 #[tokio::test]
 async fn a_stored_three_seat_game_comes_back_with_its_seed_and_turn() {
-    let storage: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
+    let storage: Arc<dyn Storage> = Arc::new(ReferenceStorage::new());
     let first = store_with(Limits::default(), storage.clone());
     let (s, t) = new_game(&first, TimeControl::default()).await;
     s.submit(role(&s, &t[0]), mv("1>blue"), 0, Some("r1"))

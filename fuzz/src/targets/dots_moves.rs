@@ -24,8 +24,7 @@ use std::collections::BTreeSet;
 use super::observable;
 use punct_referee::games::dots::referee::{DotsGame, DotsMoveInfo, import};
 use punct_referee::games::dots::{
-    Colour, EndReason, Game as Engine, IllegalMove, Move, Outcome, Point, Record, RuleOptions,
-    Start,
+    Colour, EndReason, Engine, IllegalMove, Move, Outcome, Point, Record, RuleOptions, Start,
 };
 use punct_referee::games::{Game, MoveError, MoveInput, Setup, Viewer};
 

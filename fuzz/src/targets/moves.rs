@@ -10,7 +10,7 @@
 //! game's record replays to the same game.
 
 use punct_referee::games::punct::{
-    EndOnSupply, Game, IllegalMove, Move, PieceCode, Position, RuleOptions, Space, Variant,
+    EndOnSupply, Engine, IllegalMove, Move, PieceCode, Position, RuleOptions, Space, Variant,
 };
 
 /// One input, checked; panics on a finding.
@@ -33,7 +33,7 @@ pub fn run(data: &[u8]) {
         max_plies: [0, 1000, 12, 40][usize::from(head >> 2 & 3)],
         repetition_limit: [3, 0, 2, 3][usize::from(head >> 4 & 3)],
     };
-    let mut game = Game::new(options);
+    let mut game = Engine::new(options);
     while let [a, b, c, tail @ ..] = rest {
         rest = tail;
         let legal = game.legal_moves();
@@ -62,7 +62,7 @@ pub fn run(data: &[u8]) {
     }
     // The record replays to the same game.
     let text = game.record().to_string();
-    let replayed = Game::from_record_text(&text)
+    let replayed = Engine::from_record_text(&text)
         .unwrap_or_else(|e| panic!("the game's own record does not replay: {e}\n{text}"));
     assert_eq!(replayed.position(), game.position());
     assert_eq!(replayed.moves(), game.moves());
@@ -104,7 +104,7 @@ fn candidate(pos: &Position, a: u8, b: u8, c: u8) -> Move {
 /// Validation and generation agree on `mv` (up to the canonical rotation of
 /// symmetric pieces, compared by notation); a refused move changes nothing
 /// and `play` refuses it for the same reason.
-fn check_candidate(game: &Game, legal: &[Move], mv: Move) {
+fn check_candidate(game: &Engine, legal: &[Move], mv: Move) {
     let pos = game.position();
     match game.validate(mv) {
         Ok(_) => {
@@ -143,7 +143,7 @@ fn check_candidate(game: &Game, legal: &[Move], mv: Move) {
 }
 
 /// Plays a generated move and checks everything that must hold after it.
-fn play_checked(game: &mut Game, mv: Move) {
+fn play_checked(game: &mut Engine, mv: Move) {
     let before = *game.position();
     let me = before.to_move();
     assert!(

@@ -6,14 +6,14 @@
 
 use super::check_export_round_trip;
 use punct_referee::games::import_record;
-use punct_referee::games::punct::{Game, GameRecord};
+use punct_referee::games::punct::{Engine, GameRecord};
 
 /// One input, checked; panics on a finding.
 pub fn run(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let engine = Game::from_record_text(text);
+    let engine = Engine::from_record_text(text);
     match import_record(text) {
         Ok(imported) => {
             let game = engine.unwrap_or_else(|e| panic!("imported, but the engine refuses: {e}"));

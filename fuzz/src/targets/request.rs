@@ -69,7 +69,7 @@ pub fn run(data: &[u8]) {
 
 /// Plays a converted move on a copy of `game` behind the session layer's
 /// trait: accepted, or refused without a change.
-fn play_checked(game: &punct_referee::games::punct::Game, mv: &MoveInput) {
+fn play_checked(game: &punct_referee::games::punct::Engine, mv: &MoveInput) {
     let mut rules = as_rules(game);
     let before = super::observable(rules.as_ref());
     match rules.play(mv) {

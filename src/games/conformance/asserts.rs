@@ -47,7 +47,7 @@ pub(super) fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> 
 }
 
 /// Concludes with `ending`, which must be accepted, and checks the verdict.
-pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: Ending) -> Verdict {
+pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: RefereeAction) -> Outcome {
     let verdict = game
         .conclude(ending)
         .unwrap_or_else(|e| fail(at, format!("{ending:?} was refused: {e}")));
@@ -59,8 +59,9 @@ pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: Ending) ->
             format!("verdict reason {}, not {}", verdict.reason, ending.reason()),
         );
     }
-    if let Ending::Resignation { loser } | Ending::Timeout { loser } | Ending::Abandoned { loser } =
-        ending
+    if let RefereeAction::Resignation { loser }
+    | RefereeAction::Timeout { loser }
+    | RefereeAction::Abandoned { loser } = ending
         && verdict.winners.contains(loser)
     {
         fail(&at, format!("the loser {loser} is among the winners"));
@@ -73,7 +74,7 @@ pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: Ending) ->
 
 /// Winners only among the seats, no score or one per seat, a stable
 /// upper-case reason.
-pub(super) fn assert_valid_verdict(at: &str, seats: usize, verdict: &Verdict) {
+pub(super) fn assert_valid_verdict(at: &str, seats: usize, verdict: &Outcome) {
     if !SeatSet::all(seats).covers(verdict.winners) {
         fail(
             at,
@@ -238,7 +239,7 @@ pub(super) fn refused_candidates(
 pub(super) struct Observed {
     pub(super) ply: u32,
     pub(super) to_move: Option<Seat>,
-    pub(super) verdict: Option<Verdict>,
+    pub(super) verdict: Option<Outcome>,
     pub(super) record: String,
     pub(super) snapshot: String,
 }

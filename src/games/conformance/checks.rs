@@ -11,7 +11,7 @@ pub(super) struct Playthrough {
     pub(super) setup: Option<Setup>,
     pub(super) inputs: Vec<MoveInput>,
     pub(super) reports: Vec<MoveReport>,
-    pub(super) ending: Option<Ending>,
+    pub(super) ending: Option<RefereeAction>,
     pub(super) game: Box<dyn Game>,
     /// The legal moves at each checked ply (those up to
     /// [`Bounds::checked_plies`] the game reached).
@@ -295,7 +295,7 @@ pub(super) fn seeded_records_reveal_the_seed_only_at_the_end(subject: &Subject, 
     let mut game = start(subject, Some(setup));
     unfinished_record_hides_the_seed(subject, &at, game.as_ref(), setup);
     let loser = game.to_move().unwrap_or_else(|| fail(&at, "over at ply 0"));
-    conclude_checked(&at, game.as_mut(), Ending::Resignation { loser });
+    conclude_checked(&at, game.as_mut(), RefereeAction::Resignation { loser });
     finished_record_reveals_the_seed(subject, &at, game.as_ref(), setup);
 }
 

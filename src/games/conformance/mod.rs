@@ -24,8 +24,8 @@ use checks::*;
 use parts::*;
 
 use super::{
-    Ending, Game, GameRules, Importer, MAX_SEATS, MoveError, MoveInput, MoveReport, Replayed, Seat,
-    SeatSet, Setup, Verdict, Viewer, hex, replay_moves,
+    Game, GameRules, Importer, MAX_SEATS, MoveError, MoveInput, MoveReport, Outcome, RefereeAction,
+    Replayed, Seat, SeatSet, Setup, Viewer, hex, replay_moves,
 };
 
 /// A game as the suite drives it, and how far to drive it.
@@ -174,7 +174,7 @@ pub fn check_random_games_end(subject: &Subject, rng_seed: u64) {
     }
 }
 
-/// (g) Every referee [`Ending`] on a fresh game gives a valid verdict with the
+/// (g) Every referee [`RefereeAction`] on a fresh game gives a valid verdict with the
 /// ending's reason, never counts a loser among the winners, ends the game and
 /// round-trips through the record.
 pub fn check_referee_endings(subject: &Subject, rng_seed: u64) {

@@ -125,21 +125,21 @@ pub(super) fn play_random(
     }
 }
 
-pub(super) fn random_ending(rng: &mut Rng, seats: usize, ply: u32) -> Ending {
-    let endings: Vec<Ending> = all_endings(seats)
+pub(super) fn random_ending(rng: &mut Rng, seats: usize, ply: u32) -> RefereeAction {
+    let endings: Vec<RefereeAction> = all_endings(seats)
         .into_iter()
-        .filter(|e| *e != Ending::Aborted || (ply as usize) < seats)
+        .filter(|e| *e != RefereeAction::Aborted || (ply as usize) < seats)
         .collect();
     endings[rng.below(endings.len())]
 }
 
 /// Every referee ending of a game of `seats` seats.
-pub(super) fn all_endings(seats: usize) -> Vec<Ending> {
-    let mut endings = vec![Ending::DrawAgreement, Ending::Aborted];
+pub(super) fn all_endings(seats: usize) -> Vec<RefereeAction> {
+    let mut endings = vec![RefereeAction::DrawAgreement, RefereeAction::Aborted];
     for loser in Seat::all(seats) {
-        endings.push(Ending::Resignation { loser });
-        endings.push(Ending::Timeout { loser });
-        endings.push(Ending::Abandoned { loser });
+        endings.push(RefereeAction::Resignation { loser });
+        endings.push(RefereeAction::Timeout { loser });
+        endings.push(RefereeAction::Abandoned { loser });
     }
     endings
 }

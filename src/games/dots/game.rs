@@ -133,7 +133,7 @@ impl Outcome {
 
 // --- A game -------------------------------------------------------------------
 
-/// A move accepted by [`Game::play`].
+/// A move accepted by [`Engine::play`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Played {
     /// The move.
@@ -150,7 +150,7 @@ pub struct Played {
 
 /// One game of Dots: options, seed, field, turn, moves and outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Game {
+pub struct Engine {
     options: RuleOptions,
     seed: Option<Seed>,
     field: Field,
@@ -159,10 +159,10 @@ pub struct Game {
     outcome: Option<Outcome>,
 }
 
-impl Game {
+impl Engine {
     /// A game at its start position (docs/rules/dots.md §4). `seed` is required by
     /// `quadruple-cross` and refused otherwise (§3).
-    pub fn new(options: RuleOptions, seed: Option<Seed>) -> Result<Game, OptionsError> {
+    pub fn new(options: RuleOptions, seed: Option<Seed>) -> Result<Engine, OptionsError> {
         match (options.start.needs_seed(), seed.is_some()) {
             (true, false) => return Err(OptionsError::SeedRequired),
             (false, true) => {
@@ -172,19 +172,19 @@ impl Game {
             }
             _ => {}
         }
-        Ok(Game::start(options, seed))
+        Ok(Engine::start(options, seed))
     }
 
     /// A game at its start position, the seed unchecked (a `quadruple-cross`
     /// game without one has no start dots; a seed given to another start is
     /// ignored): for callers that checked already.
-    pub fn start(options: RuleOptions, seed: Option<Seed>) -> Game {
+    pub fn start(options: RuleOptions, seed: Option<Seed>) -> Engine {
         let seed = seed.filter(|_| options.start.needs_seed());
         let mut field = Field::new(&options);
         for (point, colour) in setup::start_dots(&options, seed.as_ref()) {
             field.put_start_dot(colour, point);
         }
-        Game {
+        Engine {
             options,
             seed,
             field,
@@ -240,7 +240,7 @@ impl Game {
     }
 
     /// Whether the player to move may make `mv` (docs/rules/dots.md §5): the one
-    /// legality check [`Game::play`] and [`Game::legal_moves_into`] share.
+    /// legality check [`Engine::play`] and [`Engine::legal_moves_into`] share.
     pub fn check(&self, mv: Move) -> Result<(), IllegalMove> {
         if self.is_over() {
             return Err(IllegalMove::GameOver);
@@ -256,7 +256,7 @@ impl Game {
         self.play_inner(mv, None)
     }
 
-    /// [`Game::play`], writing the areas taken into `log`.
+    /// [`Engine::play`], writing the areas taken into `log`.
     pub fn play_logged(&mut self, mv: Move, log: &mut TakeLog) -> Result<Played, IllegalMove> {
         self.play_inner(mv, Some(log))
     }
@@ -318,7 +318,7 @@ impl Game {
         out.push(Move::Ground);
     }
 
-    /// The legal moves (see [`Game::legal_moves_into`]).
+    /// The legal moves (see [`Engine::legal_moves_into`]).
     pub fn legal_moves(&self) -> Vec<Move> {
         let mut out = Vec::new();
         self.legal_moves_into(&mut out);

@@ -8,7 +8,7 @@
 //! and the empty-base rules (§6.5). A local test on the eight cells around
 //! the dot skips the flood fills when the dot cannot have closed anything,
 //! so a placement usually costs a few word operations; nothing on that path
-//! allocates. [`Field::ground`] is §7.2. A [`Game`] adds turns, the start
+//! allocates. [`Field::ground`] is §7.2. An [`Engine`] adds turns, the start
 //! position (§4, [`setup`]), the end of the game (§7) and the move list.
 //!
 //! Around it: [`notation`] (points and `ground`, §8.1–8.2), [`record`] (game

@@ -11,13 +11,13 @@
 use std::fmt;
 
 use super::{
-    Colour, EndReason, Game, IllegalMove, Move, NotationError, OptionsError, Outcome, RuleOptions,
-    Seed, Start,
+    Colour, EndReason, Engine, IllegalMove, Move, NotationError, OptionsError, Outcome,
+    RuleOptions, Seed, Start,
 };
 
 /// A record's `result:` (§9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GameResult {
+pub enum ResultTag {
     /// `1-0`.
     RedWins,
     /// `0-1`.
@@ -28,45 +28,45 @@ pub enum GameResult {
     Aborted,
 }
 
-impl GameResult {
+impl ResultTag {
     /// The text in the record.
     pub const fn text(self) -> &'static str {
         match self {
-            GameResult::RedWins => "1-0",
-            GameResult::BlueWins => "0-1",
-            GameResult::Draw => "1/2-1/2",
-            GameResult::Aborted => "*",
+            ResultTag::RedWins => "1-0",
+            ResultTag::BlueWins => "0-1",
+            ResultTag::Draw => "1/2-1/2",
+            ResultTag::Aborted => "*",
         }
     }
 
     /// The result of that text.
-    pub fn from_text(text: &str) -> Option<GameResult> {
+    pub fn from_text(text: &str) -> Option<ResultTag> {
         [
-            GameResult::RedWins,
-            GameResult::BlueWins,
-            GameResult::Draw,
-            GameResult::Aborted,
+            ResultTag::RedWins,
+            ResultTag::BlueWins,
+            ResultTag::Draw,
+            ResultTag::Aborted,
         ]
         .into_iter()
         .find(|r| r.text() == text.trim())
     }
 
     /// The result of an outcome.
-    pub const fn of(outcome: &Outcome) -> GameResult {
+    pub const fn of(outcome: &Outcome) -> ResultTag {
         match (outcome.reason, outcome.winner) {
-            (EndReason::Abort, _) => GameResult::Aborted,
-            (_, Some(Colour::Red)) => GameResult::RedWins,
-            (_, Some(Colour::Blue)) => GameResult::BlueWins,
-            (_, None) => GameResult::Draw,
+            (EndReason::Abort, _) => ResultTag::Aborted,
+            (_, Some(Colour::Red)) => ResultTag::RedWins,
+            (_, Some(Colour::Blue)) => ResultTag::BlueWins,
+            (_, None) => ResultTag::Draw,
         }
     }
 
     /// The winner it names.
     pub const fn winner(self) -> Option<Colour> {
         match self {
-            GameResult::RedWins => Some(Colour::Red),
-            GameResult::BlueWins => Some(Colour::Blue),
-            GameResult::Draw | GameResult::Aborted => None,
+            ResultTag::RedWins => Some(Colour::Red),
+            ResultTag::BlueWins => Some(Colour::Blue),
+            ResultTag::Draw | ResultTag::Aborted => None,
         }
     }
 }
@@ -74,20 +74,20 @@ impl GameResult {
 /// The end of a finished game as its record states it: `result`, `score`,
 /// `end` (§9: given together).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RecordEnding {
+pub struct StatedOutcome {
     /// `result:`.
-    pub result: GameResult,
+    pub result: ResultTag,
     /// `score:`, Red first.
     pub score: [u32; 2],
     /// `end:`.
     pub end: EndReason,
 }
 
-impl RecordEnding {
+impl StatedOutcome {
     /// What a record says of this outcome.
-    pub const fn of(outcome: &Outcome) -> RecordEnding {
-        RecordEnding {
-            result: GameResult::of(outcome),
+    pub const fn of(outcome: &Outcome) -> StatedOutcome {
+        StatedOutcome {
+            result: ResultTag::of(outcome),
             score: outcome.scores,
             end: outcome.reason,
         }
@@ -104,7 +104,7 @@ pub struct Record {
     /// `commitment:`, the SHA-256 of the seed.
     pub commitment: Option<[u8; 32]>,
     /// `result`, `score` and `end`, once the game has ended.
-    pub ending: Option<RecordEnding>,
+    pub ending: Option<StatedOutcome>,
     /// The `x-` header lines, without the `x-`, in order.
     pub tags: Vec<(String, String)>,
     /// The moves, in order.
@@ -259,7 +259,7 @@ struct Header {
     height: Option<u8>,
     start: Option<Start>,
     max_moves: Option<u32>,
-    result: Option<GameResult>,
+    result: Option<ResultTag>,
     score: Option<[u32; 2]>,
     end: Option<EndReason>,
 }
@@ -277,12 +277,12 @@ fn commitment_of(value: &str) -> Option<[u8; 32]> {
 impl Record {
     /// The record of `game`; with `reveal_seed`, its seed too (the
     /// commitment always goes with a seeded game).
-    pub fn of(game: &Game, reveal_seed: bool) -> Record {
+    pub fn of(game: &Engine, reveal_seed: bool) -> Record {
         Record {
             options: game.options(),
             seed: game.seed().copied().filter(|_| reveal_seed),
             commitment: game.seed().map(Seed::commitment),
-            ending: game.outcome().as_ref().map(RecordEnding::of),
+            ending: game.outcome().as_ref().map(StatedOutcome::of),
             tags: Vec::new(),
             moves: game.moves().to_vec(),
             move_lines: Vec::new(),
@@ -371,7 +371,7 @@ impl Record {
             "commitment" | "x-commitment" => {
                 self.commitment = Some(commitment_of(value).ok_or_else(bad)?)
             }
-            "result" => header.result = Some(GameResult::from_text(value).ok_or_else(bad)?),
+            "result" => header.result = Some(ResultTag::from_text(value).ok_or_else(bad)?),
             "score" => {
                 let (r, b) = value.split_once('-').ok_or_else(bad)?;
                 let score = [decimal(r.trim()), decimal(b.trim())];
@@ -415,7 +415,7 @@ impl Record {
         }
         self.ending = match (header.result, header.score, header.end) {
             (None, None, None) => None,
-            (Some(result), Some(score), Some(end)) => Some(RecordEnding { result, score, end }),
+            (Some(result), Some(score), Some(end)) => Some(StatedOutcome { result, score, end }),
             _ => return Err(RecordError::IncompleteEnding),
         };
         Ok(())
@@ -449,17 +449,17 @@ impl Record {
 
     /// Checks the stated ending against `game`, replayed from the moves,
     /// and concludes it for a referee action (§9, §7.5).
-    pub fn apply_ending(&self, game: &mut Game) -> Result<(), RecordError> {
+    pub fn apply_ending(&self, game: &mut Engine) -> Result<(), RecordError> {
         let Some(stated) = self.ending else {
             return Ok(());
         };
-        let text = |e: &RecordEnding| format!("{} ({})", e.result.text(), e.end.record_name());
+        let text = |e: &StatedOutcome| format!("{} ({})", e.result.text(), e.end.record_name());
         let mismatch = |actual: String| RecordError::ResultMismatch {
             stated: text(&stated),
             actual,
         };
         if let Some(outcome) = game.outcome() {
-            let actual = RecordEnding::of(&outcome);
+            let actual = StatedOutcome::of(&outcome);
             if (actual.result, actual.end) != (stated.result, stated.end) {
                 return Err(mismatch(text(&actual)));
             }
@@ -476,8 +476,8 @@ impl Record {
             EndReason::Resign | EndReason::Timeout | EndReason::Abandon => {
                 stated.result.winner().is_some()
             }
-            EndReason::DrawAgreement => stated.result == GameResult::Draw,
-            EndReason::Abort => stated.result == GameResult::Aborted,
+            EndReason::DrawAgreement => stated.result == ResultTag::Draw,
+            EndReason::Abort => stated.result == ResultTag::Aborted,
             EndReason::Full | EndReason::Ground | EndReason::MoveLimit => false,
         };
         if !fits {
@@ -495,9 +495,9 @@ impl Record {
     }
 
     /// Replays the record (with the server's seed `given`, if any).
-    pub fn replay(&self, given: Option<Seed>) -> Result<Game, RecordError> {
+    pub fn replay(&self, given: Option<Seed>) -> Result<Engine, RecordError> {
         let seed = self.resolve_seed(given)?;
-        let mut game = Game::new(self.options, seed).map_err(RecordError::Options)?;
+        let mut game = Engine::new(self.options, seed).map_err(RecordError::Options)?;
         for (i, &mv) in self.moves.iter().enumerate() {
             game.play(mv).map_err(|e| self.illegal(i, e))?;
         }

@@ -3,18 +3,18 @@
 //! engine calls and the engine's answers into neutral results, with the
 //! payloads the service's Dots conversion reads back: [`DotsMoveInput`] (a
 //! move given), [`DotsMoveInfo`] (a move played or listed, with what it did:
-//! [`MoveEffect`]) and [`DotsSnapshot`] (every dot, the enclosures as closed
+//! [`MoveEffect`]) and [`DotsState`] (every dot, the enclosures as closed
 //! chains, the scores). Enclosure chains are traced here, from the areas the
 //! engine logs, so the engine's hot path stays free of allocation.
 
 use super::chain::outline;
 use super::{
-    Bits, Colour, EndReason, Field, Game, IllegalMove, Move, Outcome, Played, Point, Record,
-    RuleOptions, Seed, TakeKind, TakeLog,
+    Bits, Colour, EndReason, Engine, Field, IllegalMove, Move, Played, Point, Record, RuleOptions,
+    Seed, TakeKind, TakeLog,
 };
 use crate::games::{
-    Ending, Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport,
-    Opaque, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer,
+    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, dots,
 };
 
 /// Dots' two seats, in seat order (docs/rules/dots.md §2.3, §10: Red is the first
@@ -87,7 +87,7 @@ pub struct SnapshotDot {
 
 /// A Dots position with what clients draw of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DotsSnapshot {
+pub struct DotsState {
     /// The game's options.
     pub options: RuleOptions,
     /// Moves made.
@@ -103,14 +103,14 @@ pub struct DotsSnapshot {
     pub enclosures: Vec<Enclosure>,
     /// How the game ended (board endings; referee endings only in the
     /// current snapshot).
-    pub outcome: Option<Outcome>,
+    pub outcome: Option<dots::Outcome>,
     /// Every cell (held empty cells, markers: see [`Field::text`]).
     pub field: Field,
 }
 
-impl GameState for DotsSnapshot {
+impl GameState for DotsState {
     /// The field as SVG (`dots::svg`), the last move highlighted.
-    fn svg(&self, last: Option<&MoveDetail>, _verdict: Option<&Verdict>) -> String {
+    fn svg(&self, last: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
         let last = last.and_then(|m| m.get::<DotsMoveInfo>()).map(|m| m.mv);
         super::svg::svg(self, last)
     }
@@ -130,7 +130,7 @@ impl Rules for RuleOptions {
         self.start().needs_seed()
     }
 
-    fn start(&self, setup: Option<Setup>) -> Box<dyn GameTrait> {
+    fn start(&self, setup: Option<Setup>) -> Box<dyn Game> {
         Box::new(DotsGame::new(*self, setup))
     }
 }
@@ -151,8 +151,8 @@ pub const fn colour_of(seat: Seat) -> Colour {
     }
 }
 
-fn verdict(outcome: Outcome) -> Verdict {
-    Verdict {
+fn verdict(outcome: dots::Outcome) -> Outcome {
+    Outcome {
         winners: outcome
             .winner
             .map_or(SeatSet::EMPTY, |c| SeatSet::only(seat_of(c))),
@@ -211,14 +211,14 @@ impl TakenArea {
 /// taken (for the enclosures) and every move's report.
 #[derive(Debug, Clone)]
 struct Tracked {
-    game: Game,
+    game: Engine,
     areas: Vec<TakenArea>,
     played: Vec<DotsMoveInfo>,
     log: TakeLog,
 }
 
 impl Tracked {
-    fn new(game: Game) -> Tracked {
+    fn new(game: Engine) -> Tracked {
         Tracked {
             game,
             areas: Vec::new(),
@@ -267,7 +267,7 @@ impl Tracked {
         Ok((info, played))
     }
 
-    fn snapshot(&self) -> DotsSnapshot {
+    fn snapshot(&self) -> DotsState {
         let field = self.game.field();
         let mut dots = Vec::new();
         for colour in Colour::ALL {
@@ -279,7 +279,7 @@ impl Tracked {
             }));
         }
         dots.sort_by_key(|d| (d.point.y, d.point.x));
-        DotsSnapshot {
+        DotsState {
             options: self.game.options(),
             ply: self.game.ply(),
             to_move: (!self.game.is_over()).then(|| self.game.to_move()),
@@ -318,18 +318,18 @@ impl DotsGame {
         });
         let seed = setup.and_then(|s| Seed::new(&s.seed).ok());
         DotsGame {
-            tracked: Tracked::new(Game::start(options, seed)),
+            tracked: Tracked::new(Engine::start(options, seed)),
             setup,
         }
     }
 
     /// The engine's game.
-    pub fn game(&self) -> &Game {
+    pub fn game(&self) -> &Engine {
         &self.tracked.game
     }
 
-    /// The state now, as the payload of [`GameTrait::snapshot`].
-    pub fn dots_snapshot(&self) -> DotsSnapshot {
+    /// The state now, as the payload of [`Game::snapshot`].
+    pub fn dots_snapshot(&self) -> DotsState {
         self.tracked.snapshot()
     }
 
@@ -382,7 +382,7 @@ impl DotsGame {
     fn replayed(&self, ply: usize) -> Option<Tracked> {
         let moves = self.tracked.game.moves().get(..ply)?;
         let game = &self.tracked.game;
-        let mut replay = Tracked::new(Game::start(game.options(), game.seed().copied()));
+        let mut replay = Tracked::new(Engine::start(game.options(), game.seed().copied()));
         for &mv in moves {
             replay.play(mv).ok()?;
         }
@@ -390,7 +390,7 @@ impl DotsGame {
     }
 }
 
-impl GameTrait for DotsGame {
+impl Game for DotsGame {
     fn rules(&self) -> GameRules {
         GameRules::new(self.tracked.game.options())
     }
@@ -408,7 +408,7 @@ impl GameTrait for DotsGame {
         (!game.is_over()).then(|| seat_of(game.to_move()))
     }
 
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         self.tracked.game.outcome().map(verdict)
     }
 
@@ -445,13 +445,13 @@ impl GameTrait for DotsGame {
         out
     }
 
-    fn snapshot(&self, _viewer: Viewer) -> Snapshot {
-        Snapshot::new(self.tracked.snapshot())
+    fn snapshot(&self, _viewer: Viewer) -> SharedState {
+        SharedState::new(self.tracked.snapshot())
     }
 
-    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<SharedState> {
         let replay = self.replayed(usize::try_from(ply).ok()?)?;
-        Some(Snapshot::new(replay.snapshot()))
+        Some(SharedState::new(replay.snapshot()))
     }
 
     fn last_move(&self) -> Option<MoveDetail> {
@@ -473,13 +473,13 @@ impl GameTrait for DotsGame {
         record.to_string()
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
         let reason = match ending {
-            Ending::Resignation { .. } => EndReason::Resign,
-            Ending::DrawAgreement => EndReason::DrawAgreement,
-            Ending::Aborted => EndReason::Abort,
-            Ending::Timeout { .. } => EndReason::Timeout,
-            Ending::Abandoned { .. } => EndReason::Abandon,
+            RefereeAction::Resignation { .. } => EndReason::Resign,
+            RefereeAction::DrawAgreement => EndReason::DrawAgreement,
+            RefereeAction::Aborted => EndReason::Abort,
+            RefereeAction::Timeout { .. } => EndReason::Timeout,
+            RefereeAction::Abandoned { .. } => EndReason::Abandon,
         };
         let winner = ending
             .default_verdict(SEAT_NAMES.len())
@@ -493,7 +493,7 @@ impl GameTrait for DotsGame {
         Ok(verdict(outcome))
     }
 
-    fn clone_box(&self) -> Box<dyn GameTrait> {
+    fn clone_box(&self) -> Box<dyn Game> {
         Box::new(self.clone())
     }
 
@@ -510,7 +510,7 @@ impl GameTrait for DotsGame {
 
     fn rules_header(&self) -> String {
         let game = &self.tracked.game;
-        let fresh = Game::start(game.options(), game.seed().copied());
+        let fresh = Engine::start(game.options(), game.seed().copied());
         Record::of(&fresh, false).to_string()
     }
 }
@@ -542,7 +542,7 @@ pub fn import(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> 
             ),
         });
     }
-    let game = Game::new(record.options, resolved)
+    let game = Engine::new(record.options, resolved)
         .map_err(|e| record_error(super::RecordError::Options(e)))?;
     let mut tracked = Tracked::new(game);
     let mut moves = Vec::with_capacity(record.moves.len());

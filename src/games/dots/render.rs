@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Cell, Colour, Field, Game, Outcome, Point};
+use super::{Cell, Colour, Engine, Field, Outcome, Point};
 
 /// The §8.3 character of a cell.
 pub fn cell_char(cell: Cell) -> char {
@@ -40,12 +40,12 @@ impl Field {
 /// The field with column numbers above (units digit; tens every tenth
 /// column), row numbers on the left, and a line with the scores and who is
 /// to move (or the result).
-pub fn ascii(game: &Game) -> String {
+pub fn ascii(game: &Engine) -> String {
     let to_move = (!game.is_over()).then(|| game.to_move());
     picture(game.field(), to_move, game.outcome().as_ref())
 }
 
-/// [`ascii`] of a field seen from outside a [`Game`] (a snapshot): `to_move`
+/// [`ascii`] of a field seen from outside an [`Engine`] (a snapshot): `to_move`
 /// and `outcome` make the last line (the outcome wins when both are given).
 pub fn picture(field: &Field, to_move: Option<Colour>, outcome: Option<&Outcome>) -> String {
     let w = u16::from(field.width());
@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn the_cross_on_4x4() {
         let options = RuleOptions::new(4, 4, Start::Cross, 0).unwrap();
-        let game = Game::new(options, None).unwrap();
+        let game = Engine::new(options, None).unwrap();
         assert_eq!(game.field().text(), "....\n.RB.\n.BR.\n....\n");
         let picture = ascii(&game);
         assert!(picture.contains(" 2 .RB."), "{picture}");

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use super::referee::DotsSnapshot;
+use super::referee::DotsState;
 use super::{Colour, Move, Point, TakeKind};
 
 /// Distance between two neighbouring cells, in SVG units.
@@ -45,7 +45,7 @@ fn centre(p: Point, left: i64) -> (i64, i64) {
 }
 
 /// Renders `snapshot` as a complete SVG document, ringing `last`.
-pub fn svg(snapshot: &DotsSnapshot, last: Option<Move>) -> String {
+pub fn svg(snapshot: &DotsState, last: Option<Move>) -> String {
     let field = &snapshot.field;
     let (w, h) = (i64::from(field.width()), i64::from(field.height()));
     let ox = left(field.width());
@@ -122,7 +122,7 @@ fn grid(out: &mut String, w: i64, h: i64, ox: i64) {
 }
 
 /// Held empty cells and empty-base markers.
-fn cells(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
+fn cells(out: &mut String, snapshot: &DotsState, ox: i64) {
     let field = &snapshot.field;
     for colour in Colour::ALL {
         let fill = colour_value(colour);
@@ -148,7 +148,7 @@ fn cells(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
     }
 }
 
-fn enclosures(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
+fn enclosures(out: &mut String, snapshot: &DotsState, ox: i64) {
     for enclosure in &snapshot.enclosures {
         let colour = colour_value(enclosure.owner);
         let class = match enclosure.kind {
@@ -167,7 +167,7 @@ fn enclosures(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
     }
 }
 
-fn dots(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
+fn dots(out: &mut String, snapshot: &DotsState, ox: i64) {
     for dot in &snapshot.dots {
         let (cx, cy) = centre(dot.point, ox);
         let fill = colour_value(dot.owner);
@@ -183,7 +183,7 @@ fn dots(out: &mut String, snapshot: &DotsSnapshot, ox: i64) {
     }
 }
 
-fn status(out: &mut String, snapshot: &DotsSnapshot, last: Option<Move>, width: i64, height: i64) {
+fn status(out: &mut String, snapshot: &DotsState, last: Option<Move>, width: i64, height: i64) {
     let [red, blue] = snapshot.scores;
     let state = match (snapshot.outcome, snapshot.to_move) {
         (Some(o), _) => {

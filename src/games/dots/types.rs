@@ -173,7 +173,7 @@ pub const MIN_SIDE: u8 = 4;
 
 /// A game's rule options (docs/rules/dots.md §3), valid by construction: build them
 /// with [`RuleOptions::new`]. The seed is not an option here: it is the
-/// game's secret setup ([`Seed`], given to [`Game::new`]).
+/// game's secret setup ([`Seed`], given to [`Engine::new`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RuleOptions {
     pub(super) width: u8,

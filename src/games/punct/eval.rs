@@ -142,7 +142,7 @@ pub fn rank_moves(pos: &Position, variant: Variant, stride: usize) -> Vec<(Move,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::punct::{Game, PieceCode, RuleOptions};
+    use crate::games::punct::{Engine, PieceCode, RuleOptions};
 
     fn sp(s: &str) -> Space {
         s.parse().unwrap()
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn one_placement_lowers_the_movers_distance_by_three() {
-        let mut game = Game::new(RuleOptions::default());
+        let mut game = Engine::new(RuleOptions::default());
         game.play(Move::Place {
             code: PieceCode::SE,
             punct: sp("E5"),

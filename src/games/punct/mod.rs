@@ -1,6 +1,6 @@
 //! The PÜNCT engine: a pure, synchronous implementation of `docs/rules/punct.md`. It knows
 //! nothing of protobuf, async, locks or telemetry; the session layer drives it
-//! through [`Game`].
+//! through [`Engine`].
 //!
 //! * [`board`]: spaces, lines, sides, centre (§1)
 //! * [`piece`]: colours, piece codes, shapes and rotations (§2)
@@ -210,7 +210,7 @@ impl MoveKind {
     }
 }
 
-/// The result of a move accepted by [`Game::play`].
+/// The result of a move accepted by [`Engine::play`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Played {
     /// The move in canonical form.
@@ -230,7 +230,7 @@ pub struct Played {
 /// A game: options, the current position, the moves so far and the outcome.
 /// This is what the referee keeps per session.
 #[derive(Debug)]
-pub struct Game {
+pub struct Engine {
     options: RuleOptions,
     position: Position,
     moves: Vec<Move>,
@@ -244,14 +244,14 @@ pub struct Game {
 /// A copy with room for one more move: the referee decides each move on a
 /// copy ([`crate::games::Game::clone_box`]), and a copy of exactly the
 /// original's length would be copied again by the move it is made for.
-impl Clone for Game {
-    fn clone(&self) -> Game {
+impl Clone for Engine {
+    fn clone(&self) -> Engine {
         fn with_room<T: Clone>(v: &[T]) -> Vec<T> {
             let mut copy = Vec::with_capacity(v.len() + 1);
             copy.extend_from_slice(v);
             copy
         }
-        Game {
+        Engine {
             options: self.options,
             position: self.position,
             moves: with_room(&self.moves),
@@ -261,11 +261,11 @@ impl Clone for Game {
     }
 }
 
-impl Game {
+impl Engine {
     /// A new game at the start position.
-    pub fn new(options: RuleOptions) -> Game {
+    pub fn new(options: RuleOptions) -> Engine {
         let position = Position::start();
-        Game {
+        Engine {
             options,
             history: vec![position.key()],
             position,
@@ -276,8 +276,8 @@ impl Game {
 
     /// A game continuing from an arbitrary position (for tests and analysis);
     /// its outcome is not judged until a move is played.
-    pub fn from_position(options: RuleOptions, position: Position) -> Game {
-        Game {
+    pub fn from_position(options: RuleOptions, position: Position) -> Engine {
+        Engine {
             options,
             history: vec![position.key()],
             position,
@@ -450,7 +450,7 @@ impl Game {
 
     /// The game record of this game (docs/rules/punct.md §7).
     pub fn record(&self) -> GameRecord {
-        let mut replay = Game::new(self.options);
+        let mut replay = Engine::new(self.options);
         let mut moves = Vec::with_capacity(self.moves.len());
         for &mv in &self.moves {
             if let Ok(p) = replay.play(mv) {
@@ -460,7 +460,7 @@ impl Game {
         GameRecord {
             options: self.options,
             tags: Vec::new(),
-            result: self.outcome.map(|o| notation::GameResult {
+            result: self.outcome.map(|o| notation::StatedOutcome {
                 winner: o.winner,
                 reason: o.reason,
             }),

@@ -170,7 +170,7 @@ impl IllegalMove {
 impl Position {
     /// Whether `mv` is legal for the player to move in `variant`, and if so how
     /// the piece comes to rest. Does not know whether the game is over (see
-    /// [`super::Game::validate`]).
+    /// [`super::Engine::validate`]).
     pub fn check(&self, variant: Variant, mv: Move) -> Result<Landing, IllegalMove> {
         match mv {
             Move::Place {

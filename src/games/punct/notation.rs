@@ -15,7 +15,7 @@ use super::piece::{
     Colour, PieceCode, PieceCodeParseError, footprint, rotation_for, sorted_minors,
 };
 use super::position::Position;
-use super::{EndOnSupply, Game, Move, RuleOptions};
+use super::{EndOnSupply, Engine, Move, RuleOptions};
 
 /// Longest move text accepted (anything longer is garbage, not a move).
 pub const MAX_MOVE_TEXT: usize = 64;
@@ -203,14 +203,14 @@ impl Position {
 
 /// A finished game's result line: `white CONNECTION`, `draw LAST_PIECE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GameResult {
+pub struct StatedOutcome {
     /// The winner, or `None` for a draw.
     pub winner: Option<Colour>,
     /// Why the game ended.
     pub reason: EndReason,
 }
 
-impl fmt::Display for GameResult {
+impl fmt::Display for StatedOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.winner {
             Some(c) => write!(f, "{c} {}", self.reason),
@@ -219,7 +219,7 @@ impl fmt::Display for GameResult {
     }
 }
 
-impl FromStr for GameResult {
+impl FromStr for StatedOutcome {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut words = s.split_whitespace();
@@ -235,7 +235,7 @@ impl FromStr for GameResult {
             "draw" => None,
             other => return Err(format!("`{other}` is not white, black or draw")),
         };
-        Ok(GameResult {
+        Ok(StatedOutcome {
             winner,
             reason: reason.parse()?,
         })
@@ -252,7 +252,7 @@ pub struct GameRecord {
     /// letters, digits, `_` and `-`; values are single trimmed lines.
     pub tags: Vec<(String, String)>,
     /// The `result:` line, when the game is finished.
-    pub result: Option<GameResult>,
+    pub result: Option<StatedOutcome>,
     /// The turns, in order.
     pub moves: Vec<NotatedMove>,
 }
@@ -420,8 +420,8 @@ impl GameRecord {
     /// Replays the moves from the start, checking each; the result line, if
     /// any, must agree with the board (or name a referee action on an
     /// unfinished game). `lines` gives each move's line number for errors.
-    pub fn replay_with_lines(&self, lines: &[usize]) -> Result<Game, RecordError> {
-        let mut game = Game::new(self.options);
+    pub fn replay_with_lines(&self, lines: &[usize]) -> Result<Engine, RecordError> {
+        let mut game = Engine::new(self.options);
         for (i, mv) in self.moves.iter().enumerate() {
             let illegal = |error| RecordError::Illegal {
                 line: lines.get(i).copied().unwrap_or(0),
@@ -432,7 +432,7 @@ impl GameRecord {
             let m = game.resolve(*mv).map_err(illegal)?;
             game.play(m).map_err(illegal)?;
         }
-        let actual = game.outcome().map(|o| GameResult {
+        let actual = game.outcome().map(|o| StatedOutcome {
             winner: o.winner,
             reason: o.reason,
         });
@@ -454,7 +454,7 @@ impl GameRecord {
 
     /// Replays the record (see [`GameRecord::replay_with_lines`]); errors give
     /// the turn number.
-    pub fn replay(&self) -> Result<Game, RecordError> {
+    pub fn replay(&self) -> Result<Engine, RecordError> {
         self.replay_with_lines(&[])
     }
 }
@@ -497,9 +497,9 @@ impl fmt::Display for GameRecord {
     }
 }
 
-impl Game {
+impl Engine {
     /// Reads and replays a game record, refusing at the first bad line.
-    pub fn from_record_text(text: &str) -> Result<Game, RecordError> {
+    pub fn from_record_text(text: &str) -> Result<Engine, RecordError> {
         let (record, lines) = GameRecord::parse_with_lines(text)?;
         record.replay_with_lines(&lines)
     }
@@ -586,7 +586,7 @@ mod tests {
 
     #[test]
     fn placement_code_must_match_geometry() {
-        let game = Game::new(RuleOptions::default());
+        let game = Engine::new(RuleOptions::default());
         // E5 F5 G5 is straight with the PÜNCT at an end: SE, not SM or T.
         assert!(game.parse_move("SE@E5:F5,G5").is_ok());
         assert_eq!(
@@ -602,7 +602,7 @@ mod tests {
     }
 
     fn sample_record() -> GameRecord {
-        let mut game = Game::new(RuleOptions {
+        let mut game = Engine::new(RuleOptions {
             variant: Variant::Basic,
             max_plies: 40,
             ..RuleOptions::default()
@@ -647,7 +647,7 @@ mod tests {
         let text =
             "game: punct\nvariant: standard\n\nSE@E5:F5,G5\nT@J3:K3,K4\nE5>E6:F6,G6\nE6>E7:F7,G7\n";
         // After E5>E6 it is Black's turn, and E6 holds White's piece.
-        let err = Game::from_record_text(text).unwrap_err();
+        let err = Engine::from_record_text(text).unwrap_err();
         assert_eq!(
             err,
             RecordError::Illegal {
@@ -658,14 +658,15 @@ mod tests {
             }
         );
         assert_eq!(err.line(), Some(7));
-        let garbled = Game::from_record_text("game: punct\n\nSE@E5:F5,G5\nnonsense\n").unwrap_err();
+        let garbled =
+            Engine::from_record_text("game: punct\n\nSE@E5:F5,G5\nnonsense\n").unwrap_err();
         assert!(
             matches!(garbled, RecordError::Notation { line: 4, .. }),
             "{garbled}"
         );
-        let bad_header = Game::from_record_text("game: chess\n\n").unwrap_err();
+        let bad_header = Engine::from_record_text("game: chess\n\n").unwrap_err();
         assert!(matches!(bad_header, RecordError::Header { line: 1, .. }));
-        let twice = Game::from_record_text("variant: basic\nvariant: basic\n").unwrap_err();
+        let twice = Engine::from_record_text("variant: basic\nvariant: basic\n").unwrap_err();
         assert!(matches!(twice, RecordError::Header { line: 2, .. }));
     }
 
@@ -673,12 +674,12 @@ mod tests {
     fn result_line_must_agree_with_the_board() {
         let text = "game: punct\nresult: white CONNECTION\n\nSE@E5:F5,G5\n";
         assert!(matches!(
-            Game::from_record_text(text),
+            Engine::from_record_text(text),
             Err(RecordError::ResultMismatch { .. })
         ));
         // A referee action on an unfinished game is taken as stated.
         let text = "game: punct\nresult: black RESIGNATION\n\nSE@E5:F5,G5\n";
-        let game = Game::from_record_text(text).unwrap();
+        let game = Engine::from_record_text(text).unwrap();
         let o = game.outcome().unwrap();
         assert_eq!(
             (o.winner, o.reason),

@@ -4,12 +4,12 @@
 //! results. The engine itself ([`super`]) stays untouched and pure.
 
 use super::{
-    Colour, EndReason, Game, GameRecord, IllegalMove, Move, MoveKind, NotatedMove, Outcome,
-    Position, RuleOptions,
+    Colour, EndReason, Engine, GameRecord, IllegalMove, Move, MoveKind, NotatedMove, Position,
+    RuleOptions,
 };
 use crate::games::{
-    Ending, Game as GameTrait, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport,
-    Opaque, RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer,
+    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, punct,
 };
 
 /// A PÜNCT move as a client gave it: structured, as notation, or both (then
@@ -40,20 +40,20 @@ pub struct PunctMoveInfo {
 
 /// A PÜNCT position with the options of its game.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PunctSnapshot {
+pub struct PunctState {
     /// The game's rule options.
     pub options: RuleOptions,
     /// The position.
     pub position: Position,
 }
 
-impl GameState for PunctSnapshot {
+impl GameState for PunctState {
     /// The position as SVG (`punct::svg`): the last move and a winning
     /// connection highlighted.
-    fn svg(&self, last: Option<&MoveDetail>, verdict: Option<&Verdict>) -> String {
+    fn svg(&self, last: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
         let winner = verdict
             .filter(|v| v.reason == EndReason::Connection.name())
-            .and_then(Verdict::winner)
+            .and_then(Outcome::winner)
             .map(colour_of);
         let last = last.and_then(|m| m.get::<PunctMoveInfo>()).map(|m| m.mv);
         let options = super::svg::position_options(&self.position, last, winner);
@@ -73,7 +73,7 @@ impl Rules for RuleOptions {
         self.variant.name()
     }
 
-    fn start(&self, _setup: Option<Setup>) -> Box<dyn GameTrait> {
+    fn start(&self, _setup: Option<Setup>) -> Box<dyn Game> {
         Box::new(PunctGame::new(*self))
     }
 }
@@ -94,8 +94,8 @@ pub const fn colour_of(seat: Seat) -> Colour {
     }
 }
 
-fn verdict(outcome: Outcome) -> Verdict {
-    Verdict {
+fn verdict(outcome: punct::Outcome) -> Outcome {
+    Outcome {
         winners: outcome
             .winner
             .map_or(SeatSet::EMPTY, |c| SeatSet::only(seat_of(c))),
@@ -123,19 +123,19 @@ fn detail(info: PunctMoveInfo) -> MoveDetail {
 /// One PÜNCT game.
 #[derive(Debug, Clone)]
 pub struct PunctGame {
-    game: Game,
+    game: Engine,
 }
 
 impl PunctGame {
     /// A new game with `options`.
     pub fn new(options: RuleOptions) -> PunctGame {
         PunctGame {
-            game: Game::new(options),
+            game: Engine::new(options),
         }
     }
 
     /// The engine's game.
-    pub fn game(&self) -> &Game {
+    pub fn game(&self) -> &Engine {
         &self.game
     }
 
@@ -187,7 +187,7 @@ impl PunctGame {
         }
     }
 
-    fn report(&self, info: PunctMoveInfo, ply: u32, outcome: Option<Outcome>) -> MoveReport {
+    fn report(&self, info: PunctMoveInfo, ply: u32, outcome: Option<punct::Outcome>) -> MoveReport {
         let seat = seat_of(info.colour);
         MoveReport {
             seat,
@@ -199,15 +199,15 @@ impl PunctGame {
         }
     }
 
-    fn snapshot_of(&self, position: Position) -> Snapshot {
-        Snapshot::new(PunctSnapshot {
+    fn snapshot_of(&self, position: Position) -> SharedState {
+        SharedState::new(PunctState {
             options: self.game.options(),
             position,
         })
     }
 }
 
-impl GameTrait for PunctGame {
+impl Game for PunctGame {
     fn rules(&self) -> GameRules {
         GameRules::new(self.game.options())
     }
@@ -224,7 +224,7 @@ impl GameTrait for PunctGame {
         (!self.game.is_over()).then(|| seat_of(self.game.position().to_move()))
     }
 
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         self.game.outcome().map(verdict)
     }
 
@@ -274,13 +274,13 @@ impl GameTrait for PunctGame {
         out.into_iter().map(|(_, r)| r).collect()
     }
 
-    fn snapshot(&self, _viewer: Viewer) -> Snapshot {
+    fn snapshot(&self, _viewer: Viewer) -> SharedState {
         self.snapshot_of(*self.game.position())
     }
 
-    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<SharedState> {
         let moves = self.game.moves().get(..ply as usize)?;
-        let mut replay = Game::new(self.game.options());
+        let mut replay = Engine::new(self.game.options());
         for &mv in moves {
             // Replaying moves this game accepted cannot fail.
             replay.play(mv).ok()?;
@@ -290,7 +290,7 @@ impl GameTrait for PunctGame {
 
     fn last_move(&self) -> Option<MoveDetail> {
         let &mv = self.game.moves().last()?;
-        let mut before = Game::new(self.game.options());
+        let mut before = Engine::new(self.game.options());
         let n = self.game.moves().len();
         for &m in &self.game.moves()[..n - 1] {
             before.play(m).ok()?;
@@ -314,25 +314,25 @@ impl GameTrait for PunctGame {
         record.to_string()
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
         // Two seats: whoever resigns, runs out of time or leaves loses and
         // the other seat wins; draws and aborts have no winner.
         let reason = match ending {
-            Ending::Resignation { .. } => EndReason::Resignation,
-            Ending::DrawAgreement => EndReason::DrawAgreement,
-            Ending::Aborted => EndReason::Aborted,
-            Ending::Timeout { .. } => EndReason::Timeout,
-            Ending::Abandoned { .. } => EndReason::Abandoned,
+            RefereeAction::Resignation { .. } => EndReason::Resignation,
+            RefereeAction::DrawAgreement => EndReason::DrawAgreement,
+            RefereeAction::Aborted => EndReason::Aborted,
+            RefereeAction::Timeout { .. } => EndReason::Timeout,
+            RefereeAction::Abandoned { .. } => EndReason::Abandoned,
         };
         let outcome = match ending.default_verdict(SEAT_NAMES.len()).winner() {
-            Some(winner) => Outcome::referee(Some(colour_of(winner)), reason),
-            None => Outcome::draw(reason),
+            Some(winner) => punct::Outcome::referee(Some(colour_of(winner)), reason),
+            None => punct::Outcome::draw(reason),
         };
         self.game.conclude(outcome).map_err(illegal)?;
         Ok(verdict(outcome))
     }
 
-    fn clone_box(&self) -> Box<dyn GameTrait> {
+    fn clone_box(&self) -> Box<dyn Game> {
         Box::new(self.clone())
     }
 
@@ -494,7 +494,7 @@ mod tests {
     fn record_round_trips_with_tags_and_resignation() {
         let mut g = new_game(&GameRules::default());
         g.play(&notation("SE@E5:F5,G5")).unwrap();
-        g.conclude(Ending::Resignation {
+        g.conclude(RefereeAction::Resignation {
             loser: Seat::SECOND,
         })
         .unwrap();
@@ -527,7 +527,7 @@ mod tests {
         g.play(&notation("SE@E5:F5,G5")).unwrap();
         g.play(&notation("SE@M5:M6,M7")).unwrap();
         let s = g.snapshot_at(1, Viewer::Spectator).unwrap();
-        assert_eq!(s.get::<PunctSnapshot>().unwrap().position.ply(), 1);
+        assert_eq!(s.get::<PunctState>().unwrap().position.ply(), 1);
         assert!(g.snapshot_at(3, Viewer::Spectator).is_none());
         let last = g.last_move().unwrap();
         assert_eq!(last.get::<PunctMoveInfo>().unwrap().colour, Colour::Black);

@@ -123,7 +123,7 @@ fn supply_text(pos: &Position, colour: Colour) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::punct::{Game, RuleOptions};
+    use crate::games::punct::{Engine, RuleOptions};
     use rand::rngs::StdRng;
     use rand::{RngExt as _, SeedableRng};
 
@@ -179,7 +179,7 @@ mod tests {
             } else {
                 RuleOptions::of(crate::games::punct::Variant::Basic)
             };
-            let mut game = Game::new(options);
+            let mut game = Engine::new(options);
             loop {
                 assert_eq!(ascii(game.position()), ascii_reference(game.position()));
                 positions += 1;

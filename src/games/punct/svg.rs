@@ -322,7 +322,7 @@ pub fn position_options(
 
 /// The highlights of a game: its last move and, if it was won by a
 /// connection, the winning chain.
-pub fn game_options(game: &super::Game) -> SvgOptions {
+pub fn game_options(game: &super::Engine) -> SvgOptions {
     let winner = game
         .outcome()
         .filter(|o| o.reason == super::EndReason::Connection)
@@ -331,7 +331,7 @@ pub fn game_options(game: &super::Game) -> SvgOptions {
 }
 
 /// Renders a game's current position with its highlights.
-pub fn game_svg(game: &super::Game) -> String {
+pub fn game_svg(game: &super::Engine) -> String {
     svg(game.position(), &game_options(game))
 }
 

@@ -216,7 +216,7 @@ pub fn deal_team(key: &Key, round: u32, team: u32, pile: &CardCounts) -> (Vec<Ca
 }
 
 /// The colours a seat's deck draws on besides neutral cards, by
-/// configuration (docs/rules/punto.md §3.1): used by the deal of [`super::Match`].
+/// configuration (docs/rules/punto.md §3.1): used by the deal of [`super::Engine`].
 pub(crate) fn colours_of(colours: &[Colour], counts: &CardCounts) -> CardCounts {
     colours
         .iter()

@@ -9,7 +9,7 @@
 //!   card, the next first seat, round results (§5, §7, §8)
 //! * [`deal`]: the fair shuffle and the deal of a round (§10)
 //! * this file: configurations, sides, rule options, the refusal reasons
-//!   (§5.3) and the [`Match`] (§3, §9)
+//!   (§5.3) and the [`Engine`] (§3, §9)
 //! * [`notation`]: move text (§4.4); [`record`]: game records (§12)
 //! * [`render`]: the table as text; [`svg`]: the table as SVG
 //! * [`referee`]: the [`Game`](crate::games::Game) implementation
@@ -31,7 +31,7 @@ pub use deal::Key;
 pub use options::*;
 pub use play::*;
 pub use round::{
-    Deadlock, DeadlockCause, Deck, Placement, Round, RoundEnd, RoundKind, RoundResult, SideRows,
+    Deadlock, DeadlockCause, Deck, Placement, Round, RoundEnd, RoundKind, RoundOutcome, SideRows,
     TieBreak,
 };
 pub use table::{Bounds, Cell, CellList, Row, Stack, Step, Table};

@@ -48,30 +48,30 @@ impl Refusal {
 
 /// How a match ended on the board (§9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MatchEnd {
+pub enum EndReason {
     /// A side won `rounds_to_win` rounds (§9.1).
     RoundsWon,
     /// `max_rounds` rounds were played (§9.2).
     RoundLimit,
 }
 
-impl MatchEnd {
+impl EndReason {
     /// `ROUNDS_WON` or `ROUND_LIMIT`.
     pub const fn name(self) -> &'static str {
         match self {
-            MatchEnd::RoundsWon => "ROUNDS_WON",
-            MatchEnd::RoundLimit => "ROUND_LIMIT",
+            EndReason::RoundsWon => "ROUNDS_WON",
+            EndReason::RoundLimit => "ROUND_LIMIT",
         }
     }
 }
 
 /// The end of a match on the board (§9).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct MatchOutcome {
+pub struct Outcome {
     /// The winning side; none for a drawn match.
     pub winner: Option<Side>,
     /// Why it ended.
-    pub reason: MatchEnd,
+    pub reason: EndReason,
     /// Round wins per side, side order.
     pub wins: Vec<u32>,
 }
@@ -109,22 +109,22 @@ pub struct Placed {
     pub placement: Placement,
     /// The round it ended (by its row, or by the deadlock of the next
     /// turn), if it ended one.
-    pub round_result: Option<RoundResult>,
+    pub round_result: Option<RoundOutcome>,
     /// The next revealed card: the next seat's, or the first of the next
     /// round (§9.3); none when the match is over.
     pub next: Option<Revealed>,
     /// The match's end, if this placement ended it.
-    pub outcome: Option<MatchOutcome>,
+    pub outcome: Option<Outcome>,
 }
 
 /// A Punto match (§9): its options, the key of its shuffles, the round in
 /// play and the finished ones.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Match {
+pub struct Engine {
     options: RuleOptions,
     key: Key,
     round: Round,
-    results: Vec<RoundResult>,
+    results: Vec<RoundOutcome>,
     /// Round wins per side.
     wins: [u32; 4],
     /// Cards not removed (§8.1).
@@ -138,13 +138,13 @@ pub struct Match {
     last_table: Option<Table>,
     /// Every placement, in order.
     history: Vec<Played>,
-    outcome: Option<MatchOutcome>,
+    outcome: Option<Outcome>,
 }
 
-impl Match {
+impl Engine {
     /// A match of `options` shuffled from `seed` (§10): round 1 dealt and
     /// seat 1's first card revealed (§5.1, §13.2).
-    pub fn new(options: RuleOptions, seed: &[u8; 32]) -> Match {
+    pub fn new(options: RuleOptions, seed: &[u8; 32]) -> Engine {
         let key = Key::new(seed, options.entropy());
         let configuration = options.configuration();
         let pool = if configuration.neutral().is_some() {
@@ -162,7 +162,7 @@ impl Match {
             Seat::FIRST,
             Seat::FIRST,
         );
-        Match {
+        Engine {
             options,
             key,
             round,
@@ -193,7 +193,7 @@ impl Match {
     }
 
     /// The finished rounds' results, in order.
-    pub fn results(&self) -> &[RoundResult] {
+    pub fn results(&self) -> &[RoundOutcome] {
         &self.results
     }
 
@@ -234,7 +234,7 @@ impl Match {
     }
 
     /// How the match ended on the board, once it has.
-    pub const fn outcome(&self) -> Option<&MatchOutcome> {
+    pub const fn outcome(&self) -> Option<&Outcome> {
         self.outcome.as_ref()
     }
 
@@ -263,7 +263,7 @@ impl Match {
     }
 
     /// Whether the revealed card may go on `cell`: the refusal of §5.3 in
-    /// its order (orders 1 and 3–6; order 2 is [`Match::check_text`]'s).
+    /// its order (orders 1 and 3–6; order 2 is [`Engine::check_text`]'s).
     pub fn check(&self, cell: Cell) -> Result<Option<Card>, Refusal> {
         // §5.3 order 1.
         if self.is_over() {
@@ -336,7 +336,7 @@ impl Match {
 
     /// Scores the finished round (§7, §8), ends the match if it is won or
     /// at its limit (§9), else deals the next round (§9.3).
-    fn finish_round(&mut self) -> RoundResult {
+    fn finish_round(&mut self) -> RoundOutcome {
         let configuration = self.configuration();
         let round = &self.round;
         let end = round.end().unwrap_or(RoundEnd::Deadlock {
@@ -362,7 +362,7 @@ impl Match {
         }
         self.outcome = self.match_outcome();
         let next_first = round::next_first_seat(configuration, round.first(), end, scored.winner);
-        let result = RoundResult {
+        let result = RoundOutcome {
             round: round.number(),
             kind: match end {
                 RoundEnd::Row { .. } => RoundKind::Row,
@@ -389,13 +389,13 @@ impl Match {
 
     /// The board end of the match after a round, if it has come (§9.1,
     /// §9.2).
-    fn match_outcome(&self) -> Option<MatchOutcome> {
+    fn match_outcome(&self) -> Option<Outcome> {
         let configuration = self.configuration();
         let wins = self.wins().to_vec();
         if let Some(side) = wins.iter().position(|&w| w >= self.options.rounds_to_win()) {
-            return Some(MatchOutcome {
+            return Some(Outcome {
                 winner: Some(configuration.side(side)),
-                reason: MatchEnd::RoundsWon,
+                reason: EndReason::RoundsWon,
                 wins,
             });
         }
@@ -406,12 +406,12 @@ impl Match {
         // §9.2: the most round wins wins; a shared lead draws.
         let most = wins.iter().copied().max().unwrap_or(0);
         let leaders: Vec<usize> = (0..wins.len()).filter(|&i| wins[i] == most).collect();
-        Some(MatchOutcome {
+        Some(Outcome {
             winner: match leaders[..] {
                 [only] => Some(configuration.side(only)),
                 _ => None,
             },
-            reason: MatchEnd::RoundLimit,
+            reason: EndReason::RoundLimit,
             wins,
         })
     }

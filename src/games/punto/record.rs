@@ -13,8 +13,8 @@ use std::fmt::{self, Write as _};
 
 use super::card::Card;
 use super::table::Cell;
-use super::{Match, OptionsError, Placed, Refusal, RuleOptions, Side, Team, notation};
-use crate::games::{Ending, Seat, Setup, hex, parse_seed};
+use super::{Engine, OptionsError, Placed, Refusal, RuleOptions, Side, Team, notation};
+use crate::games::{RefereeAction, Seat, Setup, hex, parse_seed};
 
 /// The header keys of §12 and the service's `ending`; any other key is a
 /// free tag.
@@ -43,18 +43,18 @@ pub const SUPPLIED_KEY: &str = "x-seed";
 /// A match's result as a record states it (§12): `seat N`, `team N` or
 /// `draw`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StatedResult {
+pub enum StatedOutcome {
     /// That side won the match.
     Side(Side),
     /// The match was drawn.
     Draw,
 }
 
-impl fmt::Display for StatedResult {
+impl fmt::Display for StatedOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StatedResult::Side(side) => write!(f, "{side}"),
-            StatedResult::Draw => f.write_str("draw"),
+            StatedOutcome::Side(side) => write!(f, "{side}"),
+            StatedOutcome::Draw => f.write_str("draw"),
         }
     }
 }
@@ -90,9 +90,9 @@ pub struct Record {
     /// The seed `S`, once revealed.
     pub seed: Option<[u8; 32]>,
     /// The stated result and its line.
-    pub result: Option<(StatedResult, usize)>,
+    pub result: Option<(StatedOutcome, usize)>,
     /// The referee ending (the service's `ending` header) and its line.
-    pub ending: Option<(Ending, usize)>,
+    pub ending: Option<(RefereeAction, usize)>,
     /// Free header tags, in order.
     pub tags: Vec<(String, String)>,
     /// The body, in order.
@@ -298,8 +298,8 @@ struct Header {
     commitment: Option<[u8; 32]>,
     entropy: Vec<u8>,
     seed: Option<[u8; 32]>,
-    result: Option<(StatedResult, usize)>,
-    ending: Option<(Ending, usize)>,
+    result: Option<(StatedOutcome, usize)>,
+    ending: Option<(RefereeAction, usize)>,
     tags: Vec<(String, String)>,
     seen: Vec<String>,
     supplied: bool,
@@ -353,11 +353,11 @@ impl Record {
     /// else: §12's canonical contents have no place for labels
     /// (docs/PUNTO.md, "Header keys").
     pub fn canonical(
-        game: &Match,
+        game: &Engine,
         commitment: &[u8; 32],
         seed: Option<&[u8; 32]>,
         supplied: bool,
-        ending: Option<Ending>,
+        ending: Option<RefereeAction>,
     ) -> String {
         let mut out = Record::rules_header(game.options(), commitment);
         if supplied {
@@ -369,7 +369,7 @@ impl Record {
         if let Some(outcome) = game.outcome() {
             let stated = outcome
                 .winner
-                .map_or(StatedResult::Draw, StatedResult::Side);
+                .map_or(StatedOutcome::Draw, StatedOutcome::Side);
             let _ = writeln!(out, "result: {stated}");
         } else if let Some(ending) = ending {
             let _ = writeln!(out, "ending: {}", ending_text(ending));
@@ -420,8 +420,8 @@ impl Record {
     /// Replays the body from `seed` (§12): round lines in order, each card
     /// the one the deal reveals, each move legal, nothing after the end,
     /// and a stated result the replay's. The match and each placement.
-    pub fn replay(&self, seed: &[u8; 32]) -> Result<(Match, Vec<Placed>), RecordError> {
-        let mut game = Match::new(self.options, seed);
+    pub fn replay(&self, seed: &[u8; 32]) -> Result<(Engine, Vec<Placed>), RecordError> {
+        let mut game = Engine::new(self.options, seed);
         let mut placed = Vec::with_capacity(self.body.len());
         let strict = self
             .body
@@ -462,10 +462,10 @@ impl Record {
 
     /// A `result` header must be the replay's board result (§12); an
     /// `ending` needs a match the board has not ended.
-    fn check_result(&self, game: &Match) -> Result<(), RecordError> {
+    fn check_result(&self, game: &Engine) -> Result<(), RecordError> {
         let actual = game
             .outcome()
-            .map(|o| o.winner.map_or(StatedResult::Draw, StatedResult::Side));
+            .map(|o| o.winner.map_or(StatedOutcome::Draw, StatedOutcome::Side));
         if let Some((stated, line)) = self.result
             && actual != Some(stated)
         {
@@ -488,7 +488,7 @@ impl Record {
 
 /// One placement of a replay, checked as §12 says.
 fn replay_placement(
-    game: &mut Match,
+    game: &mut Engine,
     strict: bool,
     announced: u32,
     card: Option<Card>,
@@ -522,28 +522,30 @@ fn replay_placement(
 
 /// The `ending` header's value: the reason, and the seat that lost for an
 /// ending that has one.
-pub fn ending_text(ending: Ending) -> String {
+pub fn ending_text(ending: RefereeAction) -> String {
     match ending {
-        Ending::Resignation { loser } | Ending::Timeout { loser } | Ending::Abandoned { loser } => {
+        RefereeAction::Resignation { loser }
+        | RefereeAction::Timeout { loser }
+        | RefereeAction::Abandoned { loser } => {
             format!("{} {loser}", ending.reason())
         }
-        Ending::DrawAgreement | Ending::Aborted => ending.reason().to_string(),
+        RefereeAction::DrawAgreement | RefereeAction::Aborted => ending.reason().to_string(),
     }
 }
 
 /// The ending an `ending` header names, if it is one.
-fn parse_ending(value: &str) -> Option<Ending> {
+fn parse_ending(value: &str) -> Option<RefereeAction> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
     let loser = |number: &str| parse_number(number).and_then(Seat::from_number);
     match words[..] {
-        ["DRAW_AGREEMENT"] => Some(Ending::DrawAgreement),
-        ["ABORTED"] => Some(Ending::Aborted),
+        ["DRAW_AGREEMENT"] => Some(RefereeAction::DrawAgreement),
+        ["ABORTED"] => Some(RefereeAction::Aborted),
         [reason, "seat", number] => {
             let loser = loser(number)?;
             match reason {
-                "RESIGNATION" => Some(Ending::Resignation { loser }),
-                "TIMEOUT" => Some(Ending::Timeout { loser }),
-                "ABANDONED" => Some(Ending::Abandoned { loser }),
+                "RESIGNATION" => Some(RefereeAction::Resignation { loser }),
+                "TIMEOUT" => Some(RefereeAction::Timeout { loser }),
+                "ABANDONED" => Some(RefereeAction::Abandoned { loser }),
                 _ => None,
             }
         }
@@ -586,15 +588,15 @@ fn lower_hex(value: &str) -> Option<Vec<u8>> {
 }
 
 /// A stated result: `seat N`, `team N` or `draw` (§12).
-fn parse_result(value: &str) -> Option<StatedResult> {
+fn parse_result(value: &str) -> Option<StatedOutcome> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
     match words[..] {
-        ["draw"] => Some(StatedResult::Draw),
+        ["draw"] => Some(StatedOutcome::Draw),
         ["seat", n] => {
-            Seat::from_number(parse_number(n)?).map(|s| StatedResult::Side(Side::Seat(s)))
+            Seat::from_number(parse_number(n)?).map(|s| StatedOutcome::Side(Side::Seat(s)))
         }
-        ["team", "1"] => Some(StatedResult::Side(Side::Team(Team::One))),
-        ["team", "2"] => Some(StatedResult::Side(Side::Team(Team::Two))),
+        ["team", "1"] => Some(StatedOutcome::Side(Side::Team(Team::One))),
+        ["team", "2"] => Some(StatedOutcome::Side(Side::Team(Team::Two))),
         _ => None,
     }
 }

@@ -13,12 +13,11 @@
 use super::record::{Record, RecordError as PuntoRecordError};
 use super::svg;
 use super::{
-    Card, CardCounts, Cell, Match, MatchOutcome, Placed, Refusal, Revealed, RoundResult,
-    RuleOptions, Table,
+    Card, CardCounts, Cell, Engine, Placed, Refusal, Revealed, RoundOutcome, RuleOptions, Table,
 };
 use crate::games::{
-    Ending, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
-    RecordError, Replayed, Rules, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer,
+    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
+    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, punto,
 };
 
 /// A Punto move as a client gave it: the cell, structured or as notation
@@ -49,12 +48,12 @@ pub struct PuntoMoveInfo {
     /// reveal: the fields below stay empty).
     pub played: bool,
     /// The round it ended, if it ended one (§8.4).
-    pub round_result: Option<RoundResult>,
+    pub round_result: Option<RoundOutcome>,
     /// The card it revealed: the next seat's, or the next round's first
     /// (§9.3); none when the match ended.
     pub next: Option<Revealed>,
     /// The match's end, if it ended the match on the board.
-    pub outcome: Option<MatchOutcome>,
+    pub outcome: Option<punto::Outcome>,
     /// When it ended a round and the match goes on: the next round's decks
     /// as dealt (contents, never the order: §11), seat order. Empty
     /// otherwise.
@@ -113,7 +112,7 @@ pub struct DeckView {
 
 /// A Punto match as a viewer sees it (§11: every viewer sees the same).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PuntoSnapshot {
+pub struct PuntoState {
     /// The match's options (the entropy among them).
     pub options: RuleOptions,
     /// The commitment `C` (§10.1).
@@ -135,7 +134,7 @@ pub struct PuntoSnapshot {
     /// Every seat's deck, seat order.
     pub decks: Vec<DeckView>,
     /// The finished rounds, in order.
-    pub results: Vec<RoundResult>,
+    pub results: Vec<RoundOutcome>,
     /// The last finished round's table as it ended.
     pub last_table: Option<Table>,
     /// Round wins per side.
@@ -143,15 +142,15 @@ pub struct PuntoSnapshot {
     /// Removed cards, in the order removed.
     pub removed: Vec<Card>,
     /// The board end of the match.
-    pub outcome: Option<MatchOutcome>,
+    pub outcome: Option<punto::Outcome>,
     /// The referee's end, if it ended the match (e.g. `RESIGNATION`).
     pub ending: Option<&'static str>,
 }
 
-impl GameState for PuntoSnapshot {
+impl GameState for PuntoState {
     /// The table as SVG (`punto::svg`), the last move and any winning rows
     /// marked.
-    fn svg(&self, last_move: Option<&MoveDetail>, _verdict: Option<&Verdict>) -> String {
+    fn svg(&self, last_move: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
         let last = last_move.and_then(|m| m.get::<PuntoMoveInfo>());
         svg::svg(self, last)
     }
@@ -185,11 +184,11 @@ impl Rules for RuleOptions {
 #[derive(Clone)]
 pub struct PuntoGame {
     setup: Setup,
-    engine: Match,
+    engine: Engine,
     /// Every move played, as reported.
     played: Vec<MoveDetail>,
     /// A referee ending and its verdict, if one ended the match.
-    concluded: Option<(Ending, Verdict)>,
+    concluded: Option<(RefereeAction, Outcome)>,
 }
 
 impl std::fmt::Debug for PuntoGame {
@@ -210,14 +209,14 @@ impl PuntoGame {
     pub fn new(options: RuleOptions, setup: Setup) -> PuntoGame {
         PuntoGame {
             setup,
-            engine: Match::new(options, &setup.seed),
+            engine: Engine::new(options, &setup.seed),
             played: Vec::new(),
             concluded: None,
         }
     }
 
     /// The engine's match.
-    pub fn engine(&self) -> &Match {
+    pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
@@ -257,13 +256,13 @@ impl PuntoGame {
         }
     }
 
-    fn verdict_of(&self, outcome: &MatchOutcome) -> Verdict {
+    fn verdict_of(&self, outcome: &punto::Outcome) -> Outcome {
         let configuration = self.engine.configuration();
         let winners = outcome
             .winner
             .and_then(|side| configuration.index_of(side))
             .map_or(SeatSet::EMPTY, |side| configuration.seats_of(side));
-        Verdict {
+        Outcome {
             winners,
             reason: outcome.reason.name(),
             scores: self.scores(),
@@ -283,20 +282,20 @@ impl PuntoGame {
     /// The winners of a referee ending: a seat that resigns, runs out of
     /// time or leaves loses with its side, and every other side wins
     /// together (docs/PUNTO.md); draws and aborts have no winner.
-    fn referee_verdict(&self, ending: Ending) -> Verdict {
+    fn referee_verdict(&self, ending: RefereeAction) -> Outcome {
         let configuration = self.engine.configuration();
         let winners = match ending {
-            Ending::Resignation { loser }
-            | Ending::Timeout { loser }
-            | Ending::Abandoned { loser } => {
+            RefereeAction::Resignation { loser }
+            | RefereeAction::Timeout { loser }
+            | RefereeAction::Abandoned { loser } => {
                 let losing = configuration.seats_of(configuration.side_index(loser));
                 Seat::all(configuration.seats())
                     .filter(|&s| !losing.contains(s))
                     .collect()
             }
-            Ending::DrawAgreement | Ending::Aborted => SeatSet::EMPTY,
+            RefereeAction::DrawAgreement | RefereeAction::Aborted => SeatSet::EMPTY,
         };
-        Verdict {
+        Outcome {
             winners,
             reason: ending.reason(),
             scores: self.scores(),
@@ -308,13 +307,13 @@ impl PuntoGame {
     /// only when `revealed` (the match is over).
     fn snapshot_of(
         &self,
-        engine: &Match,
+        engine: &Engine,
         revealed: bool,
         ending: Option<&'static str>,
-    ) -> PuntoSnapshot {
+    ) -> PuntoState {
         let round = engine.round();
         let decks = deck_views(engine, revealed);
-        PuntoSnapshot {
+        PuntoState {
             options: *engine.options(),
             commitment: self.setup.commitment(),
             seed: revealed.then_some(self.setup.seed),
@@ -343,9 +342,9 @@ impl PuntoGame {
     }
 
     /// The engine after the first `ply` placements.
-    fn engine_at(&self, ply: u32) -> Option<Match> {
+    fn engine_at(&self, ply: u32) -> Option<Engine> {
         let history = self.engine.history().get(..ply as usize)?;
-        let mut engine = Match::new(*self.engine.options(), &self.setup.seed);
+        let mut engine = Engine::new(*self.engine.options(), &self.setup.seed);
         for played in history {
             // Replaying placements this match accepted cannot fail.
             engine.play(played.cell).ok()?;
@@ -356,7 +355,7 @@ impl PuntoGame {
 
 /// Every seat's deck in the round in play as everybody sees it (§11); the
 /// order only when `revealed` (the match is over).
-fn deck_views(engine: &Match, revealed: bool) -> Vec<DeckView> {
+fn deck_views(engine: &Engine, revealed: bool) -> Vec<DeckView> {
     let configuration = engine.configuration();
     let round = engine.round();
     let neutral = engine.neutral_dealt();
@@ -417,7 +416,7 @@ impl Game for PuntoGame {
         }
     }
 
-    fn verdict(&self) -> Option<Verdict> {
+    fn verdict(&self) -> Option<Outcome> {
         match &self.concluded {
             Some((_, verdict)) => Some(verdict.clone()),
             None => self.engine.outcome().map(|o| self.verdict_of(o)),
@@ -450,7 +449,7 @@ impl Game for PuntoGame {
     }
 
     /// The legal cells, sorted by notation as the contract wants (docs/rules/punto.md
-    /// §5.3 sorts by `x`, then `y`: [`Match::legal_cells`]). A listed move
+    /// §5.3 sorts by `x`, then `y`: [`Engine::legal_cells`]). A listed move
     /// leaves `next` and `verdict` empty: they depend on the next card.
     fn legal_moves(&self) -> Vec<MoveReport> {
         let (Some(seat), Some(card)) = (self.to_move(), self.engine.revealed()) else {
@@ -488,17 +487,17 @@ impl Game for PuntoGame {
         moves
     }
 
-    fn snapshot(&self, _viewer: Viewer) -> Snapshot {
+    fn snapshot(&self, _viewer: Viewer) -> SharedState {
         let ending = self.concluded.as_ref().map(|(e, _)| e.reason());
-        Snapshot::new(self.snapshot_of(&self.engine, self.is_over(), ending))
+        SharedState::new(self.snapshot_of(&self.engine, self.is_over(), ending))
     }
 
     /// Every viewer sees the same (§11); referee endings are not part of a
     /// past state.
-    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<Snapshot> {
+    fn snapshot_at(&self, ply: u32, _viewer: Viewer) -> Option<SharedState> {
         let engine = self.engine_at(ply)?;
         let over = engine.is_over();
-        Some(Snapshot::new(self.snapshot_of(&engine, over, None)))
+        Some(SharedState::new(self.snapshot_of(&engine, over, None)))
     }
 
     /// The decks' order is secret (§11), so the service treats the game as
@@ -531,7 +530,7 @@ impl Game for PuntoGame {
         )
     }
 
-    fn conclude(&mut self, ending: Ending) -> Result<Verdict, MoveError> {
+    fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
         if self.is_over() {
             return Err(refused(Refusal::MatchOver));
         }

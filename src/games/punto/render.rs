@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::referee::PuntoSnapshot;
+use super::referee::PuntoState;
 use super::table::{Cell, Table};
 use crate::games::Seat;
 
@@ -50,7 +50,7 @@ pub fn covered(table: &Table) -> String {
 
 /// The table, its covered stacks, and a snapshot's state: round, mover and
 /// revealed card, decks, round wins, removed cards and finished rounds.
-pub fn ascii(snapshot: &PuntoSnapshot) -> String {
+pub fn ascii(snapshot: &PuntoState) -> String {
     let mut out = top_cards(&snapshot.table);
     out.push_str(&covered(&snapshot.table));
     let names = snapshot.options.configuration().seat_names();
@@ -86,7 +86,7 @@ pub fn ascii(snapshot: &PuntoSnapshot) -> String {
 
 /// One line for a finished round: `round 1: ROW, seat 2 wins, removes O8,
 /// seat 3 begins next` (as docs/rules/punto.md §14 lists them).
-pub fn summary(result: &super::RoundResult) -> String {
+pub fn summary(result: &super::RoundOutcome) -> String {
     let winner = result
         .winner
         .map_or("drawn".to_string(), |side| format!("{side} wins"));

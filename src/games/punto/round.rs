@@ -182,7 +182,7 @@ pub struct Deadlock {
 
 /// A finished round, with everything docs/rules/punto.md §8.4 lists.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct RoundResult {
+pub struct RoundOutcome {
     /// The round number (1, 2, …).
     pub round: u32,
     /// `ROW` or `DEADLOCK`.

@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 
 use super::card::{Card, Colour};
-use super::referee::{PuntoMoveInfo, PuntoSnapshot};
+use super::referee::{PuntoMoveInfo, PuntoState};
 use super::table::{Cell, REACH, Row, SPAN, Table};
 use crate::games::hex;
 
@@ -43,7 +43,7 @@ const fn corner(cell: Cell) -> (i32, i32) {
 
 /// The table to draw and the rows to mark: the current one, or between
 /// rounds and at the end the last round's, with its deciding rows.
-fn shown(snapshot: &PuntoSnapshot) -> (&Table, &[Row], Option<String>) {
+fn shown(snapshot: &PuntoState) -> (&Table, &[Row], Option<String>) {
     let last = snapshot.results.last();
     let rows = last.map_or(&[][..], |r| r.rows.as_slice());
     match (&snapshot.last_table, last) {
@@ -56,7 +56,7 @@ fn shown(snapshot: &PuntoSnapshot) -> (&Table, &[Row], Option<String>) {
 
 /// The whole picture of `snapshot`, `last` (the move that reached it)
 /// outlined.
-pub fn svg(snapshot: &PuntoSnapshot, last: Option<&PuntoMoveInfo>) -> String {
+pub fn svg(snapshot: &PuntoState, last: Option<&PuntoMoveInfo>) -> String {
     let (table, rows, caption) = shown(snapshot);
     let width = MARGIN * 2 + GRID + PANEL;
     let height = MARGIN * 2 + GRID + 24;
@@ -232,7 +232,7 @@ fn row_cells(out: &mut String, row: &Row) {
     clippy::too_many_lines,
     reason = "the side panel drawn line by line, top to bottom, each line a commented block"
 )]
-fn panel(out: &mut String, snapshot: &PuntoSnapshot) {
+fn panel(out: &mut String, snapshot: &PuntoState) {
     let names = snapshot.options.configuration().seat_names();
     let x = MARGIN * 2 + GRID;
     let mut lines: Vec<String> = Vec::new();

@@ -8,11 +8,11 @@ use std::time::{Duration, UNIX_EPOCH};
 use super::games::{Part, WIRE_GAMES, WireGame, choices};
 use super::pb::referee::v1 as pb;
 use crate::games::{
-    self, GameRules, MoveDetail, MoveInput, Seat, SeatSet, Snapshot, Verdict, Viewer,
+    self, GameRules, MoveDetail, MoveInput, Outcome, Seat, SeatSet, SharedState, Viewer,
 };
 use crate::service::sessions::{
-    ClockMode, ClockReading, Event, EventKind, GameView, History, ListQuery, SeatPresence, Session,
-    SessionError, SetupView, TimeControl,
+    ClockMode, ClockReading, Event, EventKind, History, ListQuery, SeatPresence, Session,
+    SessionError, SessionView, SetupView, TimeControl,
 };
 
 fn bad(field: &'static str, description: impl Into<String>) -> SessionError {
@@ -87,7 +87,7 @@ pub fn viewer_pb(v: Viewer) -> u32 {
 }
 
 /// Finished or in progress, from a verdict.
-pub fn status_pb(verdict: Option<&Verdict>) -> i32 {
+pub fn status_pb(verdict: Option<&Outcome>) -> i32 {
     (if verdict.is_some() {
         pb::GameStatus::Finished
     } else {
@@ -191,7 +191,7 @@ pub fn move_pb(detail: &MoveDetail) -> pb::Move {
 }
 
 /// An outcome to the wire.
-pub fn outcome_pb(v: &Verdict) -> pb::Outcome {
+pub fn outcome_pb(v: &Outcome) -> pb::Outcome {
     pb::Outcome {
         winners: seats_pb(v.winners),
         draw: v.is_draw(),
@@ -282,13 +282,13 @@ pub fn presence_pb(p: &[SeatPresence]) -> pb::Presence {
 
 /// A game's state to the wire (each game's conversion reads its own state
 /// back).
-pub fn state_pb(s: &Snapshot) -> pb::GameState {
+pub fn state_pb(s: &SharedState) -> pb::GameState {
     pb::GameState {
         game: first(|g| g.state_pb(s)),
     }
 }
 
-fn unix_ms(v: &GameView) -> i64 {
+fn unix_ms(v: &SessionView) -> i64 {
     v.created_at
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
@@ -304,13 +304,13 @@ pub fn labels(labels: &HashMap<String, String>) -> BTreeMap<String, String> {
 }
 
 /// A full snapshot to the wire.
-pub fn game_pb(v: &GameView) -> pb::Game {
+pub fn game_pb(v: &SessionView) -> pb::Game {
     game_pb_with(v, v.snapshot.as_ref().map(state_pb))
 }
 
 /// [`game_pb`] with the state converted once per state of `session` and
 /// shared by every caller (`grpc/shared.rs`).
-pub fn shared_game_pb(session: &Session, v: &GameView) -> pb::Game {
+pub fn shared_game_pb(session: &Session, v: &SessionView) -> pb::Game {
     let state = super::shared::shared_state(session, v, state_pb).map(|s| pb::GameState::clone(&s));
     game_pb_with(v, state)
 }
@@ -333,7 +333,7 @@ pub fn compact_game_pb(mut game: pb::Game) -> pb::Game {
     game
 }
 
-fn game_pb_with(v: &GameView, state: Option<pb::GameState>) -> pb::Game {
+fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
     pb::Game {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
@@ -356,7 +356,7 @@ fn game_pb_with(v: &GameView, state: Option<pb::GameState>) -> pb::Game {
 }
 
 /// A listing entry to the wire.
-pub fn summary_pb(v: &GameView) -> pb::GameSummary {
+pub fn summary_pb(v: &SessionView) -> pb::GameSummary {
     pb::GameSummary {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),

@@ -9,8 +9,8 @@
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
-use crate::games::{MAX_SEATS, Snapshot};
-use crate::service::sessions::{Current, GameView, Role, Session, StateKey, TimeView};
+use crate::games::{MAX_SEATS, SharedState};
+use crate::service::sessions::{Current, Role, Session, SessionView, StateKey, TimeView};
 
 /// Most forms a session keeps: a few kinds for each viewer of a game with
 /// private views (every seat and spectators), forms of one state only.
@@ -61,8 +61,8 @@ impl SharedForms {
 /// without state.
 pub(super) fn shared_state<T: Any + Send + Sync>(
     session: &Session,
-    view: &GameView,
-    make: impl FnOnce(&Snapshot) -> T,
+    view: &SessionView,
+    make: impl FnOnce(&SharedState) -> T,
 ) -> Option<Arc<T>> {
     let snapshot = view.snapshot.as_ref()?;
     let key = session.state_key(view);
@@ -86,7 +86,7 @@ pub(super) fn shared_state<T: Any + Send + Sync>(
 pub(super) fn shared_view<T: Any + Send + Sync>(
     session: &Session,
     role: Role,
-    make: impl FnOnce(&GameView) -> T,
+    make: impl FnOnce(&SessionView) -> T,
 ) -> (TimeView, Arc<T>) {
     let forms = session.attached::<SharedForms>();
     match session.read_current(role, |key| forms.and_then(|f| f.get::<T>(key))) {

@@ -17,7 +17,7 @@ use super::convert;
 use super::error::{invalid_argument, tournament_status};
 use super::games::Part;
 use super::pb::referee::v1 as pb;
-use crate::service::tournaments::record::{GameState, Status as DocStatus};
+use crate::service::tournaments::record::{PairingStatus, TournamentStatus};
 use crate::service::tournaments::schedule::Format;
 use crate::service::tournaments::sprt::{Decision, Sprt};
 use crate::service::tournaments::{
@@ -109,12 +109,12 @@ fn new_tournament(req: pb::CreateTournamentRequest) -> Result<NewTournament, Sta
     })
 }
 
-fn status_pb(s: DocStatus) -> pb::TournamentStatus {
+fn status_pb(s: TournamentStatus) -> pb::TournamentStatus {
     match s {
-        DocStatus::Registering => pb::TournamentStatus::Registering,
-        DocStatus::Running => pb::TournamentStatus::Running,
-        DocStatus::Finished => pb::TournamentStatus::Finished,
-        DocStatus::Cancelled => pb::TournamentStatus::Cancelled,
+        TournamentStatus::Registering => pb::TournamentStatus::Registering,
+        TournamentStatus::Running => pb::TournamentStatus::Running,
+        TournamentStatus::Finished => pb::TournamentStatus::Finished,
+        TournamentStatus::Cancelled => pb::TournamentStatus::Cancelled,
     }
 }
 
@@ -251,7 +251,7 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
             games: d
                 .games
                 .iter()
-                .filter(|g| matches!(g.state, GameState::Done { .. }))
+                .filter(|g| matches!(g.state, PairingStatus::Done { .. }))
                 .count() as u32,
             pentanomial: v.pentanomial,
         }),
@@ -399,10 +399,10 @@ impl TournamentService for TournamentApi {
         let req = request.into_inner();
         let status = match pb::TournamentStatus::try_from(req.status) {
             Ok(pb::TournamentStatus::Unspecified) => None,
-            Ok(pb::TournamentStatus::Registering) => Some(DocStatus::Registering),
-            Ok(pb::TournamentStatus::Running) => Some(DocStatus::Running),
-            Ok(pb::TournamentStatus::Finished) => Some(DocStatus::Finished),
-            Ok(pb::TournamentStatus::Cancelled) => Some(DocStatus::Cancelled),
+            Ok(pb::TournamentStatus::Registering) => Some(TournamentStatus::Registering),
+            Ok(pb::TournamentStatus::Running) => Some(TournamentStatus::Running),
+            Ok(pb::TournamentStatus::Finished) => Some(TournamentStatus::Finished),
+            Ok(pb::TournamentStatus::Cancelled) => Some(TournamentStatus::Cancelled),
             Err(_) => {
                 return Err(invalid_argument(
                     "status",

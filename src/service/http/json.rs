@@ -1,5 +1,5 @@
 //! The JSON shapes of the spectator API (`/api/games…`), built from the
-//! session layer's neutral [`GameView`] and event log. Game-specific parts
+//! session layer's neutral [`SessionView`] and event log. Game-specific parts
 //! (the supplies, running scores) go through the API layer's per-game conversion
 //! ([`crate::service::grpc::convert::state_pb`]), so nothing here knows a game's rules.
 //! Tokens are never part of these shapes.
@@ -10,11 +10,13 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::games::{Seat, SeatSet, Snapshot, Verdict};
+use crate::games::{self, Seat, SeatSet, SharedState};
 use crate::service::grpc::convert;
 use crate::service::grpc::games::WIRE_GAMES;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::service::sessions::{ClockMode, ClockReading, Event, EventKind, GameView, TimeControl};
+use crate::service::sessions::{
+    ClockMode, ClockReading, Event, EventKind, SessionView, TimeControl,
+};
 
 /// One game in a listing.
 #[derive(Debug, Clone, Serialize)]
@@ -189,7 +191,7 @@ fn names(names: &'static [&'static str], seats: SeatSet) -> Vec<&'static str> {
     seats.iter().map(|s| name(names, s)).collect()
 }
 
-fn outcome(seats: &'static [&'static str], v: &Verdict) -> Outcome {
+fn outcome(seats: &'static [&'static str], v: &games::Outcome) -> Outcome {
     Outcome {
         winner: v.winner().map(|s| name(seats, s)),
         winners: names(seats, v.winners),
@@ -204,7 +206,7 @@ fn ms(d: Duration) -> u64 {
 }
 
 /// The listing entry of a view.
-pub fn summary(v: &GameView) -> GameSummary {
+pub fn summary(v: &SessionView) -> GameSummary {
     GameSummary {
         id: v.id.to_string(),
         game: v.rules.game_name(),
@@ -231,7 +233,7 @@ pub fn summary(v: &GameView) -> GameSummary {
 
 /// The public client entropy of a game's rules, as hex (read from the API
 /// layer's conversion of the rules, so nothing here knows a game).
-fn entropy(v: &GameView) -> String {
+fn entropy(v: &SessionView) -> String {
     let Some(rules) = convert::game_rules_pb(&v.rules).game else {
         return String::new();
     };
@@ -253,7 +255,7 @@ struct Extras {
     scores: Vec<i64>,
 }
 
-fn extras(seats: &'static [&'static str], snapshot: Option<&Snapshot>) -> Extras {
+fn extras(seats: &'static [&'static str], snapshot: Option<&SharedState>) -> Extras {
     let Some(state) = snapshot.and_then(|s| convert::state_pb(s).game) else {
         return Extras::default();
     };
@@ -317,7 +319,7 @@ fn clocks(
 }
 
 /// The full picture of a game from its view and its log.
-pub fn detail(v: &GameView, log: &[Arc<Event>]) -> GameDetail {
+pub fn detail(v: &SessionView, log: &[Arc<Event>]) -> GameDetail {
     let moves = log
         .iter()
         .filter_map(|e| match &e.kind {

@@ -16,7 +16,7 @@
 //!
 //! Like the gRPC handlers, these only convert: they read the session layer
 //! and turn its views into JSON ([`json`]) or SVG (through the game-agnostic
-//! [`crate::games::Snapshot::svg`]). Failures are plain-text answers with a
+//! [`crate::games::SharedState::svg`]). Failures are plain-text answers with a
 //! precise status (404 unknown game, 400 bad query or ply, 429 watcher limit),
 //! never a panic. docs/SPECTATOR.md explains the choices (SSE rather than
 //! gRPC-Web, the JSON shapes).

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::time::{self, Instant};
 
 use super::*;
-use crate::games::{GameRules, MoveInput, Seat, Verdict};
+use crate::games::{GameRules, MoveInput, Outcome, Seat};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -67,7 +67,7 @@ async fn play(s: &Arc<Session>, tokens: &[String; 2]) -> Result<MoveReceipt, Ses
     submit(s, prepare(s, tokens)).await
 }
 
-fn remaining(v: &GameView) -> [Duration; 2] {
+fn remaining(v: &SessionView) -> [Duration; 2] {
     let left = v.clock.remaining.clone().expect("a clock");
     [left[0], left[1]]
 }
@@ -90,14 +90,14 @@ async fn next_event(w: &mut Watch) -> Arc<Event> {
     }
 }
 
-async fn skip_snapshot(w: &mut Watch) -> GameView {
+async fn skip_snapshot(w: &mut Watch) -> SessionView {
     match w.next().await.unwrap().expect("a snapshot") {
         WatchItem::Snapshot { view, .. } => *view,
         other => panic!("expected a snapshot, got {other:?}"),
     }
 }
 
-fn verdict_of(e: &Event) -> Verdict {
+fn verdict_of(e: &Event) -> Outcome {
     match &e.kind {
         EventKind::GameOver { verdict } => verdict.clone(),
         EventKind::MoveApplied { .. } => panic!("expected the game-over event, got a move"),
@@ -219,7 +219,13 @@ async fn a_first_move_deadline_also_works_without_a_clock() {
 /// Plays both first moves, then lets white think until `deadline_offset`
 /// from its turn's start, then submits: returns the reply, the snapshot and
 /// everything the watcher saw after the two moves.
-async fn race(offset: Duration) -> (Result<MoveReceipt, SessionError>, GameView, Vec<Arc<Event>>) {
+async fn race(
+    offset: Duration,
+) -> (
+    Result<MoveReceipt, SessionError>,
+    SessionView,
+    Vec<Arc<Event>>,
+) {
     let store = SessionStore::new(limits());
     let (s, tokens) = timed(&store, fischer(1000, 0)).await;
     play(&s, &tokens).await.unwrap();

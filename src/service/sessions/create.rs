@@ -337,7 +337,7 @@ impl SessionStore {
                 draw_offers: SeatSet::EMPTY,
             })
             .collect();
-        let end = replayed.game.verdict().map(|v| storage::EndRow {
+        let end = replayed.game.verdict().map(|v| storage::OutcomeRow {
             game_id: id.to_string(),
             status: "finished",
             winners: v.winners,

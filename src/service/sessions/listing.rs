@@ -2,8 +2,8 @@
 //! at one.
 
 use super::{
-    DEFAULT_PAGE_SIZE, GameId, GameView, ListQuery, MAX_PAGE_SIZE, Session, SessionError,
-    SessionStore, StoredGameError, Token,
+    DEFAULT_PAGE_SIZE, GameId, ListQuery, MAX_PAGE_SIZE, Session, SessionError, SessionStore,
+    SessionView, StoredGameError, Token,
 };
 use crate::service::storage::{self, ArchiveQuery, ListKey, StoredGame};
 use std::collections::BTreeMap;
@@ -13,7 +13,7 @@ use std::time::Duration;
 /// A listing entry before it is shown: a game held, or one read from
 /// storage (replayed only if it makes the page).
 pub(super) enum Listed {
-    Held(Box<GameView>),
+    Held(Box<SessionView>),
     Stored(Box<StoredGame>),
 }
 
@@ -31,7 +31,7 @@ impl SessionStore {
     /// held game's view, else the stored game replayed as a listing shows
     /// it (a game another replica owns, or finished and not held); nothing
     /// is held by it.
-    pub async fn peek(&self, id: &str) -> Result<GameView, SessionError> {
+    pub async fn peek(&self, id: &str) -> Result<SessionView, SessionError> {
         match self.get(id) {
             Err(SessionError::NotFound(_))
                 if self.storage.durable() && Token::parse(id).is_some() => {}
@@ -56,7 +56,10 @@ impl SessionStore {
     /// A page of games, oldest first (by creation time, then id), filtered:
     /// the games held, and with durable storage the finished games it keeps
     /// that are no longer held.
-    pub async fn list(&self, query: &ListQuery) -> Result<(Vec<GameView>, String), SessionError> {
+    pub async fn list(
+        &self,
+        query: &ListQuery,
+    ) -> Result<(Vec<SessionView>, String), SessionError> {
         let after = if query.page_token.is_empty() {
             None
         } else {
@@ -142,7 +145,7 @@ impl SessionStore {
 
     /// The listed games as a page shows them (a stored game that cannot be
     /// read back is left out, and logged).
-    fn shown(&self, found: Vec<(ListKey, Listed)>) -> Vec<GameView> {
+    fn shown(&self, found: Vec<(ListKey, Listed)>) -> Vec<SessionView> {
         let mut page = Vec::with_capacity(found.len());
         for (key, listed) in found {
             match listed {

@@ -43,7 +43,7 @@ pub use clock::{
 pub use presence::{PresenceSlot, SeatPresence};
 pub use recovery::StoredGameError;
 pub use session::{Current, StateKey};
-pub use session::{Event, EventKind, GameView, MoveReceipt, Role, Session, SetupView, TimeView};
+pub use session::{Event, EventKind, MoveReceipt, Role, Session, SessionView, SetupView, TimeView};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};
 
@@ -247,7 +247,7 @@ pub struct SessionStore {
 impl SessionStore {
     /// An empty store with `limits`, keeping games in memory only.
     pub fn new(limits: Limits) -> SessionStore {
-        SessionStore::with_storage(limits, Arc::new(storage::Volatile))
+        SessionStore::with_storage(limits, Arc::new(storage::MemoryStorage))
     }
 
     /// An empty store with `limits` that writes through `storage`; call

@@ -6,7 +6,7 @@ use super::{
     Clock, ClockMode, GameId, MoveReceipt, MoveStamp, Session, SessionError, SessionStore,
     TimeControl, Token, TokenHash,
 };
-use crate::games::{Ending, RecordError, Replayed, Seat, SeatSet};
+use crate::games::{RecordError, RefereeAction, Replayed, Seat, SeatSet};
 use crate::service::storage::{self, ClockRow, MoveRow, StoredGame};
 use crate::service::telemetry;
 use std::sync::Arc;
@@ -80,7 +80,7 @@ fn finished_suffix(finished: bool) -> &'static str {
 /// game's endings whose verdict names the stored winners.
 pub(super) fn restore_ending(
     replayed: &mut Replayed,
-    end: &storage::EndRow,
+    end: &storage::OutcomeRow,
 ) -> Result<(), StoredGameError> {
     if let Some(verdict) = replayed.game.verdict() {
         return if verdict.winners == end.winners && verdict.reason == end.reason {
@@ -94,14 +94,18 @@ pub(super) fn restore_ending(
     }
     let seats = replayed.game.seat_names().len();
     let losers = || (0..seats).filter_map(Seat::new);
-    let candidates: Vec<Ending> = match end.reason.as_str() {
+    let candidates: Vec<RefereeAction> = match end.reason.as_str() {
         "RESIGNATION" => losers()
-            .map(|loser| Ending::Resignation { loser })
+            .map(|loser| RefereeAction::Resignation { loser })
             .collect(),
-        "TIMEOUT" => losers().map(|loser| Ending::Timeout { loser }).collect(),
-        "ABANDONED" => losers().map(|loser| Ending::Abandoned { loser }).collect(),
-        "DRAW_AGREEMENT" => vec![Ending::DrawAgreement],
-        "ABORTED" => vec![Ending::Aborted],
+        "TIMEOUT" => losers()
+            .map(|loser| RefereeAction::Timeout { loser })
+            .collect(),
+        "ABANDONED" => losers()
+            .map(|loser| RefereeAction::Abandoned { loser })
+            .collect(),
+        "DRAW_AGREEMENT" => vec![RefereeAction::DrawAgreement],
+        "ABORTED" => vec![RefereeAction::Aborted],
         other => {
             return Err(StoredGameError::UnknownEnding(other.to_string()));
         }

@@ -13,13 +13,13 @@ use std::time::Duration;
 use super::*;
 use crate::games::{GameRules, MoveInput, Seat, SeatSet};
 use crate::service::storage::conformance;
-use crate::service::storage::memory::MemoryStorage;
 use crate::service::storage::postgres::{PostgresOptions, PostgresStorage};
+use crate::service::storage::reference::ReferenceStorage;
 use crate::service::storage::sqlite::{SqliteOptions, SqliteStorage, SyncMode};
 
 /// A backend and a way to reopen it, as a restart would.
 enum Backend {
-    Memory(Arc<MemoryStorage>),
+    Memory(Arc<ReferenceStorage>),
     Sqlite(PathBuf),
     /// A fresh database's URL (see `conformance::test_database_url`).
     Postgres(String),
@@ -33,7 +33,7 @@ impl Backend {
             Token::random()
         ));
         let mut all = vec![
-            Backend::Memory(Arc::new(MemoryStorage::new())),
+            Backend::Memory(Arc::new(ReferenceStorage::new())),
             Backend::Sqlite(dir),
         ];
         if let Some(server) = conformance::test_database_url() {
@@ -102,7 +102,7 @@ fn texts(tokens: Vec<Token>) -> [String; 2] {
 }
 
 /// A new game on `storage`: its store, its session and its seats' tokens.
-async fn new_game(storage: &Arc<MemoryStorage>) -> (SessionStore, Arc<Session>, [String; 2]) {
+async fn new_game(storage: &Arc<ReferenceStorage>) -> (SessionStore, Arc<Session>, [String; 2]) {
     let store = SessionStore::with_storage(Limits::default(), storage.clone());
     let (s, t) = store
         .create(GameRules::default(), BTreeMap::new())
@@ -122,7 +122,7 @@ async fn watch_past_snapshot(s: &Arc<Session>) -> Watch {
 }
 
 /// The game's state as a picture (snapshots compare by what they show).
-fn picture(v: &GameView) -> Option<String> {
+fn picture(v: &SessionView) -> Option<String> {
     v.snapshot.as_ref().map(|s| s.svg(None, None))
 }
 
@@ -209,7 +209,7 @@ async fn games_come_back_after_a_restart_with_tokens_retries_and_offers() {
 
 #[tokio::test]
 async fn a_failing_store_refuses_changes_and_applies_none() {
-    let storage = Arc::new(MemoryStorage::new());
+    let storage = Arc::new(ReferenceStorage::new());
     let (store, s, tokens) = new_game(&storage).await;
     play(&s, &tokens, None).await;
     let mut w = watch_past_snapshot(&s).await;
@@ -256,7 +256,7 @@ async fn a_failing_store_refuses_changes_and_applies_none() {
 
 #[tokio::test]
 async fn a_move_whose_caller_goes_away_mid_write_is_applied_and_answers_its_retry() {
-    let storage = Arc::new(MemoryStorage::new());
+    let storage = Arc::new(ReferenceStorage::new());
     let (_store, s, tokens) = new_game(&storage).await;
     let id = s.id().to_string();
     let mut w = watch_past_snapshot(&s).await;
@@ -309,7 +309,7 @@ async fn a_move_whose_caller_goes_away_mid_write_is_applied_and_answers_its_retr
 
 #[tokio::test(start_paused = true)]
 async fn a_clock_survives_a_restart_without_charging_the_downtime() {
-    let storage = Arc::new(MemoryStorage::new());
+    let storage = Arc::new(ReferenceStorage::new());
     let tc = TimeControl {
         mode: ClockMode::Fischer {
             initial: Duration::from_millis(1000),
@@ -359,7 +359,7 @@ async fn a_clock_survives_a_restart_without_charging_the_downtime() {
 
 #[tokio::test]
 async fn imported_and_expired_games_are_stored_as_such() {
-    let storage = Arc::new(MemoryStorage::new());
+    let storage = Arc::new(ReferenceStorage::new());
     let limits = Limits {
         idle_ttl: Duration::from_millis(1),
         ..Limits::default()
@@ -381,7 +381,7 @@ async fn imported_and_expired_games_are_stored_as_such() {
 }
 
 /// Everything a reader sees of a finished game.
-fn finished_picture(s: &Session) -> (u32, Option<crate::games::Verdict>, Option<String>, String) {
+fn finished_picture(s: &Session) -> (u32, Option<crate::games::Outcome>, Option<String>, String) {
     let v = s.view(true);
     (
         v.ply,

@@ -514,7 +514,7 @@ async fn export_and_import_round_trip() {
 mod watching {
     use super::*;
 
-    fn snapshot_of(item: WatchItem) -> (GameView, u64, bool) {
+    fn snapshot_of(item: WatchItem) -> (SessionView, u64, bool) {
         match item {
             WatchItem::Snapshot {
                 view,

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::SessionError;
 use super::presence::{PresenceBoard, PresenceSlot, SeatPresence};
-use super::session::{Event, EventKind, GameView, Session, WatcherSlot};
+use super::session::{Event, EventKind, Session, SessionView, WatcherSlot};
 use crate::games::Viewer;
 
 /// One item of a watch.
@@ -24,7 +24,7 @@ pub enum WatchItem {
     /// The game at a point; `sequence` is the last log event it includes.
     Snapshot {
         /// The picture (boxed: snapshots are rare, events many).
-        view: Box<GameView>,
+        view: Box<SessionView>,
         /// Last event included.
         sequence: u64,
         /// Whether it replaces events the watcher was too slow to take.

@@ -12,7 +12,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{ClockRow, EndRow, GameRow, MoveRow, SeatRow, ServerSecret, StorageError, StoredGame};
+use super::{
+    ClockRow, GameRow, MoveRow, OutcomeRow, SeatRow, ServerSecret, StorageError, StoredGame,
+};
 use crate::games::{Seat, SeatSet, Setup};
 
 /// A set of seats as stored: their numbers, ascending, joined by commas
@@ -116,7 +118,7 @@ pub(crate) struct EndColumns<'a> {
 }
 
 /// The columns `end` sets.
-pub(crate) fn end_columns(end: &EndRow) -> EndColumns<'_> {
+pub(crate) fn end_columns(end: &OutcomeRow) -> EndColumns<'_> {
     EndColumns {
         winners: (end.status == "finished").then(|| seats_text(end.winners)),
         reason: (!end.reason.is_empty()).then_some(end.reason.as_str()),
@@ -329,7 +331,7 @@ fn clock_mode(text: &str) -> Option<&'static str> {
 }
 
 /// How the game of `row` left play (`None`: in progress).
-fn end_of(row: &GameColumns) -> Result<Option<EndRow>, BadRow> {
+fn end_of(row: &GameColumns) -> Result<Option<OutcomeRow>, BadRow> {
     let bad = |what: String| BadRow(format!("game `{}`: {what}", row.id));
     let status = match row.status.as_str() {
         "in_progress" => return Ok(None),
@@ -337,7 +339,7 @@ fn end_of(row: &GameColumns) -> Result<Option<EndRow>, BadRow> {
         "expired" => "expired",
         other => return Err(bad(format!("status `{other}`"))),
     };
-    Ok(Some(EndRow {
+    Ok(Some(OutcomeRow {
         game_id: row.id.clone(),
         status,
         winners: seats_of_text(row.winners.as_deref().unwrap_or(""))

@@ -13,13 +13,13 @@
 //! backend knows nothing of PÜNCT, and the session layer nothing of SQL.
 //! Backends: [`sqlite::SqliteStorage`] (the default, an embedded database with
 //! group commit), [`postgres::PostgresStorage`] (a PostgreSQL database,
-//! the store replicas share), [`memory::MemoryStorage`] (keeps rows in memory: the
+//! the store replicas share), [`reference::ReferenceStorage`] (keeps rows in memory: the
 //! reference backend of the tests, with fault injection) and
-//! [`Volatile`] (keeps nothing: `--storage memory`).
+//! [`MemoryStorage`] (keeps nothing: `--storage memory`).
 
 mod codec;
-pub mod memory;
 pub mod postgres;
+pub mod reference;
 pub mod secret;
 pub mod sqlite;
 
@@ -112,7 +112,7 @@ pub struct MoveRow {
 
 /// How a game left play.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EndRow {
+pub struct OutcomeRow {
     /// The game id.
     pub game_id: String,
     /// `finished` (it ended) or `expired` (dropped unfinished after the idle
@@ -135,9 +135,9 @@ pub struct EndRow {
 pub enum Write {
     /// A new game, with the moves it was imported with and, for an
     /// imported finished game, its ending (stored together).
-    Create(GameRow, Vec<MoveRow>, Option<EndRow>),
+    Create(GameRow, Vec<MoveRow>, Option<OutcomeRow>),
     /// A move, and the ending when the move ended the game.
-    Move(MoveRow, Option<EndRow>),
+    Move(MoveRow, Option<OutcomeRow>),
     /// A draw offer made or joined (or withdrawn).
     DrawOffer {
         /// The game id.
@@ -146,7 +146,7 @@ pub enum Write {
         seats: SeatSet,
     },
     /// A game ended or expired.
-    End(EndRow),
+    End(OutcomeRow),
     /// A tournament's whole state, inserted or replacing the stored one
     /// (docs/TOURNAMENTS.md, "Durability").
     Tournament(TournamentRow),
@@ -176,7 +176,7 @@ pub struct StoredGame {
     /// The seats agreeing to a standing draw offer.
     pub draw_offers: SeatSet,
     /// How it left play; `None` while in progress.
-    pub end: Option<EndRow>,
+    pub end: Option<OutcomeRow>,
 }
 
 /// Where a listing of finished games is: games sort by creation time, then
@@ -342,7 +342,7 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// A short name for logs (`sqlite`, `memory`, …).
     fn name(&self) -> &'static str;
 
-    /// Whether writes survive a restart (false for [`Volatile`]).
+    /// Whether writes survive a restart (false for [`MemoryStorage`]).
     fn durable(&self) -> bool;
 
     /// The server secret: what seeds are sealed with at rest and
@@ -354,7 +354,7 @@ pub trait Storage: Send + Sync + fmt::Debug {
     }
 
     /// Whether every write succeeds at once and is forgotten (true for
-    /// [`Volatile`] alone): a session then applies a change without
+    /// [`MemoryStorage`] alone): a session then applies a change without
     /// writing it, and plays a move on the game itself rather than on a
     /// copy kept in case the write fails (docs/STORAGE.md "With `--storage
     /// memory`").
@@ -457,9 +457,9 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
 /// Keeps nothing: sessions live only in memory (`--storage memory`).
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Volatile;
+pub struct MemoryStorage;
 
-impl Storage for Volatile {
+impl Storage for MemoryStorage {
     fn name(&self) -> &'static str {
         "memory"
     }

@@ -72,7 +72,7 @@ impl Tournaments {
                     "this tournament has no open registration: its entrants were given at creation",
                 ));
             }
-            if t.doc.status != Status::Registering {
+            if t.doc.status != TournamentStatus::Registering {
                 return Err(TournamentError::precondition(
                     "REGISTRATION_CLOSED",
                     "registration closed when the tournament started",
@@ -94,7 +94,7 @@ impl Tournaments {
             let mut t = entry.lock();
             // Another call may have changed it meanwhile: apply to the
             // current state what this call checked.
-            if t.doc.status != Status::Registering || t.doc.entrants.len() != index {
+            if t.doc.status != TournamentStatus::Registering || t.doc.entrants.len() != index {
                 return Err(TournamentError::precondition(
                     "REGISTRATION_CLOSED",
                     "the tournament changed while the entrant was being added; try again",
@@ -123,14 +123,14 @@ impl Tournaments {
         let (doc, lease) = {
             let t = entry.lock();
             match t.doc.status {
-                Status::Registering => {}
-                Status::Running => {
+                TournamentStatus::Registering => {}
+                TournamentStatus::Running => {
                     return Err(TournamentError::precondition(
                         "ALREADY_STARTED",
                         "the tournament has already started",
                     ));
                 }
-                Status::Finished | Status::Cancelled => {
+                TournamentStatus::Finished | TournamentStatus::Cancelled => {
                     return Err(TournamentError::precondition(
                         "ALREADY_ENDED",
                         "the tournament is over",
@@ -144,7 +144,7 @@ impl Tournaments {
         self.persist(&doc, lease).await?;
         {
             let mut t = entry.lock();
-            if t.doc.status != Status::Registering {
+            if t.doc.status != TournamentStatus::Registering {
                 return Err(TournamentError::precondition(
                     "ALREADY_STARTED",
                     "the tournament has already started",
@@ -163,18 +163,21 @@ impl Tournaments {
         let entry = self.entry_any(id).await?;
         let (doc, lease) = {
             let t = entry.lock();
-            if matches!(t.doc.status, Status::Finished | Status::Cancelled) {
+            if matches!(
+                t.doc.status,
+                TournamentStatus::Finished | TournamentStatus::Cancelled
+            ) {
                 return Err(TournamentError::precondition(
                     "ALREADY_ENDED",
                     "the tournament is over",
                 ));
             }
             let mut doc = t.doc.clone();
-            doc.status = Status::Cancelled;
+            doc.status = TournamentStatus::Cancelled;
             doc.ended_ms = storage::unix_ms(std::time::SystemTime::now());
             for g in &mut doc.games {
-                if !matches!(g.state, GameState::Done { .. } | GameState::Bye) {
-                    g.state = GameState::Skipped {
+                if !matches!(g.state, PairingStatus::Done { .. } | PairingStatus::Bye) {
+                    g.state = PairingStatus::Skipped {
                         game_id: g.state.game_id().map(str::to_string),
                     };
                 }
@@ -212,7 +215,7 @@ impl Tournaments {
         &self,
         after: &str,
         limit: usize,
-        status: Option<Status>,
+        status: Option<TournamentStatus>,
     ) -> (Vec<TournamentView>, bool) {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
@@ -303,7 +306,10 @@ impl Tournaments {
                     let _ = tx.send(Push::Game(a));
                 }
             }
-            if matches!(t.doc.status, Status::Finished | Status::Cancelled) {
+            if matches!(
+                t.doc.status,
+                TournamentStatus::Finished | TournamentStatus::Cancelled
+            ) {
                 let _ = tx.send(Push::Ended(Box::new(view_of(&t))));
             }
             if let Some(slot) = t.streams.get_mut(entrant) {

@@ -4,7 +4,7 @@
 //! ([`Doc::seeds_public`]), each scheduled game's state in one summary.
 //! docs/TOURNAMENTS.md, "Seeds".
 
-use super::record::{Doc, GameDoc, GameState};
+use super::record::{Doc, GameDoc, PairingStatus};
 
 /// A seed the tournament supplies: its commitment always, itself once the
 /// tournament's seeds are public.
@@ -114,9 +114,9 @@ impl Doc {
             seed_commitment: self.supplied_seed(g).map(|s| commitment_hex(&s)),
         };
         shown.status = match &g.state {
-            GameState::Pending => GameStatus::Pending,
-            GameState::Playing { .. } => GameStatus::InProgress,
-            GameState::Done {
+            PairingStatus::Pending => GameStatus::Pending,
+            PairingStatus::Playing { .. } => GameStatus::InProgress,
+            PairingStatus::Done {
                 winners,
                 points,
                 reason,
@@ -129,12 +129,12 @@ impl Doc {
                 shown.ply = *ply;
                 GameStatus::Finished
             }
-            GameState::Bye => {
+            PairingStatus::Bye => {
                 shown.points = vec![1.0];
                 shown.reason = Some("BYE".into());
                 GameStatus::Bye
             }
-            GameState::Skipped { .. } => GameStatus::Skipped,
+            PairingStatus::Skipped { .. } => GameStatus::Skipped,
         };
         shown
     }
@@ -143,7 +143,7 @@ impl Doc {
     pub fn games_done(&self) -> usize {
         self.games
             .iter()
-            .filter(|g| matches!(g.state, GameState::Done { .. } | GameState::Bye))
+            .filter(|g| matches!(g.state, PairingStatus::Done { .. } | PairingStatus::Bye))
             .count()
     }
 }

@@ -83,8 +83,12 @@ impl Tournaments {
 
     /// Whether tournament `id` is held here ended (its copy is final).
     pub fn holds_ended(&self, id: &str) -> bool {
-        self.entry(id)
-            .is_ok_and(|e| matches!(e.lock().doc.status, Status::Finished | Status::Cancelled))
+        self.entry(id).is_ok_and(|e| {
+            matches!(
+                e.lock().doc.status,
+                TournamentStatus::Finished | TournamentStatus::Cancelled
+            )
+        })
     }
 
     /// Holds tournament `row`, taken over (or resumed) by this replica
@@ -104,7 +108,7 @@ impl Tournaments {
         })?;
         tournament.lease = Lease::Held(epoch);
         self.release(&row.id);
-        let running = tournament.doc.status == Status::Running;
+        let running = tournament.doc.status == TournamentStatus::Running;
         let entry = self.hold(tournament);
         if running {
             runner::spawn(self.clone(), row.id.clone(), entry);
@@ -161,7 +165,10 @@ impl Tournaments {
         let Some(tournament) = self.stored(id).await? else {
             return Err(TournamentError::NotFound(id.to_string()));
         };
-        if !matches!(tournament.doc.status, Status::Finished | Status::Cancelled) {
+        if !matches!(
+            tournament.doc.status,
+            TournamentStatus::Finished | TournamentStatus::Cancelled
+        ) {
             return Err(TournamentError::Moved(id.to_string()));
         }
         // Another call may have held it meanwhile.
@@ -209,8 +216,10 @@ impl Tournaments {
             return Err(TournamentError::NotFound(id.to_string()));
         };
         let view = view_of(&tournament);
-        if matches!(tournament.doc.status, Status::Finished | Status::Cancelled)
-            && self.entry(id).is_err()
+        if matches!(
+            tournament.doc.status,
+            TournamentStatus::Finished | TournamentStatus::Cancelled
+        ) && self.entry(id).is_err()
         {
             // Final: held, so that the next reads need no database.
             self.hold(tournament);
@@ -225,7 +234,7 @@ impl Tournaments {
         &self,
         after: &str,
         limit: usize,
-        status: Option<Status>,
+        status: Option<TournamentStatus>,
     ) -> Result<(Vec<TournamentView>, bool), TournamentError> {
         if !self.in_cluster() {
             return Ok(self.list(after, limit, status));
@@ -240,7 +249,7 @@ impl Tournaments {
             let storage = self.sessions.storage().clone();
             let from = cursor.clone();
             let page = tokio::task::spawn_blocking(move || {
-                storage.tournament_page(&from, status.map(Status::name), limit + 1)
+                storage.tournament_page(&from, status.map(TournamentStatus::name), limit + 1)
             })
             .await
             .map_err(|e| TournamentError::Unavailable(e.to_string()))?

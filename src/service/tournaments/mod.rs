@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use self::record::{Doc, GameDoc, GameState, Status};
+use self::record::{Doc, GameDoc, PairingStatus, TournamentStatus};
 use self::schedule::{Format, Meeting};
 use crate::games::{Catalog, GameRules, MoveDetail, MoveInput, Setup};
 use crate::service::sessions::{GameId, SessionStore, TimeControl, Token, TokenHash};
@@ -434,7 +434,7 @@ impl Tournaments {
                     continue;
                 }
             };
-            let running = tournament.doc.status == Status::Running;
+            let running = tournament.doc.status == TournamentStatus::Running;
             let id = tournament.doc.id.clone();
             let entry = self.hold(tournament);
             if running {
@@ -500,7 +500,12 @@ impl Tournaments {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .values()
-            .filter(|e| matches!(e.lock().doc.status, Status::Registering | Status::Running))
+            .filter(|e| {
+                matches!(
+                    e.lock().doc.status,
+                    TournamentStatus::Registering | TournamentStatus::Running
+                )
+            })
             .count()
     }
 
@@ -552,7 +557,7 @@ fn assignment_of(
     g: &GameDoc,
     entrant: usize,
 ) -> Option<Assignment> {
-    let GameState::Playing {
+    let PairingStatus::Playing {
         game_id,
         sealed_tokens,
     } = &g.state
@@ -587,7 +592,7 @@ fn view_of(t: &Tournament) -> TournamentView {
         .doc
         .games
         .iter()
-        .filter(|g| matches!(g.state, GameState::Done { .. } | GameState::Bye))
+        .filter(|g| matches!(g.state, PairingStatus::Done { .. } | PairingStatus::Bye))
         .count();
     let key = (t.doc.entrants.len(), t.doc.games.len(), counted);
     let cached = t
@@ -611,7 +616,7 @@ fn view_of(t: &Tournament) -> TournamentView {
     // Seat tokens are secrets of the seats: never in a view, not even
     // sealed.
     for g in &mut doc.games {
-        if let GameState::Playing { sealed_tokens, .. } = &mut g.state {
+        if let PairingStatus::Playing { sealed_tokens, .. } = &mut g.state {
             sealed_tokens.clear();
         }
     }
@@ -629,7 +634,7 @@ fn view_of(t: &Tournament) -> TournamentView {
 
 /// The token of seat `seat` (0-based) of tournament `tournament_id`'s game
 /// `game_id`: unsealed from `sealed` when an older version stored it (see
-/// [`GameState::Playing`]), else derived from the server secret.
+/// [`PairingStatus::Playing`]), else derived from the server secret.
 pub(crate) fn seat_token(
     secret: &ServerSecret,
     tournament_id: &str,

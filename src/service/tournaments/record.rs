@@ -33,7 +33,7 @@ pub use check::checked_doc;
 /// Where a tournament is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum TournamentStatus {
     /// Entrants may be added.
     Registering,
     /// Games are being played.
@@ -44,14 +44,14 @@ pub enum Status {
     Cancelled,
 }
 
-impl Status {
+impl TournamentStatus {
     /// The stored name.
     pub fn name(self) -> &'static str {
         match self {
-            Status::Registering => "registering",
-            Status::Running => "running",
-            Status::Finished => "finished",
-            Status::Cancelled => "cancelled",
+            TournamentStatus::Registering => "registering",
+            TournamentStatus::Running => "running",
+            TournamentStatus::Finished => "finished",
+            TournamentStatus::Cancelled => "cancelled",
         }
     }
 }
@@ -132,7 +132,7 @@ pub struct EntrantDoc {
 /// Where one scheduled game is.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
-pub enum GameState {
+pub enum PairingStatus {
     /// Not created yet.
     Pending,
     /// Created: its id.
@@ -168,13 +168,15 @@ pub enum GameState {
     },
 }
 
-impl GameState {
+impl PairingStatus {
     /// The game id, once created.
     pub fn game_id(&self) -> Option<&str> {
         match self {
-            GameState::Playing { game_id, .. } | GameState::Done { game_id, .. } => Some(game_id),
-            GameState::Skipped { game_id } => game_id.as_deref(),
-            GameState::Pending | GameState::Bye => None,
+            PairingStatus::Playing { game_id, .. } | PairingStatus::Done { game_id, .. } => {
+                Some(game_id)
+            }
+            PairingStatus::Skipped { game_id } => game_id.as_deref(),
+            PairingStatus::Pending | PairingStatus::Bye => None,
         }
     }
 }
@@ -191,7 +193,7 @@ pub struct GameDoc {
     /// The opening's index.
     pub opening: Option<usize>,
     /// Where it is.
-    pub state: GameState,
+    pub state: PairingStatus,
 }
 
 /// A tournament's whole state (module docs).
@@ -231,7 +233,7 @@ pub struct Doc {
     #[serde(default)]
     pub deal_per_game: bool,
     /// Where it is.
-    pub status: Status,
+    pub status: TournamentStatus,
     /// The entrants, index order.
     pub entrants: Vec<EntrantDoc>,
     /// The games scheduled so far, by number.
@@ -279,12 +281,14 @@ impl Doc {
     /// tournament may still be played out, so its seed stays secret here
     /// (the game itself reveals it at its end).
     pub fn seeds_public(&self) -> bool {
-        matches!(self.status, Status::Finished | Status::Cancelled)
-            && self.games.iter().all(|g| match &g.state {
-                GameState::Playing { .. } => false,
-                GameState::Skipped { game_id } => game_id.is_none(),
-                GameState::Pending | GameState::Done { .. } | GameState::Bye => true,
-            })
+        matches!(
+            self.status,
+            TournamentStatus::Finished | TournamentStatus::Cancelled
+        ) && self.games.iter().all(|g| match &g.state {
+            PairingStatus::Playing { .. } => false,
+            PairingStatus::Skipped { game_id } => game_id.is_none(),
+            PairingStatus::Pending | PairingStatus::Done { .. } | PairingStatus::Bye => true,
+        })
     }
 
     /// The results so far, for the standings; and the byes.
@@ -293,7 +297,7 @@ impl Doc {
             .games
             .iter()
             .filter_map(|g| match &g.state {
-                GameState::Done {
+                PairingStatus::Done {
                     winners, points, ..
                 } => Some(Scored {
                     round: g.round,
@@ -311,7 +315,7 @@ impl Doc {
     pub fn byes(&self) -> Vec<(u32, usize)> {
         self.games
             .iter()
-            .filter(|g| g.state == GameState::Bye)
+            .filter(|g| g.state == PairingStatus::Bye)
             .filter_map(|g| Some((g.round, *g.seats.first()?)))
             .collect()
     }
@@ -326,7 +330,7 @@ impl Doc {
     /// points, or each complete pair's mean.
     pub fn sprt_samples(&self, pentanomial: bool) -> Vec<f64> {
         let first_points = |g: &GameDoc| match &g.state {
-            GameState::Done { points, .. } => g
+            PairingStatus::Done { points, .. } => g
                 .seats
                 .iter()
                 .position(|&e| e == 0)
@@ -361,7 +365,7 @@ impl Doc {
                 field[a].first_seat_balance += 1;
                 field[b].first_seat_balance -= 1;
             }
-            if let GameState::Done { points, .. } = &g.state {
+            if let PairingStatus::Done { points, .. } = &g.state {
                 for (s, &e) in g.seats.iter().enumerate() {
                     field[e].points += points.get(s).copied().unwrap_or(0.0);
                 }
@@ -379,7 +383,7 @@ impl Doc {
                 round: p.round,
                 seats: p.seats,
                 opening: p.opening,
-                state: GameState::Pending,
+                state: PairingStatus::Pending,
             });
         }
     }
@@ -388,7 +392,7 @@ impl Doc {
     pub fn playing(&self) -> usize {
         self.games
             .iter()
-            .filter(|g| matches!(g.state, GameState::Playing { .. }))
+            .filter(|g| matches!(g.state, PairingStatus::Playing { .. }))
             .count()
     }
 
@@ -561,7 +565,7 @@ pub fn schedule_start(doc: &mut Doc, openings: usize) -> Result<(), TournamentEr
     if matches!(doc.format, Format::Swiss { .. }) {
         next_swiss_round(doc, openings);
     }
-    doc.status = Status::Running;
+    doc.status = TournamentStatus::Running;
     doc.started_ms = storage::unix_ms(std::time::SystemTime::now());
     Ok(())
 }
@@ -588,7 +592,7 @@ pub fn next_swiss_round(doc: &mut Doc, openings: usize) -> bool {
             round,
             seats: vec![e],
             opening: None,
-            state: GameState::Bye,
+            state: PairingStatus::Bye,
         });
     }
     true
@@ -609,8 +613,8 @@ pub fn done(
     winners: Vec<usize>,
     reason: String,
     ply: u32,
-) -> GameState {
-    GameState::Done {
+) -> PairingStatus {
+    PairingStatus::Done {
         game_id,
         points: standings::seat_points(seats, &winners),
         winners,

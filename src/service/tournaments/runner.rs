@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::record::{self, Doc, GameDoc, GameState, Status};
+use super::record::{self, Doc, GameDoc, PairingStatus, TournamentStatus};
 use super::schedule::Format;
 use super::{Entry, Push, Tournament, Tournaments, assignment_of, view_of};
 use crate::games::{MoveDetail, Seat, Setup};
@@ -42,7 +42,7 @@ use crate::service::storage::{self, Commit};
 #[derive(Debug)]
 struct Ended {
     number: u32,
-    state: GameState,
+    state: PairingStatus,
 }
 
 /// Starts the runner of tournament `id`.
@@ -64,7 +64,7 @@ async fn run(ts: Arc<Tournaments>, id: String, entry: Arc<Entry>) {
             .games
             .iter()
             .filter_map(|g| match &g.state {
-                GameState::Playing { game_id, .. } => {
+                PairingStatus::Playing { game_id, .. } => {
                     Some((g.number, game_id.clone(), g.seats.len()))
                 }
                 _ => None,
@@ -149,7 +149,7 @@ enum Plan {
 
 fn plan(ts: &Tournaments, entry: &Entry) -> Plan {
     let mut t = entry.lock();
-    if t.doc.status != Status::Running {
+    if t.doc.status != TournamentStatus::Running {
         return Plan::Over;
     }
     let playing = t.doc.playing();
@@ -157,7 +157,7 @@ fn plan(ts: &Tournaments, entry: &Entry) -> Plan {
         .doc
         .games
         .iter()
-        .position(|g| g.state == GameState::Pending);
+        .position(|g| g.state == PairingStatus::Pending);
     match pending {
         Some(i) if playing < t.doc.effective_concurrency() => Plan::Start(i),
         Some(_) => Plan::Wait,
@@ -179,7 +179,7 @@ fn plan(ts: &Tournaments, entry: &Entry) -> Plan {
 
 /// Marks the tournament finished and tells every connected entrant.
 fn finish(t: &mut Tournament) {
-    t.doc.status = Status::Finished;
+    t.doc.status = TournamentStatus::Finished;
     t.doc.ended_ms = storage::unix_ms(std::time::SystemTime::now());
     let view = Box::new(view_of(t));
     for (_, stream) in t.streams.iter().flatten() {
@@ -284,11 +284,11 @@ async fn start_game(
     let game_id = session.id().to_string();
     let (number, seats, commit) = {
         let mut t = entry.lock();
-        if t.doc.status != Status::Running {
+        if t.doc.status != TournamentStatus::Running {
             return Ok(());
         }
         let g = &mut t.doc.games[i];
-        g.state = GameState::Playing {
+        g.state = PairingStatus::Playing {
             game_id: game_id.clone(),
             sealed_tokens: Vec::new(),
         };
@@ -324,7 +324,7 @@ async fn record_end(ts: &Tournaments, id: &str, entry: &Entry, ended: Ended) {
         let Some(g) = t.doc.games.iter_mut().find(|g| g.number == ended.number) else {
             return;
         };
-        if !matches!(g.state, GameState::Playing { .. }) {
+        if !matches!(g.state, PairingStatus::Playing { .. }) {
             return;
         }
         g.state = ended.state;
@@ -348,8 +348,8 @@ fn check_sprt(id: &str, doc: &mut Doc) {
     };
     doc.decision = Some(decision);
     for g in &mut doc.games {
-        if g.state == GameState::Pending {
-            g.state = GameState::Skipped { game_id: None };
+        if g.state == PairingStatus::Pending {
+            g.state = PairingStatus::Skipped { game_id: None };
         }
     }
     tracing::info!(
@@ -433,7 +433,7 @@ async fn wait_end(
     game_id: String,
     seats: usize,
     poll: Option<std::time::Duration>,
-) -> GameState {
+) -> PairingStatus {
     loop {
         let session = match (sessions.find(&game_id).await, poll) {
             (Ok(session), _) => session,
@@ -469,7 +469,7 @@ async fn follow(
     game_id: &str,
     seats: usize,
     expire: bool,
-) -> Option<GameState> {
+) -> Option<PairingStatus> {
     let mut to_move: Option<Seat> = None;
     if let Ok(mut watch) = session.watch(None, Role::Spectator) {
         loop {
@@ -557,7 +557,7 @@ fn to_move_at_end(session: &Session) -> Option<Seat> {
 /// here: `None` while it is in progress (its owner plays it) or storage
 /// cannot be read; a finished game that could not be read back is counted
 /// from its stored ending; one stored as expired, or not at all, expired.
-async fn stored_end(sessions: &SessionStore, game_id: &str, seats: usize) -> Option<GameState> {
+async fn stored_end(sessions: &SessionStore, game_id: &str, seats: usize) -> Option<PairingStatus> {
     let storage = sessions.storage().clone();
     let id = game_id.to_string();
     let stored = tokio::task::spawn_blocking(move || storage.load(&id))

@@ -18,9 +18,9 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, Bot, BotError, Turn};
+use super::{Answer, BotError, BuiltinBot, Turn};
 use crate::games::Setup;
-use crate::games::dots::{Colour, Field, Game, Move, Point, RuleOptions, Seed};
+use crate::games::dots::{Colour, Engine, Field, Move, Point, RuleOptions, Seed};
 
 /// Plays the biggest capture, else blocks the opponent's, else grows next
 /// to its own dots.
@@ -28,7 +28,7 @@ pub struct DotsGreedyBot {
     rng: StdRng,
     options: RuleOptions,
     seed: Option<Seed>,
-    game: Game,
+    game: Engine,
     /// The moves `game` has played, as the referee gave them.
     seen: Vec<String>,
 }
@@ -42,13 +42,13 @@ impl DotsGreedyBot {
             rng: StdRng::seed_from_u64(seed),
             options,
             seed: start_seed,
-            game: Game::start(options, start_seed),
+            game: Engine::start(options, start_seed),
             seen: Vec::new(),
         }
     }
 
     fn restart(&mut self) {
-        self.game = Game::start(self.options, self.seed);
+        self.game = Engine::start(self.options, self.seed);
         self.seen.clear();
     }
 
@@ -115,7 +115,7 @@ fn next_to_own(field: &Field, player: Colour, p: Point) -> bool {
     })
 }
 
-impl Bot for DotsGreedyBot {
+impl BuiltinBot for DotsGreedyBot {
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         self.follow(turn.history)?;
         if self.game.is_over() {

@@ -10,14 +10,14 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, Bot, BotError, Turn};
-use crate::games::punct::{Game, RuleOptions, Variant, eval};
+use super::{Answer, BotError, BuiltinBot, Turn};
+use crate::games::punct::{Engine, RuleOptions, Variant, eval};
 
 /// Plays the move that best shortens its own connection relative to the
 /// opponent's, looking one move ahead.
 pub struct GreedyBot {
     rng: StdRng,
-    game: Game,
+    game: Engine,
     /// The notation of the moves `game` has played, as the referee gave them.
     seen: Vec<String>,
     variant: Variant,
@@ -28,7 +28,7 @@ impl GreedyBot {
     pub fn new(seed: u64, variant: Variant) -> GreedyBot {
         GreedyBot {
             rng: StdRng::seed_from_u64(seed),
-            game: Game::new(RuleOptions::of(variant)),
+            game: Engine::new(RuleOptions::of(variant)),
             seen: Vec::new(),
             variant,
         }
@@ -38,12 +38,12 @@ impl GreedyBot {
     /// when the history is not a continuation of what it has seen.
     fn follow(&mut self, history: &[String]) -> Result<(), BotError> {
         if !history.starts_with(&self.seen) {
-            self.game = Game::new(RuleOptions::of(self.variant));
+            self.game = Engine::new(RuleOptions::of(self.variant));
             self.seen.clear();
         }
         for text in &history[self.seen.len()..] {
             if let Err(e) = self.game.play_notation(text) {
-                self.game = Game::new(RuleOptions::of(self.variant));
+                self.game = Engine::new(RuleOptions::of(self.variant));
                 self.seen.clear();
                 return Err(BotError::Desync(format!("`{text}`: {e}")));
             }
@@ -53,7 +53,7 @@ impl GreedyBot {
     }
 }
 
-impl Bot for GreedyBot {
+impl BuiltinBot for GreedyBot {
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         self.follow(turn.history)?;
         let pos = self.game.position();
@@ -106,7 +106,7 @@ mod tests {
             panic!("greedy resigned");
         };
         // A best opening: it shortens White's path by 3, the most one piece can.
-        let mut game = Game::new(RuleOptions::default());
+        let mut game = Engine::new(RuleOptions::default());
         game.play_notation(&first).unwrap();
         assert_eq!(
             eval::evaluate(game.position(), Colour::White, Colour::White),
@@ -163,7 +163,7 @@ mod tests {
         let Answer::Move(text) = bot.choose(&turn).unwrap() else {
             panic!("resigned");
         };
-        let game = crate::games::punct::Game::new(crate::games::punct::RuleOptions::default());
+        let game = crate::games::punct::Engine::new(crate::games::punct::RuleOptions::default());
         assert!(game.parse_move(&text).is_ok(), "{text}");
     }
 }

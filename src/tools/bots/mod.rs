@@ -1,7 +1,7 @@
 //! Bots that play over RPC like any external program: they see a turn as the
 //! referee's words (the moves so far and the legal moves, both in notation)
 //! and answer a move in notation. The tournament runner drives them through
-//! [`Player`]; it never looks inside a game.
+//! [`Bot`]; it never looks inside a game.
 //!
 //! * [`random`]: uniform over the legal moves, seeded.
 //! * [`greedy`]: PÜNCT connection distance with one-ply lookahead
@@ -79,27 +79,27 @@ pub enum BotError {
 }
 
 /// A bot that lives in this process and answers synchronously.
-pub trait Bot: Send {
+pub trait BuiltinBot: Send {
     /// Chooses a move for `turn`.
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError>;
 }
 
 /// A built-in bot or an external program, as the tournament runner sees it.
-pub enum Player {
+pub enum Bot {
     /// A bot of this process (CPU-bound; run on a blocking-capable thread).
-    Builtin(Box<dyn Bot>),
+    Builtin(Box<dyn BuiltinBot>),
     /// A child process speaking the line protocol.
     External(Box<external::ExternalBot>),
 }
 
-impl Player {
+impl Bot {
     /// Asks for a move.
     pub async fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         match self {
             // Scoring a few thousand moves takes milliseconds: on a
             // multi-threaded runtime, tell it this worker is busy rather than
             // starve other games (a current-thread runtime cannot hand over).
-            Player::Builtin(bot) => {
+            Bot::Builtin(bot) => {
                 if tokio::runtime::Handle::current().runtime_flavor()
                     == tokio::runtime::RuntimeFlavor::MultiThread
                 {
@@ -108,13 +108,13 @@ impl Player {
                     bot.choose(turn)
                 }
             }
-            Player::External(bot) => bot.choose(turn).await,
+            Bot::External(bot) => bot.choose(turn).await,
         }
     }
 
     /// Tells the bot how the game ended and lets it go.
     pub async fn finish(self, result: &str) {
-        if let Player::External(bot) = self {
+        if let Bot::External(bot) = self {
             bot.finish(result).await;
         }
     }
@@ -146,13 +146,13 @@ pub struct BotSpec {
 impl BotSpec {
     /// A fresh player for one game of `rules`. `seed` makes built-in
     /// choices repeatable.
-    pub fn player(&self, seed: u64, rules: &ToolRules, timeout: Duration) -> Player {
+    pub fn player(&self, seed: u64, rules: &ToolRules, timeout: Duration) -> Bot {
         match &self.kind {
-            BotKind::Random => Player::Builtin(Box::new(random::RandomBot::new(seed))),
+            BotKind::Random => Bot::Builtin(Box::new(random::RandomBot::new(seed))),
             BotKind::Greedy => {
-                Player::Builtin((rules.game().greedy)(seed, &rules.rules, rules.setup()))
+                Bot::Builtin((rules.game().greedy)(seed, &rules.rules, rules.setup()))
             }
-            BotKind::External(command) => Player::External(Box::new(external::ExternalBot::new(
+            BotKind::External(command) => Bot::External(Box::new(external::ExternalBot::new(
                 command.clone(),
                 timeout,
             ))),

@@ -22,7 +22,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, Bot, BotError, Turn};
+use super::{Answer, BotError, BuiltinBot, Turn};
 use crate::games::Seat;
 use crate::games::punto::{Card, Cell, Colour, Configuration, Step, Table};
 use crate::service::grpc::pb::punto::v1 as tpb;
@@ -179,7 +179,7 @@ fn cell_of(text: &str) -> Option<Cell> {
     crate::games::punto::notation::parse_cell(text).ok()
 }
 
-impl Bot for PuntoGreedyBot {
+impl BuiltinBot for PuntoGreedyBot {
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         let state = turn
             .state

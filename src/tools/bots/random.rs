@@ -4,7 +4,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, Bot, BotError, Turn};
+use super::{Answer, BotError, BuiltinBot, Turn};
 
 /// Plays any legal move, each equally likely.
 pub struct RandomBot {
@@ -20,7 +20,7 @@ impl RandomBot {
     }
 }
 
-impl Bot for RandomBot {
+impl BuiltinBot for RandomBot {
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
         if turn.legal.is_empty() {
             return Err(BotError::NoMoves);

@@ -13,8 +13,8 @@ use tokio_stream::StreamExt as _;
 
 use super::display::{outcome_text, outcome_text_in, seat_title, seat_title_in};
 use super::{Connection, refused};
-use crate::games::punct::{Game, GameRecord, RuleOptions, render};
-use crate::games::{Game as AnyGame, Setup, Viewer};
+use crate::games::punct::{Engine, GameRecord, RuleOptions, render};
+use crate::games::{Game, Setup, Viewer};
 use crate::service::grpc::convert;
 use crate::service::grpc::games::{Part, WIRE_GAMES};
 use crate::service::grpc::pb::referee::v1 as pb;
@@ -87,7 +87,7 @@ enum Followed {
 /// The local copy of the watched game, and what has been printed of it.
 struct Follower {
     options: RuleOptions,
-    local: Game,
+    local: Engine,
     /// The game's ply when the watch began: earlier moves are replayed
     /// without a board.
     began_at: u32,
@@ -99,7 +99,7 @@ impl Follower {
     fn new(options: RuleOptions, began_at: u32) -> Follower {
         Follower {
             options,
-            local: Game::new(options),
+            local: Engine::new(options),
             began_at,
             shown_start: false,
             out: std::io::stdout(),
@@ -116,7 +116,7 @@ impl Follower {
 
     /// A resync snapshot at `ply`: the local copy rebuilt from the record.
     fn resync(&mut self, record: &GameRecord, ply: u32) -> Result<(), String> {
-        self.local = Game::new(self.options);
+        self.local = Engine::new(self.options);
         for m in record.moves.iter().take(ply as usize) {
             self.local
                 .play_notation(&m.to_string())
@@ -185,7 +185,7 @@ impl Follower {
 
 /// The local copy of a watched game of any game but PÜNCT, if it can be
 /// followed (its setup is known).
-fn local_game(now: &pb::Game) -> Result<Option<Box<dyn AnyGame>>, String> {
+fn local_game(now: &pb::Game) -> Result<Option<Box<dyn Game>>, String> {
     let rules =
         convert::game_rules(now.rules.as_ref(), &Part::Request).map_err(|e| e.to_string())?;
     if !rules.rules().seeded() {

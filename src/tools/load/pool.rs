@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
 
-use crate::games::punct::{Game, RuleOptions};
+use crate::games::punct::{Engine, RuleOptions};
 use crate::tools::games::ToolRules;
 
 /// Plays `n` random games with the engine under the default rules (what
@@ -21,7 +21,7 @@ pub fn random_games_with(options: RuleOptions, n: usize, seed: u64) -> Vec<Arc<[
     (0..n as u64)
         .map(|i| {
             let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(i));
-            let mut game = Game::new(options);
+            let mut game = Engine::new(options);
             let mut moves = Vec::new();
             while !game.is_over() {
                 let legal = game.legal_moves();

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{Client, Config, GameResult, Pairing, TournamentError};
+use super::{Client, Config, Pairing, PlayedGame, TournamentError};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::rpc;
 
@@ -14,12 +14,12 @@ pub async fn result_of(
     client: &mut Client,
     config: &Config,
     g: &pb::TournamentGame,
-) -> Result<GameResult, TournamentError> {
+) -> Result<PlayedGame, TournamentError> {
     let seats: Vec<usize> = g.entrants.iter().map(|&e| e as usize).collect();
     let pairing = Pairing::of(g.number, &seats);
     let record = rpc::export_record(client, &g.game_id).await?;
     let record_path = write_record(config, pairing, &record)?;
-    Ok(GameResult {
+    Ok(PlayedGame {
         pairing,
         game_id: g.game_id.clone(),
         white_points: g.points.first().copied().unwrap_or(0.0),

@@ -174,9 +174,9 @@ fn combinations(items: &[usize], k: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// How one game ended.
+/// One game of the tournament, played: which pairing, and how it ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GameResult {
+pub struct PlayedGame {
     /// Which game.
     pub pairing: Pairing,
     /// The server's id of the game.
@@ -225,7 +225,7 @@ pub struct Report {
     /// The bots' names, in entry order.
     pub bots: Vec<String>,
     /// Every game, by number.
-    pub games: Vec<GameResult>,
+    pub games: Vec<PlayedGame>,
     /// Standings, best score first.
     pub standings: Vec<Standing>,
     /// `cross[a][b]`: a's points against b.
@@ -259,7 +259,7 @@ pub enum TournamentError {
 pub async fn run(
     channel: Channel,
     config: Config,
-    on_game: impl Fn(&GameResult, &[String]) + Send + Sync + 'static,
+    on_game: impl Fn(&PlayedGame, &[String]) + Send + Sync + 'static,
 ) -> Result<Report, TournamentError> {
     run_with_openings(channel, config, Vec::new(), on_game).await
 }
@@ -316,7 +316,7 @@ pub async fn run_with_openings(
     channel: Channel,
     config: Config,
     openings: Vec<Opening>,
-    on_game: impl Fn(&GameResult, &[String]) + Send + Sync + 'static,
+    on_game: impl Fn(&PlayedGame, &[String]) + Send + Sync + 'static,
 ) -> Result<Report, TournamentError> {
     if config.bots.len() < 2 {
         return Err(TournamentError::Config(
@@ -373,7 +373,7 @@ pub async fn run_with_openings(
         ));
     }
     let mut client = Client::new(channel);
-    let mut results: Vec<GameResult> = Vec::new();
+    let mut results: Vec<PlayedGame> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     loop {
         let t = service
@@ -503,7 +503,7 @@ fn entrant_names(names: &[String]) -> Vec<String> {
 /// crosstable and Elo count each game as a match between every two of its
 /// seats: 1 to the one with more points, ½ each when equal. With two seats
 /// that is the game itself.
-pub fn report(names: &[String], mut games: Vec<GameResult>) -> Report {
+pub fn report(names: &[String], mut games: Vec<PlayedGame>) -> Report {
     games.sort_by_key(|g| g.pairing.number);
     let n = names.len();
     let mut cross = vec![vec![0.0; n]; n];
@@ -635,8 +635,8 @@ mod tests {
         assert_eq!(pairs, [(0, 1), (0, 2)]);
     }
 
-    fn result(number: u32, white: usize, black: usize, white_points: f64) -> GameResult {
-        GameResult {
+    fn result(number: u32, white: usize, black: usize, white_points: f64) -> PlayedGame {
+        PlayedGame {
             pairing: Pairing::of(number, &[white, black]),
             game_id: format!("g{number}"),
             white_points,
@@ -731,7 +731,7 @@ mod tests {
     #[test]
     fn larger_tables_share_each_games_point() {
         let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
-        let game = |number, seats: &[usize], points: Vec<f64>| GameResult {
+        let game = |number, seats: &[usize], points: Vec<f64>| PlayedGame {
             pairing: Pairing::of(number, seats),
             game_id: format!("g{number}"),
             white_points: points[0],

@@ -7,12 +7,12 @@
 
 use super::{Part, Sidelines, WireGame};
 use crate::games::dots::referee::{
-    DotsMoveInfo, DotsMoveInput, DotsSnapshot, Enclosure, MoveEffect, SnapshotDot,
+    DotsMoveInfo, DotsMoveInput, DotsState, Enclosure, MoveEffect, SnapshotDot,
 };
 use crate::games::dots::{
-    Colour, Move, OptionsError, Outcome, Point, RuleOptions, Start, TakeKind, render,
+    self, Colour, Move, OptionsError, Point, RuleOptions, Start, TakeKind, render,
 };
-use crate::games::{GameRules, MoveDetail, MoveInput, Snapshot, Verdict};
+use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, SharedState};
 use crate::service::grpc::pb::dots::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
@@ -271,7 +271,7 @@ pub fn compact_state(state: &mut pb::GameState) {
 
 /// The Dots state of a game: options, every dot, the enclosures standing,
 /// the scores, the position text and the picture.
-pub fn state_pb(s: &DotsSnapshot) -> pb::GameState {
+pub fn state_pb(s: &DotsState) -> pb::GameState {
     pb::GameState {
         rules: Some(rule_options_pb(&s.options)),
         ply: s.ply,
@@ -285,7 +285,7 @@ pub fn state_pb(s: &DotsSnapshot) -> pb::GameState {
 }
 
 /// Dots details of an outcome.
-pub fn outcome_detail_pb(o: &Outcome) -> pb::OutcomeDetail {
+pub fn outcome_detail_pb(o: &dots::Outcome) -> pb::OutcomeDetail {
     pb::OutcomeDetail {
         end: o.reason.record_name().to_string(),
         result: o.result_text().to_string(),
@@ -304,13 +304,13 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// Dots' details of a verdict, if it has them.
-pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
-    verdict.get::<Outcome>().map(outcome_detail_pb)
+pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
+    verdict.get::<dots::Outcome>().map(outcome_detail_pb)
 }
 
 /// The Dots state on the wire, if `snapshot` is one.
-pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
-    snapshot.get::<DotsSnapshot>().map(state_pb)
+pub fn snapshot_pb(snapshot: &SharedState) -> Option<pb::GameState> {
+    snapshot.get::<DotsState>().map(state_pb)
 }
 
 /// Dots on the wire.
@@ -362,11 +362,11 @@ impl WireGame for DotsWire {
         }))
     }
 
-    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
         verdict_detail_pb(verdict).map(rpb::outcome::Detail::Dots)
     }
 
-    fn state_pb(&self, snapshot: &Snapshot) -> Option<rpb::game_state::Game> {
+    fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {
         snapshot_pb(snapshot).map(rpb::game_state::Game::Dots)
     }
 

@@ -12,7 +12,7 @@
 //! [`WireGame`], and its line in [`WIRE_GAMES`].
 
 use super::pb::referee::v1 as pb;
-use crate::games::{GameRules, MoveDetail, MoveInput, Snapshot, Verdict};
+use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, SharedState};
 use crate::service::sessions::SessionError;
 
 pub mod dots;
@@ -135,10 +135,10 @@ pub trait WireGame: Sync {
     fn notation_pb(&self, notation: &str) -> pb::r#move::Game;
 
     /// The game's details of an outcome.
-    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<pb::outcome::Detail>;
+    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<pb::outcome::Detail>;
 
     /// A state to the wire.
-    fn state_pb(&self, snapshot: &Snapshot) -> Option<pb::game_state::Game>;
+    fn state_pb(&self, snapshot: &SharedState) -> Option<pb::game_state::Game>;
 
     /// Strips `state` (if this game's) to what `SNAPSHOT_VIEW_COMPACT`
     /// sends: without its rules and the forms derived from the rest.

@@ -6,12 +6,12 @@ use super::{Part, Sidelines, WireGame};
 use crate::games::punct::board::Space;
 use crate::games::punct::piece::Colour;
 use crate::games::punct::{
-    EndOnSupply, Move, MoveKind, NotatedMove, Outcome, PieceCode, Position, RuleOptions, SidePair,
+    self, EndOnSupply, Move, MoveKind, NotatedMove, PieceCode, Position, RuleOptions, SidePair,
     Variant, render,
 };
 use crate::games::{
-    GameRules, MoveDetail, MoveInput, PunctMoveInfo, PunctMoveInput, PunctSnapshot, Snapshot,
-    Verdict,
+    GameRules, MoveDetail, MoveInput, Outcome, PunctMoveInfo, PunctMoveInput, PunctState,
+    SharedState,
 };
 use crate::service::grpc::pb::punct::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
@@ -262,7 +262,7 @@ fn move_pb_notated(info: &PunctMoveInfo, notation: String) -> pb::Move {
 }
 
 /// PÜNCT details of an outcome.
-pub fn outcome_detail_pb(o: &Outcome) -> pb::OutcomeDetail {
+pub fn outcome_detail_pb(o: &punct::Outcome) -> pb::OutcomeDetail {
     let sides = match o.sides {
         None => pb::SidePair::Unspecified,
         Some(SidePair::Columns) => pb::SidePair::Columns,
@@ -355,7 +355,7 @@ pub fn compact_state(state: &mut pb::GameState) {
 }
 
 /// The PÜNCT state of a game.
-pub fn state_pb(s: &PunctSnapshot) -> pb::GameState {
+pub fn state_pb(s: &PunctState) -> pb::GameState {
     pb::GameState {
         rules: Some(rule_options_pb(&s.options)),
         board: Some(board_pb(&s.position)),
@@ -378,13 +378,13 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// PÜNCT's details of a verdict, if it has them.
-pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
-    verdict.get::<Outcome>().map(outcome_detail_pb)
+pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
+    verdict.get::<punct::Outcome>().map(outcome_detail_pb)
 }
 
 /// The PÜNCT state on the wire, if `snapshot` is one.
-pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
-    snapshot.get::<PunctSnapshot>().map(state_pb)
+pub fn snapshot_pb(snapshot: &SharedState) -> Option<pb::GameState> {
+    snapshot.get::<PunctState>().map(state_pb)
 }
 
 /// The request parts under the names callers have used for them.
@@ -439,11 +439,11 @@ impl WireGame for PunctWire {
         })
     }
 
-    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
         verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punct)
     }
 
-    fn state_pb(&self, snapshot: &Snapshot) -> Option<rpb::game_state::Game> {
+    fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {
         snapshot_pb(snapshot).map(rpb::game_state::Game::Punct)
     }
 
@@ -492,7 +492,7 @@ impl WireGame for PunctWire {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::games::punct::{Game, RuleOptions};
+    use crate::games::punct::{Engine, RuleOptions};
 
     /// The board lists exactly the occupied spaces, each as the full
     /// listing of every space showed it; the ones left out are empty.
@@ -500,7 +500,7 @@ mod tests {
     fn the_board_lists_the_occupied_spaces_and_nothing_else() {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         for _ in 0..20 {
-            let mut game = Game::new(RuleOptions::default());
+            let mut game = Engine::new(RuleOptions::default());
             for _ in 0..60 {
                 let pos = *game.position();
                 let board = board_pb(&pos);

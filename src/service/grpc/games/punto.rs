@@ -9,13 +9,12 @@
 //! shown the same.
 
 use super::{DeckText, Part, Sidelines, WireGame};
-use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoSnapshot};
+use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoState};
 use crate::games::punto::{
-    Card, Cell, Colour, Configuration, DeadlockCause, MatchEnd, MatchOutcome, OptionsError,
-    Revealed, RoundKind, RoundResult, Row, RuleOptions, Side, Table, Team, TieBreak, notation,
-    render,
+    self, Card, Cell, Colour, Configuration, DeadlockCause, EndReason, OptionsError, Revealed,
+    RoundKind, RoundOutcome, Row, RuleOptions, Side, Table, Team, TieBreak, notation, render,
 };
-use crate::games::{GameRules, MoveDetail, MoveInput, Seat, Snapshot, Verdict, hex};
+use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, Seat, SharedState, hex};
 use crate::service::grpc::pb::punto::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
@@ -222,7 +221,7 @@ fn row_pb(row: &Row) -> pb::Row {
 }
 
 /// A finished round on the wire (docs/rules/punto.md §8.4).
-pub fn round_result_pb(r: &RoundResult) -> pb::RoundResult {
+pub fn round_result_pb(r: &RoundOutcome) -> pb::RoundResult {
     pb::RoundResult {
         round: r.round,
         kind: (match r.kind {
@@ -328,12 +327,12 @@ pub fn move_pb(info: &PuntoMoveInfo) -> pb::Move {
 }
 
 /// Punto's details of a board end.
-pub fn outcome_detail_pb(o: &MatchOutcome) -> pb::OutcomeDetail {
+pub fn outcome_detail_pb(o: &punto::Outcome) -> pb::OutcomeDetail {
     pb::OutcomeDetail {
         winner: o.winner.map(side_pb),
         reason: (match o.reason {
-            MatchEnd::RoundsWon => pb::MatchEnd::RoundsWon,
-            MatchEnd::RoundLimit => pb::MatchEnd::RoundLimit,
+            EndReason::RoundsWon => pb::MatchEnd::RoundsWon,
+            EndReason::RoundLimit => pb::MatchEnd::RoundLimit,
         }) as i32,
         round_wins: o.wins.clone(),
     }
@@ -361,7 +360,7 @@ pub fn compact_state(state: &mut pb::GameState) {
 }
 
 /// The Punto state of a match.
-pub fn state_pb(s: &PuntoSnapshot) -> pb::GameState {
+pub fn state_pb(s: &PuntoState) -> pb::GameState {
     let configuration = s.options.configuration();
     pb::GameState {
         rules: Some(rule_options_pb(&s.options)),
@@ -399,13 +398,13 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// Punto's details of a verdict, if it has them (a board end).
-pub fn verdict_detail_pb(verdict: &Verdict) -> Option<pb::OutcomeDetail> {
-    verdict.get::<MatchOutcome>().map(outcome_detail_pb)
+pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
+    verdict.get::<punto::Outcome>().map(outcome_detail_pb)
 }
 
 /// The Punto state on the wire, if `snapshot` is one.
-pub fn snapshot_pb(snapshot: &Snapshot) -> Option<pb::GameState> {
-    snapshot.get::<PuntoSnapshot>().map(state_pb)
+pub fn snapshot_pb(snapshot: &SharedState) -> Option<pb::GameState> {
+    snapshot.get::<PuntoState>().map(state_pb)
 }
 
 /// The round a played move ended, with the next round's deal, if `detail`
@@ -476,11 +475,11 @@ impl WireGame for PuntoWire {
         }))
     }
 
-    fn outcome_detail_pb(&self, verdict: &Verdict) -> Option<rpb::outcome::Detail> {
+    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
         verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punto)
     }
 
-    fn state_pb(&self, snapshot: &Snapshot) -> Option<rpb::game_state::Game> {
+    fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {
         snapshot_pb(snapshot).map(rpb::game_state::Game::Punto)
     }
 

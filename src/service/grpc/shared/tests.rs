@@ -34,7 +34,7 @@ async fn a_states_shared_form_is_made_once_per_state() {
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
     let made = AtomicUsize::new(0);
-    let make = |snap: &Snapshot| {
+    let make = |snap: &SharedState| {
         made.fetch_add(1, Ordering::SeqCst);
         snap.svg(None, None)
     };
@@ -66,7 +66,7 @@ async fn a_views_shared_form_is_made_once_per_state_with_the_clock_read_each_tim
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
     let made = AtomicUsize::new(0);
-    let make = |view: &GameView| {
+    let make = |view: &SessionView| {
         made.fetch_add(1, Ordering::SeqCst);
         assert!(view.snapshot.is_some(), "the maker gets the state");
         (view.ply, view.draw_offers)

@@ -8,9 +8,9 @@ use tracing::Instrument;
 
 use super::super::SessionError;
 use super::seats::Role;
-use super::view::GameView;
+use super::view::SessionView;
 use super::{Session, State};
-use crate::games::{Ending, MoveError, Seat, SeatSet, Verdict, Viewer};
+use crate::games::{MoveError, Outcome, RefereeAction, Seat, SeatSet, Viewer};
 use crate::service::storage::Write;
 
 /// `GAME_OVER`, without saying how.
@@ -45,8 +45,8 @@ impl Session {
     pub(super) async fn conclude_stored(
         &self,
         viewer: Viewer,
-        decide: impl FnOnce(&State) -> Result<Ending, SessionError>,
-    ) -> Result<GameView, SessionError> {
+        decide: impl FnOnce(&State) -> Result<RefereeAction, SessionError>,
+    ) -> Result<SessionView, SessionError> {
         let (game, verdict, write) = {
             let mut st = self.lock_settled();
             let ending = decide(&st)?;
@@ -64,13 +64,13 @@ impl Session {
 
     /// The seat `role` plays resigns; the game's rules say who wins (with
     /// two seats: the other).
-    pub async fn resign(self: &Arc<Self>, role: Role) -> Result<GameView, SessionError> {
+    pub async fn resign(self: &Arc<Self>, role: Role) -> Result<SessionView, SessionError> {
         let seat = self.seat_of(role)?;
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
             this.conclude_stored(Viewer::Seat(seat), |_| {
-                Ok(Ending::Resignation { loser: seat })
+                Ok(RefereeAction::Resignation { loser: seat })
             })
             .await
         })
@@ -82,7 +82,7 @@ impl Session {
     pub async fn offer_draw(
         self: &Arc<Self>,
         role: Role,
-    ) -> Result<(bool, GameView), SessionError> {
+    ) -> Result<(bool, SessionView), SessionError> {
         let seat = self.seat_of(role)?;
         self.agree_draw(seat, false).await
     }
@@ -92,7 +92,7 @@ impl Session {
     pub async fn accept_draw(
         self: &Arc<Self>,
         role: Role,
-    ) -> Result<(bool, GameView), SessionError> {
+    ) -> Result<(bool, SessionView), SessionError> {
         let seat = self.seat_of(role)?;
         self.agree_draw(seat, true).await
     }
@@ -104,7 +104,7 @@ impl Session {
         self: &Arc<Self>,
         seat: Seat,
         accepting: bool,
-    ) -> Result<(bool, GameView), SessionError> {
+    ) -> Result<(bool, SessionView), SessionError> {
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
@@ -129,7 +129,7 @@ impl Session {
             let viewer = Viewer::Seat(seat);
             let Some(agreeing) = agreeing else {
                 let view = this
-                    .conclude_stored(viewer, |_| Ok(Ending::DrawAgreement))
+                    .conclude_stored(viewer, |_| Ok(RefereeAction::DrawAgreement))
                     .await?;
                 return Ok((true, view));
             };
@@ -160,7 +160,7 @@ impl Session {
     /// moved, dealt or not. In a tournament's game a seat's abort is its
     /// resignation: the tournament counts a result for every game, and the
     /// game's record says which. Answered with `role`'s view.
-    pub async fn abort(self: &Arc<Self>, role: Role) -> Result<GameView, SessionError> {
+    pub async fn abort(self: &Arc<Self>, role: Role) -> Result<SessionView, SessionError> {
         // The seat calling it off; none for the platform.
         let seat = match role {
             Role::Platform(_) => None,
@@ -188,8 +188,8 @@ impl Session {
                     }));
                 }
                 match seat {
-                    Some(loser) if this.forfeits() => Ok(Ending::Resignation { loser }),
-                    _ => Ok(Ending::Aborted),
+                    Some(loser) if this.forfeits() => Ok(RefereeAction::Resignation { loser }),
+                    _ => Ok(RefereeAction::Aborted),
                 }
             })
             .await
@@ -235,7 +235,7 @@ impl Session {
         self: &Arc<Self>,
         role: Role,
         against: Option<Seat>,
-    ) -> Result<GameView, SessionError> {
+    ) -> Result<SessionView, SessionError> {
         let seat = self.seat_of(role)?;
         let this = self.clone();
         to_the_end(async move {
@@ -285,7 +285,7 @@ impl Session {
                         ),
                     );
                 }
-                Ok(Ending::Abandoned { loser: target })
+                Ok(RefereeAction::Abandoned { loser: target })
             })
             .await
         })
@@ -294,7 +294,7 @@ impl Session {
 
     /// `GAME_OVER`, saying how the game ended (e.g. `TIMEOUT`: a move that
     /// arrives after the flag fell learns why).
-    pub(super) fn game_over_by(&self, verdict: &Verdict) -> SessionError {
+    pub(super) fn game_over_by(&self, verdict: &Outcome) -> SessionError {
         let how = if verdict.winners.is_empty() {
             format!("drawn or ended without a winner: {}", verdict.reason)
         } else {

@@ -1,7 +1,7 @@
 //! The numbered events of a game's log, and the answer to a move.
 
 use super::ClockReading;
-use crate::games::{MoveReport, Verdict};
+use crate::games::{MoveReport, Outcome};
 
 /// One numbered event of a game's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub enum EventKind {
     /// The game ended.
     GameOver {
         /// How.
-        verdict: Verdict,
+        verdict: Outcome,
     },
 }
 

@@ -7,8 +7,8 @@ use std::time::SystemTime;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::super::{GameId, SessionError};
-use crate::games::{SeatSet, Verdict};
-use crate::service::storage::{self, EndRow, Storage, Write};
+use crate::games::{Outcome, SeatSet};
+use crate::service::storage::{self, OutcomeRow, Storage, Write};
 use crate::service::telemetry;
 
 /// Where one session's changes are stored, and its turn to change.
@@ -122,10 +122,10 @@ impl Handoff {
     pub(super) fn end_row(
         &self,
         status: &'static str,
-        verdict: Option<&Verdict>,
+        verdict: Option<&Outcome>,
         ply: u32,
-    ) -> EndRow {
-        EndRow {
+    ) -> OutcomeRow {
+        OutcomeRow {
             game_id: self.id.to_string(),
             status,
             winners: verdict.map_or(SeatSet::EMPTY, |v| v.winners),

@@ -7,7 +7,7 @@ use tokio::sync::broadcast;
 
 use super::super::clock::ClockReading;
 use super::event::{Event, EventKind};
-use crate::games::{MoveReport, SeatSet, Verdict};
+use crate::games::{MoveReport, Outcome, SeatSet};
 
 /// The events of one game, in order, and the ring of its watchers.
 #[derive(Debug)]
@@ -22,7 +22,7 @@ pub(super) struct EventLog {
 impl EventLog {
     /// The log of a game that played `history` and ended with `verdict`
     /// (at ply `ply`) if it did, with no clock readings.
-    pub(super) fn rebuilt(history: &[MoveReport], verdict: Option<&Verdict>, ply: u32) -> EventLog {
+    pub(super) fn rebuilt(history: &[MoveReport], verdict: Option<&Outcome>, ply: u32) -> EventLog {
         let mut events: Vec<Arc<Event>> = history
             .iter()
             .map(|r| {

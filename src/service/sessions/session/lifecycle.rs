@@ -11,7 +11,7 @@ use super::super::Limits;
 use super::super::clock::{Clock, MoveStamp};
 use super::event::EventKind;
 use super::{Session, State};
-use crate::games::{Game, MoveReport, Seat, SeatSet, Verdict};
+use crate::games::{Game, MoveReport, Outcome, Seat, SeatSet};
 use crate::service::telemetry;
 
 /// Whether a session still serves here: closed when it is dropped from the
@@ -141,13 +141,13 @@ impl Session {
     }
 
     /// Stops the clock, logs, counts and publishes the game-over event.
-    pub(super) fn finish(&self, st: &mut State, verdict: Verdict) {
+    pub(super) fn finish(&self, st: &mut State, verdict: Outcome) {
         self.finish_at(st, verdict, time::Instant::now());
     }
 
     /// [`Session::finish`] with the clock stopped at `at` (a follower
     /// learns of an ending after it happened).
-    pub(super) fn finish_at(&self, st: &mut State, verdict: Verdict, at: time::Instant) {
+    pub(super) fn finish_at(&self, st: &mut State, verdict: Outcome, at: time::Instant) {
         st.clock.stop(at);
         self.timer.wake();
         st.draw_offers = SeatSet::EMPTY;

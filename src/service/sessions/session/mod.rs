@@ -46,7 +46,7 @@ pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
 pub use seats::Role;
 pub use slot::{Current, StateKey};
-pub use view::{GameView, SetupView, TimeView};
+pub use view::{SessionView, SetupView, TimeView};
 pub(super) use watchers::WatcherSlot;
 
 use handoff::Handoff;
@@ -356,9 +356,9 @@ impl Session {
     pub(super) fn end_row(
         &self,
         status: &'static str,
-        verdict: Option<&crate::games::Verdict>,
+        verdict: Option<&crate::games::Outcome>,
         ply: u32,
-    ) -> storage::EndRow {
+    ) -> storage::OutcomeRow {
         self.handoff.end_row(status, verdict, ply)
     }
 }

@@ -12,7 +12,7 @@ use super::super::{MAX_REQUEST_ID, SessionError};
 use super::event::{EventKind, MoveReceipt};
 use super::seats::Role;
 use super::{Session, State};
-use crate::games::{Game, MoveDetail, MoveError, MoveInput, MoveReport, Seat, SeatSet, Verdict};
+use crate::games::{Game, MoveDetail, MoveError, MoveInput, MoveReport, Outcome, Seat, SeatSet};
 use crate::service::storage::{self, MoveRow, Write};
 use crate::service::telemetry;
 
@@ -381,7 +381,7 @@ impl Session {
             now,
         );
         if let Some(verdict) = &report.verdict {
-            self.finish(st, Verdict::clone(verdict));
+            self.finish(st, Outcome::clone(verdict));
         }
     }
 

@@ -13,7 +13,7 @@ use tokio::time;
 
 use super::Session;
 use super::seats::Role;
-use super::view::{GameView, TimeView};
+use super::view::{SessionView, TimeView};
 use crate::games::{SeatSet, Viewer};
 
 /// Which state of a game a viewer sees: the ply, whether the game was
@@ -52,7 +52,7 @@ pub enum Current<T> {
     /// alone (the clock and presence), read now.
     Known(T, TimeView),
     /// The caller held nothing for it: the state's key and its whole view.
-    Unknown(StateKey, Box<GameView>),
+    Unknown(StateKey, Box<SessionView>),
 }
 
 /// The slot a layer above keeps its own per-session data in (see
@@ -62,7 +62,7 @@ pub(super) struct Attachment(OnceLock<Box<dyn Any + Send + Sync>>);
 
 impl Session {
     /// The key of the state `view` shows.
-    pub fn state_key(&self, view: &GameView) -> StateKey {
+    pub fn state_key(&self, view: &SessionView) -> StateKey {
         self.key_of(
             view.ply,
             view.verdict.is_some(),

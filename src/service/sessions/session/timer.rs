@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::clock::Expiry;
 use super::{Session, State};
-use crate::games::Ending;
+use crate::games::RefereeAction;
 use crate::service::storage::Write;
 
 /// What wakes a timed game's timer task when the deadline may have moved.
@@ -95,9 +95,11 @@ impl Session {
         };
         st.clock.stop(at);
         let ending = match expiry {
-            Expiry::Timeout { loser } => Ending::Timeout { loser },
-            Expiry::NotStarted { seat } if self.forfeits() => Ending::Timeout { loser: seat },
-            Expiry::NotStarted { .. } => Ending::Aborted,
+            Expiry::Timeout { loser } => RefereeAction::Timeout { loser },
+            Expiry::NotStarted { seat } if self.forfeits() => {
+                RefereeAction::Timeout { loser: seat }
+            }
+            Expiry::NotStarted { .. } => RefereeAction::Aborted,
         };
         // Cannot fail: the game is not over (checked above).
         if let Ok(verdict) = st.game.conclude(ending) {

@@ -13,7 +13,7 @@ use super::super::{GameId, SessionError};
 use super::event::{Event, EventKind};
 use super::seats::Role;
 use super::{Session, State};
-use crate::games::{GameRules, MoveDetail, Seat, SeatSet, Setup, Snapshot, Verdict, Viewer};
+use crate::games::{GameRules, MoveDetail, Outcome, Seat, SeatSet, Setup, SharedState, Viewer};
 
 /// What of a view changes with time alone, and whose view it is: what a
 /// form of a state kept per state leaves out ([`Session::read_current`]).
@@ -29,7 +29,7 @@ pub struct TimeView {
 
 /// A read-only picture of a session.
 #[derive(Debug, Clone)]
-pub struct GameView {
+pub struct SessionView {
     /// The game's id.
     pub id: GameId,
     /// Labels.
@@ -49,11 +49,11 @@ pub struct GameView {
     /// Whose turn it is (`None` once over).
     pub to_move: Option<Seat>,
     /// How it ended, once over.
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<Outcome>,
     /// The seats that have offered or accepted the standing draw offer.
     pub draw_offers: SeatSet,
     /// The game-specific state (`None` in listings).
-    pub snapshot: Option<Snapshot>,
+    pub snapshot: Option<SharedState>,
     /// The last move played.
     pub last_move: Option<MoveDetail>,
     /// The time control chosen at creation.
@@ -89,13 +89,13 @@ impl SetupView {
 impl Session {
     /// A spectator's picture of the game now; with the board when
     /// `with_state`.
-    pub fn view(&self, with_state: bool) -> GameView {
+    pub fn view(&self, with_state: bool) -> SessionView {
         let st = self.lock_settled();
         self.view_locked(&st, with_state, Viewer::Spectator)
     }
 
     /// The game now, with its state, as `viewer` may see it.
-    pub fn view_as(&self, viewer: Viewer) -> GameView {
+    pub fn view_as(&self, viewer: Viewer) -> SessionView {
         let st = self.lock_settled();
         self.view_locked(&st, true, viewer)
     }
@@ -104,7 +104,7 @@ impl Session {
     /// that point (every move, then the game-over event once over), read
     /// under one lock so the two agree: what a page showing the move list
     /// needs.
-    pub fn view_with_events(&self) -> (GameView, Vec<Arc<Event>>) {
+    pub fn view_with_events(&self) -> (SessionView, Vec<Arc<Event>>) {
         let st = self.lock_settled();
         (
             self.view_locked(&st, true, Viewer::Spectator),
@@ -112,10 +112,10 @@ impl Session {
         )
     }
 
-    pub(super) fn view_locked(&self, st: &State, with_state: bool, viewer: Viewer) -> GameView {
+    pub(super) fn view_locked(&self, st: &State, with_state: bool, viewer: Viewer) -> SessionView {
         let verdict = st.game.verdict();
         let over = verdict.is_some();
-        GameView {
+        SessionView {
             id: self.id.clone(),
             labels: self.labels.clone(),
             created_at: self.created_at,
@@ -179,7 +179,7 @@ impl Session {
     /// The game as it was after `ply` moves (now when `None`), with its
     /// game-specific state as `role` may see it; refused beyond the
     /// current ply.
-    pub fn view_at(&self, ply: Option<u32>, role: Role) -> Result<GameView, SessionError> {
+    pub fn view_at(&self, ply: Option<u32>, role: Role) -> Result<SessionView, SessionError> {
         let viewer = role.viewer();
         let st = self.lock_settled();
         match ply {
@@ -196,7 +196,7 @@ impl Session {
         ply: u32,
         field: &'static str,
         viewer: Viewer,
-    ) -> Result<GameView, SessionError> {
+    ) -> Result<SessionView, SessionError> {
         let current = st.game.ply();
         if ply > current {
             return Err(SessionError::OutOfRange {
@@ -209,7 +209,7 @@ impl Session {
             return Ok(self.view_locked(st, true, viewer));
         }
         let move_event = |p: u32| st.log.move_at(p);
-        Ok(GameView {
+        Ok(SessionView {
             id: self.id.clone(),
             labels: self.labels.clone(),
             created_at: self.created_at,

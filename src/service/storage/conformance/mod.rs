@@ -7,8 +7,8 @@ mod sqlite_backend;
 
 use std::collections::BTreeMap;
 
-use super::memory::MemoryStorage;
 use super::postgres::Leased;
+use super::reference::ReferenceStorage;
 use super::sqlite::{SqliteOptions, SqliteStorage, SyncMode};
 use super::*;
 
@@ -71,8 +71,8 @@ fn mv(id: &str, ply: u32) -> MoveRow {
     }
 }
 
-fn end(id: &str, ply: u32) -> EndRow {
-    EndRow {
+fn end(id: &str, ply: u32) -> OutcomeRow {
+    OutcomeRow {
         game_id: id.into(),
         status: "finished",
         winners: SeatSet::only(Seat::SECOND),
@@ -107,7 +107,7 @@ async fn suite(storage: &dyn Storage) {
 
     storage.write(Write::End(end("a", 3))).await.unwrap();
     storage
-        .write(Write::End(EndRow {
+        .write(Write::End(OutcomeRow {
             status: "expired",
             reason: String::new(),
             winners: SeatSet::EMPTY,
@@ -259,7 +259,7 @@ async fn write_the_archive(storage: &dyn Storage) -> GameRow {
     }
     // `o` expires, long ago; `r` stays in progress.
     storage
-        .write(Write::End(EndRow {
+        .write(Write::End(OutcomeRow {
             status: "expired",
             reason: String::new(),
             winners: SeatSet::EMPTY,
@@ -273,8 +273,8 @@ async fn write_the_archive(storage: &dyn Storage) -> GameRow {
 }
 
 /// The ending of game `id` at `ply`, at `at_ms`.
-fn archive_end(id: &str, ply: u32, at_ms: i64) -> EndRow {
-    EndRow {
+fn archive_end(id: &str, ply: u32, at_ms: i64) -> OutcomeRow {
+    OutcomeRow {
         at_ms,
         ..end(id, ply)
     }
@@ -319,8 +319,8 @@ fn list_the_archive(storage: &dyn Storage) {
 
 #[tokio::test]
 async fn memory_rows_backend_passes_the_suite() {
-    suite(&MemoryStorage::new()).await;
-    archive_suite(&MemoryStorage::new()).await;
+    suite(&ReferenceStorage::new()).await;
+    archive_suite(&ReferenceStorage::new()).await;
 }
 
 /// A fresh directory under the system's temp dir (removed by each test).
@@ -364,7 +364,7 @@ async fn tournament_suite(storage: &dyn Storage) {
 
 #[tokio::test]
 async fn tournaments_are_kept_and_replaced_by_every_backend() {
-    tournament_suite(&MemoryStorage::new()).await;
+    tournament_suite(&ReferenceStorage::new()).await;
     let dir = tempdir();
     let options = SqliteOptions {
         dir: dir.clone(),

@@ -313,7 +313,7 @@ async fn postgres_lists_games_in_progress_and_finished_in_one_order() {
             .unwrap();
     }
     s.write(Write::End(end("g3", 1))).await.unwrap();
-    s.write(Write::End(EndRow {
+    s.write(Write::End(OutcomeRow {
         status: "expired",
         ..end("g4", 1)
     }))
@@ -349,7 +349,7 @@ async fn postgres_lists_games_in_progress_and_finished_in_one_order() {
     let first = s.list_games(&query, Some(false)).unwrap();
     assert_eq!(first[0].moves, vec![mv("g2", 1)]);
     // A store only this process writes lists none in progress.
-    let memory = MemoryStorage::new();
+    let memory = ReferenceStorage::new();
     assert!(!memory.shared());
     assert!(memory.list_games(&query, Some(false)).unwrap().is_empty());
 }

@@ -32,7 +32,7 @@ async fn pruning_many_games_goes_in_batches_and_takes_them_all() {
             s.write(Write::Create(
                 game(&id),
                 vec![mv(&id, 1)],
-                Some(EndRow {
+                Some(OutcomeRow {
                     at_ms: i64::from(i),
                     ..end(&id, 1)
                 }),

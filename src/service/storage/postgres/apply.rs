@@ -8,7 +8,7 @@ use deadpool_postgres::Transaction;
 use super::super::codec::{
     clock_columns, end_columns, labels_json, ms, offers_column, sealed_seed,
 };
-use super::super::{EndRow, GameRow, MoveRow, StorageError, TournamentRow, Write, unix_ms};
+use super::super::{GameRow, MoveRow, OutcomeRow, StorageError, TournamentRow, Write, unix_ms};
 use super::leases::{Leased, Node};
 use super::notices::notify;
 use super::pg_error;
@@ -348,7 +348,7 @@ async fn insert_move(tx: &Transaction<'_>, mv: &MoveRow, target: &str) -> Result
 /// creating an imported finished game).
 async fn apply_end(
     tx: &Transaction<'_>,
-    end: &EndRow,
+    end: &OutcomeRow,
     target: &str,
     fenced: Option<(&Node, i64)>,
 ) -> Result<(), StorageError> {

@@ -11,7 +11,7 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use super::super::codec::{
     clock_columns, end_columns, hex, labels_json, offers_column, sealed_seed,
 };
-use super::super::{EndRow, GameRow, MoveRow, ServerSecret, TournamentRow, Write, unix_ms};
+use super::super::{GameRow, MoveRow, OutcomeRow, ServerSecret, TournamentRow, Write, unix_ms};
 use super::{Job, MAX_BATCH, PRUNE_BATCH, Reply, read_games, sql_error};
 use crate::service::telemetry;
 /// Log frames (pages) past which the log is made to start over (see
@@ -332,7 +332,7 @@ fn insert_move(tx: &Connection, mv: &MoveRow) -> rusqlite::Result<()> {
     Ok(())
 }
 
-fn apply_end(tx: &Connection, end: &EndRow) -> rusqlite::Result<()> {
+fn apply_end(tx: &Connection, end: &OutcomeRow) -> rusqlite::Result<()> {
     let columns = end_columns(end);
     let changed = tx
         .prepare_cached(

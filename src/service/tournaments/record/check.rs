@@ -41,7 +41,7 @@ pub fn checked_doc(
         sprt: new.sprt,
         setup_seed_base: new.setup_seed_base,
         deal_per_game: hides_setup(&new.rules),
-        status: Status::Registering,
+        status: TournamentStatus::Registering,
         entrants: Vec::new(),
         games: Vec::new(),
         rounds: 0,

@@ -1,8 +1,8 @@
 //! A backend that keeps rows in memory: the reference implementation the
 //! storage tests run against beside SQLite, and a fault injector
-//! ([`MemoryStorage::set_failing`]) and a slow disk
-//! ([`MemoryStorage::set_holding`]) for the session layer's tests. A restart
-//! is simulated by handing the same `MemoryStorage` to a new store.
+//! ([`ReferenceStorage::set_failing`]) and a slow disk
+//! ([`ReferenceStorage::set_holding`]) for the session layer's tests. A restart
+//! is simulated by handing the same `ReferenceStorage` to a new store.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -22,7 +22,7 @@ struct Rows {
 
 /// Rows in memory (see the module docs).
 #[derive(Debug, Default)]
-pub struct MemoryStorage {
+pub struct ReferenceStorage {
     rows: Mutex<Rows>,
     failing: AtomicBool,
     /// While set, writes wait here, unanswered, until released.
@@ -35,10 +35,10 @@ type Held = (
     tokio::sync::oneshot::Sender<Result<(), StorageError>>,
 );
 
-impl MemoryStorage {
+impl ReferenceStorage {
     /// An empty backend.
-    pub fn new() -> MemoryStorage {
-        MemoryStorage::default()
+    pub fn new() -> ReferenceStorage {
+        ReferenceStorage::default()
     }
 
     /// While `failing`, every write fails (as a full or read-only disk
@@ -64,7 +64,7 @@ impl MemoryStorage {
         }
     }
 
-    /// How many writes are held (see [`MemoryStorage::set_holding`]).
+    /// How many writes are held (see [`ReferenceStorage::set_holding`]).
     pub fn held(&self) -> usize {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         held.as_ref().map_or(0, Vec::len)
@@ -154,7 +154,7 @@ fn play(
     stored: &mut StoredGame,
     status: &mut &'static str,
     mv: super::MoveRow,
-    end: Option<super::EndRow>,
+    end: Option<super::OutcomeRow>,
 ) -> Result<(), StorageError> {
     if *status != "in_progress" {
         return Err(StorageError::Conflict(format!(
@@ -179,7 +179,7 @@ fn play(
     Ok(())
 }
 
-impl Storage for MemoryStorage {
+impl Storage for ReferenceStorage {
     fn name(&self) -> &'static str {
         "memory-rows"
     }
