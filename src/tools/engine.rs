@@ -2,14 +2,14 @@
 //! so anyone can compare this engine with another implementation. PÜNCT
 //! keeps its own fast paths (its perft, its record and picture); any other
 //! game (`--game dots`) goes through the game-agnostic [`crate::games::Game`]
-//! trait and its row of [`crate::tools::games::TOOL_GAMES`].
+//! trait and its entry of the registry of games (`grpc::games::WIRE_GAMES`).
 
 use std::fmt::Write as _;
 
 use clap::{Args, ValueEnum};
 
 use crate::games::punct::{EndOnSupply, Game, GameRecord, RuleOptions, Variant};
-use crate::games::{Catalog, Game as AnyGame, Viewer};
+use crate::games::{Game as AnyGame, Viewer};
 use crate::tools::games::{GameArg, GameChoice, ToolRules, verdict_text};
 
 /// The variant as a command-line value.
@@ -138,7 +138,7 @@ impl GameArgs {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("{}: {e}", path.display()))?;
-                Catalog::default()
+                crate::service::grpc::games::catalog()
                     .import(&text, rules.setup())
                     .map_err(|e| format!("{}: {e}", path.display()))?
                     .game
@@ -148,8 +148,10 @@ impl GameArgs {
         let tool = crate::tools::games::tool_game(game.rules().game_name())
             .ok_or_else(|| format!("the tools do not play {}", game.rules().game_name()))?;
         for (i, text) in split_moves(&self.moves).enumerate() {
-            let input = (tool.notation)(text)
-                .ok_or_else(|| format!("move {} `{text}`: not a {} move", i + 1, tool.name))?;
+            let input = tool
+                .kind()
+                .notation(text)
+                .ok_or_else(|| format!("move {} `{text}`: not a {} move", i + 1, tool.name()))?;
             game.play(&input)
                 .map_err(|e| format!("move {} `{text}`: {e}", i + 1))?;
         }
@@ -262,7 +264,7 @@ fn show_any(game: &dyn AnyGame, svg: bool) -> Result<String, String> {
     }
     let tool = crate::tools::games::tool_game(game.rules().game_name())
         .ok_or_else(|| format!("the tools do not play {}", game.rules().game_name()))?;
-    let mut out = (tool.picture)(&snapshot);
+    let mut out = tool.kind().picture(&snapshot);
     if let Some(verdict) = game.verdict() {
         let _ = writeln!(
             out,

@@ -1,13 +1,11 @@
-//! The games the tools play, one row of [`TOOL_GAMES`] each: what a tool
-//! needs of a game beyond the game-agnostic [`Game`] trait and the wire.
-//! A row names the game, its seats, how a move in notation becomes an
-//! engine input ([`ToolGame::notation`]) and a wire move
-//! ([`ToolGame::wire_move`]), how its state is drawn in text
-//! ([`ToolGame::picture`]) and its built-in greedy bot
-//! ([`ToolGame::greedy`]). Everything else the tools do (perft, legal moves,
-//! records, SVG, the random bot, tournaments, the load pool) goes through
-//! the [`Game`] trait or the referee, so a new game is one row here, a
-//! `--game` value ([`GameArg`]) and the flags of its options ([`GameChoice`]);
+//! The games the tools play: the service's registry of games
+//! ([`WIRE_GAMES`]), each entry's [`WireGame`] for what the tools read and
+//! write on the wire and its engine's [`GameKind`](crate::games::GameKind)
+//! for what they do locally (seats, a move in notation as an engine input,
+//! the text picture of a state, the greedy bot). Everything else the tools
+//! do (perft, legal moves, records, SVG, the random bot, tournaments, the
+//! load pool) goes through the [`Game`] trait or the referee, so a new game
+//! needs nothing here but the flags of its options ([`GameChoice`]);
 //! docs/BOTS.md ("Adding a game to the tools") lists the steps.
 //!
 //! [`ToolRules`] is a game and its options as the tools carry them: the
@@ -19,157 +17,30 @@ use std::collections::HashMap;
 
 use clap::{Args, ValueEnum};
 
-use crate::games::dots::referee::DotsSnapshot;
 use crate::games::dots::{self, Start};
-use crate::games::punct::referee::PunctSnapshot;
-use crate::games::punto::referee::PuntoSnapshot;
-use crate::games::{self, Game, GameRules, MoveInput, Setup, Snapshot, Verdict, punto};
+use crate::games::{self, Game, GameRules, Setup, Verdict, punto};
 use crate::service::grpc::convert;
-use crate::service::grpc::games::{wire_game, wire_game_of};
+use crate::service::grpc::games::{WIRE_GAMES, WireGame, default_game, wire_game_of};
 use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::bots::{Bot, dots_greedy, greedy, punto_greedy};
 use crate::tools::engine::{VariantArg, punct_options};
 use crate::tools::rpc;
 
-/// What the tools know of one game (see the module comment).
-#[derive(Debug)]
-pub struct ToolGame {
-    /// The game's name: its record `game:` header and its `--game` value.
-    pub name: &'static str,
-    /// Its seats' names, in seat order. A game whose seats depend on its
-    /// options (Punto) lists every name any of its tables uses; a table's
-    /// own are [`ToolRules::seat_names`].
-    pub seats: &'static [&'static str],
-    /// A move in notation as the engine's input (`None`: not notation).
-    pub notation: fn(&str) -> Option<MoveInput>,
-    /// The text picture of a state of this game.
-    pub picture: fn(&Snapshot) -> String,
-    /// The built-in greedy bot for these rules (`seed` breaks its ties;
-    /// `setup` is the game's seed when the rules are seeded).
-    pub greedy: fn(seed: u64, rules: &GameRules, setup: Option<Setup>) -> Box<dyn Bot>,
-    /// Whether its bots need the state as their own seat sees it (its
-    /// `GetGame` with the seat's token, in [`crate::tools::bots::Turn`]):
-    /// the moves' notation does not tell everything (Punto: which card
-    /// the mover holds).
-    pub bots_read_state: bool,
-    /// Whether a move in notation of this game may start with `-` (a
-    /// negative coordinate: Punto's `-1,0`), which a command line must not
-    /// take for a flag; the text after the `-` is given.
-    pub minus_move: Option<fn(&str) -> bool>,
-}
-
-/// Every game the tools play.
-pub const TOOL_GAMES: &[ToolGame] = &[PUNCT, DOTS, PUNTO];
-
-/// PÜNCT's row.
-const PUNCT: ToolGame = ToolGame {
-    name: "punct",
-    seats: &["white", "black"],
-    notation: punct_notation,
-    picture: |snapshot| {
-        snapshot
-            .get::<PunctSnapshot>()
-            .map(|s| games::punct::render::ascii(&s.position))
-            .unwrap_or_default()
-    },
-    greedy: |seed, rules, _| {
-        let variant = rules
-            .get::<games::punct::RuleOptions>()
-            .map_or_else(Default::default, |o| o.variant);
-        Box::new(greedy::GreedyBot::new(seed, variant))
-    },
-    bots_read_state: false,
-    minus_move: None,
-};
-
-/// Dots' row.
-const DOTS: ToolGame = ToolGame {
-    name: "dots",
-    seats: dots::referee::SEAT_NAMES,
-    notation: dots::referee::notation_input,
-    picture: |snapshot| {
-        snapshot
-            .get::<DotsSnapshot>()
-            .map(|s| dots::render::picture(&s.field, s.to_move, s.outcome.as_ref()))
-            .unwrap_or_default()
-    },
-    greedy: |seed, rules, setup| {
-        let options = rules
-            .get::<dots::RuleOptions>()
-            .copied()
-            .unwrap_or_default();
-        Box::new(dots_greedy::DotsGreedyBot::new(seed, options, setup))
-    },
-    bots_read_state: false,
-    minus_move: None,
-};
-
-/// Every seat name of Punto's tables (2, 3, 4 players, teams).
-const PUNTO_SEATS: &[&str] = &[
-    "red-blue",
-    "orange-green",
-    "red",
-    "orange",
-    "blue",
-    "green",
-    "red-blue-1",
-    "orange-green-1",
-    "red-blue-2",
-    "orange-green-2",
-];
-
-/// Punto's row. Its greedy bot never sees the seed, even when the tool
-/// supplied it: it plays from its seat's view of the table (the decks'
-/// order is secret to every seat, docs/rules/punto.md §11).
-const PUNTO: ToolGame = ToolGame {
-    name: "punto",
-    seats: PUNTO_SEATS,
-    notation: punto::referee::notation,
-    picture: |snapshot| {
-        snapshot
-            .get::<PuntoSnapshot>()
-            .map(punto::render::ascii)
-            .unwrap_or_default()
-    },
-    greedy: |seed, _, _| Box::new(punto_greedy::PuntoGreedyBot::new(seed)),
-    bots_read_state: true,
-    minus_move: Some(|t| punto::notation::parse_cell(t).is_ok()),
-};
-
-fn punct_notation(text: &str) -> Option<MoveInput> {
-    let notated = text.parse::<games::punct::NotatedMove>().ok()?;
-    Some(MoveInput::new(games::PunctMoveInput {
-        structured: None,
-        notation: Some(notated),
-    }))
-}
-
-/// The row of the game called `name`.
-pub fn tool_game(name: &str) -> Option<&'static ToolGame> {
-    TOOL_GAMES
+/// The game called `name` (any case), from the registry.
+pub fn tool_game(name: &str) -> Option<&'static dyn WireGame> {
+    WIRE_GAMES
         .iter()
-        .find(|g| g.name.eq_ignore_ascii_case(name))
+        .copied()
+        .find(|g| g.name().eq_ignore_ascii_case(name))
 }
 
-/// The row of the game of wire `rules` (the default game, the first row,
-/// when none is named, as the server reads it).
-pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static ToolGame {
+/// The game of wire `rules` (the default game, the registry's first, when
+/// none is named, as the server reads it).
+pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static dyn WireGame {
     rules
         .and_then(|r| r.game.as_ref())
         .and_then(wire_game_of)
-        .and_then(|g| tool_game(g.name()))
-        .unwrap_or(&TOOL_GAMES[0])
-}
-
-impl ToolGame {
-    /// A move in notation as the wire carries it (the game's member of
-    /// `referee.v1.Move`); the referee reads and judges it.
-    pub fn wire_move(&self, text: &str) -> pb::Move {
-        pb::Move {
-            game: wire_game(self.name).map(|g| g.notation_pb(text)),
-        }
-    }
+        .unwrap_or_else(default_game)
 }
 
 /// The `--game` value.
@@ -345,9 +216,9 @@ pub struct ToolRules {
 }
 
 impl ToolRules {
-    /// The game's row.
-    pub fn game(&self) -> &'static ToolGame {
-        tool_game(self.rules.game_name()).unwrap_or(&PUNCT)
+    /// The game, from the registry.
+    pub fn game(&self) -> &'static dyn WireGame {
+        tool_game(self.rules.game_name()).unwrap_or_else(default_game)
     }
 
     /// The rules on the wire (the service's own conversion).
@@ -451,21 +322,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_row_reads_its_own_notation_and_names_its_seats() {
+    fn every_game_reads_its_own_notation_and_names_its_seats() {
         let dots = tool_game("DOTS").unwrap();
-        assert_eq!(dots.seats, ["red", "blue"]);
-        assert!((dots.notation)("3,4").is_some());
-        assert!((dots.notation)("SE@E1:E2,E3").is_none());
+        assert_eq!(dots.kind().seat_names(), ["red", "blue"]);
+        assert!(dots.kind().notation("3,4").is_some());
+        assert!(dots.kind().notation("SE@E1:E2,E3").is_none());
         let punct = tool_game("punct").unwrap();
-        assert!((punct.notation)("SE@E1:E2,E3").is_some());
+        assert!(punct.kind().notation("SE@E1:E2,E3").is_some());
         assert!(matches!(
             dots.wire_move("ground").game,
             Some(pb::r#move::Game::Dots(_))
         ));
         assert!(tool_game("chess").is_none());
         let punto = tool_game("punto").unwrap();
-        assert!((punto.notation)("-1,2").is_some());
-        assert!(punto.bots_read_state && !dots.bots_read_state);
+        assert!(punto.kind().notation("-1,2").is_some());
+        assert!(punto.kind().bots_read_state() && !dots.kind().bots_read_state());
+        assert!(punto.kind().minus_move("1,2") && !dots.kind().minus_move("1,2"));
         assert!(matches!(
             punto.wire_move("0,0").game,
             Some(pb::r#move::Game::Punto(_))
@@ -487,7 +359,7 @@ mod tests {
             game_seed: seed.map(String::from),
         };
         let three = choice(3, false, None).rules(Default::default()).unwrap();
-        assert_eq!(three.game().name, "punto");
+        assert_eq!(three.game().name(), "punto");
         assert_eq!(three.seat_names(), ["red", "orange", "blue"]);
         assert!(three.start().unwrap_err().contains("--game-seed"));
         let options = three.rules.get::<punto::RuleOptions>().unwrap();
@@ -544,7 +416,7 @@ mod tests {
         let rules = choice(StartArg::Empty, None)
             .rules(Default::default())
             .unwrap();
-        assert_eq!(rules.game().name, "dots");
+        assert_eq!(rules.game().name(), "dots");
         assert!(rules.start().is_ok());
         let seed = "ab".repeat(32);
         assert!(

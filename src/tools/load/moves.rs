@@ -19,8 +19,9 @@ use super::procfs::{self, CpuTicks};
 use super::reads::{self, Point, Read, ReadReport};
 use super::report::{self, LoadReport, Round, RunReport, take_median};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
+use crate::service::grpc::games::WireGame;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::games::{GameArg, ToolGame, game_of_wire};
+use crate::tools::games::{GameArg, game_of_wire};
 use crate::tools::rpc::{self, ServerAddress};
 
 /// The moves every task replays: one list of notations per game.
@@ -31,7 +32,7 @@ type Pool = Arc<Vec<Arc<[String]>>>;
 type Encoded = Arc<Vec<Arc<[Bytes]>>>;
 
 /// Encodes every move of `pool` as `game`'s wire move.
-fn encoded_moves(pool: &Pool, tool: &ToolGame) -> Encoded {
+fn encoded_moves(pool: &Pool, tool: &dyn WireGame) -> Encoded {
     Arc::new(
         pool.iter()
             .map(|game| {
@@ -47,7 +48,7 @@ fn encoded_moves(pool: &Pool, tool: &ToolGame) -> Encoded {
 #[derive(Clone)]
 struct Played {
     create: pb::CreateGameRequest,
-    game: &'static ToolGame,
+    game: &'static dyn WireGame,
 }
 
 /// The pool and the game of `--game`: the default game's pool from its own
