@@ -9,7 +9,10 @@
 
 use std::fmt;
 
-use super::{GameRules, Importer, MoveInput, Opaque, Setup, Snapshot};
+use rand::rngs::StdRng;
+use rand::{RngExt as _, SeedableRng as _};
+
+use super::{Game, GameRules, Importer, MoveInput, Opaque, Setup, Snapshot};
 
 /// One game, as a whole (see the module comment). Pure, like the engines.
 pub trait GameKind: Sync {
@@ -44,12 +47,39 @@ pub trait GameKind: Sync {
         false
     }
 
+    /// A random game under `rules` (set up from `setup`, for seeded rules)
+    /// from its start to its end, in notation: at each turn a uniform
+    /// choice among the legal moves, drawn from `seed` (the same game for
+    /// the same seed). By default through the game-agnostic trait; a game
+    /// may play it faster with its own engine.
+    fn random_game(&self, rules: &GameRules, setup: Option<Setup>, seed: u64) -> Vec<String> {
+        random_game(rules.rules().start(setup).as_mut(), seed)
+    }
+
     /// Whether `text`, the rest of a move in notation after a leading `-`,
     /// completes a move (a negative coordinate), which a command line must
     /// not take for a flag.
     fn minus_move(&self, _text: &str) -> bool {
         false
     }
+}
+
+/// [`GameKind::random_game`] through the trait: `game` played to its end.
+pub fn random_game(game: &mut dyn Game, seed: u64) -> Vec<String> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut moves = Vec::new();
+    while game.verdict().is_none() {
+        let legal = game.legal_moves();
+        if legal.is_empty() {
+            break;
+        }
+        let detail = &legal[rng.random_range(0..legal.len())].detail;
+        match game.play(&detail.to_input()) {
+            Ok(played) => moves.push(played.detail.notation),
+            Err(_) => break,
+        }
+    }
+    moves
 }
 
 impl fmt::Debug for dyn GameKind {

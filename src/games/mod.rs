@@ -29,7 +29,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-pub use kind::{BotFailure, BotTurn, GameKind, Strategy};
+pub use kind::{BotFailure, BotTurn, GameKind, Strategy, random_game};
 pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctSnapshot};
 
 /// Most seats any game may have.

@@ -13,18 +13,14 @@
 //! a seeded game the tool supplies (so a bot can follow the setup), and the
 //! wire form for `CreateGame`, made by the service's own conversion.
 
-use std::collections::HashMap;
-
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, ValueEnum};
 
 use crate::games::dots::{self, Start};
 use crate::games::{self, Game, GameRules, Setup, Verdict, punto};
 use crate::service::grpc::convert;
 use crate::service::grpc::games::{WIRE_GAMES, WireGame, default_game, wire_game_of};
-use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::engine::{VariantArg, punct_options};
-use crate::tools::rpc;
 
 /// The game called `name` (any case), from the registry.
 pub fn tool_game(name: &str) -> Option<&'static dyn WireGame> {
@@ -43,16 +39,13 @@ pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static dyn WireGame {
         .unwrap_or_else(default_game)
 }
 
-/// The `--game` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum GameArg {
-    /// PÜNCT.
-    #[default]
-    Punct,
-    /// Dots (Kropki).
-    Dots,
-    /// Punto, for 2 to 4 players or two teams.
-    Punto,
+/// The `--game` values: the registry's games, by name, each with its title.
+fn game_parser() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        WIRE_GAMES
+            .iter()
+            .map(|g| PossibleValue::new(g.name()).help(g.title())),
+    )
 }
 
 /// Dots' start position as a command-line value.
@@ -79,13 +72,13 @@ impl StartArg {
     }
 }
 
-/// `--game` and the options of the games other than PÜNCT (whose flags
-/// each command keeps as before), shared by every tool.
+/// `--game` and the options of the games other than the default game
+/// (whose flags each command keeps as before), shared by every tool.
 #[derive(Debug, Clone, Args)]
 pub struct GameChoice {
-    /// Which game.
-    #[arg(long, value_enum, default_value = "punct")]
-    pub game: GameArg,
+    /// Which game (the default: the registry's first).
+    #[arg(long, default_value = default_game().name(), value_parser = game_parser())]
+    pub game: String,
     /// Dots: the number of columns (4..=64).
     #[arg(long, default_value_t = 39)]
     pub width: u8,
@@ -119,16 +112,22 @@ pub struct GameChoice {
 }
 
 impl GameChoice {
-    /// The rules chosen; `punct` are PÜNCT's options from the command's own
-    /// flags.
-    pub fn rules(&self, punct: games::punct::RuleOptions) -> Result<ToolRules, String> {
-        let rules = match self.game {
-            GameArg::Punct => GameRules::new(punct),
-            GameArg::Dots => GameRules::new(
+    /// Whether `--game` is the default game (whose options are each
+    /// command's own flags).
+    pub fn is_default_game(&self) -> bool {
+        self.game == default_game().name()
+    }
+
+    /// The rules chosen; `default` are the default game's, from the
+    /// command's own flags.
+    pub fn rules(&self, default: GameRules) -> Result<ToolRules, String> {
+        let rules = match self.game.as_str() {
+            _ if self.is_default_game() => default,
+            "dots" => GameRules::new(
                 dots::RuleOptions::new(self.width, self.height, self.start.start(), self.max_moves)
                     .map_err(|e| e.to_string())?,
             ),
-            GameArg::Punto => GameRules::new(
+            "punto" => GameRules::new(
                 punto::RuleOptions::new(
                     self.players,
                     self.team,
@@ -138,6 +137,7 @@ impl GameChoice {
                 )
                 .map_err(|e| format!("--{}: {e}", e.field().replace('_', "-")))?,
             ),
+            other => return Err(format!("--game: the tools have no options for {other}")),
         };
         let seed =
             match &self.game_seed {
@@ -153,56 +153,6 @@ impl GameChoice {
             ));
         }
         Ok(ToolRules { rules, seed })
-    }
-}
-
-impl GameChoice {
-    /// The rules chosen, the default game's (PÜNCT) from the command's
-    /// `--variant` and `--max-plies`.
-    pub fn rules_of_flags(&self, variant: VariantArg, max_plies: u32) -> Result<ToolRules, String> {
-        self.rules(punct_options(variant, max_plies))
-    }
-
-    /// The `CreateGame` request of `client new`: PÜNCT of `variant` with
-    /// its other options left to the server, any other game with every
-    /// option explicit (and its seed, if one was given).
-    pub fn create_request(
-        &self,
-        variant: VariantArg,
-        labels: HashMap<String, String>,
-    ) -> Result<pb::CreateGameRequest, String> {
-        Ok(match self.game {
-            GameArg::Punct => punct_request(punct_wire_options(variant), labels, None),
-            _ => rpc::create_request_for(&self.rules(Default::default())?, labels, None),
-        })
-    }
-}
-
-/// PÜNCT's rule options for a variant, the others at their defaults.
-fn punct_wire_options(variant: VariantArg) -> ppb::RuleOptions {
-    ppb::RuleOptions {
-        variant: match variant {
-            VariantArg::Basic => ppb::Variant::Basic,
-            VariantArg::Standard => ppb::Variant::Standard,
-        } as i32,
-        ..Default::default()
-    }
-}
-
-/// A CreateGame request for PÜNCT under `options`, the others left to the
-/// server.
-fn punct_request(
-    options: ppb::RuleOptions,
-    labels: HashMap<String, String>,
-    time_control: Option<pb::TimeControl>,
-) -> pb::CreateGameRequest {
-    pb::CreateGameRequest {
-        rules: Some(pb::GameRules {
-            game: Some(pb::game_rules::Game::Punct(options)),
-        }),
-        labels,
-        time_control,
-        seed: String::new(),
     }
 }
 
@@ -278,19 +228,6 @@ impl ToolRules {
     }
 }
 
-impl From<ppb::RuleOptions> for ToolRules {
-    /// PÜNCT under wire options (an unknown enum value reads as the
-    /// default, as the server would refuse it anyway).
-    fn from(options: ppb::RuleOptions) -> ToolRules {
-        let wire = pb::GameRules {
-            game: Some(pb::game_rules::Game::Punct(options)),
-        };
-        let rules = convert::game_rules(Some(&wire), &crate::service::grpc::games::Part::Request)
-            .unwrap_or_default();
-        ToolRules { rules, seed: None }
-    }
-}
-
 /// A finished game's verdict in words, with the seats' names: `red wins by
 /// GROUND, scores 3-1`, `draw by MOVE_LIMIT`.
 pub fn verdict_text(names: &[&str], verdict: &Verdict) -> String {
@@ -347,7 +284,7 @@ mod tests {
     #[test]
     fn punto_options_seats_and_seeds_are_checked() {
         let choice = |players, team, seed: Option<&str>| GameChoice {
-            game: GameArg::Punto,
+            game: "punto".into(),
             width: 39,
             height: 32,
             start: StartArg::Cross,
@@ -402,7 +339,7 @@ mod tests {
     #[test]
     fn dots_options_and_seeds_are_checked() {
         let choice = |start, seed: Option<&str>| GameChoice {
-            game: GameArg::Dots,
+            game: "dots".into(),
             width: 8,
             height: 8,
             start,

@@ -1,9 +1,12 @@
 //! PÜNCT as a whole ([`GameKind`]): its name, records, seats, notation,
 //! text picture and greedy bot.
 
+use rand::rngs::StdRng;
+use rand::{RngExt as _, SeedableRng as _};
+
 use super::bot::GreedyBot;
 use super::referee::{self, PunctMoveInput, PunctSnapshot};
-use super::{NotatedMove, RuleOptions, render};
+use super::{Game, NotatedMove, RuleOptions, render};
 use crate::games::{GameKind, GameRules, Importer, MoveInput, Setup, Snapshot, Strategy};
 
 /// PÜNCT.
@@ -42,5 +45,26 @@ impl GameKind for Punct {
             .get::<RuleOptions>()
             .map_or_else(Default::default, |o| o.variant);
         Box::new(GreedyBot::new(seed, variant))
+    }
+
+    /// With the engine itself, in its own order of the legal moves (no
+    /// notation but the played moves'): a pool of long games in moments.
+    fn random_game(&self, rules: &GameRules, _: Option<Setup>, seed: u64) -> Vec<String> {
+        let options = rules.get::<RuleOptions>().copied().unwrap_or_default();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut game = Game::new(options);
+        let mut moves = Vec::new();
+        while !game.is_over() {
+            let legal = game.legal_moves();
+            if legal.is_empty() {
+                break;
+            }
+            let mv = legal[rng.random_range(0..legal.len())];
+            match game.play(mv) {
+                Ok(played) => moves.push(played.notation.to_string()),
+                Err(_) => break,
+            }
+        }
+        moves
     }
 }
