@@ -1,15 +1,17 @@
-//! The games on the wire: one [`WireGame`] per game, listed once in
-//! [`WIRE_GAMES`]. Every place that converts a game's own messages (the
-//! `oneof game` members of `referee.v1`) goes through this list: the gRPC
-//! conversion ([`super::convert`]), the game kinds ([`super::kinds`]), the
-//! HTTP JSON API and the tools. A game's conversions live in its one file
-//! here (`punct.rs`, `dots.rs`, `punto.rs`); nothing else matches on a
-//! game's member.
+//! The one registry of games: one [`WireGame`] per game, listed once in
+//! [`WIRE_GAMES`], each giving its engine's [`GameKind`]. Every place that
+//! converts a game's own messages (the `oneof game` members of
+//! `referee.v1`) goes through this list: the gRPC conversion
+//! ([`super::convert`]), the game kinds ([`super::kinds`]), the HTTP JSON
+//! API and the tools; the sessions read records with its [`catalog`], and
+//! the tools take from it their `--game` values, seats, pictures and bots.
+//! A game's conversions live in its one file here (`punct.rs`, `dots.rs`,
+//! `punto.rs`); nothing else matches on a game's member.
 //!
-//! Adding a game: its engine folder (`src/games/<game>/`, with its line in
-//! [`crate::games::GAMES`]), its proto folder (`proto/<game>/`, with a member
-//! in each `oneof game` of `referee.v1`), its file here implementing
-//! [`WireGame`], and its line in [`WIRE_GAMES`].
+//! Adding a game: its engine folder (`src/games/<game>/`, with its
+//! [`GameKind`]), its proto folder (`proto/<game>/`, with a member in each
+//! `oneof game` of `referee.v1`), its file here implementing [`WireGame`],
+//! and its line in [`WIRE_GAMES`].
 
 use super::pb::referee::v1 as pb;
 use crate::games::{
