@@ -76,7 +76,7 @@ impl StartArg {
 /// (whose flags each command keeps as before), shared by every tool.
 #[derive(Debug, Clone, Args)]
 pub struct GameChoice {
-    /// Which game (the default: the registry's first).
+    /// Which game.
     #[arg(long, default_value = default_game().name(), value_parser = game_parser())]
     pub game: String,
     /// Dots: the number of columns (4..=64).
