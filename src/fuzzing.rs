@@ -119,7 +119,8 @@ pub fn convert_request(selector: u8, bytes: &[u8]) -> Option<Result<Converted, S
         11 => decode::<pb::ExportGameRequest>(bytes).map(|_| Ok(Converted::Lookup(None)))?,
         12 => {
             let req: pb::ImportGameRequest = decode(bytes)?;
-            games::import_record(&req.record)
+            crate::service::grpc::games::catalog()
+                .import(&req.record, None)
                 .map(Converted::ImportGame)
                 .map_err(|e| status(sessions::SessionError::Record(e)))
         }

@@ -67,9 +67,11 @@ pub fn observable(g: &dyn games::Game) -> String {
 /// with the same tags, and exporting that gives the same text again.
 pub fn check_export_round_trip(imported: &Replayed) {
     let exported = imported.game.record(&imported.tags, Viewer::Spectator);
-    let again = games::import_record(&exported).unwrap_or_else(|e| {
-        panic!("an exported record does not import again: {e}\n---\n{exported}")
-    });
+    let again = punct_referee::service::grpc::games::catalog()
+        .import(&exported, None)
+        .unwrap_or_else(|e| {
+            panic!("an exported record does not import again: {e}\n---\n{exported}")
+        });
     assert_eq!(
         observable(imported.game.as_ref()),
         observable(again.game.as_ref()),

@@ -13,12 +13,15 @@
 //! ([`SharedState`]) and details of an ending — are opaque to the session layer:
 //! it stores and passes them on without looking inside, and each game's
 //! protobuf conversion (in the service) reads them back with `get::<T>()`.
-//! A new game is therefore a folder here plus one line in [`GAMES`]; nothing
-//! in this file or in the session layer names a game, except that standard
+//! A new game is therefore a folder here, with its [`GameKind`] (its name,
+//! records, seats, notation, text picture and greedy bot), listed once in
+//! the service's registry of games (`service::grpc::games`); nothing in
+//! this file or in the session layer names a game, except that standard
 //! PÜNCT is the default rules ([`GameRules::default`]).
 
 pub mod conformance;
 pub mod dots;
+mod kind;
 pub mod punct;
 pub mod punto;
 
@@ -26,6 +29,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+pub use kind::{BotFailure, BotTurn, GameKind, Strategy, random_game};
 pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctState};
 
 /// Most seats any game may have.
@@ -642,30 +646,25 @@ pub trait Game: Send + Sync + fmt::Debug {
 /// since replaying it would need, and leak, the secret seed.
 pub type Importer = fn(text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError>;
 
-/// Every game the service serves: its record name and its importer. A game
-/// joins once its protobuf conversion does (`service/grpc/games/`).
-pub const GAMES: &[(&str, Importer)] = &[
-    ("punct", punct::referee::import),
-    ("dots", dots::referee::import),
-    ("punto", punto::referee::import),
-];
-
-/// The games a server knows: [`GAMES`], plus any a caller adds (the tests'
-/// own games).
+/// The games a server knows: the registry's, in its order (the service's
+/// `grpc::games::catalog`), plus any a caller adds (the tests' own games).
 #[derive(Debug, Clone)]
 pub struct Catalog {
     games: Vec<(&'static str, Importer)>,
 }
 
-impl Default for Catalog {
-    fn default() -> Self {
+impl Catalog {
+    /// The catalog of `kinds`, in their order (the first is the game of a
+    /// record without a `game:` header).
+    pub fn of<'a>(kinds: impl IntoIterator<Item = &'a dyn GameKind>) -> Catalog {
         Catalog {
-            games: GAMES.to_vec(),
+            games: kinds
+                .into_iter()
+                .map(|k| (k.name(), k.importer()))
+                .collect(),
         }
     }
-}
 
-impl Catalog {
     /// The catalog with one more game.
     pub fn with(mut self, name: &'static str, importer: Importer) -> Catalog {
         self.games.push((name, importer));
@@ -673,10 +672,11 @@ impl Catalog {
     }
 
     /// Reads and replays a game record (each game's `docs/rules/<game>.md`). The record's
-    /// `game:` header picks the game (PÜNCT when absent); an unknown game is
-    /// refused (`UNKNOWN_GAME`). See [`Importer`] for `seed`.
+    /// `game:` header picks the game (the catalog's first when absent); an
+    /// unknown game is refused (`UNKNOWN_GAME`). See [`Importer`] for `seed`.
     pub fn import(&self, text: &str, seed: Option<Setup>) -> Result<Replayed, RecordError> {
-        let name = record_game(text).unwrap_or("punct");
+        let first = self.games.first().map_or("", |(n, _)| *n);
+        let name = record_game(text).unwrap_or(first);
         let Some((_, import)) = self
             .games
             .iter()
@@ -738,12 +738,6 @@ pub fn replay_moves(
         moves: played,
         tags: Vec::new(),
     })
-}
-
-/// Reads and replays a game record of any game of [`GAMES`] (see
-/// [`Catalog::import`]).
-pub fn import_record(text: &str) -> Result<Replayed, RecordError> {
-    Catalog::default().import(text, None)
 }
 
 #[cfg(test)]

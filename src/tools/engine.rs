@@ -2,15 +2,22 @@
 //! so anyone can compare this engine with another implementation. PÜNCT
 //! keeps its own fast paths (its perft, its record and picture); any other
 //! game (`--game dots`) goes through the game-agnostic [`crate::games::Game`]
-//! trait and its row of [`crate::tools::games::TOOL_GAMES`].
+//! trait and its entry of the registry of games (`grpc::games::WIRE_GAMES`).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use clap::{Args, ValueEnum};
 
+use crate::games::GameRules;
 use crate::games::punct::{EndOnSupply, Engine, GameRecord, RuleOptions, Variant};
-use crate::games::{Catalog, Game, Viewer};
-use crate::tools::games::{GameArg, GameChoice, ToolRules, verdict_text};
+use crate::games::{Game, Viewer};
+use crate::service::grpc::convert;
+use crate::service::grpc::games::Part;
+use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::pb::referee::v1 as pb;
+use crate::tools::games::{GameChoice, ToolRules, verdict_text};
+use crate::tools::rpc;
 
 /// The variant as a command-line value.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -40,6 +47,68 @@ pub fn punct_options(variant: VariantArg, max_plies: u32) -> RuleOptions {
         },
         max_plies,
         ..RuleOptions::default()
+    }
+}
+
+impl GameChoice {
+    /// The rules chosen, the default game's (PÜNCT) from the command's
+    /// `--variant` and `--max-plies`.
+    pub fn rules_of_flags(&self, variant: VariantArg, max_plies: u32) -> Result<ToolRules, String> {
+        self.rules(GameRules::new(punct_options(variant, max_plies)))
+    }
+
+    /// The `CreateGame` request of `client new`: PÜNCT of `variant` with
+    /// its other options left to the server, any other game with every
+    /// option explicit (and its seed, if one was given).
+    pub fn create_request(
+        &self,
+        variant: VariantArg,
+        labels: HashMap<String, String>,
+    ) -> Result<pb::CreateGameRequest, String> {
+        Ok(if self.is_default_game() {
+            punct_request(punct_wire_options(variant), labels)
+        } else {
+            rpc::create_request_for(&self.rules(GameRules::default())?, labels, None)
+        })
+    }
+}
+
+/// PÜNCT's rule options for a variant, the others at their defaults.
+fn punct_wire_options(variant: VariantArg) -> ppb::RuleOptions {
+    ppb::RuleOptions {
+        variant: match variant {
+            VariantArg::Basic => ppb::Variant::Basic,
+            VariantArg::Standard => ppb::Variant::Standard,
+        } as i32,
+        ..Default::default()
+    }
+}
+
+/// A CreateGame request for PÜNCT under `options`, the others left to the
+/// server.
+fn punct_request(
+    options: ppb::RuleOptions,
+    labels: HashMap<String, String>,
+) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        rules: Some(pb::GameRules {
+            game: Some(pb::game_rules::Game::Punct(options)),
+        }),
+        labels,
+        time_control: None,
+        seed: String::new(),
+    }
+}
+
+impl From<ppb::RuleOptions> for ToolRules {
+    /// PÜNCT under wire options (an unknown enum value reads as the
+    /// default, as the server would refuse it anyway).
+    fn from(options: ppb::RuleOptions) -> ToolRules {
+        let wire = pb::GameRules {
+            game: Some(pb::game_rules::Game::Punct(options)),
+        };
+        let rules = convert::game_rules(Some(&wire), &Part::Request).unwrap_or_default();
+        ToolRules { rules, seed: None }
     }
 }
 
@@ -115,7 +184,7 @@ impl GameArgs {
 
     /// Whether the game is PÜNCT (its own engine paths).
     fn is_punct(&self) -> bool {
-        self.choice.game == GameArg::Punct && self.record_game().is_none_or(|g| g == "punct")
+        self.choice.game == "punct" && self.record_game().is_none_or(|g| g == "punct")
     }
 
     /// The `game:` of the record file, if one is given and names a game.
@@ -133,12 +202,12 @@ impl GameArgs {
     /// Any game, through the game-agnostic trait: from the record, or from
     /// the start of the chosen rules, then --moves.
     pub fn any_game(&self) -> Result<Box<dyn Game>, String> {
-        let rules: ToolRules = self.choice.rules(self.options())?;
+        let rules: ToolRules = self.choice.rules(GameRules::new(self.options()))?;
         let mut game = match &self.record {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("{}: {e}", path.display()))?;
-                Catalog::default()
+                crate::service::grpc::games::catalog()
                     .import(&text, rules.setup())
                     .map_err(|e| format!("{}: {e}", path.display()))?
                     .game
@@ -148,8 +217,10 @@ impl GameArgs {
         let tool = crate::tools::games::tool_game(game.rules().game_name())
             .ok_or_else(|| format!("the tools do not play {}", game.rules().game_name()))?;
         for (i, text) in split_moves(&self.moves).enumerate() {
-            let input = (tool.notation)(text)
-                .ok_or_else(|| format!("move {} `{text}`: not a {} move", i + 1, tool.name))?;
+            let input = tool
+                .kind()
+                .notation(text)
+                .ok_or_else(|| format!("move {} `{text}`: not a {} move", i + 1, tool.name()))?;
             game.play(&input)
                 .map_err(|e| format!("move {} `{text}`: {e}", i + 1))?;
         }
@@ -262,7 +333,7 @@ fn show_any(game: &dyn Game, svg: bool) -> Result<String, String> {
     }
     let tool = crate::tools::games::tool_game(game.rules().game_name())
         .ok_or_else(|| format!("the tools do not play {}", game.rules().game_name()))?;
-    let mut out = (tool.picture)(&snapshot);
+    let mut out = tool.kind().picture(&snapshot);
     if let Some(verdict) = game.verdict() {
         let _ = writeln!(
             out,

@@ -1,13 +1,11 @@
-//! The games the tools play, one row of [`TOOL_GAMES`] each: what a tool
-//! needs of a game beyond the game-agnostic [`Game`] trait and the wire.
-//! A row names the game, its seats, how a move in notation becomes an
-//! engine input ([`ToolGame::notation`]) and a wire move
-//! ([`ToolGame::wire_move`]), how its state is drawn in text
-//! ([`ToolGame::picture`]) and its built-in greedy bot
-//! ([`ToolGame::greedy`]). Everything else the tools do (perft, legal moves,
-//! records, SVG, the random bot, tournaments, the load pool) goes through
-//! the [`Game`] trait or the referee, so a new game is one row here, a
-//! `--game` value ([`GameArg`]) and the flags of its options ([`GameChoice`]);
+//! The games the tools play: the service's registry of games
+//! ([`WIRE_GAMES`]), each entry's [`WireGame`] for what the tools read and
+//! write on the wire and its engine's [`GameKind`](crate::games::GameKind)
+//! for what they do locally (seats, a move in notation as an engine input,
+//! the text picture of a state, the greedy bot). Everything else the tools
+//! do (perft, legal moves, records, SVG, the random bot, tournaments, the
+//! load pool) goes through the [`Game`] trait or the referee, so a new game
+//! needs nothing here but the flags of its options ([`GameChoice`]);
 //! docs/BOTS.md ("Adding a game to the tools") lists the steps.
 //!
 //! [`ToolRules`] is a game and its options as the tools carry them: the
@@ -15,173 +13,39 @@
 //! a seeded game the tool supplies (so a bot can follow the setup), and the
 //! wire form for `CreateGame`, made by the service's own conversion.
 
-use std::collections::HashMap;
-
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, ValueEnum};
 
-use crate::games::dots::referee::DotsState;
 use crate::games::dots::{self, Start};
-use crate::games::punct::referee::PunctState;
-use crate::games::punto::referee::PuntoState;
-use crate::games::{self, Game, GameRules, MoveInput, Outcome, Setup, SharedState, punto};
+use crate::games::{self, Game, GameRules, Outcome, Setup, punto};
 use crate::service::grpc::convert;
-use crate::service::grpc::games::{wire_game, wire_game_of};
-use crate::service::grpc::pb::punct::v1 as ppb;
+use crate::service::grpc::games::{WIRE_GAMES, WireGame, default_game, wire_game_of};
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::bots::{BuiltinBot, dots_greedy, greedy, punto_greedy};
-use crate::tools::engine::{VariantArg, punct_options};
-use crate::tools::rpc;
 
-/// What the tools know of one game (see the module comment).
-#[derive(Debug)]
-pub struct ToolGame {
-    /// The game's name: its record `game:` header and its `--game` value.
-    pub name: &'static str,
-    /// Its seats' names, in seat order. A game whose seats depend on its
-    /// options (Punto) lists every name any of its tables uses; a table's
-    /// own are [`ToolRules::seat_names`].
-    pub seats: &'static [&'static str],
-    /// A move in notation as the engine's input (`None`: not notation).
-    pub notation: fn(&str) -> Option<MoveInput>,
-    /// The text picture of a state of this game.
-    pub picture: fn(&SharedState) -> String,
-    /// The built-in greedy bot for these rules (`seed` breaks its ties;
-    /// `setup` is the game's seed when the rules are seeded).
-    pub greedy: fn(seed: u64, rules: &GameRules, setup: Option<Setup>) -> Box<dyn BuiltinBot>,
-    /// Whether its bots need the state as their own seat sees it (its
-    /// `GetGame` with the seat's token, in [`crate::tools::bots::Turn`]):
-    /// the moves' notation does not tell everything (Punto: which card
-    /// the mover holds).
-    pub bots_read_state: bool,
-    /// Whether a move in notation of this game may start with `-` (a
-    /// negative coordinate: Punto's `-1,0`), which a command line must not
-    /// take for a flag; the text after the `-` is given.
-    pub minus_move: Option<fn(&str) -> bool>,
-}
-
-/// Every game the tools play.
-pub const TOOL_GAMES: &[ToolGame] = &[PUNCT, DOTS, PUNTO];
-
-/// PÜNCT's row.
-const PUNCT: ToolGame = ToolGame {
-    name: "punct",
-    seats: &["white", "black"],
-    notation: punct_notation,
-    picture: |snapshot| {
-        snapshot
-            .get::<PunctState>()
-            .map(|s| games::punct::render::ascii(&s.position))
-            .unwrap_or_default()
-    },
-    greedy: |seed, rules, _| {
-        let variant = rules
-            .get::<games::punct::RuleOptions>()
-            .map_or_else(Default::default, |o| o.variant);
-        Box::new(greedy::GreedyBot::new(seed, variant))
-    },
-    bots_read_state: false,
-    minus_move: None,
-};
-
-/// Dots' row.
-const DOTS: ToolGame = ToolGame {
-    name: "dots",
-    seats: dots::referee::SEAT_NAMES,
-    notation: dots::referee::notation_input,
-    picture: |snapshot| {
-        snapshot
-            .get::<DotsState>()
-            .map(|s| dots::render::picture(&s.field, s.to_move, s.outcome.as_ref()))
-            .unwrap_or_default()
-    },
-    greedy: |seed, rules, setup| {
-        let options = rules
-            .get::<dots::RuleOptions>()
-            .copied()
-            .unwrap_or_default();
-        Box::new(dots_greedy::DotsGreedyBot::new(seed, options, setup))
-    },
-    bots_read_state: false,
-    minus_move: None,
-};
-
-/// Every seat name of Punto's tables (2, 3, 4 players, teams).
-const PUNTO_SEATS: &[&str] = &[
-    "red-blue",
-    "orange-green",
-    "red",
-    "orange",
-    "blue",
-    "green",
-    "red-blue-1",
-    "orange-green-1",
-    "red-blue-2",
-    "orange-green-2",
-];
-
-/// Punto's row. Its greedy bot never sees the seed, even when the tool
-/// supplied it: it plays from its seat's view of the table (the decks'
-/// order is secret to every seat, docs/rules/punto.md §11).
-const PUNTO: ToolGame = ToolGame {
-    name: "punto",
-    seats: PUNTO_SEATS,
-    notation: punto::referee::notation,
-    picture: |snapshot| {
-        snapshot
-            .get::<PuntoState>()
-            .map(punto::render::ascii)
-            .unwrap_or_default()
-    },
-    greedy: |seed, _, _| Box::new(punto_greedy::PuntoGreedyBot::new(seed)),
-    bots_read_state: true,
-    minus_move: Some(|t| punto::notation::parse_cell(t).is_ok()),
-};
-
-fn punct_notation(text: &str) -> Option<MoveInput> {
-    let notated = text.parse::<games::punct::NotatedMove>().ok()?;
-    Some(MoveInput::new(games::PunctMoveInput {
-        structured: None,
-        notation: Some(notated),
-    }))
-}
-
-/// The row of the game called `name`.
-pub fn tool_game(name: &str) -> Option<&'static ToolGame> {
-    TOOL_GAMES
+/// The game called `name` (any case), from the registry.
+pub fn tool_game(name: &str) -> Option<&'static dyn WireGame> {
+    WIRE_GAMES
         .iter()
-        .find(|g| g.name.eq_ignore_ascii_case(name))
+        .copied()
+        .find(|g| g.name().eq_ignore_ascii_case(name))
 }
 
-/// The row of the game of wire `rules` (the default game, the first row,
-/// when none is named, as the server reads it).
-pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static ToolGame {
+/// The game of wire `rules` (the default game, the registry's first, when
+/// none is named, as the server reads it).
+pub fn game_of_wire(rules: Option<&pb::GameRules>) -> &'static dyn WireGame {
     rules
         .and_then(|r| r.game.as_ref())
         .and_then(wire_game_of)
-        .and_then(|g| tool_game(g.name()))
-        .unwrap_or(&TOOL_GAMES[0])
+        .unwrap_or_else(default_game)
 }
 
-impl ToolGame {
-    /// A move in notation as the wire carries it (the game's member of
-    /// `referee.v1.Move`); the referee reads and judges it.
-    pub fn wire_move(&self, text: &str) -> pb::Move {
-        pb::Move {
-            game: wire_game(self.name).map(|g| g.notation_pb(text)),
-        }
-    }
-}
-
-/// The `--game` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum GameArg {
-    /// PÜNCT.
-    #[default]
-    Punct,
-    /// Dots (Kropki).
-    Dots,
-    /// Punto, for 2 to 4 players or two teams.
-    Punto,
+/// The `--game` values: the registry's games, by name, each with its title.
+fn game_parser() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        WIRE_GAMES
+            .iter()
+            .map(|g| PossibleValue::new(g.name()).help(g.title())),
+    )
 }
 
 /// Dots' start position as a command-line value.
@@ -208,13 +72,13 @@ impl StartArg {
     }
 }
 
-/// `--game` and the options of the games other than PÜNCT (whose flags
-/// each command keeps as before), shared by every tool.
+/// `--game` and the options of the games other than the default game
+/// (whose flags each command keeps as before), shared by every tool.
 #[derive(Debug, Clone, Args)]
 pub struct GameChoice {
     /// Which game.
-    #[arg(long, value_enum, default_value = "punct")]
-    pub game: GameArg,
+    #[arg(long, default_value = default_game().name(), value_parser = game_parser())]
+    pub game: String,
     /// Dots: the number of columns (4..=64).
     #[arg(long, default_value_t = 39)]
     pub width: u8,
@@ -248,16 +112,22 @@ pub struct GameChoice {
 }
 
 impl GameChoice {
-    /// The rules chosen; `punct` are PÜNCT's options from the command's own
-    /// flags.
-    pub fn rules(&self, punct: games::punct::RuleOptions) -> Result<ToolRules, String> {
-        let rules = match self.game {
-            GameArg::Punct => GameRules::new(punct),
-            GameArg::Dots => GameRules::new(
+    /// Whether `--game` is the default game (whose options are each
+    /// command's own flags).
+    pub fn is_default_game(&self) -> bool {
+        self.game == default_game().name()
+    }
+
+    /// The rules chosen; `default` are the default game's, from the
+    /// command's own flags.
+    pub fn rules(&self, default: GameRules) -> Result<ToolRules, String> {
+        let rules = match self.game.as_str() {
+            _ if self.is_default_game() => default,
+            "dots" => GameRules::new(
                 dots::RuleOptions::new(self.width, self.height, self.start.start(), self.max_moves)
                     .map_err(|e| e.to_string())?,
             ),
-            GameArg::Punto => GameRules::new(
+            "punto" => GameRules::new(
                 punto::RuleOptions::new(
                     self.players,
                     self.team,
@@ -267,6 +137,7 @@ impl GameChoice {
                 )
                 .map_err(|e| format!("--{}: {e}", e.field().replace('_', "-")))?,
             ),
+            other => return Err(format!("--game: the tools have no options for {other}")),
         };
         let seed =
             match &self.game_seed {
@@ -285,56 +156,6 @@ impl GameChoice {
     }
 }
 
-impl GameChoice {
-    /// The rules chosen, the default game's (PÜNCT) from the command's
-    /// `--variant` and `--max-plies`.
-    pub fn rules_of_flags(&self, variant: VariantArg, max_plies: u32) -> Result<ToolRules, String> {
-        self.rules(punct_options(variant, max_plies))
-    }
-
-    /// The `CreateGame` request of `client new`: PÜNCT of `variant` with
-    /// its other options left to the server, any other game with every
-    /// option explicit (and its seed, if one was given).
-    pub fn create_request(
-        &self,
-        variant: VariantArg,
-        labels: HashMap<String, String>,
-    ) -> Result<pb::CreateGameRequest, String> {
-        Ok(match self.game {
-            GameArg::Punct => punct_request(punct_wire_options(variant), labels, None),
-            _ => rpc::create_request_for(&self.rules(Default::default())?, labels, None),
-        })
-    }
-}
-
-/// PÜNCT's rule options for a variant, the others at their defaults.
-fn punct_wire_options(variant: VariantArg) -> ppb::RuleOptions {
-    ppb::RuleOptions {
-        variant: match variant {
-            VariantArg::Basic => ppb::Variant::Basic,
-            VariantArg::Standard => ppb::Variant::Standard,
-        } as i32,
-        ..Default::default()
-    }
-}
-
-/// A CreateGame request for PÜNCT under `options`, the others left to the
-/// server.
-fn punct_request(
-    options: ppb::RuleOptions,
-    labels: HashMap<String, String>,
-    time_control: Option<pb::TimeControl>,
-) -> pb::CreateGameRequest {
-    pb::CreateGameRequest {
-        rules: Some(pb::GameRules {
-            game: Some(pb::game_rules::Game::Punct(options)),
-        }),
-        labels,
-        time_control,
-        seed: String::new(),
-    }
-}
-
 /// A game and its options as the tools carry them (see the module comment).
 #[derive(Debug, Clone)]
 pub struct ToolRules {
@@ -345,9 +166,9 @@ pub struct ToolRules {
 }
 
 impl ToolRules {
-    /// The game's row.
-    pub fn game(&self) -> &'static ToolGame {
-        tool_game(self.rules.game_name()).unwrap_or(&PUNCT)
+    /// The game, from the registry.
+    pub fn game(&self) -> &'static dyn WireGame {
+        tool_game(self.rules.game_name()).unwrap_or_else(default_game)
     }
 
     /// The rules on the wire (the service's own conversion).
@@ -407,19 +228,6 @@ impl ToolRules {
     }
 }
 
-impl From<ppb::RuleOptions> for ToolRules {
-    /// PÜNCT under wire options (an unknown enum value reads as the
-    /// default, as the server would refuse it anyway).
-    fn from(options: ppb::RuleOptions) -> ToolRules {
-        let wire = pb::GameRules {
-            game: Some(pb::game_rules::Game::Punct(options)),
-        };
-        let rules = convert::game_rules(Some(&wire), &crate::service::grpc::games::Part::Request)
-            .unwrap_or_default();
-        ToolRules { rules, seed: None }
-    }
-}
-
 /// A finished game's verdict in words, with the seats' names: `red wins by
 /// GROUND, scores 3-1`, `draw by MOVE_LIMIT`.
 pub fn verdict_text(names: &[&str], verdict: &Outcome) -> String {
@@ -451,21 +259,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_row_reads_its_own_notation_and_names_its_seats() {
+    fn every_game_reads_its_own_notation_and_names_its_seats() {
         let dots = tool_game("DOTS").unwrap();
-        assert_eq!(dots.seats, ["red", "blue"]);
-        assert!((dots.notation)("3,4").is_some());
-        assert!((dots.notation)("SE@E1:E2,E3").is_none());
+        assert_eq!(dots.kind().seat_names(), ["red", "blue"]);
+        assert!(dots.kind().notation("3,4").is_some());
+        assert!(dots.kind().notation("SE@E1:E2,E3").is_none());
         let punct = tool_game("punct").unwrap();
-        assert!((punct.notation)("SE@E1:E2,E3").is_some());
+        assert!(punct.kind().notation("SE@E1:E2,E3").is_some());
         assert!(matches!(
             dots.wire_move("ground").game,
             Some(pb::r#move::Game::Dots(_))
         ));
         assert!(tool_game("chess").is_none());
         let punto = tool_game("punto").unwrap();
-        assert!((punto.notation)("-1,2").is_some());
-        assert!(punto.bots_read_state && !dots.bots_read_state);
+        assert!(punto.kind().notation("-1,2").is_some());
+        assert!(punto.kind().bots_read_state() && !dots.kind().bots_read_state());
+        assert!(punto.kind().minus_move("1,2") && !dots.kind().minus_move("1,2"));
         assert!(matches!(
             punto.wire_move("0,0").game,
             Some(pb::r#move::Game::Punto(_))
@@ -475,7 +284,7 @@ mod tests {
     #[test]
     fn punto_options_seats_and_seeds_are_checked() {
         let choice = |players, team, seed: Option<&str>| GameChoice {
-            game: GameArg::Punto,
+            game: "punto".into(),
             width: 39,
             height: 32,
             start: StartArg::Cross,
@@ -487,7 +296,7 @@ mod tests {
             game_seed: seed.map(String::from),
         };
         let three = choice(3, false, None).rules(Default::default()).unwrap();
-        assert_eq!(three.game().name, "punto");
+        assert_eq!(three.game().name(), "punto");
         assert_eq!(three.seat_names(), ["red", "orange", "blue"]);
         assert!(three.start().unwrap_err().contains("--game-seed"));
         let options = three.rules.get::<punto::RuleOptions>().unwrap();
@@ -530,7 +339,7 @@ mod tests {
     #[test]
     fn dots_options_and_seeds_are_checked() {
         let choice = |start, seed: Option<&str>| GameChoice {
-            game: GameArg::Dots,
+            game: "dots".into(),
             width: 8,
             height: 8,
             start,
@@ -544,7 +353,7 @@ mod tests {
         let rules = choice(StartArg::Empty, None)
             .rules(Default::default())
             .unwrap();
-        assert_eq!(rules.game().name, "dots");
+        assert_eq!(rules.game().name(), "dots");
         assert!(rules.start().is_ok());
         let seed = "ab".repeat(32);
         assert!(

@@ -165,7 +165,7 @@ pub const NO_SEAT: WireSeat = 0;
 
 /// PÜNCT's seats' names, in seat order (White moves first): the names of
 /// the functions below; a game's own names are in `Game.seats`
-/// ([`seat_names_of`]) and in [`crate::tools::games::ToolGame::seats`].
+/// ([`seat_names_of`]) and in [`crate::games::GameKind::seat_names`].
 const SEAT_NAMES: [&str; 2] = ["white", "black"];
 
 /// The position in seat order (0 = the first seat) of a seat on the wire;
@@ -348,7 +348,7 @@ pub fn round_ended_by(m: &pb::Move) -> Option<&str> {
 }
 
 /// SubmitMove of `mv` (any game's move: see
-/// [`crate::tools::games::ToolGame::wire_move`]) for the seat holding
+/// [`WireGame::wire_move`]) for the seat holding
 /// `token`, answering `expected_ply`.
 pub async fn submit_move(
     client: &mut RefereeServiceClient<impl Transport>,

@@ -10,8 +10,8 @@ mod trio;
 
 use punct_referee::games::conformance::{Bounds, Subject, run_all};
 use punct_referee::games::{
-    Catalog, Game, GameRules, MoveError, MoveInput, MoveReport, RefereeAction, Rules, Seat,
-    SeatSet, Setup, Viewer,
+    Game, GameRules, MoveError, MoveInput, MoveReport, RefereeAction, Rules, Seat, SeatSet, Setup,
+    Viewer,
 };
 use trio::{Deal, Refusal, RoundEnd, TrioGame, TrioMove, TrioMoveDetail, TrioRules, TrioState};
 
@@ -413,7 +413,7 @@ fn random_games_end_within_fifteen_plies_a_round() {
 
 #[test]
 fn a_catalog_with_trio_reads_each_record_with_its_own_importer() {
-    let catalog = Catalog::default().with("trio", trio::import);
+    let catalog = punct_referee::service::grpc::games::catalog().with("trio", trio::import);
     let mut g = game(PLAIN, 1);
     play_all(
         g.as_mut(),
@@ -428,7 +428,8 @@ fn a_catalog_with_trio_reads_each_record_with_its_own_importer() {
         .import("game: punct\n\nSE@E5:F5,G5\n", None)
         .unwrap();
     assert_eq!(punct.game.rules().game_name(), "punct");
-    let unknown = Catalog::default().import("game: trio\n\n1>red\n", None);
+    let unknown =
+        punct_referee::service::grpc::games::catalog().import("game: trio\n\n1>red\n", None);
     assert_eq!(unknown.unwrap_err().reason, Some("UNKNOWN_GAME"));
 }
 

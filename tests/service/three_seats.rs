@@ -41,7 +41,7 @@ const SEED: [u8; 32] = {
 };
 
 fn catalog() -> Catalog {
-    Catalog::default().with("trio", trio::import)
+    punct_referee::service::grpc::games::catalog().with("trio", trio::import)
 }
 
 fn store_with(limits: Limits, storage: Arc<dyn Storage>) -> SessionStore {

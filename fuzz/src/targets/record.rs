@@ -5,7 +5,6 @@
 //! session layer's import.
 
 use super::check_export_round_trip;
-use punct_referee::games::import_record;
 use punct_referee::games::punct::{Engine, GameRecord};
 
 /// One input, checked; panics on a finding.
@@ -14,7 +13,7 @@ pub fn run(data: &[u8]) {
         return;
     };
     let engine = Engine::from_record_text(text);
-    match import_record(text) {
+    match punct_referee::service::grpc::games::catalog().import(text, None) {
         Ok(imported) => {
             let game = engine.unwrap_or_else(|e| panic!("imported, but the engine refuses: {e}"));
             assert_eq!(imported.game.ply(), game.position().ply());

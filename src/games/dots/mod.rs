@@ -18,7 +18,9 @@
 //! trait). docs/DOTS.md lists the readings of docs/rules/dots.md made here.
 
 pub mod bits;
+pub mod bot;
 pub mod chain;
+pub mod kind;
 pub mod notation;
 pub mod record;
 pub mod referee;

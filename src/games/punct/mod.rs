@@ -12,7 +12,9 @@
 //! * [`eval`]: connection distance and one-ply move ranking, for bots
 
 pub mod board;
+pub mod bot;
 pub mod eval;
+pub mod kind;
 pub mod movegen;
 pub mod notation;
 pub mod outcome;

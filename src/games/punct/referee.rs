@@ -406,7 +406,7 @@ fn record_error(e: super::RecordError) -> RecordError {
 mod tests {
     use super::*;
     use crate::games::conformance::{Bounds, Subject, run_all};
-    use crate::games::{import_record, new_game};
+    use crate::games::new_game;
 
     fn notation(text: &str) -> MoveInput {
         MoveInput::new(PunctMoveInput {
@@ -447,7 +447,7 @@ mod tests {
         let g = new_game(&GameRules::new(options));
         let header = g.rules_header();
         let text = format!("{}\n\nSE@E5:F5,G5\n", header.trim_end());
-        let replayed = import_record(&text).unwrap();
+        let replayed = import(&text, None).unwrap();
         assert_eq!(replayed.game.rules().get::<RuleOptions>(), Some(&options));
         assert_eq!(replayed.game.ply(), 1);
     }
@@ -509,7 +509,7 @@ mod tests {
         assert!(text.contains("\nx-event: test\nx-variant: x\n"), "{text}");
         assert!(text.contains("\nvariant: standard\n"), "{text}");
         assert!(text.contains("result: white RESIGNATION"));
-        let back = import_record(&text).unwrap();
+        let back = import(&text, None).unwrap();
         assert_eq!(back.moves.len(), 1);
         assert_eq!(
             back.tags,

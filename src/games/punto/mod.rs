@@ -14,8 +14,10 @@
 //! * [`render`]: the table as text; [`svg`]: the table as SVG
 //! * [`referee`]: the [`Game`](crate::games::Game) implementation
 
+pub mod bot;
 pub mod card;
 pub mod deal;
+pub mod kind;
 pub mod notation;
 mod options;
 mod play;

@@ -2,7 +2,7 @@
 //! (`ListGameKinds`, and `GET /api/game-kinds` on the HTTP port).
 //!
 //! Nothing here names a game. The list is the games registry
-//! ([`crate::games::GAMES`]) read against the contract itself: each game's
+//! ([`super::games::WIRE_GAMES`]) read against the contract itself: each game's
 //! member of `referee.v1.GameRules` (same name as the game), its
 //! `RuleOptions` message's fields, their types and comments, come from the
 //! compiled descriptor set ([`FILE_DESCRIPTOR_SET`]); the defaults are what
@@ -18,16 +18,16 @@ use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, EnumDescriptorProto, FileDescriptorSet};
 
 use super::convert;
-use super::games::Part;
+use super::games::{Part, WIRE_GAMES};
 use super::pb::FILE_DESCRIPTOR_SET;
 use super::pb::referee::v1 as pb;
-use crate::games::{GAMES, hex, new_game};
+use crate::games::{hex, new_game};
 
 /// Every game the server offers, in the registry's order; computed once.
 pub fn game_kinds() -> &'static [pb::GameKind] {
     static KINDS: OnceLock<Vec<pb::GameKind>> = OnceLock::new();
     KINDS.get_or_init(|| {
-        let names: Vec<&str> = GAMES.iter().map(|(name, _)| *name).collect();
+        let names: Vec<&str> = WIRE_GAMES.iter().map(|g| g.name()).collect();
         kinds_of(&names)
     })
 }
@@ -318,7 +318,7 @@ mod tests {
         let names: Vec<&str> = kinds.iter().map(|k| k.name.as_str()).collect();
         assert_eq!(
             names,
-            GAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            WIRE_GAMES.iter().map(|g| g.name()).collect::<Vec<_>>(),
             "every game of the registry"
         );
         for kind in kinds {

@@ -27,7 +27,7 @@ pub struct Adjudication {
 /// error. No session is created. Records are read with the games of this
 /// build ([`SessionStore::validate_move`] uses the store's catalog).
 pub fn validate_move(history: History, mv: &MoveInput) -> Result<Adjudication, SessionError> {
-    validate_move_in(&Catalog::default(), history, mv)
+    validate_move_in(&crate::service::grpc::games::catalog(), history, mv)
 }
 
 /// [`validate_move`] with the games of `catalog`. A record of an unfinished

@@ -259,7 +259,7 @@ impl SessionStore {
             storage,
             count: AtomicUsize::new(0),
             serial: AtomicU64::new(0),
-            catalog: Catalog::default(),
+            catalog: crate::service::grpc::games::catalog(),
             archive: Mutex::new(VecDeque::new()),
             archive_cap: DEFAULT_ARCHIVE_CAP,
             follow_remote: std::sync::atomic::AtomicBool::new(false),

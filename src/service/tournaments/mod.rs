@@ -372,7 +372,7 @@ impl Tournaments {
     pub fn new(sessions: Arc<SessionStore>, shutdown: CancellationToken) -> Arc<Tournaments> {
         Arc::new(Tournaments {
             sessions,
-            catalog: Catalog::default(),
+            catalog: crate::service::grpc::games::catalog(),
             held: Mutex::new(BTreeMap::new()),
             keys: Mutex::new(HashMap::new()),
             shutdown,

@@ -4,24 +4,20 @@
 //! [`Bot`]; it never looks inside a game.
 //!
 //! * [`random`]: uniform over the legal moves, seeded.
-//! * [`greedy`]: PÜNCT connection distance with one-ply lookahead
-//!   ([`crate::games::punct::eval`]).
-//! * [`dots_greedy`]: Dots' largest capture, else the opponent's blocked,
-//!   else a cell next to its own dots.
-//! * [`punto_greedy`]: Punto's row if it can, else the next seat's row
-//!   blocked, else its own longest line extended; from its seat's view.
+//! * `greedy`: each game's own, in its engine folder (`games/<game>/bot.rs`,
+//!   a [`Strategy`] made by [`GameKind::greedy`](crate::games::GameKind::greedy)),
+//!   played through [`Greedy`].
 //! * [`external`]: a program speaking the line protocol of docs/BOTS.md.
 
-pub mod dots_greedy;
 pub mod external;
-pub mod greedy;
-pub mod punto_greedy;
 pub mod random;
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::games::{BotFailure, BotTurn, Strategy};
+use crate::service::grpc::games::WIRE_GAMES;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::games::ToolRules;
 
@@ -44,7 +40,7 @@ pub struct Turn<'a> {
     pub clock_ms: Option<u64>,
     /// The game's state as the bot's own seat sees it (its `GetGame` with
     /// its seat token), for a game whose bots need more than the moves'
-    /// notation ([`crate::tools::games::ToolGame::bots_read_state`]:
+    /// notation ([`crate::games::GameKind::bots_read_state`]:
     /// Punto's revealed card); `None` for the others.
     pub state: Option<&'a pb::GameState>,
 }
@@ -82,6 +78,32 @@ pub enum BotError {
 pub trait BuiltinBot: Send {
     /// Chooses a move for `turn`.
     fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError>;
+}
+
+/// A game's own built-in bot ([`Strategy`]) as a [`BuiltinBot`]: the turn in the
+/// game's terms (the state its seat sees, read by the game's wire file,
+/// for a game whose bots read it), the move it chooses as an answer.
+pub struct Greedy(pub Box<dyn Strategy>);
+
+impl BuiltinBot for Greedy {
+    fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
+        let state = turn.state.and_then(|s| s.game.as_ref());
+        let view = match state.and_then(|s| WIRE_GAMES.iter().find_map(|g| g.bot_view(s))) {
+            Some(read) => Some(read.map_err(BotError::Desync)?),
+            None => None,
+        };
+        let turn = BotTurn {
+            history: turn.history,
+            legal: turn.legal,
+            clock_ms: turn.clock_ms,
+            view: view.as_ref(),
+        };
+        match self.0.choose(&turn) {
+            Ok(text) => Ok(Answer::Move(text)),
+            Err(BotFailure::Desync(why)) => Err(BotError::Desync(why)),
+            Err(BotFailure::NoMoves) => Err(BotError::NoMoves),
+        }
+    }
 }
 
 /// A built-in bot or an external program, as the tournament runner sees it.
@@ -125,10 +147,8 @@ impl Bot {
 pub enum BotKind {
     /// [`random::RandomBot`].
     Random,
-    /// The game's greedy bot ([`greedy::GreedyBot`] for PÜNCT,
-    /// [`dots_greedy::DotsGreedyBot`] for Dots,
-    /// [`punto_greedy::PuntoGreedyBot`] for Punto: see
-    /// [`crate::tools::games::ToolGame::greedy`]).
+    /// The game's greedy bot ([`crate::games::GameKind::greedy`], played
+    /// through [`Greedy`]).
     Greedy,
     /// A program run with `sh -c`, speaking the line protocol.
     External(String),
@@ -149,9 +169,11 @@ impl BotSpec {
     pub fn player(&self, seed: u64, rules: &ToolRules, timeout: Duration) -> Bot {
         match &self.kind {
             BotKind::Random => Bot::Builtin(Box::new(random::RandomBot::new(seed))),
-            BotKind::Greedy => {
-                Bot::Builtin((rules.game().greedy)(seed, &rules.rules, rules.setup()))
-            }
+            BotKind::Greedy => Bot::Builtin(Box::new(Greedy(rules.game().kind().greedy(
+                seed,
+                &rules.rules,
+                rules.setup(),
+            )))),
             BotKind::External(command) => Bot::External(Box::new(external::ExternalBot::new(
                 command.clone(),
                 timeout,

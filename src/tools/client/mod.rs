@@ -31,8 +31,9 @@ use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use clap::{Args, Subcommand};
 
 pub use self::tokens::{GameTokens, TokenFile, default_token_path};
+use crate::service::grpc::games::WIRE_GAMES;
 use crate::tools::engine::VariantArg;
-use crate::tools::games::{GameChoice, TOOL_GAMES};
+use crate::tools::games::GameChoice;
 use crate::tools::rpc::{self, ServerAddress};
 
 /// Where the referee runs when no `--server` is given.
@@ -154,12 +155,16 @@ pub(crate) fn parse_label(s: &str) -> Result<(String, String), String> {
 /// `--seat`: a seat's name in any game the tools play (`white`, `black`,
 /// `red`, `blue`), checked against the game's own seats when it is played.
 fn seat_parser() -> impl clap::builder::TypedValueParser<Value = String> {
-    let names: Vec<&'static str> = TOOL_GAMES.iter().flat_map(|g| g.seats).copied().collect();
+    let names: Vec<&'static str> = WIRE_GAMES
+        .iter()
+        .flat_map(|g| g.kind().seat_names())
+        .copied()
+        .collect();
     PossibleValuesParser::new(names).map(|name| name.to_ascii_lowercase())
 }
 
 /// The command line with each move that starts with `-` (a Punto cell:
-/// `-1,0`, `-2,-3`; [`crate::tools::games::ToolGame::minus_move`]) given to `client play` moved after a `--` at its end, so that
+/// `-1,0`, `-2,-3`; [`crate::games::GameKind::minus_move`]) given to `client play` moved after a `--` at its end, so that
 /// it is read as the move and not as a flag, wherever it was written
 /// (`play -1,0 --seat red` is `play --seat red -- -1,0`). A command line
 /// that already has a `--`, or is not `client … play`, is left as it is.
@@ -178,12 +183,7 @@ pub fn cells_last(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let negative_cell = |a: &std::ffi::OsString| {
         a.to_str()
             .and_then(|t| t.strip_prefix('-'))
-            .is_some_and(|t| {
-                TOOL_GAMES
-                    .iter()
-                    .filter_map(|g| g.minus_move)
-                    .any(|reads| reads(t))
-            })
+            .is_some_and(|t| WIRE_GAMES.iter().any(|g| g.kind().minus_move(t)))
     };
     let (cells, mut out): (Vec<_>, Vec<_>) = args
         .into_iter()

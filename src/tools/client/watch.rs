@@ -3,7 +3,7 @@
 //! moves before the current ply are replayed silently. A resync snapshot
 //! (this watcher fell behind) is caught up from the exported record.
 //! PÜNCT follows with its own engine; any other game through the
-//! game-agnostic trait and its row of [`crate::tools::games::TOOL_GAMES`]
+//! game-agnostic trait and its entry of the registry of games
 //! (a seeded game whose seed is still secret cannot be followed locally:
 //! its boards are then the server's, read after each move).
 
@@ -248,7 +248,9 @@ async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<
                         .unwrap_or_default()
                         .to_string();
                     if let Some(game) = local.as_mut() {
-                        let input = (tool.notation)(&text)
+                        let input = tool
+                            .kind()
+                            .notation(&text)
                             .ok_or_else(|| format!("following `{text}`: not a move"))?;
                         game.play(&input)
                             .map_err(|e| format!("following `{text}`: {e}"))?;
@@ -262,7 +264,7 @@ async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<
                             .unwrap_or_default();
                         let _ = writeln!(out, "\nply {}: {seat} played {played}", event.ply);
                         let picture = match local.as_ref() {
-                            Some(game) => (tool.picture)(&game.snapshot(Viewer::Spectator)),
+                            Some(game) => tool.kind().picture(&game.snapshot(Viewer::Spectator)),
                             None => {
                                 let game = rpc::get_game(&mut c.client, game_id)
                                     .await

@@ -19,8 +19,10 @@ use super::procfs::{self, CpuTicks};
 use super::reads::{self, Point, Read, ReadReport};
 use super::report::{self, LoadReport, Round, RunReport, take_median};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
+use crate::games::GameRules;
+use crate::service::grpc::games::WireGame;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::games::{GameArg, ToolGame, game_of_wire};
+use crate::tools::games::game_of_wire;
 use crate::tools::rpc::{self, ServerAddress};
 
 /// The moves every task replays: one list of notations per game.
@@ -31,7 +33,7 @@ type Pool = Arc<Vec<Arc<[String]>>>;
 type Encoded = Arc<Vec<Arc<[Bytes]>>>;
 
 /// Encodes every move of `pool` as `game`'s wire move.
-fn encoded_moves(pool: &Pool, tool: &ToolGame) -> Encoded {
+fn encoded_moves(pool: &Pool, tool: &dyn WireGame) -> Encoded {
     Arc::new(
         pool.iter()
             .map(|game| {
@@ -47,14 +49,14 @@ fn encoded_moves(pool: &Pool, tool: &ToolGame) -> Encoded {
 #[derive(Clone)]
 struct Played {
     create: pb::CreateGameRequest,
-    game: &'static ToolGame,
+    game: &'static dyn WireGame,
 }
 
 /// The pool and the game of `--game`: the default game's pool from its own
 /// engine ([`random_games`]) and `CreateGame` with no rules, as before; any
 /// other game through the trait.
 fn pool_and_game(args: &LoadArgs) -> Result<(Pool, Played), String> {
-    if args.choice.game == GameArg::default() {
+    if args.choice.is_default_game() {
         let played = Played {
             create: pb::CreateGameRequest::default(),
             game: game_of_wire(None),
@@ -63,7 +65,7 @@ fn pool_and_game(args: &LoadArgs) -> Result<(Pool, Played), String> {
     }
     let rules = args
         .choice
-        .rules(Default::default())?
+        .rules(GameRules::default())?
         .with_seed_if_needed(|| {
             let mut seed = [0u8; 32];
             seed[..8].copy_from_slice(&args.seed.to_be_bytes());

@@ -16,8 +16,8 @@ use tonic::transport::Channel;
 use super::LoadArgs;
 use super::report::Latency;
 use super::tally::{Errors, Tally, Window, nanos};
+use crate::service::grpc::games::WireGame;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::games::ToolGame;
 use crate::tools::rpc;
 
 /// Games set up for each point read.
@@ -169,7 +169,7 @@ pub(super) async fn points(
     channel: &Channel,
     pool: &[Arc<[String]>],
     create: &pb::CreateGameRequest,
-    tool: &ToolGame,
+    tool: &dyn WireGame,
 ) -> Result<Vec<Point>, String> {
     let mut client = rpc::Client::new(channel.clone());
     let mut start = Vec::new();

@@ -344,7 +344,7 @@ async fn play_seat(
                 // The watch is catching up on moves already played.
                 continue;
             }
-            let state = if game.bots_read_state {
+            let state = if game.kind().bots_read_state() {
                 answered!(
                     rpc::get_game_as(&mut client, &a.game_id, &a.seat_token).await,
                     'watch

@@ -6,6 +6,7 @@
 //! (`OFF_FIELD`, `OCCUPIED`, `HELD`).
 
 use super::{Part, Sidelines, WireGame};
+use crate::games::GameKind;
 use crate::games::dots::referee::{
     DotsMoveInfo, DotsMoveInput, DotsState, Enclosure, MoveEffect, SnapshotDot,
 };
@@ -317,8 +318,8 @@ pub fn snapshot_pb(snapshot: &SharedState) -> Option<pb::GameState> {
 pub struct DotsWire;
 
 impl WireGame for DotsWire {
-    fn name(&self) -> &'static str {
-        "dots"
+    fn kind(&self) -> &'static dyn GameKind {
+        &crate::games::dots::kind::Dots
     }
 
     fn title(&self) -> &'static str {

@@ -1,26 +1,44 @@
-//! The games on the wire: one [`WireGame`] per game, listed once in
-//! [`WIRE_GAMES`]. Every place that converts a game's own messages (the
-//! `oneof game` members of `referee.v1`) goes through this list: the gRPC
-//! conversion ([`super::convert`]), the game kinds ([`super::kinds`]), the
-//! HTTP JSON API and the tools. A game's conversions live in its one file
-//! here (`punct.rs`, `dots.rs`, `punto.rs`); nothing else matches on a
-//! game's member.
+//! The one registry of games: one [`WireGame`] per game, listed once in
+//! [`WIRE_GAMES`], each giving its engine's [`GameKind`]. Every place that
+//! converts a game's own messages (the `oneof game` members of
+//! `referee.v1`) goes through this list: the gRPC conversion
+//! ([`super::convert`]), the game kinds ([`super::kinds`]), the HTTP JSON
+//! API and the tools; the sessions read records with its [`catalog`], and
+//! the tools take from it their `--game` values, seats, pictures and bots.
+//! A game's conversions live in its one file here (`punct.rs`, `dots.rs`,
+//! `punto.rs`); nothing else matches on a game's member.
 //!
-//! Adding a game: its engine folder (`src/games/<game>/`, with its line in
-//! [`crate::games::GAMES`]), its proto folder (`proto/<game>/`, with a member
-//! in each `oneof game` of `referee.v1`), its file here implementing
-//! [`WireGame`], and its line in [`WIRE_GAMES`].
+//! Adding a game: its engine folder (`src/games/<game>/`, with its
+//! [`GameKind`]), its proto folder (`proto/<game>/`, with a member in each
+//! `oneof game` of `referee.v1`), its file here implementing [`WireGame`],
+//! and its line in [`WIRE_GAMES`].
 
 use super::pb::referee::v1 as pb;
-use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, SharedState};
+use crate::games::{
+    Catalog, GameKind, GameRules, MoveDetail, MoveInput, Opaque, Outcome, SharedState,
+};
 use crate::service::sessions::SessionError;
 
 pub mod dots;
 pub mod punct;
 pub mod punto;
 
-/// Every game on the wire, in the order of [`crate::games::GAMES`].
+/// Every game the server referees and the tools play, one line each: its
+/// wire ([`WireGame`]) and through it its engine ([`WireGame::kind`]). The
+/// first is the default game (of a `CreateGame` without rules, of a record
+/// without a `game:` header, of the tools' `--game`).
 pub static WIRE_GAMES: &[&dyn WireGame] = &[&punct::PunctWire, &dots::DotsWire, &punto::PuntoWire];
+
+/// The engines of [`WIRE_GAMES`], for reading records and rebuilding games
+/// (what a `SessionStore` and the tools start from).
+pub fn catalog() -> Catalog {
+    Catalog::of(WIRE_GAMES.iter().map(|g| g.kind()))
+}
+
+/// The default game: the registry's first.
+pub fn default_game() -> &'static dyn WireGame {
+    WIRE_GAMES[0]
+}
 
 /// The wire game named `name` (its member of `GameRules`, its record's
 /// `game:` header).
@@ -101,9 +119,14 @@ pub struct DeckText {
 /// and the neutral types of [`crate::games`]. Each method answers `None`
 /// for another game's value.
 pub trait WireGame: Sync {
-    /// The game's name: its member of every `oneof game`, its
-    /// [`crate::games::GAMES`] entry, its record's `game:` header.
-    fn name(&self) -> &'static str;
+    /// The game itself: its engine's [`GameKind`].
+    fn kind(&self) -> &'static dyn GameKind;
+
+    /// The game's name: its member of every `oneof game`, its record's
+    /// `game:` header ([`GameKind::name`]).
+    fn name(&self) -> &'static str {
+        self.kind().name()
+    }
 
     /// The game's name as people write it (`PÜNCT`).
     fn title(&self) -> &'static str;
@@ -133,6 +156,21 @@ pub trait WireGame: Sync {
     /// A move given only in notation, as the wire carries it (the tools
     /// send it so; the referee reads and judges it).
     fn notation_pb(&self, notation: &str) -> pb::r#move::Game;
+
+    /// A move in notation as a whole wire `Move` ([`WireGame::notation_pb`]).
+    fn wire_move(&self, notation: &str) -> pb::Move {
+        pb::Move {
+            game: Some(self.notation_pb(notation)),
+        }
+    }
+
+    /// What a built-in bot of a game whose bots read their seat's state
+    /// ([`GameKind::bots_read_state`]) reads of `state`, in the game's own
+    /// terms ([`crate::games::BotTurn::view`]); `None` for another game's
+    /// state, an error when it cannot be read.
+    fn bot_view(&self, _state: &pb::game_state::Game) -> Option<Result<Opaque, String>> {
+        None
+    }
 
     /// The game's details of an outcome.
     fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<pb::outcome::Detail>;
@@ -219,15 +257,23 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::games::GAMES;
 
-    /// The wire registry lists the engines' games, in their order, each
-    /// once: a game cannot be refereed without its wire, nor the reverse.
+    /// The registry lists each game once, its wire and its engine under one
+    /// name, the first the default; its catalog reads each game's records.
     #[test]
-    fn the_wire_registry_lists_every_game_in_order() {
-        let wire: Vec<&str> = WIRE_GAMES.iter().map(|g| g.name()).collect();
-        let engines: Vec<&str> = GAMES.iter().map(|(name, _)| *name).collect();
-        assert_eq!(wire, engines);
+    fn the_registry_lists_every_game_once() {
+        let names: Vec<&str> = WIRE_GAMES.iter().map(|g| g.name()).collect();
+        assert_eq!(names, ["punct", "dots", "punto"]);
+        assert_eq!(default_game().name(), "punct");
+        for g in WIRE_GAMES {
+            assert_eq!(wire_game(g.name()).map(|w| w.kind().name()), Some(g.name()));
+        }
+        // A record without a `game:` header is the default game's.
+        let catalog = catalog();
+        let read = catalog.import("SE@E5:F5,G5\n", None).unwrap();
+        assert_eq!(read.game.rules().game_name(), "punct");
+        let unknown = catalog.import("game: chess\n\ne4\n", None).unwrap_err();
+        assert_eq!(unknown.reason, Some("UNKNOWN_GAME"));
         assert_eq!(titles(), "PÜNCT, Dots and Punto");
         assert_eq!(choices("rules"), "rules.punct, rules.dots or rules.punto");
         for g in WIRE_GAMES {
@@ -320,8 +366,9 @@ mod tests {
     }
 
     /// The files under `src/` whose code names a game (any of `spellings`)
-    /// outside the games' places (engine folders, wire files), the two
-    /// registries (`games/mod.rs`, this file) and test-only modules.
+    /// outside the games' places (engine folders, wire files), the registry
+    /// (this file), the engines' common interface (`games/mod.rs`, whose
+    /// default rules are PÜNCT's) and test-only modules.
     fn naming_files(spellings: &[&str]) -> Vec<String> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = Vec::new();
@@ -352,61 +399,36 @@ mod tests {
     }
 
     /// The files outside a game's places that still name it, per game: at
-    /// most three (the tools' rows in `tools/games.rs`, the bots' module
-    /// list and the game's greedy bot), except PÜNCT, the tools' default
-    /// game (engine commands, record following, the load's pool; and the
-    /// client's token directory, named after the product), whose list may
-    /// only shrink. A file not listed fails here: move the game's code
-    /// into its engine folder or wire file, behind [`WireGame`].
+    /// most three. A game's places are its engine folder, its wire file and
+    /// the registry; a file over the limit fails here: move the game's code
+    /// into its engine folder ([`GameKind`]) or its wire file ([`WireGame`]).
     #[test]
     fn few_files_name_a_game_outside_its_places() {
         const MOST: usize = 3;
-        let allowed: &[(&str, &[&str], &[&str])] = &[
-            (
-                "punct",
-                &["punct", "pünct"],
-                &[
-                    "src/tools/bots/greedy.rs",
-                    "src/tools/client/tokens.rs",
-                    "src/tools/client/watch.rs",
-                    "src/tools/engine.rs",
-                    "src/tools/games.rs",
-                    "src/tools/load/pool.rs",
-                ],
-            ),
-            (
-                "dots",
-                &["dots"],
-                &[
-                    "src/tools/bots/dots_greedy.rs",
-                    "src/tools/bots/mod.rs",
-                    "src/tools/games.rs",
-                ],
-            ),
-            (
-                "punto",
-                &["punto"],
-                &[
-                    "src/tools/bots/mod.rs",
-                    "src/tools/bots/punto_greedy.rs",
-                    "src/tools/games.rs",
-                ],
-            ),
-        ];
         let mut report = String::new();
-        for (game, spellings, allowed) in allowed {
-            assert!(allowed.len() <= MOST || *game == "punct", "{game}");
-            let files = naming_files(spellings);
-            report.push_str(&format!("{game}: {} files: {files:?}\n", files.len()));
-            let extra: Vec<&String> = files
-                .iter()
-                .filter(|f| !allowed.contains(&f.as_str()))
-                .collect();
-            assert!(
-                extra.is_empty(),
-                "{game} is named outside its places in {extra:?}\n{report}"
-            );
+        let mut over = Vec::new();
+        for g in WIRE_GAMES {
+            let title = g.title().to_lowercase();
+            let mut spellings = vec![g.name()];
+            if title != g.name() {
+                spellings.push(&title);
+            }
+            let files = naming_files(&spellings);
+            report.push_str(&format!("{}: {} files: {files:?}\n", g.name(), files.len()));
+            if files.len() > MOST {
+                over.push(g.name());
+            }
         }
+        // The scan reads code: the registry's own wire type is named across
+        // the tools and the service.
+        assert!(
+            naming_files(&["wiregame"]).len() > MOST,
+            "the scan finds names"
+        );
         println!("{report}");
+        assert!(
+            over.is_empty(),
+            "named outside their places in more than {MOST} files: {over:?}\n{report}"
+        );
     }
 }

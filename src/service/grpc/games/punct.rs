@@ -3,6 +3,7 @@
 //! notation), so the session layer only ever sees well-formed moves.
 
 use super::{Part, Sidelines, WireGame};
+use crate::games::GameKind;
 use crate::games::punct::board::Space;
 use crate::games::punct::piece::Colour;
 use crate::games::punct::{
@@ -394,8 +395,8 @@ pub use super::{MOVE_FIELDS, RULE_FIELDS};
 pub struct PunctWire;
 
 impl WireGame for PunctWire {
-    fn name(&self) -> &'static str {
-        "punct"
+    fn kind(&self) -> &'static dyn GameKind {
+        &crate::games::punct::kind::Punct
     }
 
     fn title(&self) -> &'static str {

@@ -9,12 +9,14 @@
 //! shown the same.
 
 use super::{DeckText, Part, Sidelines, WireGame};
+use crate::games::GameKind;
+use crate::games::punto::bot::View;
 use crate::games::punto::referee::{DeckView, PuntoMoveInfo, PuntoMoveInput, PuntoState};
 use crate::games::punto::{
     self, Card, Cell, Colour, Configuration, DeadlockCause, EndReason, OptionsError, Revealed,
     RoundKind, RoundOutcome, Row, RuleOptions, Side, Table, Team, TieBreak, notation, render,
 };
-use crate::games::{GameRules, MoveDetail, MoveInput, Outcome, Seat, SharedState, hex};
+use crate::games::{GameRules, MoveDetail, MoveInput, Opaque, Outcome, Seat, SharedState, hex};
 use crate::service::grpc::pb::punto::v1 as pb;
 use crate::service::grpc::pb::referee::v1 as rpb;
 use crate::service::sessions::SessionError;
@@ -426,12 +428,50 @@ pub fn round_over_pb(detail: &MoveDetail) -> Option<pb::RoundOver> {
     })
 }
 
+/// What the greedy bot reads of a seat's state ([`View`]), if it is one
+/// with a mover.
+fn bot_view(state: &pb::GameState) -> Result<View, String> {
+    let card_of = |card: Option<&pb::Card>| card?.text.parse::<Card>().ok();
+    let rules = state.rules.clone().unwrap_or_default();
+    let configuration = Configuration::of(rules.players, rules.team).map_err(|e| e.to_string())?;
+    let mover = Seat::from_number(state.mover)
+        .filter(|s| s.index() < configuration.seats())
+        .ok_or("no seat to move")?;
+    let card = card_of(state.revealed.as_ref()).ok_or("no revealed card")?;
+    let mut table = Table::new();
+    for stack in state.table.iter().flat_map(|t| &t.stacks) {
+        let at = stack.cell.unwrap_or_default();
+        let cell = Cell::new(at.x, at.y);
+        for wire in &stack.cards {
+            let card = card_of(Some(wire)).ok_or("a card on the table is unreadable")?;
+            if !table.put(cell, card) {
+                return Err(format!("a card off the table at {cell}"));
+            }
+        }
+    }
+    let next = mover.next(configuration.seats()).number();
+    let next_deck = state
+        .decks
+        .iter()
+        .filter(|d| d.seat == next)
+        .flat_map(|d| &d.contents)
+        .filter_map(|c| card_of(Some(c)))
+        .collect();
+    Ok(View {
+        configuration,
+        mover,
+        card,
+        table,
+        next_deck,
+    })
+}
+
 /// Punto on the wire.
 pub struct PuntoWire;
 
 impl WireGame for PuntoWire {
-    fn name(&self) -> &'static str {
-        "punto"
+    fn kind(&self) -> &'static dyn GameKind {
+        &crate::games::punto::kind::Punto
     }
 
     fn title(&self) -> &'static str {
@@ -548,6 +588,13 @@ impl WireGame for PuntoWire {
         }
     }
 
+    fn bot_view(&self, state: &rpb::game_state::Game) -> Option<Result<Opaque, String>> {
+        match state {
+            rpb::game_state::Game::Punto(p) => Some(bot_view(p).map(Opaque::new)),
+            _ => None,
+        }
+    }
+
     fn sidelines(&self, state: &rpb::game_state::Game) -> Option<Sidelines> {
         let rpb::game_state::Game::Punto(p) = state else {
             return None;
@@ -573,5 +620,57 @@ impl WireGame for PuntoWire {
             rounds: p.results.iter().map(|r| r.summary.clone()).collect(),
             ..Sidelines::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::punto::Colour::{Blue, Green, Orange, Red};
+
+    fn card(colour: Colour, value: u8) -> Card {
+        Card::new(colour, value).unwrap()
+    }
+
+    /// A seat's state as its `GetGame` gives it reads back as the greedy
+    /// bot's view; another game's state is not Punto's to read.
+    #[test]
+    fn a_seats_state_reads_back_as_the_bots_view() {
+        let mut table = Table::new();
+        assert!(table.put(Cell::new(0, 0), card(Red, 5)));
+        assert!(table.put(Cell::new(0, 0), card(Blue, 7)));
+        let view = View {
+            configuration: Configuration::ThreePlayers,
+            mover: Seat::FIRST,
+            card: card(Red, 2),
+            table,
+            next_deck: vec![card(Orange, 3), card(Orange, 3), card(Green, 1)],
+        };
+        let state = pb::GameState {
+            rules: Some(pb::RuleOptions {
+                players: 3,
+                ..Default::default()
+            }),
+            mover: 1,
+            revealed: Some(card_pb(view.card)),
+            table: Some(table_pb(&view.table)),
+            decks: vec![pb::Deck {
+                seat: 2,
+                size: 3,
+                contents: view.next_deck.iter().copied().map(card_pb).collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let wire = rpb::game_state::Game::Punto(state);
+        let read = PuntoWire.bot_view(&wire).unwrap().unwrap();
+        let read = read.get::<View>().unwrap();
+        assert_eq!(read.table, view.table);
+        assert_eq!((read.mover, read.card), (view.mover, view.card));
+        assert_eq!(read.next_deck, view.next_deck);
+        let empty = rpb::game_state::Game::Punto(pb::GameState::default());
+        assert!(PuntoWire.bot_view(&empty).unwrap().is_err());
+        let dots = rpb::game_state::Game::Dots(Default::default());
+        assert!(PuntoWire.bot_view(&dots).is_none());
     }
 }

@@ -1,6 +1,7 @@
 //! The greedy bot of Punto. It sees only what its own seat sees: the state
-//! its seat's `GetGame` returns (the runner reads it with the seat's token
-//! and passes it in [`Turn::state`]), that is the table, the revealed card,
+//! its seat's `GetGame` returns (the runner reads it with the seat's token,
+//! Punto's wire file reads it as a [`View`], passed in [`BotTurn::view`]),
+//! that is the table, the revealed card,
 //! who plays which colours and each deck's contents; never the seed or a
 //! deck's order (docs/rules/punto.md §11). For each legal cell it tries the revealed
 //! card there, on a copy of the table, and plays, in order of preference:
@@ -22,11 +23,8 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, BotError, BuiltinBot, Turn};
-use crate::games::Seat;
 use crate::games::punto::{Card, Cell, Colour, Configuration, Step, Table};
-use crate::service::grpc::pb::punto::v1 as tpb;
-use crate::service::grpc::pb::referee::v1 as pb;
+use crate::games::{BotFailure, BotTurn, Seat, Strategy};
 
 /// Makes a row, else blocks the next seat's, else grows its own.
 pub struct PuntoGreedyBot {
@@ -67,53 +65,6 @@ pub struct View {
     pub table: Table,
     /// The next seat's deck, its contents (one entry per copy).
     pub next_deck: Vec<Card>,
-}
-
-impl View {
-    /// The view in a Punto state from the wire, if it is one with a mover.
-    pub fn of_wire(state: &pb::GameState) -> Result<View, String> {
-        let Some(pb::game_state::Game::Punto(state)) = &state.game else {
-            return Err("not a Punto state".into());
-        };
-        let rules = state.rules.clone().unwrap_or_default();
-        let configuration =
-            Configuration::of(rules.players, rules.team).map_err(|e| e.to_string())?;
-        let mover = Seat::from_number(state.mover)
-            .filter(|s| s.index() < configuration.seats())
-            .ok_or("no seat to move")?;
-        let card = card_of(state.revealed.as_ref()).ok_or("no revealed card")?;
-        let mut table = Table::new();
-        for stack in state.table.iter().flat_map(|t| &t.stacks) {
-            let at = stack.cell.unwrap_or_default();
-            let cell = Cell::new(at.x, at.y);
-            for wire in &stack.cards {
-                let card = card_of(Some(wire)).ok_or("a card on the table is unreadable")?;
-                if !table.put(cell, card) {
-                    return Err(format!("a card off the table at {cell}"));
-                }
-            }
-        }
-        let next = mover.next(configuration.seats()).number();
-        let next_deck = state
-            .decks
-            .iter()
-            .filter(|d| d.seat == next)
-            .flat_map(|d| &d.contents)
-            .filter_map(|c| card_of(Some(c)))
-            .collect();
-        Ok(View {
-            configuration,
-            mover,
-            card,
-            table,
-            next_deck,
-        })
-    }
-}
-
-/// A card from the wire, by its text (`R7`).
-fn card_of(card: Option<&tpb::Card>) -> Option<Card> {
-    card?.text.parse().ok()
 }
 
 /// The line of `colour` along `step` through `cell`, counting `cell` as if
@@ -179,15 +130,15 @@ fn cell_of(text: &str) -> Option<Cell> {
     crate::games::punto::notation::parse_cell(text).ok()
 }
 
-impl BuiltinBot for PuntoGreedyBot {
-    fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
-        let state = turn
-            .state
-            .ok_or_else(|| BotError::Desync("no state of the bot's own seat".into()))?;
-        let view = View::of_wire(state).map_err(BotError::Desync)?;
+impl Strategy for PuntoGreedyBot {
+    fn choose(&mut self, turn: &BotTurn<'_>) -> Result<String, BotFailure> {
+        let view = turn
+            .view
+            .and_then(|v| v.get::<View>())
+            .ok_or_else(|| BotFailure::Desync("no state of the bot's own seat".into()))?;
         let cells: Vec<Cell> = turn.legal.iter().filter_map(|t| cell_of(t)).collect();
         if cells.is_empty() {
-            return Err(BotError::NoMoves);
+            return Err(BotFailure::NoMoves);
         }
         let configuration = view.configuration;
         let neutral = configuration.neutral();
@@ -209,7 +160,7 @@ impl BuiltinBot for PuntoGreedyBot {
             .map(|(cell, _)| (*cell, (0, 0)))
             .collect();
         if let Some(cell) = self.best(&rows) {
-            return Ok(Answer::Move(cell.to_string()));
+            return Ok(cell.to_string());
         }
         let deck = &view.next_deck;
         let (threat, _) = answers(&view.table, deck, length, neutral);
@@ -238,15 +189,14 @@ impl BuiltinBot for PuntoGreedyBot {
                 .map(|&(cell, (t, longest), own)| (cell, (own - 8 * t, -longest)))
                 .collect()
         };
-        Ok(Answer::Move(
-            self.best(&choices).unwrap_or(cells[0]).to_string(),
-        ))
+        Ok(self.best(&choices).unwrap_or(cells[0]).to_string())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::Opaque;
     use crate::games::punto::Colour::{Blue, Green, Orange, Red};
 
     fn card(colour: Colour, value: u8) -> Card {
@@ -269,51 +219,6 @@ mod tests {
         }
     }
 
-    fn wire_card(c: &Card) -> tpb::Card {
-        tpb::Card {
-            text: c.to_string(),
-            ..Default::default()
-        }
-    }
-
-    /// The wire state of `view`, as a seat's GetGame gives it.
-    fn wire(view: &View) -> pb::GameState {
-        let stacks = view
-            .table
-            .occupied()
-            .map(|(cell, stack)| tpb::Stack {
-                cell: Some(tpb::Cell {
-                    x: cell.x,
-                    y: cell.y,
-                }),
-                cards: stack.cards().iter().map(wire_card).collect(),
-            })
-            .collect();
-        let seats = view.configuration.seats();
-        pb::GameState {
-            game: Some(pb::game_state::Game::Punto(tpb::GameState {
-                rules: Some(tpb::RuleOptions {
-                    players: seats as u32,
-                    team: view.configuration.is_team(),
-                    ..Default::default()
-                }),
-                mover: view.mover.number(),
-                revealed: Some(wire_card(&view.card)),
-                table: Some(tpb::Table {
-                    stacks,
-                    bounds: None,
-                }),
-                decks: vec![tpb::Deck {
-                    seat: view.mover.next(seats).number(),
-                    size: view.next_deck.len() as u32,
-                    contents: view.next_deck.iter().map(wire_card).collect(),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            })),
-        }
-    }
-
     fn answer(bot: &mut PuntoGreedyBot, view: &View) -> String {
         let legal: Vec<String> = view
             .table
@@ -322,35 +227,14 @@ mod tests {
             .iter()
             .map(Cell::to_string)
             .collect();
-        let state = wire(view);
-        let turn = Turn {
-            game_id: "g",
-            ply: 0,
-            seat: "red",
+        let state = Opaque::new(view.clone());
+        let turn = BotTurn {
             history: &[],
             legal: &legal,
             clock_ms: None,
-            state: Some(&state),
+            view: Some(&state),
         };
-        match bot.choose(&turn).unwrap() {
-            Answer::Move(m) => m,
-            Answer::Resign => panic!("resigned"),
-        }
-    }
-
-    #[test]
-    fn the_wire_state_reads_back_as_the_view() {
-        let v = view(
-            0,
-            card(Red, 2),
-            &[(0, 0, card(Red, 5)), (0, 0, card(Blue, 7))],
-            &[card(Orange, 3), card(Orange, 3), card(Green, 1)],
-        );
-        let read = View::of_wire(&wire(&v)).unwrap();
-        assert_eq!(read.table, v.table);
-        assert_eq!((read.mover, read.card), (v.mover, v.card));
-        assert_eq!(read.next_deck, v.next_deck);
-        assert!(View::of_wire(&pb::GameState::default()).is_err());
+        bot.choose(&turn).unwrap()
     }
 
     #[test]
@@ -432,18 +316,15 @@ mod tests {
         };
         assert_eq!(picks(5), picks(5));
         let legal = vec!["1,0".to_string()];
-        let turn = Turn {
-            game_id: "g",
-            ply: 1,
-            seat: "orange",
+        let turn = BotTurn {
             history: &[],
             legal: &legal,
             clock_ms: None,
-            state: None,
+            view: None,
         };
         assert!(matches!(
             PuntoGreedyBot::new(1).choose(&turn),
-            Err(BotError::Desync(_))
+            Err(BotFailure::Desync(_))
         ));
     }
 }

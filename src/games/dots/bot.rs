@@ -18,9 +18,8 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, BotError, BuiltinBot, Turn};
-use crate::games::Setup;
 use crate::games::dots::{Colour, Engine, Field, Move, Point, RuleOptions, Seed};
+use crate::games::{BotFailure, BotTurn, Setup, Strategy};
 
 /// Plays the biggest capture, else blocks the opponent's, else grows next
 /// to its own dots.
@@ -54,7 +53,7 @@ impl DotsGreedyBot {
 
     /// Brings the private copy up to `history`, rebuilding it when the
     /// history is not a continuation of what it has seen.
-    fn follow(&mut self, history: &[String]) -> Result<(), BotError> {
+    fn follow(&mut self, history: &[String]) -> Result<(), BotFailure> {
         if !history.starts_with(&self.seen) {
             self.restart();
         }
@@ -65,7 +64,7 @@ impl DotsGreedyBot {
                 .and_then(|mv| self.game.play(mv).map_err(|e| e.to_string()));
             if let Err(e) = played {
                 self.restart();
-                return Err(BotError::Desync(format!("`{text}`: {e}")));
+                return Err(BotFailure::Desync(format!("`{text}`: {e}")));
             }
             self.seen.push(text.clone());
         }
@@ -115,11 +114,11 @@ fn next_to_own(field: &Field, player: Colour, p: Point) -> bool {
     })
 }
 
-impl BuiltinBot for DotsGreedyBot {
-    fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
+impl Strategy for DotsGreedyBot {
+    fn choose(&mut self, turn: &BotTurn<'_>) -> Result<String, BotFailure> {
         self.follow(turn.history)?;
         if self.game.is_over() {
-            return Err(BotError::NoMoves);
+            return Err(BotFailure::NoMoves);
         }
         let me = self.game.to_move();
         let field = self.game.field().clone();
@@ -129,7 +128,7 @@ impl BuiltinBot for DotsGreedyBot {
             .map(|(x, y)| Point::new(x as u16 + 1, y as u16 + 1))
             .collect();
         if cells.is_empty() {
-            return Err(BotError::NoMoves);
+            return Err(BotFailure::NoMoves);
         }
         let mine: Vec<(Point, i64)> = cells.iter().map(|&p| (p, gain(&field, me, p))).collect();
         let chosen = self
@@ -156,7 +155,7 @@ impl BuiltinBot for DotsGreedyBot {
             })
             .or_else(|| self.best(&mine, i64::MIN))
             .unwrap_or(cells[0]);
-        Ok(Answer::Move(Move::Place(chosen).to_string()))
+        Ok(Move::Place(chosen).to_string())
     }
 }
 
@@ -165,24 +164,18 @@ mod tests {
     use super::*;
     use crate::games::dots::Start;
 
-    fn turn<'a>(history: &'a [String]) -> Turn<'a> {
-        Turn {
-            game_id: "g",
-            ply: history.len() as u32,
-            seat: "red",
+    fn turn<'a>(history: &'a [String]) -> BotTurn<'a> {
+        BotTurn {
             history,
             legal: &[],
             clock_ms: None,
-            state: None,
+            view: None,
         }
     }
 
     fn answer(bot: &mut DotsGreedyBot, history: &[&str]) -> String {
         let history: Vec<String> = history.iter().map(|s| s.to_string()).collect();
-        match bot.choose(&turn(&history)).unwrap() {
-            Answer::Move(m) => m,
-            Answer::Resign => panic!("resigned"),
-        }
+        bot.choose(&turn(&history)).unwrap()
     }
 
     fn five() -> RuleOptions {
@@ -221,6 +214,9 @@ mod tests {
         assert_eq!(play(4), play(4));
         let mut bot = DotsGreedyBot::new(1, five(), None);
         let bad = vec!["9,9".to_string()];
-        assert!(matches!(bot.choose(&turn(&bad)), Err(BotError::Desync(_))));
+        assert!(matches!(
+            bot.choose(&turn(&bad)),
+            Err(BotFailure::Desync(_))
+        ));
     }
 }

@@ -10,8 +10,8 @@
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng};
 
-use super::{Answer, BotError, BuiltinBot, Turn};
 use crate::games::punct::{Engine, RuleOptions, Variant, eval};
+use crate::games::{BotFailure, BotTurn, Strategy};
 
 /// Plays the move that best shortens its own connection relative to the
 /// opponent's, looking one move ahead.
@@ -36,7 +36,7 @@ impl GreedyBot {
 
     /// Brings the private copy of the game up to `history`, rebuilding it
     /// when the history is not a continuation of what it has seen.
-    fn follow(&mut self, history: &[String]) -> Result<(), BotError> {
+    fn follow(&mut self, history: &[String]) -> Result<(), BotFailure> {
         if !history.starts_with(&self.seen) {
             self.game = Engine::new(RuleOptions::of(self.variant));
             self.seen.clear();
@@ -45,7 +45,7 @@ impl GreedyBot {
             if let Err(e) = self.game.play_notation(text) {
                 self.game = Engine::new(RuleOptions::of(self.variant));
                 self.seen.clear();
-                return Err(BotError::Desync(format!("`{text}`: {e}")));
+                return Err(BotFailure::Desync(format!("`{text}`: {e}")));
             }
             self.seen.push(text.clone());
         }
@@ -53,20 +53,20 @@ impl GreedyBot {
     }
 }
 
-impl BuiltinBot for GreedyBot {
-    fn choose(&mut self, turn: &Turn<'_>) -> Result<Answer, BotError> {
+impl Strategy for GreedyBot {
+    fn choose(&mut self, turn: &BotTurn<'_>) -> Result<String, BotFailure> {
         self.follow(turn.history)?;
         let pos = self.game.position();
         let ranked = eval::rank_moves(pos, self.variant, stride_for(turn.clock_ms));
         let Some(best) = ranked.iter().map(|(_, s)| *s).max() else {
-            return Err(BotError::NoMoves);
+            return Err(BotFailure::NoMoves);
         };
         let top: Vec<_> = ranked.iter().filter(|(_, s)| *s == best).collect();
         let (mv, _) = top[self.rng.random_range(0..top.len())];
         let notation = pos
             .notate(*mv)
-            .ok_or_else(|| BotError::Desync("a generated move has no notation".into()))?;
-        Ok(Answer::Move(notation.to_string()))
+            .ok_or_else(|| BotFailure::Desync("a generated move has no notation".into()))?;
+        Ok(notation.to_string())
     }
 }
 
@@ -93,18 +93,13 @@ mod tests {
     fn opens_with_a_best_piece_and_follows_the_game() {
         let mut bot = GreedyBot::new(1, Variant::Standard);
         let legal = vec![];
-        let turn = Turn {
+        let turn = BotTurn {
             clock_ms: None,
-            game_id: "g",
-            ply: 0,
-            seat: "white",
             history: &[],
             legal: &legal,
-            state: None,
+            view: None,
         };
-        let Answer::Move(first) = bot.choose(&turn).unwrap() else {
-            panic!("greedy resigned");
-        };
+        let first = bot.choose(&turn).unwrap();
         // A best opening: it shortens White's path by 3, the most one piece can.
         let mut game = Engine::new(RuleOptions::default());
         game.play_notation(&first).unwrap();
@@ -114,20 +109,16 @@ mod tests {
             "{first}"
         );
         let history = vec![first.clone()];
-        let turn2 = Turn {
+        let turn2 = BotTurn {
             clock_ms: None,
-            ply: 1,
-            seat: "black",
             history: &history,
             ..turn
         };
-        let Answer::Move(second) = bot.choose(&turn2).unwrap() else {
-            panic!("greedy resigned");
-        };
+        let second = bot.choose(&turn2).unwrap();
         assert_ne!(second, first);
         // A history that is not a continuation is followed from scratch.
         let other = vec!["SE@B2:B3,B4".to_string()];
-        let turn3 = Turn {
+        let turn3 = BotTurn {
             clock_ms: None,
             history: &other,
             ..turn2
@@ -135,12 +126,12 @@ mod tests {
         assert!(bot.choose(&turn3).is_ok());
         assert_eq!(bot.game.moves().len(), 1);
         let bad = vec!["SE@I9:J9,K9".to_string()];
-        let turn4 = Turn {
+        let turn4 = BotTurn {
             clock_ms: None,
             history: &bad,
             ..turn2
         };
-        assert!(matches!(bot.choose(&turn4), Err(BotError::Desync(_))));
+        assert!(matches!(bot.choose(&turn4), Err(BotFailure::Desync(_))));
     }
 
     #[test]
@@ -151,18 +142,13 @@ mod tests {
         assert_eq!(stride_for(Some(50)), 64);
         // With a short clock it still answers a legal move.
         let mut bot = GreedyBot::new(3, Variant::Standard);
-        let turn = Turn {
-            game_id: "g",
-            ply: 0,
-            seat: "white",
+        let turn = BotTurn {
             history: &[],
             legal: &[],
             clock_ms: Some(10),
-            state: None,
+            view: None,
         };
-        let Answer::Move(text) = bot.choose(&turn).unwrap() else {
-            panic!("resigned");
-        };
+        let text = bot.choose(&turn).unwrap();
         let game = crate::games::punct::Engine::new(crate::games::punct::RuleOptions::default());
         assert!(game.parse_move(&text).is_ok(), "{text}");
     }
