@@ -4,7 +4,7 @@
 # property tests, the gRPC service through a real socket, every fuzz
 # target's committed corpus replayed; the instrumented fuzzing itself is
 # scripts/fuzz.sh, run on demand: docs/FUZZING.md) and the README's
-# grpcurl walk-through against the release binary, then the Python and Node
+# grpcurl walk-through against the binary the tests built (profile `ci`), then the Python and Node
 # clients' suites against it (scripts/test-clients.sh), and the spectator page in
 # headless Chromium (scripts/test-web.sh), and the container image and the
 # single-node Kubernetes manifests run under podman (scripts/test-container.sh).
@@ -70,20 +70,51 @@ if [ ! -x /usr/sbin/nginx ]; then
 fi
 export PUNCT_REFEREE_REQUIRE_NGINX=1
 
-stage "cargo test (release: the property tests play thousands of games; PostgreSQL for the storage tests)"
+# The Rust tests build with the `ci` profile (Cargo.toml): release's settings
+# at opt-level 1, where rustc shares generic instances between crates, so the
+# six test binaries and the binary do not compile the library's async code
+# again; the property tests still play thousands of games in seconds.
+BIN=target/ci/punct-referee
+
+stage "cargo test: build every target (profile ci)"
+cargo test --profile ci --locked --all-targets --no-run
+
+stage "cargo test: run (cluster beside the rest, each on its own PostgreSQL)"
+# The cluster binary spends its time waiting on leases, kills and a database
+# restart, so it runs beside the others, on its own throw-away PostgreSQL
+# (it restarts its server). Its output is printed when it ends.
 export PUNCT_REFEREE_REQUIRE_POSTGRES=1
-scripts/with-postgres.sh cargo test --release --locked --all-targets
+scripts/with-postgres.sh true >/dev/null # installs PostgreSQL once, if missing
+cluster_log=$(mktemp)
+scripts/with-postgres.sh cargo test --profile ci --locked --test cluster >"$cluster_log" 2>&1 &
+cluster_pid=$!
+others=(--lib --bins --benches)
+for file in tests/*.rs; do
+    name=$(basename "$file" .rs)
+    [ "$name" = cluster ] || others+=(--test "$name")
+done
+others_status=0
+scripts/with-postgres.sh cargo test --profile ci --locked --no-fail-fast "${others[@]}" || others_status=$?
+cluster_status=0
+wait "$cluster_pid" || cluster_status=$?
+echo "== the cluster binary's output"
+cat "$cluster_log"
+rm -f "$cluster_log"
+if [ "$others_status" -ne 0 ] || [ "$cluster_status" -ne 0 ]; then
+    echo "cargo test failed (the others: exit $others_status; cluster: exit $cluster_status)" >&2
+    exit 1
+fi
 
-stage "grpcurl walk-through of README.md (release binary)"
-scripts/grpcurl-walkthrough.sh target/release/punct-referee
+stage "grpcurl walk-through of README.md (the binary the tests built)"
+scripts/grpcurl-walkthrough.sh "$BIN"
 
-stage "Python and Node clients against the release binary"
-scripts/test-clients.sh target/release/punct-referee
+stage "Python and Node clients against the binary"
+scripts/test-clients.sh "$BIN"
 
 stage "spectator page in headless Chromium (scripts/test-web.sh)"
-scripts/test-web.sh target/release/punct-referee
+scripts/test-web.sh "$BIN"
 
 stage "the image and deploy/k8s under podman (scripts/test-container.sh)"
-scripts/test-container.sh target/release/punct-referee
+scripts/test-container.sh "$BIN"
 
 echo "== all tests passed in ${SECONDS}s"

@@ -18,6 +18,7 @@
 //!   tournaments, bots) and the engine commands; `service` never imports
 //!   `tools`.
 
+pub mod cli;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod games;
