@@ -1435,7 +1435,9 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
     let mut games_b = RefereeServiceClient::new(channel_to(other_addr).await);
 
     // A dies mid-tournament: two games over, the third a few plies in.
-    let deadline = Instant::now() + Duration::from_secs(40);
+    // Deadlines in this test only guard against a hang (a loaded machine
+    // plays slowly).
+    let deadline = Instant::now() + Duration::from_secs(120);
     let in_play = loop {
         assert!(Instant::now() < deadline, "the tournament never got going");
         let now = tournament_of(&mut on_b, &id).await;
@@ -1473,7 +1475,7 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
     let mut ends = Vec::new();
     for bot in bots {
         ends.push(
-            common::within(60, bot)
+            common::within(180, bot)
                 .await
                 .unwrap()
                 .expect("the bot plays to the end"),
@@ -1496,7 +1498,7 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
             )
             .await
             .unwrap();
-        if row.get::<_, String>(2) == "finished" || killed_at.elapsed() > Duration::from_secs(70) {
+        if row.get::<_, String>(2) == "finished" || killed_at.elapsed() > Duration::from_secs(200) {
             break row;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

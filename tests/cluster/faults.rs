@@ -153,7 +153,31 @@ async fn a_move_load_under_short_leases_makes_no_deadlock_and_the_replica_stays_
         .unwrap()
         .get(0);
     replica.stop();
-    // Statistics are sent by backends at most once a second, and at exit.
+    // Statistics are sent by backends at most once a second, and at exit:
+    // read once the replica's backends are gone (however long a loaded
+    // machine takes to end them), and a flush interval later.
+    let watcher = sql(&url).await;
+    let started = Instant::now();
+    loop {
+        let others: i64 = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if others == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{others} backends of the stopped replica still connected"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(watcher);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let after = deadlocks(&url).await;
     eprintln!(
@@ -549,7 +573,7 @@ async fn every_game_of_a_paused_owner_is_taken_over_under_a_new_epoch() {
 /// GetGame of `id`, retried while it is `UNAVAILABLE` (a replica waking up
 /// asks the database before answering).
 async fn retry_get(client: &mut RefereeServiceClient<Channel>, id: &str) -> pb::Game {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         match client
             .get_game(pb::GetGameRequest {
