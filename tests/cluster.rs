@@ -469,9 +469,10 @@ async fn watch_patiently(
             let resync = message.resync;
             match message.item {
                 Some(pb::watch_game_response::Item::Snapshot(g)) if resync => {
-                    // Too slow (a loaded machine): the game now instead of
-                    // the events missed; the moves it stands for are
-                    // checked against the record at the end.
+                    // Too slow for the game's broadcast ring (a loaded
+                    // machine, a small ring): the game now instead of the
+                    // events missed; the moves it stands for are checked
+                    // against the record at the end.
                     assert!(
                         g.ply >= from,
                         "game {game}: a resync snapshot at ply {} after ply {from}",
