@@ -129,9 +129,10 @@ struct Played {
     /// Ply → notation of every acknowledged move.
     acked: BTreeMap<u32, String>,
     ended: bool,
-    /// The seat that resigned (1-based), and how long after the last
-    /// acknowledged move its resignation was answered: the most its clock
-    /// can have run past the record.
+    /// The seat that resigned (1-based), and how long after the last move
+    /// was first submitted its resignation was answered: the most its
+    /// clock can have run past the record (its turn began when that move
+    /// was played, after it was sent, however slow the answer).
     resigned: Option<(usize, Duration)>,
 }
 
@@ -175,7 +176,7 @@ where
 /// through whichever replica answers, then a resignation.
 async fn play(pool: Pool, game: usize, id: String, tokens: Vec<String>, out: Arc<Mutex<Played>>) {
     let mut rng = game as u64 * 7919 + 17;
-    let mut last_ack = Instant::now();
+    let mut last_sent = Instant::now();
     for ply in 0..PLIES {
         let legal = retrying(&pool, game + ply as usize, |mut c| {
             let id = id.clone();
@@ -210,6 +211,7 @@ async fn play(pool: Pool, game: usize, id: String, tokens: Vec<String>, out: Arc
         let pick = moves[(rng >> 33) as usize % moves.len()].to_string();
         let token = tokens[legal.to_move as usize - 1].clone();
         let request_id = format!("g{game}-p{ply}");
+        last_sent = Instant::now();
         let answer = retrying(&pool, game * 3 + ply as usize, |mut c| {
             let (id, token, pick, request_id) =
                 (id.clone(), token.clone(), pick.clone(), request_id.clone());
@@ -232,7 +234,6 @@ async fn play(pool: Pool, game: usize, id: String, tokens: Vec<String>, out: Arc
             .notation
             .clone();
         out.lock().unwrap().acked.insert(answer.ply, notation);
-        last_ack = Instant::now();
         if answer.status == pb::GameStatus::Finished as i32 {
             out.lock().unwrap().ended = true;
             return;
@@ -274,7 +275,7 @@ async fn play(pool: Pool, game: usize, id: String, tokens: Vec<String>, out: Arc
     }
     let mut out = out.lock().unwrap();
     out.ended = true;
-    out.resigned = Some((view.to_move as usize, last_ack.elapsed()));
+    out.resigned = Some((view.to_move as usize, last_sent.elapsed()));
 }
 
 /// What a watcher saw: each move's ply and notation, the resync snapshots
