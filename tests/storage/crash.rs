@@ -153,6 +153,20 @@ async fn one_crash(seed: u64, sync: &str) {
         ));
         games.push((table, seen, task));
     }
+    // The kill lands a random time after the first acknowledged move,
+    // however long a loaded machine takes to make one: some moves are
+    // played before it.
+    let started = std::time::Instant::now();
+    while games
+        .iter()
+        .all(|(_, seen, _)| seen.lock().unwrap().acked.is_empty())
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "seed {seed}: no move acknowledged in 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let mut rng = StdRng::seed_from_u64(seed);
     tokio::time::sleep(Duration::from_millis(rng.random_range(150..600))).await;
     referee.kill();

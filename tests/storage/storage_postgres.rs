@@ -325,6 +325,20 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
             ));
             games.push((table, seen, player));
         }
+        // The kill lands a while after the first acknowledged move, however
+        // long a loaded machine takes to make one: some moves are played
+        // before it.
+        let started = std::time::Instant::now();
+        while games
+            .iter()
+            .all(|(_, seen, _)| seen.lock().unwrap().acked.is_empty())
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "seed {seed}: no move acknowledged in 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         tokio::time::sleep(Duration::from_millis(150 + 100 * (seed % 3))).await;
         referee.kill();
         for (_, _, player) in &mut games {
@@ -478,7 +492,7 @@ async fn the_database_holds_no_seed_and_no_token_and_another_secret_is_refused()
         .await
         .unwrap()
         .into_inner();
-    let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+    let first = tokio::time::timeout(Duration::from_secs(60), stream.next())
         .await
         .unwrap()
         .unwrap()
@@ -551,7 +565,7 @@ async fn the_database_holds_no_seed_and_no_token_and_another_secret_is_refused()
         .await
         .unwrap()
         .into_inner();
-    let again = tokio::time::timeout(Duration::from_secs(10), stream.next())
+    let again = tokio::time::timeout(Duration::from_secs(60), stream.next())
         .await
         .unwrap()
         .unwrap()
