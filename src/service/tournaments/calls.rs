@@ -52,6 +52,7 @@ impl Tournaments {
                 Lease::Sole
             },
             doc,
+            storing: BTreeSet::new(),
         };
         self.persist(&t.doc, t.lease).await?;
         let entry = self.hold(t);
@@ -300,11 +301,8 @@ impl Tournaments {
                     ),
                 ));
             }
-            let secret = self.sessions.storage().secret();
-            for g in &t.doc.games {
-                if let Some(a) = assignment_of(secret, &t.doc, g, entrant) {
-                    let _ = tx.send(Push::Game(a));
-                }
+            for a in assignments(self.sessions.storage().secret(), &t, entrant) {
+                let _ = tx.send(Push::Game(a));
             }
             if matches!(
                 t.doc.status,

@@ -36,7 +36,7 @@ pub mod schedule;
 pub mod sprt;
 pub mod standings;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -257,6 +257,10 @@ struct Tournament {
     standings: std::cell::RefCell<Option<(StandingsKey, standings::Table)>>,
     /// Under what right this replica writes it.
     lease: Lease,
+    /// The numbers of the games started whose document naming them is
+    /// being stored: their entrants are told of them once it is (a restart
+    /// before that would start other games in their place).
+    storing: BTreeSet<u32>,
 }
 
 /// Under what right a held tournament is written.
@@ -466,6 +470,7 @@ impl Tournaments {
             streams,
             standings: Default::default(),
             lease: Lease::Sole,
+            storing: BTreeSet::new(),
         })
     }
 
@@ -547,6 +552,21 @@ impl Tournaments {
             ))),
         }
     }
+}
+
+/// The assignments of `entrant` in the games of `t` in progress, but for
+/// those whose document is still being stored (the runner sends them once
+/// it is, [`Tournament::storing`]).
+fn assignments<'a>(
+    secret: &'a ServerSecret,
+    t: &'a Tournament,
+    entrant: usize,
+) -> impl Iterator<Item = Assignment> + 'a {
+    t.doc
+        .games
+        .iter()
+        .filter(|g| !t.storing.contains(&g.number))
+        .filter_map(move |g| assignment_of(secret, &t.doc, g, entrant))
 }
 
 /// The assignment of `entrant` in game `g`, if it plays it and it is in

@@ -293,28 +293,72 @@ async fn start_game(
             sealed_tokens: Vec::new(),
         };
         let (number, seats) = (g.number, g.seats.clone());
-        let g = t.doc.games[i].clone();
-        for &e in &seats {
-            if let (Some(a), Some(Some((_, stream)))) =
-                (assignment_of(secret, &t.doc, &g, e), t.streams.get(e))
-            {
-                let _ = stream.send(Push::Game(a));
-            }
-        }
+        // Its entrants are told once the document naming it is stored:
+        // a restart before that reads it as still to start.
+        t.storing.insert(number);
         (number, seats, save(ts, &t))
     };
     entry.version.fetch_add(1, Ordering::SeqCst);
-    if !stored(ts, entry, commit.await) {
-        // Another replica runs the tournament now, without this game: it
-        // is called off by the platform (nobody may play it for a result).
+    if !store_started(ts, entry, commit).await {
+        // Another replica runs the tournament now, without this game, or
+        // this runner stops before the game is stored (a restart starts
+        // another in its place): it is called off (nobody may play it for
+        // a result).
         if let Err(e) = session.abort(Role::Platform(None)).await {
-            tracing::warn!(game_id = %game_id, error = %e, "game of a moved tournament not called off");
+            tracing::warn!(game_id = %game_id, error = %e, "tournament game not played here not called off");
         }
         return Ok(());
     }
+    tell_stored(entry, secret, i, &game_id);
     tracing::info!(tournament = %entry.lock().doc.id, game = number, game_id = %game_id, "tournament game started");
     watch_end(ts, entry, game_id, number, seats.len(), ended_tx.clone());
     Ok(())
+}
+
+/// Sends game `i` of the schedule, `game_id`, whose document is stored
+/// now, to its entrants' streams (unless it was called off meanwhile).
+fn tell_stored(entry: &Entry, secret: &storage::ServerSecret, i: usize, game_id: &str) {
+    let mut t = entry.lock();
+    let g = t.doc.games[i].clone();
+    t.storing.remove(&g.number);
+    if !matches!(&g.state, PairingStatus::Playing { game_id: id, .. } if id == game_id) {
+        return;
+    }
+    for &e in &g.seats {
+        if let (Some(a), Some(Some((_, stream)))) =
+            (assignment_of(secret, &t.doc, &g, e), t.streams.get(e))
+        {
+            let _ = stream.send(Push::Game(a));
+        }
+    }
+}
+
+/// Waits until `commit`, the write of the document naming a game just
+/// started, is stored; a write that failed otherwise than by fencing is
+/// written again every second (its entrants cannot be told of the game
+/// before). False when the game is not to be played here: the write was
+/// fenced (another replica runs the tournament), or the runner stops (the
+/// server's shutdown, the tournament dropped) before it was stored.
+async fn store_started(ts: &Tournaments, entry: &Entry, mut commit: Commit) -> bool {
+    loop {
+        let result = commit.await;
+        match result {
+            Err(e) if !e.is_fenced() => {
+                tracing::warn!(
+                    tournament = %entry.lock().doc.id,
+                    error = %e,
+                    "tournament game not stored; written again before its entrants are told"
+                );
+            }
+            result => return stored(ts, entry, result),
+        }
+        tokio::select! {
+            _ = ts.shutdown.cancelled() => return false,
+            _ = entry.gone.cancelled() => return false,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+        commit = save(ts, &entry.lock());
+    }
 }
 
 /// Records a game's end; checks the SPRT.
@@ -592,11 +636,15 @@ async fn stored_end(sessions: &SessionStore, game_id: &str, seats: usize) -> Opt
 mod tests {
     use std::collections::BTreeMap;
 
+    use tokio_util::sync::CancellationToken;
+
+    use super::super::{Connection, NewTournament, Push};
     use super::*;
     use crate::games::GameRules;
-    use crate::service::sessions::Limits;
-    use crate::service::storage::conformance;
+    use crate::service::sessions::{ClockMode, Limits, TimeControl};
     use crate::service::storage::postgres::{PostgresOptions, PostgresStorage};
+    use crate::service::storage::reference::ReferenceStorage;
+    use crate::service::storage::{Storage as _, conformance};
 
     /// A store of replica `node` on the database at `url`.
     async fn replica(url: &str, node: &str) -> Arc<SessionStore> {
@@ -614,6 +662,140 @@ mod tests {
             Limits::default(),
             Arc::new(storage),
         ))
+    }
+
+    /// The games of tournament `id` as its stored document has them.
+    fn stored_games(storage: &ReferenceStorage, id: &str) -> Vec<PairingStatus> {
+        let row = storage
+            .tournament(id)
+            .unwrap()
+            .expect("the tournament is stored");
+        record::doc_of(&row, storage.secret())
+            .unwrap()
+            .games
+            .into_iter()
+            .map(|g| g.state)
+            .collect()
+    }
+
+    /// A round robin of `a` and `b` (one game) on `storage`, started with
+    /// `a` connected, its runner's first write of the document held back
+    /// (see [`ReferenceStorage::set_holding_tournaments`]): the game is
+    /// created, the document naming it not stored yet. Returns the
+    /// tournaments, the tournament's id, `b`'s key and `a`'s stream.
+    async fn first_game_being_stored(
+        storage: &Arc<ReferenceStorage>,
+    ) -> (Arc<Tournaments>, String, String, Connection) {
+        let sessions = Arc::new(SessionStore::with_storage(
+            Limits::default(),
+            storage.clone(),
+        ));
+        let ts = Tournaments::new(sessions, CancellationToken::new());
+        let (view, keys) = ts
+            .create(NewTournament {
+                name: "durable seats".into(),
+                rules: GameRules::default(),
+                format: Format::RoundRobin,
+                games_per_pairing: 1,
+                time_control: TimeControl {
+                    mode: ClockMode::PerMove {
+                        per_move: Duration::from_secs(600),
+                    },
+                    first_move: None,
+                },
+                openings: Vec::new(),
+                concurrency: 0,
+                labels: BTreeMap::new(),
+                open_registration: false,
+                table_size: 0,
+                sprt: None,
+                setup_seed_base: None,
+                entrants: vec!["a".into(), "b".into()],
+            })
+            .await
+            .unwrap();
+        let id = view.doc.id;
+        let a = ts.connect(&keys[0].key, "").unwrap();
+        ts.start(&id).await.unwrap();
+        // One thread: the runner has not run yet. From now on its writes
+        // of the document wait, as on a slow disk, until released.
+        storage.set_holding_tournaments(true);
+        for _ in 0..500 {
+            if storage.held() > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(storage.held(), 1, "the runner stores its first game");
+        assert_eq!(stored_games(storage, &id), vec![PairingStatus::Pending]);
+        (ts, id, keys[1].key.clone(), a)
+    }
+
+    /// The game each of `streams` is told of first (within 5 s).
+    async fn told(streams: [&mut Connection; 2]) -> Vec<String> {
+        let mut told = Vec::new();
+        for stream in streams {
+            let pushed = tokio::time::timeout(Duration::from_secs(5), stream.pushes.recv())
+                .await
+                .expect("told once stored")
+                .unwrap();
+            let Push::Game(assigned) = pushed else {
+                panic!("a game first");
+            };
+            told.push(assigned.game_id);
+        }
+        told
+    }
+
+    /// The id of the one game of tournament `id`, stored in progress.
+    fn stored_playing(storage: &ReferenceStorage, id: &str) -> String {
+        let [PairingStatus::Playing { game_id, .. }] = &stored_games(storage, id)[..] else {
+            panic!("the game is stored in progress");
+        };
+        game_id.clone()
+    }
+
+    /// An entrant is told its game only once the tournament's document
+    /// naming the game is stored: a restart before that would read the
+    /// game as still to start and start another in its place, and the seat
+    /// the entrant was given would be forgotten.
+    #[tokio::test]
+    async fn an_entrant_is_told_its_game_once_the_document_naming_it_is_stored() {
+        let storage = Arc::new(ReferenceStorage::new());
+        let (ts, id, b_key, mut a) = first_game_being_stored(&storage).await;
+        // Nobody is told of the game yet: neither a connected entrant nor
+        // one that connects now.
+        assert!(
+            a.pushes.try_recv().is_err(),
+            "a seat given before the document naming its game is stored"
+        );
+        let mut b = ts.connect(&b_key, "").unwrap();
+        assert!(
+            b.pushes.try_recv().is_err(),
+            "a connecting entrant given a game not stored yet"
+        );
+        // Stored: both are told, of the game the document names.
+        storage.set_holding_tournaments(false);
+        let game_id = told([&mut a, &mut b]).await;
+        assert_eq!(game_id, vec![stored_playing(&storage, &id); 2]);
+    }
+
+    /// A write of the document naming a new game that fails is written
+    /// again; the entrants are told once it is stored.
+    #[tokio::test]
+    async fn a_new_game_whose_document_was_not_stored_is_stored_again_before_it_is_told() {
+        let storage = Arc::new(ReferenceStorage::new());
+        let (ts, id, b_key, mut a) = first_game_being_stored(&storage).await;
+        storage.set_failing(true);
+        storage.set_holding_tournaments(false);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(stored_games(&storage, &id), vec![PairingStatus::Pending]);
+        let mut b = ts.connect(&b_key, "").unwrap();
+        assert!(a.pushes.try_recv().is_err(), "told of a game not stored");
+        assert!(b.pushes.try_recv().is_err(), "told of a game not stored");
+        storage.set_failing(false);
+        let game_id = told([&mut a, &mut b]).await;
+        assert_eq!(game_id, vec![stored_playing(&storage, &id); 2]);
     }
 
     #[tokio::test(flavor = "multi_thread")]

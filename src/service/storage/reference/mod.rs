@@ -1,8 +1,9 @@
 //! A backend that keeps rows in memory: the reference implementation the
 //! storage tests run against beside SQLite, and a fault injector
 //! ([`ReferenceStorage::set_failing`]) and a slow disk
-//! ([`ReferenceStorage::set_holding`]) for the session layer's tests. A restart
-//! is simulated by handing the same `ReferenceStorage` to a new store.
+//! ([`ReferenceStorage::set_holding`], or for tournament documents only
+//! [`ReferenceStorage::set_holding_tournaments`]) for the service's tests. A
+//! restart is simulated by handing the same `ReferenceStorage` to a new store.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -27,6 +28,8 @@ pub struct ReferenceStorage {
     failing: AtomicBool,
     /// While set, writes wait here, unanswered, until released.
     held: Mutex<Option<Vec<Held>>>,
+    /// While set, tournament documents' writes wait here, unanswered.
+    held_tournaments: Mutex<Option<Vec<Held>>>,
 }
 
 /// A write held back, and where its outcome goes.
@@ -64,10 +67,36 @@ impl ReferenceStorage {
         }
     }
 
-    /// How many writes are held (see [`ReferenceStorage::set_holding`]).
+    /// While `holding`, the writes of tournament documents are queued
+    /// unanswered (a commit under way on a slow disk) and the other writes
+    /// are stored and answered at once; turning it off stores and answers
+    /// the held ones, in order.
+    pub fn set_holding_tournaments(&self, holding: bool) {
+        let released = {
+            let mut held = self
+                .held_tournaments
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if holding {
+                held.get_or_insert_with(Vec::new);
+                Vec::new()
+            } else {
+                held.take().unwrap_or_default()
+            }
+        };
+        for (write, reply) in released {
+            let _ = reply.send(self.apply(write));
+        }
+    }
+
+    /// How many writes are held (see [`ReferenceStorage::set_holding`] and
+    /// [`ReferenceStorage::set_holding_tournaments`]).
     pub fn held(&self) -> usize {
-        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        held.as_ref().map_or(0, Vec::len)
+        let count = |held: &Mutex<Option<Vec<Held>>>| {
+            let held = held.lock().unwrap_or_else(|e| e.into_inner());
+            held.as_ref().map_or(0, Vec::len)
+        };
+        count(&self.held) + count(&self.held_tournaments)
     }
 
     /// The stored status of game `id` (`in_progress`, `finished`, `expired`).
@@ -196,6 +225,17 @@ impl Storage for ReferenceStorage {
             return Commit::waiting(rx);
         }
         drop(held);
+        if matches!(write, Write::Tournament(_)) {
+            let mut held = self
+                .held_tournaments
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(queue) = held.as_mut() {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                queue.push((write, tx));
+                return Commit::waiting(rx);
+            }
+        }
         Commit::ready(self.apply(write))
     }
 
