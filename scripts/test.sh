@@ -79,29 +79,41 @@ BIN=target/ci/punct-referee
 stage "cargo test: build every target (profile ci)"
 cargo test --profile ci --locked --all-targets --no-run
 
-stage "cargo test: run (cluster beside the rest, each on its own PostgreSQL)"
-# The cluster binary spends its time waiting on leases, kills and a database
-# restart, so it runs beside the others, on its own throw-away PostgreSQL
-# (it restarts its server). Its output is printed when it ends.
+stage "cargo test: run, in three lanes at once, each on its own PostgreSQL"
+# The cluster binary mostly waits on leases, kills and a database restart
+# (and restarts its server, hence a server per lane); the engines' property
+# tests and the unit tests use the CPU; the service, storage, tools and
+# deploy binaries mostly wait on sockets and child processes. Each lane's
+# output is printed when it ends.
 export PUNCT_REFEREE_REQUIRE_POSTGRES=1
 scripts/with-postgres.sh true >/dev/null # installs PostgreSQL once, if missing
-cluster_log=$(mktemp)
-scripts/with-postgres.sh cargo test --profile ci --locked --test cluster >"$cluster_log" 2>&1 &
-cluster_pid=$!
-others=(--lib --bins --benches)
+lanes=$(mktemp -d)
+declare -A lane_args=([cluster]="" [engines]="--lib --benches" [service]="--bins")
 for file in tests/*.rs; do
     name=$(basename "$file" .rs)
-    [ "$name" = cluster ] || others+=(--test "$name")
+    case "$name" in
+        cluster | engines) lane_args[$name]+=" --test $name" ;;
+        *) lane_args[service]+=" --test $name" ;;
+    esac
 done
-others_status=0
-scripts/with-postgres.sh cargo test --profile ci --locked --no-fail-fast "${others[@]}" || others_status=$?
-cluster_status=0
-wait "$cluster_pid" || cluster_status=$?
-echo "== the cluster binary's output"
-cat "$cluster_log"
-rm -f "$cluster_log"
-if [ "$others_status" -ne 0 ] || [ "$cluster_status" -ne 0 ]; then
-    echo "cargo test failed (the others: exit $others_status; cluster: exit $cluster_status)" >&2
+declare -A lane_pid
+for lane in cluster engines service; do
+    # shellcheck disable=SC2086 # the arguments are words
+    scripts/with-postgres.sh cargo test --profile ci --locked --no-fail-fast ${lane_args[$lane]} \
+        >"$lanes/$lane" 2>&1 &
+    lane_pid[$lane]=$!
+done
+failed=""
+for lane in engines service cluster; do
+    status=0
+    wait "${lane_pid[$lane]}" || status=$?
+    echo "== [${SECONDS}s] lane $lane (${lane_args[$lane]# }): exit $status"
+    cat "$lanes/$lane"
+    [ "$status" -eq 0 ] || failed+=" $lane"
+done
+rm -rf "$lanes"
+if [ -n "$failed" ]; then
+    echo "cargo test failed in:$failed" >&2
     exit 1
 fi
 

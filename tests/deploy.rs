@@ -522,8 +522,12 @@ fn dockerfile_builds_like_ci_and_runs_the_binary_it_built() {
         .unwrap()
         .to_string();
     assert_eq!(bin, manifest.package_name);
+    // CI's tests build with the `ci` profile: release's settings at a lower
+    // opt-level (Cargo.toml), locked like the image's build.
     let script = std::fs::read_to_string(Path::new(ROOT).join("scripts/test.sh")).unwrap();
-    assert!(script.contains("cargo test --release --locked"));
+    assert!(script.contains("cargo test --profile ci --locked"));
+    let cargo_toml = std::fs::read_to_string(Path::new(ROOT).join("Cargo.toml")).unwrap();
+    assert!(cargo_toml.contains("[profile.ci]\ninherits = \"release\"\n"));
     assert_eq!(
         all("RUN"),
         [format!("cargo build --release --locked --bin {bin}").as_str()]
