@@ -190,24 +190,36 @@ impl SessionStore {
         stored: &StoredGame,
         ended: bool,
     ) -> Result<Replayed, StoredGameError> {
+        let mut replayed = self.import_stored(stored)?;
+        if replayed.moves.len() != stored.moves.len() {
+            return Err(moves_differ(stored, &replayed, false));
+        }
+        if ended && let Some(end) = &stored.end {
+            restore_ending(&mut replayed, end)?;
+        }
+        Ok(replayed)
+    }
+
+    /// The seat to move after the stored game's moves, its ending left
+    /// out: who was to move when a game was called off. `None` when no
+    /// seat was, or the game does not replay.
+    pub fn to_move_in_stored(&self, stored: &StoredGame) -> Option<Seat> {
+        let replayed = self.import_stored(stored).ok()?;
+        (replayed.moves.len() == stored.moves.len())
+            .then(|| replayed.game.to_move())
+            .flatten()
+    }
+
+    /// The stored game's record, its options and then its moves, imported
+    /// with the seed the server kept.
+    fn import_stored(&self, stored: &StoredGame) -> Result<Replayed, StoredGameError> {
         let mut record = stored.game.options.trim_end().to_string();
         record.push_str("\n\n");
         for m in &stored.moves {
             record.push_str(&m.notation);
             record.push('\n');
         }
-        let mut replayed = self.catalog.import(&record, stored.game.setup)?;
-        if replayed.moves.len() != stored.moves.len() {
-            return Err(StoredGameError::Moves {
-                stored: stored.moves.len(),
-                replayed: replayed.moves.len(),
-                finished: false,
-            });
-        }
-        if ended && let Some(end) = &stored.end {
-            restore_ending(&mut replayed, end)?;
-        }
-        Ok(replayed)
+        Ok(self.catalog.import(&record, stored.game.setup)?)
     }
 
     /// A session from a stored game (see [`SessionStore::rebuild`]), held
@@ -270,31 +282,16 @@ impl SessionStore {
         stored: &StoredGame,
         archived: bool,
     ) -> Result<Replayed, StoredGameError> {
-        let moves = &stored.moves;
-        let mut record = stored.game.options.trim_end().to_string();
-        record.push_str("\n\n");
-        for m in moves {
-            record.push_str(&m.notation);
-            record.push('\n');
-        }
-        // The server kept the seed: the record replays with it.
-        let mut replayed = self.catalog.import(&record, stored.game.setup)?;
+        let mut replayed = self.import_stored(stored)?;
         if archived {
             let end = stored.end.as_ref().ok_or(StoredGameError::NotEnded)?;
-            if replayed.moves.len() != moves.len() {
-                return Err(StoredGameError::Moves {
-                    stored: moves.len(),
-                    replayed: replayed.moves.len(),
-                    finished: false,
-                });
+            if replayed.moves.len() != stored.moves.len() {
+                return Err(moves_differ(stored, &replayed, false));
             }
             restore_ending(&mut replayed, end)?;
-        } else if replayed.moves.len() != moves.len() || replayed.game.verdict().is_some() {
-            return Err(StoredGameError::Moves {
-                stored: moves.len(),
-                replayed: replayed.moves.len(),
-                finished: replayed.game.verdict().is_some(),
-            });
+        } else if replayed.moves.len() != stored.moves.len() || replayed.game.verdict().is_some() {
+            let finished = replayed.game.verdict().is_some();
+            return Err(moves_differ(stored, &replayed, finished));
         }
         Ok(replayed)
     }
@@ -415,6 +412,15 @@ impl SessionStore {
             }
         }
         session
+    }
+}
+
+/// A stored game whose moves do not replay as stored.
+fn moves_differ(stored: &StoredGame, replayed: &Replayed, finished: bool) -> StoredGameError {
+    StoredGameError::Moves {
+        stored: stored.moves.len(),
+        replayed: replayed.moves.len(),
+        finished,
     }
 }
 

@@ -542,18 +542,15 @@ async fn follow(
         }
         let view = session.view(false);
         if let Some(verdict) = view.verdict {
-            let mut winners: Vec<usize> = verdict.winners.iter().map(Seat::index).collect();
-            let mut reason = verdict.reason.to_string();
+            let winners: Vec<usize> = verdict.winners.iter().map(Seat::index).collect();
             // A game read back finished was not seen being played: who was
             // to move comes from its record.
-            let missed = to_move.or_else(|| to_move_at_end(session));
-            if verdict.reason == "ABORTED"
-                && winners.is_empty()
-                && let Some(missed) = missed
-            {
-                winners = (0..seats).filter(|&s| s != missed.index()).collect();
-                reason = "FORFEIT".into();
-            }
+            let (winners, reason) = forfeit_if_called_off(
+                winners,
+                verdict.reason.to_string(),
+                || to_move.or_else(|| to_move_at_end(session)),
+                seats,
+            );
             return Some(record::done(
                 game_id.to_string(),
                 seats,
@@ -573,6 +570,25 @@ async fn follow(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A game called off with no winner (`ABORTED`) counts in a tournament as
+/// a forfeit by the seat that was to move, when it is known, whichever
+/// replica reads the end: the game's session or its stored row.
+fn forfeit_if_called_off(
+    winners: Vec<usize>,
+    reason: String,
+    missed: impl FnOnce() -> Option<Seat>,
+    seats: usize,
+) -> (Vec<usize>, String) {
+    if reason == "ABORTED"
+        && winners.is_empty()
+        && let Some(missed) = missed()
+    {
+        let winners = (0..seats).filter(|&s| s != missed.index()).collect();
+        return (winners, "FORFEIT".into());
+    }
+    (winners, reason)
 }
 
 /// The seat that was to move when a finished game ended: the next of its
@@ -617,9 +633,14 @@ async fn stored_end(sessions: &SessionStore, game_id: &str, seats: usize) -> Opt
             0,
         ));
     };
-    let end = stored.end?;
+    let end = stored.end.as_ref()?;
     let (winners, reason) = if end.status == "finished" {
-        (end.winners.iter().map(Seat::index).collect(), end.reason)
+        forfeit_if_called_off(
+            end.winners.iter().map(Seat::index).collect(),
+            end.reason.clone(),
+            || sessions.to_move_in_stored(&stored),
+            seats,
+        )
     } else {
         (Vec::new(), "EXPIRED".to_string())
     };
@@ -848,6 +869,10 @@ mod tests {
             .await
             .expect("the end is read within a few polls")
             .unwrap();
-        assert_eq!(ended, record::done(id, 2, vec![1], "FORFEIT".into(), 0));
+        let forfeit = record::done(id.clone(), 2, vec![1], "FORFEIT".into(), 0);
+        assert_eq!(ended, forfeit);
+        // Whichever way the runner's replica reads it: from the stored
+        // row too (the watch above may have read a copy of the session).
+        assert_eq!(stored_end(&runner, &id, 2).await, Some(forfeit));
     }
 }
