@@ -9,7 +9,7 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt as _};
 use tokio_util::sync::CancellationToken;
@@ -24,7 +24,7 @@ use super::pb::referee::v1 as pb;
 use super::shared::shared_view;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;
-use crate::service::edge::quota::{ClientQuotas, CountedGame, QuotaOptions};
+use crate::service::edge::quota::{ClientQuotas, CountedGame, QuotaOptions, WatchSlot};
 use crate::service::sessions::{self, Session, SessionError, SessionStore, WatchItem};
 
 /// Items a watch stream buffers between the game and the connection; the
@@ -109,6 +109,128 @@ fn seat_tokens_pb(session: &Session, tokens: &[sessions::Token]) -> Vec<pb::Seat
 }
 
 type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchGameResponse, Status>> + Send>>;
+
+/// One watch stream's task: it reads the game's watch, turns each item into
+/// the stream's messages and sends them, until the game is over, the client
+/// goes or the server shuts down. Its future, which every idle watcher
+/// keeps, holds pointers across its awaits, not messages: the messages are
+/// boxed as soon as made.
+struct WatchTask {
+    session: Arc<Session>,
+    watch: sessions::Watch,
+    tx: mpsc::Sender<WatchMessage>,
+    shutdown: CancellationToken,
+    /// Given back when the stream ends, however it ends.
+    _stream_permit: OwnedSemaphorePermit,
+    _client_slot: WatchSlot,
+}
+
+/// A watch item as the stream sends it: its message, and for a move that
+/// ended a round (Punto) the round-over notice that follows it (docs/API.md,
+/// "Rounds").
+type Framed = (
+    Box<pb::WatchGameResponse>,
+    Option<Box<pb::WatchGameResponse>>,
+);
+
+impl WatchTask {
+    /// The task's loop: read the next item, frame it, send it.
+    async fn run(mut self) {
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = self.shutdown.cancelled() => {
+                    self.end(Status::unavailable(SHUTTING_DOWN));
+                    return;
+                }
+                _ = self.tx.closed() => return,
+                next = self.watch.next() => next,
+            };
+            let (message, round_over) = match next {
+                Ok(Some(item)) => self.frame(item),
+                // The game-over event was sent: the stream ends with OK.
+                Ok(None) => return,
+                Err(e) => {
+                    self.end(status(e));
+                    return;
+                }
+            };
+            for message in std::iter::once(message).chain(round_over) {
+                if !self.send(message).await {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The stream's message(s) for one item of the watch.
+    fn frame(&self, item: WatchItem) -> Framed {
+        let message = |item, sequence| {
+            Box::new(pb::WatchGameResponse {
+                item: Some(item),
+                resync: false,
+                sequence,
+            })
+        };
+        match item {
+            WatchItem::Snapshot {
+                view,
+                sequence,
+                resync,
+            } => (
+                Box::new(pb::WatchGameResponse {
+                    item: Some(pb::watch_game_response::Item::Snapshot(
+                        convert::shared_game_pb(&self.session, &view),
+                    )),
+                    resync,
+                    sequence,
+                }),
+                None,
+            ),
+            WatchItem::Event(event) => {
+                let round_over = convert::round_over_pb(&event)
+                    .map(|r| message(pb::watch_game_response::Item::RoundOver(r), event.sequence));
+                let event_message = message(
+                    pb::watch_game_response::Item::Event(event_pb(&event, &self.watch.presence())),
+                    event.sequence,
+                );
+                (event_message, round_over)
+            }
+            WatchItem::Presence(presence) => (
+                message(
+                    pb::watch_game_response::Item::Presence(convert::presence_pb(&presence)),
+                    self.watch.last_sequence(),
+                ),
+                None,
+            ),
+        }
+    }
+
+    /// Sends one message, unless the server shuts down first; `false` when
+    /// the stream is over (the client went, or the server is shutting down).
+    async fn send(&self, message: Box<pb::WatchGameResponse>) -> bool {
+        tokio::select! {
+            biased;
+            _ = self.shutdown.cancelled() => {
+                self.end(Status::unavailable(SHUTTING_DOWN));
+                false
+            }
+            sent = self.tx.send(Ok(message)) => sent.is_ok(),
+        }
+    }
+
+    /// Ends the stream in an error naming the last ply it sent (its resume
+    /// point: WatchGame.from_ply) in `referee-last-ply`.
+    fn end(&self, mut status: Status) {
+        status
+            .metadata_mut()
+            .insert(LAST_PLY_HEADER, self.watch.last_ply().into());
+        let _ = self.tx.try_send(Err(status));
+    }
+}
+
+/// The reason a watch stream ends with when the server shuts down.
+const SHUTTING_DOWN: &str = "the server is shutting down";
 
 #[tonic::async_trait]
 impl RefereeService for RefereeApi {
@@ -270,10 +392,6 @@ impl RefereeService for RefereeApi {
 
     type WatchGameStream = WatchStream;
 
-    #[allow(
-        clippy::too_many_lines,
-        reason = "the stream's setup, snapshot and event loop in one place; to split into named steps"
-    )]
     async fn watch_game(
         &self,
         request: Request<pb::WatchGameRequest>,
@@ -297,100 +415,17 @@ impl RefereeService for RefereeApi {
             })?;
         let client_slot = self.quotas.watch_slot(&caller.client())?;
         let role = session.role_of(&req.token, false)?;
-        let mut watch = session.watch(req.from_ply, role)?;
+        let watch = session.watch(req.from_ply, role)?;
         let (tx, rx) = mpsc::channel::<WatchMessage>(WATCH_CHANNEL);
-        let shutdown = self.shutdown.clone();
-        tokio::spawn(async move {
-            // Given back when the stream ends, however it ends.
-            let _stream_permit = stream_permit;
-            let _client_slot = client_slot;
-            // A stream that ends in an error names the last ply it sent
-            // (its resume point: WatchGame.from_ply) in `referee-last-ply`.
-            let ended = |mut status: Status, watch: &sessions::Watch| {
-                status
-                    .metadata_mut()
-                    .insert(LAST_PLY_HEADER, watch.last_ply().into());
-                status
-            };
-            let shutting_down = || Status::unavailable("the server is shutting down");
-            loop {
-                let next = tokio::select! {
-                    biased;
-                    _ = shutdown.cancelled() => {
-                        let _ = tx.try_send(Err(ended(shutting_down(), &watch)));
-                        break;
-                    }
-                    _ = tx.closed() => break,
-                    next = watch.next() => next,
-                };
-                // A move that ended a round (Punto) is followed by its
-                // round-over notice (docs/API.md, "Rounds").
-                // Boxed as soon as made: the task's future, which every idle
-                // watcher keeps, holds pointers across its awaits, not
-                // messages.
-                let mut round_over: Option<Box<pb::WatchGameResponse>> = None;
-                let message = Box::new(match next {
-                    Ok(Some(WatchItem::Snapshot {
-                        view,
-                        sequence,
-                        resync,
-                    })) => pb::WatchGameResponse {
-                        item: Some(pb::watch_game_response::Item::Snapshot(
-                            convert::shared_game_pb(&session, &view),
-                        )),
-                        resync,
-                        sequence,
-                    },
-                    Ok(Some(WatchItem::Event(event))) => {
-                        round_over = convert::round_over_pb(&event).map(|r| {
-                            Box::new(pb::WatchGameResponse {
-                                item: Some(pb::watch_game_response::Item::RoundOver(r)),
-                                resync: false,
-                                sequence: event.sequence,
-                            })
-                        });
-                        pb::WatchGameResponse {
-                            item: Some(pb::watch_game_response::Item::Event(event_pb(
-                                &event,
-                                &watch.presence(),
-                            ))),
-                            resync: false,
-                            sequence: event.sequence,
-                        }
-                    }
-                    Ok(Some(WatchItem::Presence(presence))) => pb::WatchGameResponse {
-                        item: Some(pb::watch_game_response::Item::Presence(
-                            convert::presence_pb(&presence),
-                        )),
-                        resync: false,
-                        sequence: watch.last_sequence(),
-                    },
-                    // The game-over event was sent: the stream ends with OK.
-                    Ok(None) => break,
-                    Err(e) => {
-                        let _ = tx.try_send(Err(ended(status(e), &watch)));
-                        break;
-                    }
-                });
-                let mut gone = false;
-                for message in std::iter::once(message).chain(round_over) {
-                    tokio::select! {
-                        biased;
-                        _ = shutdown.cancelled() => {
-                            let _ = tx.try_send(Err(ended(shutting_down(), &watch)));
-                            gone = true;
-                        }
-                        sent = tx.send(Ok(message)) => gone = sent.is_err(),
-                    }
-                    if gone {
-                        break;
-                    }
-                }
-                if gone {
-                    break;
-                }
-            }
-        });
+        let task = WatchTask {
+            session,
+            watch,
+            tx,
+            shutdown: self.shutdown.clone(),
+            _stream_permit: stream_permit,
+            _client_slot: client_slot,
+        };
+        tokio::spawn(task.run());
         let stream = ReceiverStream::new(rx).map(|item| item.map(|message| *message));
         Ok(Response::new(Box::pin(stream) as WatchStream))
     }

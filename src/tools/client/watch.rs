@@ -16,7 +16,7 @@ use super::{Connection, refused};
 use crate::games::punct::{Engine, GameRecord, RuleOptions, render};
 use crate::games::{Game, Setup, Viewer};
 use crate::service::grpc::convert;
-use crate::service::grpc::games::{Part, WIRE_GAMES};
+use crate::service::grpc::games::{Part, WIRE_GAMES, WireGame};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::tools::games::game_of_wire;
 use crate::tools::rpc;
@@ -204,15 +204,8 @@ fn local_game(now: &pb::Game) -> Result<Option<Box<dyn Game>>, String> {
 }
 
 /// [`run`] for any game but PÜNCT.
-#[allow(
-    clippy::too_many_lines,
-    reason = "the watch loop of the client command; to split into named steps"
-)]
 async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<(), String> {
-    let tool = game_of_wire(now.rules.as_ref());
-    let names = rpc::seat_names_of(now);
-    let mut local = local_game(now)?;
-    let began_at = now.ply;
+    let mut follower = AnyFollower::new(now)?;
     let request = pb::WatchGameRequest {
         game_id: game_id.to_string(),
         from_ply: Some(0),
@@ -224,92 +217,169 @@ async fn watch_any(c: &mut Connection, game_id: &str, now: &pb::Game) -> Result<
         .await
         .map_err(refused)?
         .into_inner();
-    let mut out = std::io::stdout();
     while let Some(item) = stream.next().await {
         let item = item.map_err(refused)?;
         match item.item {
             Some(pb::watch_game_response::Item::Snapshot(snap)) => {
-                if item.resync {
-                    // Fell behind: start the local copy again from the game.
-                    local = None;
-                    let _ = writeln!(out, "(resynchronised at ply {})", snap.ply);
-                } else if began_at == 0
-                    && let Some(state) = &snap.state
-                {
-                    let _ = out.write_all(rpc::picture_of(state).as_bytes());
+                follower.snapshot(&snap, item.resync);
+            }
+            Some(pb::watch_game_response::Item::Event(event)) => {
+                match follower.event(c, game_id, event).await? {
+                    Followed::GameOver => return Ok(()),
+                    Followed::Playing => {}
                 }
             }
-            Some(pb::watch_game_response::Item::Event(event)) => match event.kind {
-                Some(pb::game_event::Kind::MoveApplied(applied)) => {
-                    let text = applied
-                        .r#move
-                        .as_ref()
-                        .map(rpc::notation_of)
-                        .unwrap_or_default()
-                        .to_string();
-                    if let Some(game) = local.as_mut() {
-                        let input = tool
-                            .kind()
-                            .notation(&text)
-                            .ok_or_else(|| format!("following `{text}`: not a move"))?;
-                        game.play(&input)
-                            .map_err(|e| format!("following `{text}`: {e}"))?;
-                    }
-                    if event.ply >= began_at {
-                        let seat = seat_title_in(&names, rpc::seat_index(applied.seat));
-                        let played = applied
-                            .r#move
-                            .as_ref()
-                            .map(rpc::played_text)
-                            .unwrap_or_default();
-                        let _ = writeln!(out, "\nply {}: {seat} played {played}", event.ply);
-                        let picture = match local.as_ref() {
-                            Some(game) => tool.kind().picture(&game.snapshot(Viewer::Spectator)),
-                            None => {
-                                let game = rpc::get_game(&mut c.client, game_id)
-                                    .await
-                                    .map_err(refused)?;
-                                game.state
-                                    .as_ref()
-                                    .map(|s| rpc::picture_of(s).to_string())
-                                    .unwrap_or_default()
-                            }
-                        };
-                        let _ = out.write_all(picture.as_bytes());
-                    }
-                }
-                Some(pb::game_event::Kind::GameOver(over)) => {
-                    let outcome = over.outcome.unwrap_or_default();
-                    let _ = writeln!(out, "game over: {}", outcome_text_in(&names, &outcome));
-                    let _ = out.flush();
-                    return Ok(());
-                }
-                None => {}
-            },
-            Some(pb::watch_game_response::Item::Presence(p)) => {
-                let seats: Vec<String> = rpc::seats_connected(&p)
-                    .iter()
-                    .enumerate()
-                    .map(|(seat, &here)| {
-                        let state = if here { "connected" } else { "away" };
-                        let name = names.get(seat).map_or("a seat", String::as_str);
-                        format!("{name} {state}")
-                    })
-                    .collect();
-                let _ = writeln!(out, "(players: {})", seats.join(", "));
-            }
-            Some(pb::watch_game_response::Item::RoundOver(round)) => {
-                let summary = round
-                    .game
-                    .as_ref()
-                    .and_then(|game| WIRE_GAMES.iter().find_map(|g| g.round_over_summary(game)));
-                if let Some(summary) = summary {
-                    let _ = writeln!(out, "{summary}");
-                }
-            }
+            Some(pb::watch_game_response::Item::Presence(p)) => follower.presence(&p),
+            Some(pb::watch_game_response::Item::RoundOver(round)) => follower.round_over(&round),
             None => {}
         }
-        let _ = out.flush();
+        let _ = follower.out.flush();
     }
     Err("the server ended the stream before the game ended".into())
+}
+
+/// The watched game of any game but PÜNCT: its local copy when it can be
+/// followed, and what has been printed of it.
+struct AnyFollower {
+    tool: &'static dyn WireGame,
+    names: Vec<String>,
+    /// `None` while the game cannot be followed locally (its seed is still
+    /// secret) or after a resync: boards are then the server's.
+    local: Option<Box<dyn Game>>,
+    /// The game's ply when the watch began: earlier moves are followed
+    /// without a board.
+    began_at: u32,
+    out: std::io::Stdout,
+}
+
+impl AnyFollower {
+    fn new(now: &pb::Game) -> Result<AnyFollower, String> {
+        Ok(AnyFollower {
+            tool: game_of_wire(now.rules.as_ref()),
+            names: rpc::seat_names_of(now),
+            local: local_game(now)?,
+            began_at: now.ply,
+            out: std::io::stdout(),
+        })
+    }
+
+    /// A snapshot: the first draws the board if the game had not begun; a
+    /// resync drops the local copy (this watcher fell behind).
+    fn snapshot(&mut self, snap: &pb::Game, resync: bool) {
+        if resync {
+            self.local = None;
+            let _ = writeln!(self.out, "(resynchronised at ply {})", snap.ply);
+        } else if self.began_at == 0
+            && let Some(state) = &snap.state
+        {
+            let _ = self.out.write_all(rpc::picture_of(state).as_bytes());
+        }
+    }
+
+    /// A move (followed, and drawn if new) or the game's end (printed).
+    async fn event(
+        &mut self,
+        c: &mut Connection,
+        game_id: &str,
+        event: pb::GameEvent,
+    ) -> Result<Followed, String> {
+        match event.kind {
+            Some(pb::game_event::Kind::MoveApplied(applied)) => {
+                self.follow(&applied)?;
+                if event.ply >= self.began_at {
+                    self.print_move(c, game_id, event.ply, &applied).await?;
+                }
+                Ok(Followed::Playing)
+            }
+            Some(pb::game_event::Kind::GameOver(over)) => {
+                let outcome = over.outcome.unwrap_or_default();
+                let _ = writeln!(
+                    self.out,
+                    "game over: {}",
+                    outcome_text_in(&self.names, &outcome)
+                );
+                let _ = self.out.flush();
+                Ok(Followed::GameOver)
+            }
+            None => Ok(Followed::Playing),
+        }
+    }
+
+    /// Plays a move on the local copy, if there is one.
+    fn follow(&mut self, applied: &pb::MoveApplied) -> Result<(), String> {
+        let Some(game) = self.local.as_mut() else {
+            return Ok(());
+        };
+        let text = applied
+            .r#move
+            .as_ref()
+            .map(rpc::notation_of)
+            .unwrap_or_default()
+            .to_string();
+        let input = self
+            .tool
+            .kind()
+            .notation(&text)
+            .ok_or_else(|| format!("following `{text}`: not a move"))?;
+        game.play(&input)
+            .map_err(|e| format!("following `{text}`: {e}"))?;
+        Ok(())
+    }
+
+    /// `ply N: <seat> played <move>` and the board after it: the local
+    /// copy's, or the server's when there is none.
+    async fn print_move(
+        &mut self,
+        c: &mut Connection,
+        game_id: &str,
+        ply: u32,
+        applied: &pb::MoveApplied,
+    ) -> Result<(), String> {
+        let seat = seat_title_in(&self.names, rpc::seat_index(applied.seat));
+        let played = applied
+            .r#move
+            .as_ref()
+            .map(rpc::played_text)
+            .unwrap_or_default();
+        let _ = writeln!(self.out, "\nply {ply}: {seat} played {played}");
+        let picture = match self.local.as_ref() {
+            Some(game) => self.tool.kind().picture(&game.snapshot(Viewer::Spectator)),
+            None => {
+                let game = rpc::get_game(&mut c.client, game_id)
+                    .await
+                    .map_err(refused)?;
+                game.state
+                    .as_ref()
+                    .map(|s| rpc::picture_of(s).to_string())
+                    .unwrap_or_default()
+            }
+        };
+        let _ = self.out.write_all(picture.as_bytes());
+        Ok(())
+    }
+
+    /// `(players: Alice connected, Bob away)`.
+    fn presence(&mut self, presence: &pb::Presence) {
+        let seats: Vec<String> = rpc::seats_connected(presence)
+            .iter()
+            .enumerate()
+            .map(|(seat, &here)| {
+                let state = if here { "connected" } else { "away" };
+                let name = self.names.get(seat).map_or("a seat", String::as_str);
+                format!("{name} {state}")
+            })
+            .collect();
+        let _ = writeln!(self.out, "(players: {})", seats.join(", "));
+    }
+
+    /// A round's end (Punto): its summary, when the game has one.
+    fn round_over(&mut self, round: &pb::RoundOver) {
+        let summary = round
+            .game
+            .as_ref()
+            .and_then(|game| WIRE_GAMES.iter().find_map(|g| g.round_over_summary(game)));
+        if let Some(summary) = summary {
+            let _ = writeln!(self.out, "{summary}");
+        }
+    }
 }

@@ -456,10 +456,6 @@ struct GameIdHead {
 
 /// Moves: games from the pool, one after another, until the window ends.
 /// Task `task` of `tasks` plays pool games `task`, `task + tasks`, ….
-#[allow(
-    clippy::too_many_lines,
-    reason = "the load loop, kept flat so its per-call cost is visible; to split into named steps"
-)]
 async fn play_games(
     channel: Channel,
     (pool, encoded): (Pool, Encoded),
@@ -469,15 +465,63 @@ async fn play_games(
     window: Window,
     errors: Arc<Errors>,
 ) -> Tally {
-    let mut grpc = tonic::client::Grpc::new(channel);
-    let mut tally = Tally::default();
+    let mut load = MovesTask {
+        grpc: tonic::client::Grpc::new(channel),
+        window,
+        errors,
+        tally: Tally::default(),
+    };
     let mut next = task;
-    'games: while Instant::now() < window.end {
+    while Instant::now() < window.end {
         let moves = pool[next % pool.len()].clone();
         let wire_moves = encoded[next % encoded.len()].clone();
         next = next.wrapping_add(tasks);
+        let Some(game) = load.create_game(&played).await else {
+            return load.tally;
+        };
+        load.tally.games_started += 1;
+        match load.play_game(&game, &moves, &wire_moves).await {
+            GameEnd::Finished => load.tally.games_finished += 1,
+            GameEnd::Failed => {}
+            GameEnd::WindowOver => break,
+        }
+    }
+    load.tally
+}
+
+/// One task of the moves phase: its connection, its window, where it notes
+/// errors, and what it counted.
+struct MovesTask {
+    grpc: tonic::client::Grpc<Channel>,
+    window: Window,
+    errors: Arc<Errors>,
+    tally: Tally,
+}
+
+/// A game the moves phase created: its id (for the errors, and as the
+/// requests' shared buffer) and each seat's token.
+struct NewGame {
+    id: String,
+    game_id: Bytes,
+    tokens: Vec<Bytes>,
+}
+
+/// How one game of the moves phase ended.
+enum GameEnd {
+    /// Every move was played.
+    Finished,
+    /// A move was refused or answered wrongly (noted): on to the next game.
+    Failed,
+    /// The window ended before the game did.
+    WindowOver,
+}
+
+impl MovesTask {
+    /// A new game, or `None` (noted) when the server refuses games (a
+    /// limit, or it is gone): the task then stops rather than hammer it.
+    async fn create_game(&mut self, played: &Played) -> Option<NewGame> {
         let created: CreateGameHead = match reads::unary_as(
-            &mut grpc,
+            &mut self.grpc,
             played.create.clone(),
             "/referee.v1.RefereeService/CreateGame",
         )
@@ -485,10 +529,9 @@ async fn play_games(
         {
             Ok(created) => created,
             Err(s) => {
-                // The server refuses games (a limit, or it is gone): stop
-                // this task rather than hammer it.
-                errors.note(|| format!("CreateGame: {:?}: {}", s.code(), s.message()));
-                return tally;
+                self.errors
+                    .note(|| format!("CreateGame: {:?}: {}", s.code(), s.message()));
+                return None;
             }
         };
         let id = created.game.map(|g| g.game_id).unwrap_or_default();
@@ -496,62 +539,97 @@ async fn play_games(
             .every_seat()
             .filter(|_| !id.is_empty())
         else {
-            errors.note(|| "CreateGame: no game id or seat tokens in the answer".into());
-            return tally;
+            self.errors
+                .note(|| "CreateGame: no game id or seat tokens in the answer".into());
+            return None;
         };
-        let tokens: Vec<Bytes> = tokens.into_iter().map(Bytes::from).collect();
-        let game_id = Bytes::from(id.clone());
-        tally.games_started += 1;
+        Some(NewGame {
+            tokens: tokens.into_iter().map(Bytes::from).collect(),
+            game_id: Bytes::from(id.clone()),
+            id,
+        })
+    }
+
+    /// Plays `moves` (encoded: `wire_moves`) in `game`, one call each,
+    /// timing the calls inside the window.
+    async fn play_game(
+        &mut self,
+        game: &NewGame,
+        moves: &[String],
+        wire_moves: &[Bytes],
+    ) -> GameEnd {
         // The first seat moves first; then whoever the referee names (a
         // game played in rounds picks each round's first seat itself).
         let mut mover = 0;
         for (ply, notation) in moves.iter().enumerate() {
             let started = Instant::now();
-            if started >= window.end {
-                break 'games;
+            if started >= self.window.end {
+                return GameEnd::WindowOver;
             }
             let request = SubmitMoveWire {
-                game_id: game_id.clone(),
-                token: tokens[mover % tokens.len()].clone(),
+                game_id: game.game_id.clone(),
+                token: game.tokens[mover % game.tokens.len()].clone(),
                 r#move: wire_moves[ply].clone(),
                 expected_ply: ply as u32,
             };
-            let answer: Result<SubmitMoveHead, _> =
-                reads::unary_as(&mut grpc, request, "/referee.v1.RefereeService/SubmitMove").await;
+            let answer: Result<SubmitMoveHead, _> = reads::unary_as(
+                &mut self.grpc,
+                request,
+                "/referee.v1.RefereeService/SubmitMove",
+            )
+            .await;
             let done = Instant::now();
-            match answer {
-                Ok(r) => {
-                    let last = ply + 1 == moves.len();
-                    let finished = r.status == pb::GameStatus::Finished as i32;
-                    if r.ply != ply as u32 + 1 || finished != last {
-                        errors.note(|| {
-                            format!(
-                                "SubmitMove `{notation}` at ply {ply} of game {id}: answer at ply {} says finished={finished}, expected {last}",
-                                r.ply
-                            )
-                        });
-                        continue 'games;
-                    }
-                    if window.counts(started, done) {
-                        tally.latencies.push(nanos(done - started));
-                    }
-                    mover = rpc::seat_index(r.to_move).unwrap_or(0);
-                }
-                Err(s) => {
-                    errors.note(|| {
+            let last = ply + 1 == moves.len();
+            let Some(next) = self.checked(answer, &game.id, ply, notation, last) else {
+                return GameEnd::Failed;
+            };
+            if self.window.counts(started, done) {
+                self.tally.latencies.push(nanos(done - started));
+            }
+            mover = next;
+        }
+        GameEnd::Finished
+    }
+
+    /// The seat to move next after the answer to move `ply` (`notation`,
+    /// the game's `last` or not) of game `id`, or `None` (noted) when it was
+    /// refused or does not say what it should: the next ply, and finished
+    /// exactly after the last move.
+    #[inline]
+    fn checked(
+        &self,
+        answer: Result<SubmitMoveHead, tonic::Status>,
+        id: &str,
+        ply: usize,
+        notation: &str,
+        last: bool,
+    ) -> Option<usize> {
+        match answer {
+            Ok(r) => {
+                let finished = r.status == pb::GameStatus::Finished as i32;
+                if r.ply != ply as u32 + 1 || finished != last {
+                    self.errors.note(|| {
                         format!(
-                            "SubmitMove `{notation}` at ply {ply}: {:?}: {}",
-                            s.code(),
-                            s.message()
+                            "SubmitMove `{notation}` at ply {ply} of game {id}: answer at ply {} says finished={finished}, expected {last}",
+                            r.ply
                         )
                     });
-                    continue 'games;
+                    return None;
                 }
+                Some(rpc::seat_index(r.to_move).unwrap_or(0))
+            }
+            Err(s) => {
+                self.errors.note(|| {
+                    format!(
+                        "SubmitMove `{notation}` at ply {ply}: {:?}: {}",
+                        s.code(),
+                        s.message()
+                    )
+                });
+                None
             }
         }
-        tally.games_finished += 1;
     }
-    tally
 }
 
 #[cfg(test)]

@@ -23,10 +23,10 @@ use tonic::Status;
 use tonic::transport::Channel;
 
 use crate::service::grpc::convert;
-use crate::service::grpc::games::Part;
+use crate::service::grpc::games::{Part, WireGame};
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::grpc::pb::referee::v1::tournament_service_client::TournamentServiceClient;
-use crate::tools::bots::{Answer, BotSpec, Turn};
+use crate::tools::bots::{Answer, Bot, BotSpec, Turn};
 use crate::tools::games::ToolRules;
 use crate::tools::rpc::{self, Client};
 
@@ -198,6 +198,7 @@ pub async fn play_entrant(
 }
 
 /// The turn state a seat's watch keeps.
+#[derive(Default)]
 struct Seat {
     history: Vec<String>,
     to_move: u32,
@@ -205,219 +206,325 @@ struct Seat {
     clock: Option<pb::ClockState>,
 }
 
+/// What one item of the watch came to.
+enum Taken {
+    /// The game goes on.
+    Playing,
+    /// Events were skipped: the game is followed again from its start.
+    Resync,
+    /// The game is over.
+    Over(pb::Outcome),
+}
+
+impl Seat {
+    /// Takes one item of the watch into the turn state.
+    fn take(&mut self, item: pb::WatchGameResponse) -> Taken {
+        match item.item {
+            Some(pb::watch_game_response::Item::Snapshot(_)) if item.resync => Taken::Resync,
+            Some(pb::watch_game_response::Item::Snapshot(g)) => {
+                self.to_move = g.to_move;
+                self.ply = g.ply;
+                self.clock = g.clock;
+                Taken::Playing
+            }
+            Some(pb::watch_game_response::Item::Event(e)) => match e.kind {
+                Some(pb::game_event::Kind::MoveApplied(m)) => {
+                    self.history.push(
+                        m.r#move
+                            .as_ref()
+                            .map(rpc::notation_of)
+                            .unwrap_or_default()
+                            .to_string(),
+                    );
+                    self.to_move = m.to_move;
+                    self.ply = e.ply;
+                    self.clock = e.clock;
+                    Taken::Playing
+                }
+                Some(pb::game_event::Kind::GameOver(over)) => {
+                    Taken::Over(over.outcome.unwrap_or_default())
+                }
+                None => Taken::Playing,
+            },
+            _ => Taken::Playing,
+        }
+    }
+}
+
+/// Where a step of a seat's play leads.
+enum Flow {
+    /// On with the watch.
+    Read,
+    /// The game is followed again from its start.
+    Rewatch,
+    /// The seat's play is over.
+    Ended(Ending),
+}
+
+/// How a seat's play ended.
+struct Ending {
+    /// The result line the bot is told, if it is told one.
+    told: Option<String>,
+    /// Why the bot gave the game up, if it did.
+    forfeit: Option<String>,
+}
+
+/// One seat of one game, as its task plays it.
+struct SeatPlay {
+    client: Client,
+    a: pb::GameAssignment,
+    bot: EntrantBot,
+    game: &'static dyn WireGame,
+    seat_names: &'static [&'static str],
+    seat_name: &'static str,
+    player: Bot,
+    patience: Patience,
+}
+
 /// Plays one seat of one game to its end.
-#[allow(
-    clippy::too_many_lines,
-    reason = "one seat's game loop with its retries; to split into named steps"
-)]
 async fn play_seat(
-    mut client: Client,
+    client: Client,
     a: pb::GameAssignment,
     bot: EntrantBot,
 ) -> Result<SeatReport, Status> {
-    let rules = convert::game_rules(a.rules.as_ref(), &Part::Request)?;
-    let seed = bot
-        .setup_seed_base
-        .filter(|_| rules.rules().seeded())
-        .map(|base| crate::service::tournaments::game_seed(base, a.number));
-    let rules = ToolRules { rules, seed };
-    let game = rules.game();
-    let seat_names = rules.seat_names();
-    let seat_name = seat_names
-        .get(a.seat.saturating_sub(1) as usize)
-        .copied()
-        .unwrap_or("seat");
-    // As the local runner seeds it: the tournament's seed, the game, the
-    // seat.
-    let seats = seat_names.len() as u64;
-    let seed = bot
-        .seed
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(u64::from(a.number) * seats + u64::from(a.seat.saturating_sub(1)));
-    let mut player = bot.spec.player(seed, &rules, bot.move_timeout);
-    let report = |forfeit| SeatReport {
-        number: a.number,
-        game_id: a.game_id.clone(),
-        forfeit,
+    let mut play = SeatPlay::new(client, a, bot)?;
+    let ending = loop {
+        if let Flow::Ended(ending) = play.follow().await? {
+            break ending;
+        }
     };
-    let mut patience = Patience::new(bot.resume_for);
-    // A call the referee could not answer now: the game is followed again
-    // from its start (when the bot resumes), else its play ends.
-    macro_rules! answered {
-        ($call:expr, $again:lifetime) => {
-            match $call {
-                Ok(answer) => {
-                    patience.answered();
-                    answer
-                }
-                Err(s) if patience.again(&s).await => continue $again,
-                Err(s) => return Err(s),
-            }
-        };
+    let report = SeatReport {
+        number: play.a.number,
+        game_id: play.a.game_id.clone(),
+        forfeit: ending.forfeit,
+    };
+    if let Some(result) = ending.told {
+        play.player.finish(&result).await;
     }
-    'watch: loop {
-        let mut watch = answered!(
-            client
-                .watch_game(pb::WatchGameRequest {
-                    game_id: a.game_id.clone(),
-                    from_ply: Some(0),
-                    token: a.seat_token.clone(),
-                })
-                .await,
-            'watch
-        )
-        .into_inner();
-        let mut seat = Seat {
-            history: Vec::new(),
-            to_move: 0,
-            ply: 0,
-            clock: None,
+    Ok(report)
+}
+
+impl SeatPlay {
+    /// The seat of assignment `a`, played by `bot`.
+    fn new(client: Client, a: pb::GameAssignment, bot: EntrantBot) -> Result<SeatPlay, Status> {
+        let rules = convert::game_rules(a.rules.as_ref(), &Part::Request)?;
+        let seed = bot
+            .setup_seed_base
+            .filter(|_| rules.rules().seeded())
+            .map(|base| crate::service::tournaments::game_seed(base, a.number));
+        let rules = ToolRules { rules, seed };
+        let seat_names = rules.seat_names();
+        let seat_name = seat_names
+            .get(a.seat.saturating_sub(1) as usize)
+            .copied()
+            .unwrap_or("seat");
+        // As the local runner seeds it: the tournament's seed, the game, the
+        // seat.
+        let seats = seat_names.len() as u64;
+        let seed = bot
+            .seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(u64::from(a.number) * seats + u64::from(a.seat.saturating_sub(1)));
+        let player = bot.spec.player(seed, &rules, bot.move_timeout);
+        let patience = Patience::new(bot.resume_for);
+        Ok(SeatPlay {
+            client,
+            game: rules.game(),
+            a,
+            bot,
+            seat_names,
+            seat_name,
+            player,
+            patience,
+        })
+    }
+
+    /// The answer of a call; `None` when the referee could not answer it
+    /// now and the game is to be followed again from its start (when the
+    /// bot resumes); the failure when the seat's play ends.
+    async fn answered<T>(&mut self, call: Result<T, Status>) -> Result<Option<T>, Status> {
+        match call {
+            Ok(answer) => {
+                self.patience.answered();
+                Ok(Some(answer))
+            }
+            Err(s) if self.patience.again(&s).await => Ok(None),
+            Err(s) => Err(s),
+        }
+    }
+
+    /// Follows the game from its start, playing the seat's turns, until
+    /// its play ends or the game is to be followed again.
+    async fn follow(&mut self) -> Result<Flow, Status> {
+        let request = pb::WatchGameRequest {
+            game_id: self.a.game_id.clone(),
+            from_ply: Some(0),
+            token: self.a.seat_token.clone(),
         };
+        let called = self.client.watch_game(request).await;
+        let Some(watch) = self.answered(called).await? else {
+            return Ok(Flow::Rewatch);
+        };
+        let mut watch = watch.into_inner();
+        let mut seat = Seat::default();
         let mut answered: Option<u32> = None;
         while let Some(item) = watch.next().await {
-            let item = answered!(item, 'watch);
-            match item.item {
-                Some(pb::watch_game_response::Item::Snapshot(g)) => {
-                    if item.resync {
-                        // Events were skipped: follow again from the start.
-                        continue 'watch;
-                    }
-                    seat.to_move = g.to_move;
-                    seat.ply = g.ply;
-                    seat.clock = g.clock;
+            let Some(item) = self.answered(item).await? else {
+                return Ok(Flow::Rewatch);
+            };
+            match seat.take(item) {
+                Taken::Playing => {}
+                Taken::Resync => return Ok(Flow::Rewatch),
+                Taken::Over(outcome) => {
+                    return Ok(Flow::Ended(Ending {
+                        told: Some(result_line(self.seat_names, &outcome)),
+                        forfeit: None,
+                    }));
                 }
-                Some(pb::watch_game_response::Item::Event(e)) => match e.kind {
-                    Some(pb::game_event::Kind::MoveApplied(m)) => {
-                        seat.history.push(
-                            m.r#move
-                                .as_ref()
-                                .map(rpc::notation_of)
-                                .unwrap_or_default()
-                                .to_string(),
-                        );
-                        seat.to_move = m.to_move;
-                        seat.ply = e.ply;
-                        seat.clock = e.clock;
-                    }
-                    Some(pb::game_event::Kind::GameOver(over)) => {
-                        let outcome = over.outcome.unwrap_or_default();
-                        player.finish(&result_line(seat_names, &outcome)).await;
-                        return Ok(report(None));
-                    }
-                    None => {}
-                },
-                _ => {}
             }
-            if seat.to_move != a.seat || answered == Some(seat.ply) {
+            if seat.to_move != self.a.seat || answered == Some(seat.ply) {
                 continue;
             }
             answered = Some(seat.ply);
-            // An answer behind the watch is asked for again: in a cluster
-            // the watch may come from a follower, which shows a move once
-            // it is stored, a moment before its owner has applied it and
-            // answers from it (docs/CLUSTER.md, "Watchers on any replica").
-            // Nothing else would come to end the wait: it is this seat's
-            // turn. Past a while the game is followed again from its start.
-            let mut behind_since: Option<Instant> = None;
-            let legal = loop {
-                let legal = answered!(
-                    client
-                        .list_legal_moves(pb::ListLegalMovesRequest {
-                            game_id: a.game_id.clone(),
-                            seat: 0,
-                            token: a.seat_token.clone(),
-                            view: pb::MovesView::Notation as i32,
-                        })
-                        .await,
-                    'watch
-                )
-                .into_inner();
-                if legal.ply >= seat.ply {
-                    break legal;
-                }
-                if behind_since.get_or_insert_with(Instant::now).elapsed() >= BEHIND_FOR {
-                    continue 'watch;
-                }
-                tokio::time::sleep(BEHIND_RETRY).await;
-            };
-            if legal.ply != seat.ply || legal.to_move != a.seat {
-                // The watch is catching up on moves already played.
-                continue;
-            }
-            let state = if game.kind().bots_read_state() {
-                answered!(
-                    rpc::get_game_as(&mut client, &a.game_id, &a.seat_token).await,
-                    'watch
-                )
-                .state
-            } else {
-                None
-            };
-            let clock_ms = seat
-                .clock
-                .as_ref()
-                .filter(|_| bot.tell_clock)
-                .and_then(|c| rpc::remaining_ms(c, a.seat as usize - 1));
-            let turn = Turn {
-                game_id: &a.game_id,
-                ply: seat.ply,
-                seat: seat_name,
-                history: &seat.history,
-                legal: &legal.notations,
-                clock_ms,
-                state: state.as_ref(),
-            };
-            let why = match player.choose(&turn).await {
-                Ok(Answer::Move(text)) => {
-                    let mv = game.wire_move(&text);
-                    match rpc::submit_move(
-                        &mut client,
-                        &a.game_id,
-                        &a.seat_token,
-                        mv,
-                        seat.ply,
-                        None,
-                    )
-                    .await
-                    {
-                        Ok(_) => continue,
-                        // Late (the flag fell) or stale: the watch says what
-                        // happened.
-                        Err(s)
-                            if matches!(s.code(), tonic::Code::Aborted)
-                                || rpc::refusal_reason(&s).as_deref() == Some("GAME_OVER") =>
-                        {
-                            continue;
-                        }
-                        Err(s) if s.code() == tonic::Code::FailedPrecondition => {
-                            format!("illegal move `{text}`: {}", s.message())
-                        }
-                        Err(s) if s.code() == tonic::Code::InvalidArgument => {
-                            format!("unreadable move `{text}`: {}", s.message())
-                        }
-                        // Not known to be played: the watch says.
-                        Err(s) if patience.again(&s).await => continue 'watch,
-                        Err(s) => return Err(s),
-                    }
-                }
-                Ok(Answer::Resign) => "resigned".to_string(),
-                Err(e) => e.to_string(),
-            };
-            // The bot gives the game up; the watch then sees the end.
-            match rpc::resign(&mut client, &a.game_id, &a.seat_token).await {
-                Ok(()) => {
-                    player.finish("resigned").await;
-                    return Ok(report(Some(format!(
-                        "{} ({seat_name}): {why}",
-                        bot.spec.name
-                    ))));
-                }
-                Err(s) if s.code() == tonic::Code::FailedPrecondition => continue,
-                Err(s) if patience.again(&s).await => continue 'watch,
-                Err(s) => return Err(s),
+            match self.turn(&seat).await? {
+                Flow::Read => {}
+                flow => return Ok(flow),
             }
         }
-        return Ok(report(None));
+        Ok(Flow::Ended(Ending {
+            told: None,
+            forfeit: None,
+        }))
+    }
+
+    /// The seat's turn at `seat.ply`: the bot chooses and its move is
+    /// submitted, or it gives the game up.
+    async fn turn(&mut self, seat: &Seat) -> Result<Flow, Status> {
+        let Some(legal) = self.legal_at(seat.ply).await? else {
+            return Ok(Flow::Rewatch);
+        };
+        if legal.ply != seat.ply || legal.to_move != self.a.seat {
+            // The watch is catching up on moves already played.
+            return Ok(Flow::Read);
+        }
+        let state = if self.game.kind().bots_read_state() {
+            let called =
+                rpc::get_game_as(&mut self.client, &self.a.game_id, &self.a.seat_token).await;
+            match self.answered(called).await? {
+                Some(game) => game.state,
+                None => return Ok(Flow::Rewatch),
+            }
+        } else {
+            None
+        };
+        let clock_ms = seat
+            .clock
+            .as_ref()
+            .filter(|_| self.bot.tell_clock)
+            .and_then(|c| rpc::remaining_ms(c, self.a.seat as usize - 1));
+        let turn = Turn {
+            game_id: &self.a.game_id,
+            ply: seat.ply,
+            seat: self.seat_name,
+            history: &seat.history,
+            legal: &legal.notations,
+            clock_ms,
+            state: state.as_ref(),
+        };
+        let why = match self.player.choose(&turn).await {
+            Ok(Answer::Move(text)) => match self.submit(&text, seat.ply).await? {
+                Ok(flow) => return Ok(flow),
+                Err(why) => why,
+            },
+            Ok(Answer::Resign) => "resigned".to_string(),
+            Err(e) => e.to_string(),
+        };
+        self.give_up(&why).await
+    }
+
+    /// The legal moves at `ply`; `None` when the game is to be followed
+    /// again from its start.
+    ///
+    /// An answer behind the watch is asked for again: in a cluster the
+    /// watch may come from a follower, which shows a move once it is
+    /// stored, a moment before its owner has applied it and answers from it
+    /// (docs/CLUSTER.md, "Watchers on any replica"). Nothing else would
+    /// come to end the wait: it is this seat's turn. Past a while the game
+    /// is followed again from its start.
+    async fn legal_at(&mut self, ply: u32) -> Result<Option<pb::ListLegalMovesResponse>, Status> {
+        let mut behind_since: Option<Instant> = None;
+        loop {
+            let called = self
+                .client
+                .list_legal_moves(pb::ListLegalMovesRequest {
+                    game_id: self.a.game_id.clone(),
+                    seat: 0,
+                    token: self.a.seat_token.clone(),
+                    view: pb::MovesView::Notation as i32,
+                })
+                .await;
+            let Some(legal) = self.answered(called).await? else {
+                return Ok(None);
+            };
+            let legal = legal.into_inner();
+            if legal.ply >= ply {
+                return Ok(Some(legal));
+            }
+            if behind_since.get_or_insert_with(Instant::now).elapsed() >= BEHIND_FOR {
+                return Ok(None);
+            }
+            tokio::time::sleep(BEHIND_RETRY).await;
+        }
+    }
+
+    /// Submits the bot's move at `ply`: where play goes on, or why the
+    /// referee refused the move (the bot then gives the game up).
+    async fn submit(&mut self, text: &str, ply: u32) -> Result<Result<Flow, String>, Status> {
+        let mv = self.game.wire_move(text);
+        let submitted = rpc::submit_move(
+            &mut self.client,
+            &self.a.game_id,
+            &self.a.seat_token,
+            mv,
+            ply,
+            None,
+        )
+        .await;
+        match submitted {
+            Ok(_) => Ok(Ok(Flow::Read)),
+            // Late (the flag fell) or stale: the watch says what happened.
+            Err(s)
+                if matches!(s.code(), tonic::Code::Aborted)
+                    || rpc::refusal_reason(&s).as_deref() == Some("GAME_OVER") =>
+            {
+                Ok(Ok(Flow::Read))
+            }
+            Err(s) if s.code() == tonic::Code::FailedPrecondition => {
+                Ok(Err(format!("illegal move `{text}`: {}", s.message())))
+            }
+            Err(s) if s.code() == tonic::Code::InvalidArgument => {
+                Ok(Err(format!("unreadable move `{text}`: {}", s.message())))
+            }
+            // Not known to be played: the watch says.
+            Err(s) if self.patience.again(&s).await => Ok(Ok(Flow::Rewatch)),
+            Err(s) => Err(s),
+        }
+    }
+
+    /// The bot gives the game up (`why`); the watch then sees the end.
+    async fn give_up(&mut self, why: &str) -> Result<Flow, Status> {
+        match rpc::resign(&mut self.client, &self.a.game_id, &self.a.seat_token).await {
+            Ok(()) => Ok(Flow::Ended(Ending {
+                told: Some("resigned".to_string()),
+                forfeit: Some(format!(
+                    "{} ({}): {why}",
+                    self.bot.spec.name, self.seat_name
+                )),
+            })),
+            Err(s) if s.code() == tonic::Code::FailedPrecondition => Ok(Flow::Read),
+            Err(s) if self.patience.again(&s).await => Ok(Flow::Rewatch),
+            Err(s) => Err(s),
+        }
     }
 }
 

@@ -308,32 +308,13 @@ pub fn parse_openings(text: &str) -> Result<Vec<Opening>, String> {
 
 /// [`run`] with openings: each pairing plays each opening
 /// `games_per_pairing` times, seats rotated (docs/TOURNAMENTS.md).
-#[allow(
-    clippy::too_many_lines,
-    reason = "the local runner's schedule with openings; to split into named steps"
-)]
 pub async fn run_with_openings(
     channel: Channel,
     config: Config,
     openings: Vec<Opening>,
     on_game: impl Fn(&PlayedGame, &[String]) + Send + Sync + 'static,
 ) -> Result<Report, TournamentError> {
-    if config.bots.len() < 2 {
-        return Err(TournamentError::Config(
-            "a tournament needs two bots".into(),
-        ));
-    }
-    let seats = config.seats();
-    if config.bots.len() < seats {
-        return Err(TournamentError::Config(format!(
-            "a table of {} ({}) has {seats} seats: enter at least {seats} bots (the same bot twice under two names, e.g. `random r2=random`)",
-            config.rules.rules.game_name(),
-            config.rules.rules.variant_name()
-        )));
-    }
-    if config.schedule().is_empty() {
-        return Err(TournamentError::Config("no games to play".into()));
-    }
+    check_config(&config)?;
     if let Some(dir) = &config.records {
         std::fs::create_dir_all(dir)?;
     }
@@ -355,14 +336,59 @@ pub async fn run_with_openings(
             tournament_id: id.clone(),
         })
         .await?;
+    let entrants = spawn_entrants(&channel, &config, &openings, &created.keys);
+    let mut client = Client::new(channel);
+    let mut results = Vec::new();
+    follow_games(&mut service, &mut client, &config, &id, |result| {
+        on_game(&result, &names);
+        results.push(result);
+    })
+    .await?;
+    add_forfeits(entrants, &mut results).await?;
+    Ok(report(&names, results))
+}
+
+/// Refuses a tournament that cannot be played: fewer than two bots, fewer
+/// bots than a table's seats, or no games.
+fn check_config(config: &Config) -> Result<(), TournamentError> {
+    if config.bots.len() < 2 {
+        return Err(TournamentError::Config(
+            "a tournament needs two bots".into(),
+        ));
+    }
+    let seats = config.seats();
+    if config.bots.len() < seats {
+        return Err(TournamentError::Config(format!(
+            "a table of {} ({}) has {seats} seats: enter at least {seats} bots (the same bot twice under two names, e.g. `random r2=random`)",
+            config.rules.rules.game_name(),
+            config.rules.rules.variant_name()
+        )));
+    }
+    if config.schedule().is_empty() {
+        return Err(TournamentError::Config("no games to play".into()));
+    }
+    Ok(())
+}
+
+/// What each entrant's task returns: the end message and its games.
+type EntrantTasks =
+    tokio::task::JoinSet<Result<(pb::TournamentEnded, Vec<entrant::SeatReport>), tonic::Status>>;
+
+/// One task per bot, playing as the entrant of its key.
+fn spawn_entrants(
+    channel: &Channel,
+    config: &Config,
+    openings: &[Opening],
+    keys: &[pb::EntrantKey],
+) -> EntrantTasks {
     let mut entrants = tokio::task::JoinSet::new();
-    for (key, spec) in created.keys.iter().zip(&config.bots) {
+    for (key, spec) in keys.iter().zip(&config.bots) {
         let bot = entrant::EntrantBot {
             spec: spec.clone(),
             seed: config.seed,
             move_timeout: config.move_timeout,
             tell_clock: config.time_control.is_some(),
-            setup_seed_base: setup_seed_base(&config)
+            setup_seed_base: setup_seed_base(config)
                 .filter(|_| openings.iter().all(|o| o.seed.is_none())),
             resume_for: Duration::ZERO,
         };
@@ -372,13 +398,23 @@ pub async fn run_with_openings(
             bot,
         ));
     }
-    let mut client = Client::new(channel);
-    let mut results: Vec<PlayedGame> = Vec::new();
+    entrants
+}
+
+/// Polls tournament `id` until it is no longer running, handing each game
+/// to `finished` once, as it finishes.
+async fn follow_games(
+    service: &mut TournamentServiceClient<Channel>,
+    client: &mut Client,
+    config: &Config,
+    id: &str,
+    mut finished: impl FnMut(PlayedGame),
+) -> Result<(), TournamentError> {
     let mut seen = std::collections::BTreeSet::new();
     loop {
         let t = service
             .get_tournament(pb::GetTournamentRequest {
-                tournament_id: id.clone(),
+                tournament_id: id.to_string(),
             })
             .await?
             .into_inner()
@@ -386,17 +422,21 @@ pub async fn run_with_openings(
             .unwrap_or_default();
         for g in &t.games {
             if g.status == pb::TournamentGameStatus::Finished as i32 && seen.insert(g.number) {
-                let result = game::result_of(&mut client, &config, g).await?;
-                on_game(&result, &names);
-                results.push(result);
+                finished(game::result_of(client, config, g).await?);
             }
         }
         if t.status != pb::TournamentStatus::Running as i32 {
-            break;
+            return Ok(());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // Each entrant's forfeits, by game.
+}
+
+/// Waits for the entrants and marks each game a bot gave up with why.
+async fn add_forfeits(
+    mut entrants: EntrantTasks,
+    results: &mut [PlayedGame],
+) -> Result<(), TournamentError> {
     while let Some(done) = entrants.join_next().await {
         let (_, reports) = done??;
         for report in reports {
@@ -410,7 +450,7 @@ pub async fn run_with_openings(
             }
         }
     }
-    Ok(report(&names, results))
+    Ok(())
 }
 
 /// The tournament spec of `config`: its game, format, games per pairing,
