@@ -459,13 +459,13 @@ pub struct MoveReport {
     /// How the game ended, if this move ended it (boxed: only a game's
     /// last move has one, and every move's report is kept in its log and
     /// every legal move's in its list).
-    pub verdict: Option<Box<Outcome>>,
+    pub outcome: Option<Box<Outcome>>,
     /// The move itself, in the game's terms.
     pub detail: MoveDetail,
 }
 
 /// A referee action that ends a game outside the board rules. The game
-/// decides who wins ([`Game::conclude`]); [`RefereeAction::default_verdict`] is the
+/// decides who wins ([`Game::conclude`]); [`RefereeAction::default_outcome`] is the
 /// usual answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefereeAction {
@@ -508,7 +508,7 @@ impl RefereeAction {
     /// (with two seats: the opponent wins); a draw or an abort has no
     /// winner. Games with other rules (e.g. play goes on without the seat)
     /// decide otherwise in [`Game::conclude`].
-    pub fn default_verdict(self, seats: usize) -> Outcome {
+    pub fn default_outcome(self, seats: usize) -> Outcome {
         let winners = match self {
             RefereeAction::Resignation { loser }
             | RefereeAction::Timeout { loser }
@@ -581,7 +581,7 @@ pub trait Game: Send + Sync + fmt::Debug {
     /// Whose turn it is; `None` once the game is over.
     fn to_move(&self) -> Option<Seat>;
     /// How the game ended, or `None` while it goes on.
-    fn verdict(&self) -> Option<Outcome>;
+    fn outcome(&self) -> Option<Outcome>;
     /// The seed the game was set up from, for a seeded game.
     fn setup(&self) -> Option<Setup> {
         None

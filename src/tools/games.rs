@@ -230,7 +230,7 @@ impl ToolRules {
 
 /// A finished game's verdict in words, with the seats' names: `red wins by
 /// GROUND, scores 3-1`, `draw by MOVE_LIMIT`.
-pub fn verdict_text(names: &[&str], verdict: &Outcome) -> String {
+pub fn outcome_text(names: &[&str], verdict: &Outcome) -> String {
     let who = match verdict.winner() {
         Some(seat) => format!(
             "{} wins",

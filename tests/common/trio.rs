@@ -320,7 +320,7 @@ impl Table {
     }
 
     /// The verdict of the board rules once the last round ended (rule 6).
-    fn verdict(&self) -> Option<Outcome> {
+    fn outcome(&self) -> Option<Outcome> {
         if self.to_move.is_some() {
             return None;
         }
@@ -501,13 +501,13 @@ impl TrioGame {
             seat: detail.mover,
             ply,
             next: table.to_move,
-            verdict: table.verdict().map(Box::new),
+            outcome: table.outcome().map(Box::new),
             detail: detail.to_detail(),
         }
     }
 
     fn result_line(&self) -> Option<String> {
-        let verdict = self.verdict()?;
+        let verdict = self.outcome()?;
         let mut line = format!("{} {}", winners_text(verdict.winners), verdict.reason);
         if let Some((
             RefereeAction::Resignation { loser }
@@ -549,10 +549,10 @@ impl Game for TrioGame {
             .flatten()
     }
 
-    fn verdict(&self) -> Option<Outcome> {
+    fn outcome(&self) -> Option<Outcome> {
         match &self.concluded {
             Some((_, verdict)) => Some(verdict.clone()),
-            None => self.table.verdict(),
+            None => self.table.outcome(),
         }
     }
 
@@ -641,7 +641,7 @@ impl Game for TrioGame {
     }
 
     fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
-        if self.verdict().is_some() {
+        if self.outcome().is_some() {
             return Err(Refusal::GameOver.into());
         }
         let verdict = referee_verdict(ending, self.table.scores());
@@ -837,7 +837,7 @@ fn apply_result(game: &mut TrioGame, result: &str, line: usize) -> Result<(), Re
         seats.ok_or_else(bad)?.into_iter().collect()
     };
     let reason = reason.to_ascii_uppercase();
-    let verdict = match game.verdict() {
+    let verdict = match game.outcome() {
         Some(verdict) => verdict,
         None => {
             let ending =

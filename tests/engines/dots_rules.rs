@@ -1008,7 +1008,7 @@ fn record_endings_round_trip_through_the_referee() {
         let verdict = game.conclude(ending).unwrap();
         let text = game.record(&[], Viewer::Spectator);
         let back = import(&text, None).unwrap();
-        let back = back.game.verdict().unwrap();
+        let back = back.game.outcome().unwrap();
         assert_eq!(back.winners, verdict.winners, "{text}");
         // §9 has no `abandon`: a seat that left lost on time.
         let reason = match verdict.reason {

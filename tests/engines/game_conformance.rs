@@ -197,13 +197,13 @@ fn two_seats_level_at_the_top_win_together() {
         g.as_mut(),
         &["2>green", "2>blue", "2>red", "2>green", "1>blue", "2>red"],
     );
-    let verdict = g.verdict().expect("over after one round");
+    let verdict = g.outcome().expect("over after one round");
     assert_eq!(verdict.winners, SeatSet::only(RED).with(GREEN));
     assert_eq!(
         (verdict.reason, verdict.scores.as_slice()),
         ("SHARED_SCORE", &[1, 1, 0][..])
     );
-    assert_eq!(moves[5].verdict.as_deref(), Some(&verdict));
+    assert_eq!(moves[5].outcome.as_deref(), Some(&verdict));
     assert_eq!((moves[5].next, g.to_move()), (None, None));
     assert!(g.legal_moves().is_empty());
 }
@@ -215,7 +215,7 @@ fn a_single_top_score_wins_alone() {
         g.as_mut(),
         &["2>green", "2>blue", "2>red", "2>green", "2>blue"],
     );
-    let verdict = g.verdict().unwrap();
+    let verdict = g.outcome().unwrap();
     assert_eq!(
         (verdict.winner(), verdict.reason),
         (Some(GREEN), "HIGH_SCORE")
@@ -231,7 +231,7 @@ fn a_matched_secret_adds_a_bonus_point() {
         g.as_mut(),
         &["3>green", "2>blue", "2>red", "2>blue", "2>green"],
     );
-    let verdict = g.verdict().unwrap();
+    let verdict = g.outcome().unwrap();
     assert_eq!(
         (verdict.winner(), verdict.reason),
         (Some(RED), "HIGH_SCORE")
@@ -247,7 +247,7 @@ fn three_level_scores_are_a_deadlock() {
         g.as_mut(),
         &["2>green", "2>blue", "1>red", "2>green", "2>blue", "2>red"],
     );
-    let verdict = g.verdict().unwrap();
+    let verdict = g.outcome().unwrap();
     assert_eq!(
         (verdict.reason, verdict.scores.as_slice()),
         ("DEADLOCK", &[1, 1, 1][..])
@@ -323,7 +323,7 @@ fn resignation_lets_the_two_others_win_together() {
         "{record}"
     );
     let back = trio::import(&record, None).unwrap();
-    assert_eq!(back.game.verdict(), Some(verdict));
+    assert_eq!(back.game.outcome(), Some(verdict));
     assert!(g.conclude(RefereeAction::DrawAgreement).is_err());
 }
 
@@ -406,7 +406,7 @@ fn random_games_end_within_fifteen_plies_a_round() {
                 let pick = &legal[rng.random_range(0..legal.len())];
                 g.play(&pick.detail.to_input()).unwrap();
             }
-            assert!(g.verdict().is_some());
+            assert!(g.outcome().is_some());
         }
     }
 }
@@ -423,7 +423,7 @@ fn a_catalog_with_trio_reads_each_record_with_its_own_importer() {
         .import(&g.record(&[], Viewer::Spectator), None)
         .unwrap();
     assert_eq!(back.game.rules().game_name(), "trio");
-    assert_eq!(back.game.verdict(), g.verdict());
+    assert_eq!(back.game.outcome(), g.outcome());
     let punct = catalog
         .import("game: punct\n\nSE@E5:F5,G5\n", None)
         .unwrap();

@@ -1329,7 +1329,7 @@ fn the_complete_record_of_section_14_replays_with_its_rounds() {
         text,
         "canonical already"
     );
-    let verdict = replayed.game.verdict().unwrap();
+    let verdict = replayed.game.outcome().unwrap();
     assert_eq!(
         (verdict.winners, verdict.reason, verdict.scores),
         (SeatSet::only(seat(2)), "ROUNDS_WON", vec![1, 2, 0])
@@ -1657,7 +1657,7 @@ fn nothing_may_follow_the_end_of_the_match() {
 #[test]
 fn a_stated_result_must_be_the_replays() {
     let (text, game) = finished_record(4, true, 31);
-    let verdict = game.verdict().unwrap();
+    let verdict = game.outcome().unwrap();
     let stated = if verdict.winners.contains(seat(1)) {
         "team 1"
     } else {
@@ -1827,7 +1827,7 @@ fn a_round_ending_move_reports_the_result_and_the_next_rounds_first_card() {
 #[test]
 fn verdicts_name_the_winning_sides_seats_with_round_wins_as_scores() {
     let (_, game) = finished_record(4, true, 37);
-    let verdict = game.verdict().unwrap();
+    let verdict = game.outcome().unwrap();
     assert_eq!(verdict.reason, "ROUNDS_WON");
     assert_eq!(verdict.winners.len(), 2);
     let team_one = verdict.winners.contains(seat(1));
@@ -1856,7 +1856,7 @@ fn a_resigning_seat_among_three_lets_both_others_win() {
     );
     assert!(!text.contains("result:"));
     let back = punto::referee::import(&text, None).unwrap();
-    assert_eq!(back.game.verdict(), Some(verdict));
+    assert_eq!(back.game.outcome(), Some(verdict));
 }
 
 #[test]
@@ -1912,7 +1912,7 @@ fn the_svg_marks_the_winning_row_and_draws_the_table() {
     let (_, game) = finished_record(2, false, 41);
     let svg = game
         .snapshot(Viewer::Spectator)
-        .svg(game.last_move().as_ref(), game.verdict().as_ref());
+        .svg(game.last_move().as_ref(), game.outcome().as_ref());
     assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
     assert!(svg.contains("stroke-linecap=\"round\""), "a row is marked");
     assert!(svg.contains("seed "), "the seed once over");

@@ -31,7 +31,7 @@ pub(super) fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> 
             ),
         );
     }
-    if report.next != game.to_move() || report.verdict.as_deref() != game.verdict().as_ref() {
+    if report.next != game.to_move() || report.outcome.as_deref() != game.outcome().as_ref() {
         fail(
             &at,
             "the report's next seat or verdict disagrees with the game",
@@ -40,7 +40,7 @@ pub(super) fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> 
     if game.last_move().map(|m| m.notation) != Some(report.detail.notation.clone()) {
         fail(&at, "last_move is not the move just played");
     }
-    if let Some(verdict) = &report.verdict {
+    if let Some(verdict) = &report.outcome {
         assert_valid_verdict(&at, game.seat_names().len(), verdict);
     }
     report
@@ -66,7 +66,7 @@ pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: RefereeAct
     {
         fail(&at, format!("the loser {loser} is among the winners"));
     }
-    if game.verdict().as_ref() != Some(&verdict) {
+    if game.outcome().as_ref() != Some(&verdict) {
         fail(&at, "verdict() is not the verdict conclude gave");
     }
     verdict
@@ -122,13 +122,13 @@ pub(super) fn assert_over_and_refusing(
     if !game.legal_moves().is_empty() {
         fail(at, "a refused move after the end listed moves again");
     }
-    let verdict = game.verdict();
+    let verdict = game.outcome();
     for ending in all_endings(game.seat_names().len()) {
         match game.conclude(ending) {
             Ok(_) => fail(at, format!("{ending:?} accepted after the end")),
             Err(error) => assert_game_over(at, &format!("{ending:?} after the end"), &error),
         }
-        if game.verdict() != verdict {
+        if game.outcome() != verdict {
             fail(at, format!("a refused {ending:?} changed the verdict"));
         }
     }
@@ -239,7 +239,7 @@ pub(super) fn refused_candidates(
 pub(super) struct Observed {
     pub(super) ply: u32,
     pub(super) to_move: Option<Seat>,
-    pub(super) verdict: Option<Outcome>,
+    pub(super) outcome: Option<Outcome>,
     pub(super) record: String,
     pub(super) snapshot: String,
 }
@@ -249,7 +249,7 @@ impl Observed {
         Observed {
             ply: game.ply(),
             to_move: game.to_move(),
-            verdict: game.verdict(),
+            outcome: game.outcome(),
             record: game.record(&[], Viewer::Spectator),
             snapshot: game.snapshot(Viewer::Spectator).svg(None, None),
         }
@@ -284,11 +284,11 @@ pub(super) fn assert_refused(
 /// The same ply, turn, verdict, last move, legal moves and snapshot (as SVG)
 /// for every viewer.
 pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn Game) {
-    let facts = |g: &dyn Game| (g.seat_names(), g.ply(), g.to_move(), g.verdict());
+    let facts = |g: &dyn Game| (g.seat_names(), g.ply(), g.to_move(), g.outcome());
     // A record format without a word for abandonment (Dots §9) states it
     // as a loss on time: the same winners and scores, reason `TIMEOUT`.
     let restated = |g: &dyn Game| {
-        g.verdict().map(|v| {
+        g.outcome().map(|v| {
             (
                 v.winners,
                 v.scores,
@@ -296,8 +296,8 @@ pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn
             )
         })
     };
-    let abandon_restated = want.verdict().is_some_and(|v| v.reason == "ABANDONED")
-        && got.verdict().is_some_and(|v| v.reason == "TIMEOUT")
+    let abandon_restated = want.outcome().is_some_and(|v| v.reason == "ABANDONED")
+        && got.outcome().is_some_and(|v| v.reason == "TIMEOUT")
         && restated(got) == restated(want);
     let same = if abandon_restated {
         (got.seat_names(), got.ply(), got.to_move())
@@ -336,7 +336,7 @@ pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn
             format!("{what}: legal moves {legal_got:?}, expected {legal_want:?}"),
         );
     }
-    let (last_move, verdict) = (want.last_move(), want.verdict());
+    let (last_move, verdict) = (want.last_move(), want.outcome());
     for viewer in viewers(want) {
         let svg = |g: &dyn Game| g.snapshot(viewer).svg(last_move.as_ref(), verdict.as_ref());
         let what = format!("{what}: snapshot for {viewer:?}");
@@ -411,8 +411,8 @@ pub(super) fn assert_same_reports(at: &str, got: &[MoveReport], want: &[MoveRepo
         );
     }
     for (g, w) in got.iter().zip(want) {
-        let same = (g.seat, g.ply, g.next, &g.verdict, &g.detail.notation)
-            == (w.seat, w.ply, w.next, &w.verdict, &w.detail.notation);
+        let same = (g.seat, g.ply, g.next, &g.outcome, &g.detail.notation)
+            == (w.seat, w.ply, w.next, &w.outcome, &w.detail.notation);
         if !same {
             fail(at, format!("imported move report {g:?}, played {w:?}"));
         }

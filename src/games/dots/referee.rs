@@ -373,7 +373,7 @@ impl DotsGame {
                 .outcome
                 .is_none()
                 .then(|| seat.next(SEAT_NAMES.len())),
-            verdict: played.outcome.map(verdict).map(Box::new),
+            outcome: played.outcome.map(verdict).map(Box::new),
             detail: detail(info),
         }
     }
@@ -408,7 +408,7 @@ impl Game for DotsGame {
         (!game.is_over()).then(|| seat_of(game.to_move()))
     }
 
-    fn verdict(&self) -> Option<Outcome> {
+    fn outcome(&self) -> Option<Outcome> {
         self.tracked.game.outcome().map(verdict)
     }
 
@@ -433,7 +433,7 @@ impl Game for DotsGame {
                 seat,
                 ply: game.ply() + 1,
                 next: None,
-                verdict: None,
+                outcome: None,
                 detail: detail(DotsMoveInfo {
                     mv,
                     colour,
@@ -482,7 +482,7 @@ impl Game for DotsGame {
             RefereeAction::Abandoned { .. } => EndReason::Abandon,
         };
         let winner = ending
-            .default_verdict(SEAT_NAMES.len())
+            .default_outcome(SEAT_NAMES.len())
             .winner()
             .map(colour_of);
         let outcome = self

@@ -199,7 +199,7 @@ impl std::fmt::Debug for PuntoGame {
             .field("ply", &self.engine.ply())
             .field("round", &self.engine.round().number())
             .field("mover", &self.to_move())
-            .field("verdict", &self.verdict().map(|v| v.reason))
+            .field("verdict", &self.outcome().map(|v| v.reason))
             .finish()
     }
 }
@@ -416,7 +416,7 @@ impl Game for PuntoGame {
         }
     }
 
-    fn verdict(&self) -> Option<Outcome> {
+    fn outcome(&self) -> Option<Outcome> {
         match &self.concluded {
             Some((_, verdict)) => Some(verdict.clone()),
             None => self.engine.outcome().map(|o| self.verdict_of(o)),
@@ -443,7 +443,7 @@ impl Game for PuntoGame {
             seat: info.seat,
             ply: self.engine.ply(),
             next: self.to_move(),
-            verdict: self.verdict().map(Box::new),
+            outcome: self.outcome().map(Box::new),
             detail,
         })
     }
@@ -478,7 +478,7 @@ impl Game for PuntoGame {
                     seat,
                     ply: self.engine.ply() + 1,
                     next: None,
-                    verdict: None,
+                    outcome: None,
                     detail: info.to_detail(),
                 }
             })

@@ -337,10 +337,10 @@ fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
     pb::Game {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
-        status: status_pb(v.verdict.as_ref()),
+        status: status_pb(v.outcome.as_ref()),
         ply: v.ply,
         to_move: seat_pb(v.to_move),
-        outcome: v.verdict.as_ref().map(outcome_pb),
+        outcome: v.outcome.as_ref().map(outcome_pb),
         draw_offers: seats_pb(v.draw_offers),
         rules: Some(game_rules_pb(&v.rules)),
         state,
@@ -360,10 +360,10 @@ pub fn summary_pb(v: &SessionView) -> pb::GameSummary {
     pb::GameSummary {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
-        status: status_pb(v.verdict.as_ref()),
+        status: status_pb(v.outcome.as_ref()),
         ply: v.ply,
         to_move: seat_pb(v.to_move),
-        outcome: v.verdict.as_ref().map(outcome_pb),
+        outcome: v.outcome.as_ref().map(outcome_pb),
         rules: Some(game_rules_pb(&v.rules)),
         created_unix_ms: unix_ms(v),
         time_control: Some(time_control_pb(&v.time_control)),
@@ -395,7 +395,7 @@ pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
             r#move: Some(move_pb(&report.detail)),
             to_move: seat_pb(report.next),
         }),
-        EventKind::GameOver { verdict } => pb::game_event::Kind::GameOver(pb::GameOver {
+        EventKind::GameOver { outcome: verdict } => pb::game_event::Kind::GameOver(pb::GameOver {
             outcome: Some(outcome_pb(verdict)),
         }),
     };

@@ -82,7 +82,7 @@ pub(super) fn restore_ending(
     replayed: &mut Replayed,
     end: &storage::OutcomeRow,
 ) -> Result<(), StoredGameError> {
-    if let Some(verdict) = replayed.game.verdict() {
+    if let Some(verdict) = replayed.game.outcome() {
         return if verdict.winners == end.winners && verdict.reason == end.reason {
             Ok(())
         } else {
@@ -289,8 +289,8 @@ impl SessionStore {
                 return Err(moves_differ(stored, &replayed, false));
             }
             restore_ending(&mut replayed, end)?;
-        } else if replayed.moves.len() != stored.moves.len() || replayed.game.verdict().is_some() {
-            let finished = replayed.game.verdict().is_some();
+        } else if replayed.moves.len() != stored.moves.len() || replayed.game.outcome().is_some() {
+            let finished = replayed.game.outcome().is_some();
             return Err(moves_differ(stored, &replayed, finished));
         }
         Ok(replayed)

@@ -519,7 +519,7 @@ async fn follow(
         loop {
             match watch.next().await {
                 Ok(Some(WatchItem::Snapshot { view, .. })) => {
-                    if view.verdict.is_some() {
+                    if view.outcome.is_some() {
                         break;
                     }
                     to_move = view.to_move;
@@ -541,7 +541,7 @@ async fn follow(
             return None;
         }
         let view = session.view(false);
-        if let Some(verdict) = view.verdict {
+        if let Some(verdict) = view.outcome {
             let winners: Vec<usize> = verdict.winners.iter().map(Seat::index).collect();
             // A game read back finished was not seen being played: who was
             // to move comes from its record.

@@ -305,7 +305,7 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// Dots' details of a verdict, if it has them.
-pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
+pub fn game_outcome_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
     verdict.get::<dots::Outcome>().map(outcome_detail_pb)
 }
 
@@ -364,7 +364,7 @@ impl WireGame for DotsWire {
     }
 
     fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
-        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Dots)
+        game_outcome_detail_pb(verdict).map(rpb::outcome::Detail::Dots)
     }
 
     fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {

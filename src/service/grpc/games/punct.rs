@@ -379,7 +379,7 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// PÜNCT's details of a verdict, if it has them.
-pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
+pub fn game_outcome_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
     verdict.get::<punct::Outcome>().map(outcome_detail_pb)
 }
 
@@ -441,7 +441,7 @@ impl WireGame for PunctWire {
     }
 
     fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
-        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punct)
+        game_outcome_detail_pb(verdict).map(rpb::outcome::Detail::Punct)
     }
 
     fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {

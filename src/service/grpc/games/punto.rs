@@ -400,7 +400,7 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
 }
 
 /// Punto's details of a verdict, if it has them (a board end).
-pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
+pub fn game_outcome_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
     verdict.get::<punto::Outcome>().map(outcome_detail_pb)
 }
 
@@ -516,7 +516,7 @@ impl WireGame for PuntoWire {
     }
 
     fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
-        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punto)
+        game_outcome_detail_pb(verdict).map(rpb::outcome::Detail::Punto)
     }
 
     fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {

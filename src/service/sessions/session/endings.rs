@@ -110,7 +110,7 @@ impl Session {
             let _writing = this.handoff.turn().await?;
             let agreeing = {
                 let st = this.lock_settled();
-                if st.game.verdict().is_some() {
+                if st.game.outcome().is_some() {
                     return Err(game_over());
                 }
                 let others = SeatSet::all_but(seat, this.seats.count());
@@ -170,7 +170,7 @@ impl Session {
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
             this.conclude_stored(role.viewer(), |st| {
-                if st.game.verdict().is_some() {
+                if st.game.outcome().is_some() {
                     return Err(game_over());
                 }
                 if seat.is_some() && st.game.dealt() {
@@ -243,7 +243,7 @@ impl Session {
             let abandon_after = this.abandon_after;
             let presence = this.presence();
             this.conclude_stored(Viewer::Seat(seat), |st| {
-                if let Some(verdict) = st.game.verdict() {
+                if let Some(verdict) = st.game.outcome() {
                     return Err(this.game_over_by(&verdict));
                 }
                 let refuse = |reason: &'static str, message: String| {

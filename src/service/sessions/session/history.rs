@@ -39,7 +39,7 @@ impl EventLog {
                 events.len() as u64 + 1,
                 ply,
                 EventKind::GameOver {
-                    verdict: verdict.clone(),
+                    outcome: verdict.clone(),
                 },
                 ClockReading::default(),
             )));

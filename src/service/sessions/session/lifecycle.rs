@@ -99,7 +99,7 @@ impl Session {
     ) {
         let mut st = self.lock();
         let have = st.game.ply() as usize;
-        let ended = game.verdict().is_some() && st.finished_at.is_none();
+        let ended = game.outcome().is_some() && st.finished_at.is_none();
         if moves.len() < have || (moves.len() == have && !ended) {
             st.draw_offers = if st.finished_at.is_none() {
                 draw_offers
@@ -131,7 +131,7 @@ impl Session {
             );
         }
         st.draw_offers = draw_offers;
-        if let Some(verdict) = st.game.verdict()
+        if let Some(verdict) = st.game.outcome()
             && st.finished_at.is_none()
         {
             // Not before the last move.
@@ -174,7 +174,7 @@ impl Session {
         // The clock is stopped: any instant reads the same.
         self.publish(
             st,
-            EventKind::GameOver { verdict },
+            EventKind::GameOver { outcome: verdict },
             ply,
             time::Instant::now(),
         );

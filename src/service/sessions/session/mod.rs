@@ -181,7 +181,7 @@ impl Session {
         let seat_names = game.seat_names();
         let tick = time::Instant::now();
         let now = Instant::now();
-        let verdict = game.verdict();
+        let verdict = game.outcome();
         let log = EventLog::rebuilt(history, verdict.as_ref(), game.ply());
         let clock = Session::first_clock(clock, &*game, time_control, tick);
         let private = game.hides_information();
