@@ -363,9 +363,9 @@ impl Eq for MoveDetail {}
 /// The state of a game at one point, for one viewer.
 pub trait GameState: Payload {
     /// An SVG picture of this state, highlighting `last_move` (the move that
-    /// reached it) and, when `verdict` is a win on the board, how it was
+    /// reached it) and, when `outcome` is a win on the board, how it was
     /// won.
-    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String;
+    fn svg(&self, last_move: Option<&MoveDetail>, outcome: Option<&Outcome>) -> String;
 }
 
 /// A game's state (see [`GameState`]), shared.
@@ -384,8 +384,8 @@ impl SharedState {
     }
 
     /// An SVG picture (see [`GameState::svg`]).
-    pub fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
-        self.0.svg(last_move, verdict)
+    pub fn svg(&self, last_move: Option<&MoveDetail>, outcome: Option<&Outcome>) -> String {
+        self.0.svg(last_move, outcome)
     }
 }
 
@@ -411,7 +411,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// A verdict with `winners` and no scores or details.
+    /// An outcome with `winners` and no scores or details.
     pub fn new(winners: SeatSet, reason: &'static str) -> Outcome {
         Outcome {
             winners,
@@ -503,7 +503,7 @@ impl RefereeAction {
         }
     }
 
-    /// The usual verdict in a game of `seats` seats: a seat that resigns,
+    /// The usual outcome in a game of `seats` seats: a seat that resigns,
     /// runs out of time or leaves loses and every other seat wins together
     /// (with two seats: the opponent wins); a draw or an abort has no
     /// winner. Games with other rules (e.g. play goes on without the seat)

@@ -9,7 +9,7 @@ pub(super) fn fail(at: &str, what: impl std::fmt::Display) -> ! {
 }
 
 /// Plays `input`, which must be legal, and checks the report against the
-/// game: the mover, the ply, who is next and the verdict.
+/// game: the mover, the ply, who is next and the outcome.
 pub(super) fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> MoveReport {
     let ply = game.ply();
     let Some(mover) = game.to_move() else {
@@ -34,64 +34,64 @@ pub(super) fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> 
     if report.next != game.to_move() || report.outcome.as_deref() != game.outcome().as_ref() {
         fail(
             &at,
-            "the report's next seat or verdict disagrees with the game",
+            "the report's next seat or outcome disagrees with the game",
         );
     }
     if game.last_move().map(|m| m.notation) != Some(report.detail.notation.clone()) {
         fail(&at, "last_move is not the move just played");
     }
-    if let Some(verdict) = &report.outcome {
-        assert_valid_verdict(&at, game.seat_names().len(), verdict);
+    if let Some(outcome) = &report.outcome {
+        assert_valid_outcome(&at, game.seat_names().len(), outcome);
     }
     report
 }
 
-/// Concludes with `ending`, which must be accepted, and checks the verdict.
+/// Concludes with `ending`, which must be accepted, and checks the outcome.
 pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: RefereeAction) -> Outcome {
-    let verdict = game
+    let outcome = game
         .conclude(ending)
         .unwrap_or_else(|e| fail(at, format!("{ending:?} was refused: {e}")));
     let at = format!("{at}, concluded by {ending:?}");
-    assert_valid_verdict(&at, game.seat_names().len(), &verdict);
-    if verdict.reason != ending.reason() {
+    assert_valid_outcome(&at, game.seat_names().len(), &outcome);
+    if outcome.reason != ending.reason() {
         fail(
             &at,
-            format!("verdict reason {}, not {}", verdict.reason, ending.reason()),
+            format!("outcome reason {}, not {}", outcome.reason, ending.reason()),
         );
     }
     if let RefereeAction::Resignation { loser }
     | RefereeAction::Timeout { loser }
     | RefereeAction::Abandoned { loser } = ending
-        && verdict.winners.contains(loser)
+        && outcome.winners.contains(loser)
     {
         fail(&at, format!("the loser {loser} is among the winners"));
     }
-    if game.outcome().as_ref() != Some(&verdict) {
-        fail(&at, "verdict() is not the verdict conclude gave");
+    if game.outcome().as_ref() != Some(&outcome) {
+        fail(&at, "outcome() is not the outcome conclude gave");
     }
-    verdict
+    outcome
 }
 
 /// Winners only among the seats, no score or one per seat, a stable
 /// upper-case reason.
-pub(super) fn assert_valid_verdict(at: &str, seats: usize, verdict: &Outcome) {
-    if !SeatSet::all(seats).covers(verdict.winners) {
+pub(super) fn assert_valid_outcome(at: &str, seats: usize, outcome: &Outcome) {
+    if !SeatSet::all(seats).covers(outcome.winners) {
         fail(
             at,
-            format!("winners {:?} beyond the {seats} seats", verdict.winners),
+            format!("winners {:?} beyond the {seats} seats", outcome.winners),
         );
     }
-    if !verdict.scores.is_empty() && verdict.scores.len() != seats {
+    if !outcome.scores.is_empty() && outcome.scores.len() != seats {
         fail(
             at,
-            format!("{} scores for {seats} seats", verdict.scores.len()),
+            format!("{} scores for {seats} seats", outcome.scores.len()),
         );
     }
     let stable = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_';
-    if verdict.reason.is_empty() || !verdict.reason.chars().all(stable) {
+    if outcome.reason.is_empty() || !outcome.reason.chars().all(stable) {
         fail(
             at,
-            format!("reason `{}` is not an upper-case name", verdict.reason),
+            format!("reason `{}` is not an upper-case name", outcome.reason),
         );
     }
 }
@@ -122,14 +122,14 @@ pub(super) fn assert_over_and_refusing(
     if !game.legal_moves().is_empty() {
         fail(at, "a refused move after the end listed moves again");
     }
-    let verdict = game.outcome();
+    let outcome = game.outcome();
     for ending in all_endings(game.seat_names().len()) {
         match game.conclude(ending) {
             Ok(_) => fail(at, format!("{ending:?} accepted after the end")),
             Err(error) => assert_game_over(at, &format!("{ending:?} after the end"), &error),
         }
-        if game.outcome() != verdict {
-            fail(at, format!("a refused {ending:?} changed the verdict"));
+        if game.outcome() != outcome {
+            fail(at, format!("a refused {ending:?} changed the outcome"));
         }
     }
 }
@@ -281,7 +281,7 @@ pub(super) fn assert_refused(
     error
 }
 
-/// The same ply, turn, verdict, last move, legal moves and snapshot (as SVG)
+/// The same ply, turn, outcome, last move, legal moves and snapshot (as SVG)
 /// for every viewer.
 pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn Game) {
     let facts = |g: &dyn Game| (g.seat_names(), g.ply(), g.to_move(), g.outcome());
@@ -309,7 +309,7 @@ pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn
         fail(
             at,
             format!(
-                "{what}: seats, ply, turn or verdict {:?}, expected {:?}",
+                "{what}: seats, ply, turn or outcome {:?}, expected {:?}",
                 facts(got),
                 facts(want)
             ),
@@ -336,9 +336,9 @@ pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn
             format!("{what}: legal moves {legal_got:?}, expected {legal_want:?}"),
         );
     }
-    let (last_move, verdict) = (want.last_move(), want.outcome());
+    let (last_move, outcome) = (want.last_move(), want.outcome());
     for viewer in viewers(want) {
-        let svg = |g: &dyn Game| g.snapshot(viewer).svg(last_move.as_ref(), verdict.as_ref());
+        let svg = |g: &dyn Game| g.snapshot(viewer).svg(last_move.as_ref(), outcome.as_ref());
         let what = format!("{what}: snapshot for {viewer:?}");
         assert_same_text(at, &what, &svg(got), &svg(want));
     }

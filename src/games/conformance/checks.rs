@@ -357,7 +357,7 @@ pub(super) fn finished_record_reveals_the_seed(
 
 pub(super) fn game_ends_properly(subject: &Subject, pt: &Playthrough) {
     let game = pt.game.as_ref();
-    let Some(verdict) = game.outcome() else {
+    let Some(outcome) = game.outcome() else {
         if game.ply() != subject.bounds.ply_cap || game.to_move().is_none() {
             fail(
                 &pt.at,
@@ -369,7 +369,7 @@ pub(super) fn game_ends_properly(subject: &Subject, pt: &Playthrough) {
         }
         return;
     };
-    assert_valid_verdict(&pt.at, game.seat_names().len(), &verdict);
+    assert_valid_outcome(&pt.at, game.seat_names().len(), &outcome);
     let mut rng = Rng(pt.sample_seed ^ 0xE);
     let mut copy = game.clone_box();
     assert_over_and_refusing(subject, &pt.at, copy.as_mut(), &pt.before_end, &mut rng);

@@ -110,7 +110,7 @@ pub struct DotsState {
 
 impl GameState for DotsState {
     /// The field as SVG (`dots::svg`), the last move highlighted.
-    fn svg(&self, last: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
+    fn svg(&self, last: Option<&MoveDetail>, _outcome: Option<&Outcome>) -> String {
         let last = last.and_then(|m| m.get::<DotsMoveInfo>()).map(|m| m.mv);
         super::svg::svg(self, last)
     }
@@ -151,7 +151,7 @@ pub const fn colour_of(seat: Seat) -> Colour {
     }
 }
 
-fn verdict(outcome: dots::Outcome) -> Outcome {
+fn outcome_of(outcome: dots::Outcome) -> Outcome {
     Outcome {
         winners: outcome
             .winner
@@ -373,7 +373,7 @@ impl DotsGame {
                 .outcome
                 .is_none()
                 .then(|| seat.next(SEAT_NAMES.len())),
-            outcome: played.outcome.map(verdict).map(Box::new),
+            outcome: played.outcome.map(outcome_of).map(Box::new),
             detail: detail(info),
         }
     }
@@ -409,7 +409,7 @@ impl Game for DotsGame {
     }
 
     fn outcome(&self) -> Option<Outcome> {
-        self.tracked.game.outcome().map(verdict)
+        self.tracked.game.outcome().map(outcome_of)
     }
 
     fn setup(&self) -> Option<Setup> {
@@ -490,7 +490,7 @@ impl Game for DotsGame {
             .game
             .conclude(reason, winner)
             .map_err(illegal)?;
-        Ok(verdict(outcome))
+        Ok(outcome_of(outcome))
     }
 
     fn clone_box(&self) -> Box<dyn Game> {

@@ -50,8 +50,8 @@ pub struct PunctState {
 impl GameState for PunctState {
     /// The position as SVG (`punct::svg`): the last move and a winning
     /// connection highlighted.
-    fn svg(&self, last: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
-        let winner = verdict
+    fn svg(&self, last: Option<&MoveDetail>, outcome: Option<&Outcome>) -> String {
+        let winner = outcome
             .filter(|v| v.reason == EndReason::Connection.name())
             .and_then(Outcome::winner)
             .map(colour_of);
@@ -94,7 +94,7 @@ pub const fn colour_of(seat: Seat) -> Colour {
     }
 }
 
-fn verdict(outcome: punct::Outcome) -> Outcome {
+fn outcome_of(outcome: punct::Outcome) -> Outcome {
     Outcome {
         winners: outcome
             .winner
@@ -194,7 +194,7 @@ impl PunctGame {
             ply,
             // PÜNCT alternates (docs/rules/punct.md §2).
             next: outcome.is_none().then(|| seat.next(SEAT_NAMES.len())),
-            outcome: outcome.map(verdict).map(Box::new),
+            outcome: outcome.map(outcome_of).map(Box::new),
             detail: detail(info),
         }
     }
@@ -225,7 +225,7 @@ impl Game for PunctGame {
     }
 
     fn outcome(&self) -> Option<Outcome> {
-        self.game.outcome().map(verdict)
+        self.game.outcome().map(outcome_of)
     }
 
     fn play(&mut self, mv: &MoveInput) -> Result<MoveReport, MoveError> {
@@ -329,7 +329,7 @@ impl Game for PunctGame {
             None => punct::Outcome::draw(reason),
         };
         self.game.conclude(outcome).map_err(illegal)?;
-        Ok(verdict(outcome))
+        Ok(outcome_of(outcome))
     }
 
     fn clone_box(&self) -> Box<dyn Game> {
