@@ -86,9 +86,9 @@ pub fn viewer_pb(v: Viewer) -> u32 {
     }
 }
 
-/// Finished or in progress, from a verdict.
-pub fn status_pb(verdict: Option<&Outcome>) -> i32 {
-    (if verdict.is_some() {
+/// Finished or in progress, from an outcome.
+pub fn status_pb(outcome: Option<&Outcome>) -> i32 {
+    (if outcome.is_some() {
         pb::GameStatus::Finished
     } else {
         pb::GameStatus::InProgress
@@ -395,8 +395,8 @@ pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
             r#move: Some(move_pb(&report.detail)),
             to_move: seat_pb(report.next),
         }),
-        EventKind::GameOver { outcome: verdict } => pb::game_event::Kind::GameOver(pb::GameOver {
-            outcome: Some(outcome_pb(verdict)),
+        EventKind::GameOver { outcome } => pb::game_event::Kind::GameOver(pb::GameOver {
+            outcome: Some(outcome_pb(outcome)),
         }),
     };
     pb::GameEvent {

@@ -247,9 +247,9 @@ async fn resignation_ends_the_game_for_the_opponent() {
     let (s, w, b) = new_game(&st).await;
     let mv = first_move(&s);
     let v = s.resign(s.role(&b)).await.unwrap();
-    let verdict = v.outcome.unwrap();
+    let outcome = v.outcome.unwrap();
     assert_eq!(
-        (verdict.winner(), verdict.reason),
+        (outcome.winner(), outcome.reason),
         (Some(Seat::FIRST), "RESIGNATION")
     );
     assert_eq!(v.to_move, None);
@@ -281,8 +281,8 @@ async fn draw_needs_an_offer_from_the_opponent() {
     );
     let (agreed, v) = s.accept_draw(s.role(&b)).await.unwrap();
     assert!(agreed);
-    let verdict = v.outcome.unwrap();
-    assert_eq!((verdict.winner(), verdict.reason), (None, "DRAW_AGREEMENT"));
+    let outcome = v.outcome.unwrap();
+    assert_eq!((outcome.winner(), outcome.reason), (None, "DRAW_AGREEMENT"));
 }
 
 #[tokio::test]

@@ -312,8 +312,8 @@ impl Session {
     /// Refuses a move when the game is over, `expected_ply` is not the
     /// game's ply, or it is not `seat`'s turn.
     fn check_turn(&self, st: &State, seat: Seat, expected_ply: u32) -> Result<(), SessionError> {
-        if let Some(verdict) = st.game.outcome() {
-            return Err(self.game_over_by(&verdict));
+        if let Some(outcome) = st.game.outcome() {
+            return Err(self.game_over_by(&outcome));
         }
         let current = st.game.ply();
         if expected_ply != current {
@@ -380,8 +380,8 @@ impl Session {
             report.ply,
             now,
         );
-        if let Some(verdict) = &report.outcome {
-            self.finish(st, Outcome::clone(verdict));
+        if let Some(outcome) = &report.outcome {
+            self.finish(st, Outcome::clone(outcome));
         }
     }
 

@@ -102,13 +102,13 @@ impl Session {
             Expiry::NotStarted { .. } => RefereeAction::Aborted,
         };
         // Cannot fail: the game is not over (checked above).
-        if let Ok(verdict) = st.game.conclude(ending) {
+        if let Ok(outcome) = st.game.conclude(ending) {
             // Stored in the background: the deadline, not this write,
             // decided it (docs/STORAGE.md).
             let end = self
                 .handoff
-                .end_row("finished", Some(&verdict), st.game.ply());
-            self.finish(st, verdict);
+                .end_row("finished", Some(&outcome), st.game.ply());
+            self.finish(st, outcome);
             self.handoff.persist_later(Write::End(end));
         }
     }

@@ -113,8 +113,8 @@ impl Session {
     }
 
     pub(super) fn view_locked(&self, st: &State, with_state: bool, viewer: Viewer) -> SessionView {
-        let verdict = st.game.outcome();
-        let over = verdict.is_some();
+        let outcome = st.game.outcome();
+        let over = outcome.is_some();
         SessionView {
             id: self.id.clone(),
             labels: self.labels.clone(),
@@ -125,7 +125,7 @@ impl Session {
             setup: st.game.setup().map(|s| SetupView::of(s, over)),
             ply: st.game.ply(),
             to_move: st.game.to_move(),
-            outcome: verdict,
+            outcome,
             draw_offers: st.draw_offers,
             snapshot: with_state.then(|| st.game.snapshot(viewer)),
             last_move: st
