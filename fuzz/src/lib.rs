@@ -56,7 +56,7 @@ pub fn observable(g: &dyn games::Game) -> String {
         g.rules(),
         g.ply(),
         g.to_move(),
-        g.verdict(),
+        g.outcome(),
         g.snapshot(Viewer::Spectator),
         g.last_move(),
         g.record(&[], Viewer::Spectator),

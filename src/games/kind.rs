@@ -68,7 +68,7 @@ pub trait GameKind: Sync {
 pub fn random_game(game: &mut dyn Game, seed: u64) -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut moves = Vec::new();
-    while game.verdict().is_none() {
+    while game.outcome().is_none() {
         let legal = game.legal_moves();
         if legal.is_empty() {
             break;

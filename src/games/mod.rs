@@ -363,9 +363,9 @@ impl Eq for MoveDetail {}
 /// The state of a game at one point, for one viewer.
 pub trait GameState: Payload {
     /// An SVG picture of this state, highlighting `last_move` (the move that
-    /// reached it) and, when `verdict` is a win on the board, how it was
+    /// reached it) and, when `outcome` is a win on the board, how it was
     /// won.
-    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String;
+    fn svg(&self, last_move: Option<&MoveDetail>, outcome: Option<&Outcome>) -> String;
 }
 
 /// A game's state (see [`GameState`]), shared.
@@ -384,8 +384,8 @@ impl SharedState {
     }
 
     /// An SVG picture (see [`GameState::svg`]).
-    pub fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
-        self.0.svg(last_move, verdict)
+    pub fn svg(&self, last_move: Option<&MoveDetail>, outcome: Option<&Outcome>) -> String {
+        self.0.svg(last_move, outcome)
     }
 }
 
@@ -411,7 +411,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// A verdict with `winners` and no scores or details.
+    /// An outcome with `winners` and no scores or details.
     pub fn new(winners: SeatSet, reason: &'static str) -> Outcome {
         Outcome {
             winners,
@@ -459,13 +459,13 @@ pub struct MoveReport {
     /// How the game ended, if this move ended it (boxed: only a game's
     /// last move has one, and every move's report is kept in its log and
     /// every legal move's in its list).
-    pub verdict: Option<Box<Outcome>>,
+    pub outcome: Option<Box<Outcome>>,
     /// The move itself, in the game's terms.
     pub detail: MoveDetail,
 }
 
 /// A referee action that ends a game outside the board rules. The game
-/// decides who wins ([`Game::conclude`]); [`RefereeAction::default_verdict`] is the
+/// decides who wins ([`Game::conclude`]); [`RefereeAction::default_outcome`] is the
 /// usual answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefereeAction {
@@ -503,12 +503,12 @@ impl RefereeAction {
         }
     }
 
-    /// The usual verdict in a game of `seats` seats: a seat that resigns,
+    /// The usual outcome in a game of `seats` seats: a seat that resigns,
     /// runs out of time or leaves loses and every other seat wins together
     /// (with two seats: the opponent wins); a draw or an abort has no
     /// winner. Games with other rules (e.g. play goes on without the seat)
     /// decide otherwise in [`Game::conclude`].
-    pub fn default_verdict(self, seats: usize) -> Outcome {
+    pub fn default_outcome(self, seats: usize) -> Outcome {
         let winners = match self {
             RefereeAction::Resignation { loser }
             | RefereeAction::Timeout { loser }
@@ -581,7 +581,7 @@ pub trait Game: Send + Sync + fmt::Debug {
     /// Whose turn it is; `None` once the game is over.
     fn to_move(&self) -> Option<Seat>;
     /// How the game ended, or `None` while it goes on.
-    fn verdict(&self) -> Option<Outcome>;
+    fn outcome(&self) -> Option<Outcome>;
     /// The seed the game was set up from, for a seeded game.
     fn setup(&self) -> Option<Setup> {
         None

@@ -16,7 +16,7 @@ use crate::service::grpc::convert;
 use crate::service::grpc::games::Part;
 use crate::service::grpc::pb::punct::v1 as ppb;
 use crate::service::grpc::pb::referee::v1 as pb;
-use crate::tools::games::{GameChoice, ToolRules, verdict_text};
+use crate::tools::games::{GameChoice, ToolRules, outcome_text};
 use crate::tools::rpc;
 
 /// The variant as a command-line value.
@@ -275,10 +275,10 @@ pub fn perft(args: &GameArgs, depth: u32) -> Result<String, String> {
 pub fn legal(args: &GameArgs) -> Result<String, String> {
     if !args.is_punct() {
         let game = args.any_game()?;
-        if let Some(verdict) = game.verdict() {
+        if let Some(outcome) = game.outcome() {
             return Ok(format!(
                 "game over: {}\n",
-                verdict_text(game.seat_names(), &verdict)
+                outcome_text(game.seat_names(), &outcome)
             ));
         }
         let mut out = String::new();
@@ -323,22 +323,22 @@ pub fn show(args: &GameArgs, svg: bool) -> Result<String, String> {
     Ok(out)
 }
 
-/// `show` of any game: its picture, its verdict, its record (with the seed
+/// `show` of any game: its picture, its outcome, its record (with the seed
 /// once over); or its SVG.
 fn show_any(game: &dyn Game, svg: bool) -> Result<String, String> {
     let snapshot = game.snapshot(Viewer::Spectator);
     if svg {
-        let verdict = game.verdict();
-        return Ok(snapshot.svg(game.last_move().as_ref(), verdict.as_ref()));
+        let outcome = game.outcome();
+        return Ok(snapshot.svg(game.last_move().as_ref(), outcome.as_ref()));
     }
     let tool = crate::tools::games::tool_game(game.rules().game_name())
         .ok_or_else(|| format!("the tools do not play {}", game.rules().game_name()))?;
     let mut out = tool.kind().picture(&snapshot);
-    if let Some(verdict) = game.verdict() {
+    if let Some(outcome) = game.outcome() {
         let _ = writeln!(
             out,
             "game over: {}",
-            verdict_text(game.seat_names(), &verdict)
+            outcome_text(game.seat_names(), &outcome)
         );
     }
     let _ = write!(out, "\n{}", game.record(&[], Viewer::Spectator));

@@ -228,17 +228,17 @@ impl ToolRules {
     }
 }
 
-/// A finished game's verdict in words, with the seats' names: `red wins by
+/// A finished game's outcome in words, with the seats' names: `red wins by
 /// GROUND, scores 3-1`, `draw by MOVE_LIMIT`.
-pub fn verdict_text(names: &[&str], verdict: &Outcome) -> String {
-    let who = match verdict.winner() {
+pub fn outcome_text(names: &[&str], outcome: &Outcome) -> String {
+    let who = match outcome.winner() {
         Some(seat) => format!(
             "{} wins",
             names.get(seat.index()).copied().unwrap_or("a seat")
         ),
-        None if verdict.winners.is_empty() => "draw".to_string(),
+        None if outcome.winners.is_empty() => "draw".to_string(),
         None => {
-            let team: Vec<&str> = verdict
+            let team: Vec<&str> = outcome
                 .winners
                 .iter()
                 .map(|seat| names.get(seat.index()).copied().unwrap_or("a seat"))
@@ -246,9 +246,9 @@ pub fn verdict_text(names: &[&str], verdict: &Outcome) -> String {
             format!("{} win", team.join(" and "))
         }
     };
-    let mut text = format!("{who} by {}", verdict.reason);
-    if !verdict.scores.is_empty() {
-        let scores: Vec<String> = verdict.scores.iter().map(i64::to_string).collect();
+    let mut text = format!("{who} by {}", outcome.reason);
+    if !outcome.scores.is_empty() {
+        let scores: Vec<String> = outcome.scores.iter().map(i64::to_string).collect();
         text.push_str(&format!(", scores {}", scores.join("-")));
     }
     text

@@ -15,7 +15,7 @@
 //!    to the count and names who moves next: either other seat, never the
 //!    mover, so a seat can be skipped.
 //! 4. Adding exactly your own secret earns a bonus point. Only you see your
-//!    secret, your bonus and whether your moves matched, until the verdict.
+//!    secret, your bonus and whether your moves matched, until the outcome.
 //! 5. Reaching the target exactly scores 2 points for the mover (a hit);
 //!    passing it scores 1 point for each other seat (a bust). Either way the
 //!    round ends and the next starts at 0, the seat named moving. The game
@@ -319,8 +319,8 @@ impl Table {
         [0, 1, 2].map(|i| self.points[i] + self.bonus[i])
     }
 
-    /// The verdict of the board rules once the last round ended (rule 6).
-    fn verdict(&self) -> Option<Outcome> {
+    /// The outcome of the board rules once the last round ended (rule 6).
+    fn outcome(&self) -> Option<Outcome> {
         if self.to_move.is_some() {
             return None;
         }
@@ -357,7 +357,7 @@ fn with_scores(winners: SeatSet, reason: &'static str, scores: [i64; SEATS]) -> 
 }
 
 /// The winners of a referee ending (rule 7).
-fn referee_verdict(ending: RefereeAction, scores: [i64; SEATS]) -> Outcome {
+fn referee_outcome(ending: RefereeAction, scores: [i64; SEATS]) -> Outcome {
     let winners = match ending {
         RefereeAction::Resignation { loser } => SeatSet::all_but(loser, SEATS),
         RefereeAction::Timeout { loser } | RefereeAction::Abandoned { loser } => {
@@ -392,7 +392,7 @@ pub struct TrioState {
 }
 
 impl GameState for TrioState {
-    fn svg(&self, last_move: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
+    fn svg(&self, last_move: Option<&MoveDetail>, outcome: Option<&Outcome>) -> String {
         let mut lines = vec![format!(
             "round {} of {}, count {} of {}",
             self.round.min(self.rounds),
@@ -414,7 +414,7 @@ impl GameState for TrioState {
         if let Some(mv) = last_move {
             lines.push(format!("last: {}", mv.notation));
         }
-        if let Some(v) = verdict {
+        if let Some(v) = outcome {
             lines.push(format!("{} {}", winners_text(v.winners), v.reason));
         }
         let text: String = lines
@@ -438,7 +438,7 @@ pub struct TrioGame {
     table: Table,
     /// Every move played, in order, as the server sees it.
     played: Vec<TrioMoveDetail>,
-    /// A referee ending and its verdict, if one ended the game.
+    /// A referee ending and its outcome, if one ended the game.
     concluded: Option<(RefereeAction, Outcome)>,
 }
 
@@ -501,14 +501,14 @@ impl TrioGame {
             seat: detail.mover,
             ply,
             next: table.to_move,
-            verdict: table.verdict().map(Box::new),
+            outcome: table.outcome().map(Box::new),
             detail: detail.to_detail(),
         }
     }
 
     fn result_line(&self) -> Option<String> {
-        let verdict = self.verdict()?;
-        let mut line = format!("{} {}", winners_text(verdict.winners), verdict.reason);
+        let outcome = self.outcome()?;
+        let mut line = format!("{} {}", winners_text(outcome.winners), outcome.reason);
         if let Some((
             RefereeAction::Resignation { loser }
             | RefereeAction::Timeout { loser }
@@ -549,10 +549,10 @@ impl Game for TrioGame {
             .flatten()
     }
 
-    fn verdict(&self) -> Option<Outcome> {
+    fn outcome(&self) -> Option<Outcome> {
         match &self.concluded {
-            Some((_, verdict)) => Some(verdict.clone()),
-            None => self.table.verdict(),
+            Some((_, outcome)) => Some(outcome.clone()),
+            None => self.table.outcome(),
         }
     }
 
@@ -641,12 +641,12 @@ impl Game for TrioGame {
     }
 
     fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError> {
-        if self.verdict().is_some() {
+        if self.outcome().is_some() {
             return Err(Refusal::GameOver.into());
         }
-        let verdict = referee_verdict(ending, self.table.scores());
-        self.concluded = Some((ending, verdict.clone()));
-        Ok(verdict)
+        let outcome = referee_outcome(ending, self.table.scores());
+        self.concluded = Some((ending, outcome.clone()));
+        Ok(outcome)
     }
 
     fn clone_box(&self) -> Box<dyn Game> {
@@ -837,8 +837,8 @@ fn apply_result(game: &mut TrioGame, result: &str, line: usize) -> Result<(), Re
         seats.ok_or_else(bad)?.into_iter().collect()
     };
     let reason = reason.to_ascii_uppercase();
-    let verdict = match game.verdict() {
-        Some(verdict) => verdict,
+    let outcome = match game.outcome() {
+        Some(outcome) => outcome,
         None => {
             let ending =
                 referee_ending(&reason, loser).ok_or_else(|| mismatch(result, "unfinished"))?;
@@ -846,8 +846,8 @@ fn apply_result(game: &mut TrioGame, result: &str, line: usize) -> Result<(), Re
                 .map_err(|e| mismatch(result, &e.to_string()))?
         }
     };
-    if verdict.winners != winners || verdict.reason != reason {
-        let actual = format!("{} {}", winners_text(verdict.winners), verdict.reason);
+    if outcome.winners != winners || outcome.reason != reason {
+        let actual = format!("{} {}", winners_text(outcome.winners), outcome.reason);
         return Err(mismatch(result, &actual));
     }
     Ok(())

@@ -765,16 +765,16 @@ fn rule_7_5_referee_endings_keep_the_board_score() {
         game.play(&punct_referee::games::MoveInput::new(mv))
             .unwrap();
     }
-    let verdict = game
+    let outcome = game
         .conclude(RefereeAction::Resignation { loser: Seat::FIRST })
         .unwrap();
-    assert_eq!(verdict.reason, "RESIGNATION");
+    assert_eq!(outcome.reason, "RESIGNATION");
     assert_eq!(
-        verdict.winner(),
+        outcome.winner(),
         Some(Seat::SECOND),
         "the board lead does not decide"
     );
-    assert_eq!(verdict.scores, vec![1, 0]);
+    assert_eq!(outcome.scores, vec![1, 0]);
 }
 
 // --- §8 notation ---------------------------------------------------------------------
@@ -1005,13 +1005,13 @@ fn record_endings_round_trip_through_the_referee() {
         RefereeAction::Aborted,
     ] {
         let mut game = new_game(&GameRules::new(options(6, 6, Start::Cross)));
-        let verdict = game.conclude(ending).unwrap();
+        let outcome = game.conclude(ending).unwrap();
         let text = game.record(&[], Viewer::Spectator);
         let back = import(&text, None).unwrap();
-        let back = back.game.verdict().unwrap();
-        assert_eq!(back.winners, verdict.winners, "{text}");
+        let back = back.game.outcome().unwrap();
+        assert_eq!(back.winners, outcome.winners, "{text}");
         // §9 has no `abandon`: a seat that left lost on time.
-        let reason = match verdict.reason {
+        let reason = match outcome.reason {
             "ABANDONED" => "TIMEOUT",
             other => other,
         };

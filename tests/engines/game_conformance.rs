@@ -197,13 +197,13 @@ fn two_seats_level_at_the_top_win_together() {
         g.as_mut(),
         &["2>green", "2>blue", "2>red", "2>green", "1>blue", "2>red"],
     );
-    let verdict = g.verdict().expect("over after one round");
-    assert_eq!(verdict.winners, SeatSet::only(RED).with(GREEN));
+    let outcome = g.outcome().expect("over after one round");
+    assert_eq!(outcome.winners, SeatSet::only(RED).with(GREEN));
     assert_eq!(
-        (verdict.reason, verdict.scores.as_slice()),
+        (outcome.reason, outcome.scores.as_slice()),
         ("SHARED_SCORE", &[1, 1, 0][..])
     );
-    assert_eq!(moves[5].verdict.as_deref(), Some(&verdict));
+    assert_eq!(moves[5].outcome.as_deref(), Some(&outcome));
     assert_eq!((moves[5].next, g.to_move()), (None, None));
     assert!(g.legal_moves().is_empty());
 }
@@ -215,12 +215,12 @@ fn a_single_top_score_wins_alone() {
         g.as_mut(),
         &["2>green", "2>blue", "2>red", "2>green", "2>blue"],
     );
-    let verdict = g.verdict().unwrap();
+    let outcome = g.outcome().unwrap();
     assert_eq!(
-        (verdict.winner(), verdict.reason),
+        (outcome.winner(), outcome.reason),
         (Some(GREEN), "HIGH_SCORE")
     );
-    assert_eq!(verdict.scores, [0, 2, 0]);
+    assert_eq!(outcome.scores, [0, 2, 0]);
 }
 
 #[test]
@@ -231,12 +231,12 @@ fn a_matched_secret_adds_a_bonus_point() {
         g.as_mut(),
         &["3>green", "2>blue", "2>red", "2>blue", "2>green"],
     );
-    let verdict = g.verdict().unwrap();
+    let outcome = g.outcome().unwrap();
     assert_eq!(
-        (verdict.winner(), verdict.reason),
+        (outcome.winner(), outcome.reason),
         (Some(RED), "HIGH_SCORE")
     );
-    assert_eq!(verdict.scores, [2, 1, 0]);
+    assert_eq!(outcome.scores, [2, 1, 0]);
 }
 
 #[test]
@@ -247,12 +247,12 @@ fn three_level_scores_are_a_deadlock() {
         g.as_mut(),
         &["2>green", "2>blue", "1>red", "2>green", "2>blue", "2>red"],
     );
-    let verdict = g.verdict().unwrap();
+    let outcome = g.outcome().unwrap();
     assert_eq!(
-        (verdict.reason, verdict.scores.as_slice()),
+        (outcome.reason, outcome.scores.as_slice()),
         ("DEADLOCK", &[1, 1, 1][..])
     );
-    assert!(verdict.is_draw());
+    assert!(outcome.is_draw());
 }
 
 #[test]
@@ -310,11 +310,11 @@ fn report_move(report: &MoveReport) -> TrioMove {
 fn resignation_lets_the_two_others_win_together() {
     let mut g = game(PLAIN, 3);
     play(g.as_mut(), "2>green");
-    let verdict = g
+    let outcome = g
         .conclude(RefereeAction::Resignation { loser: GREEN })
         .unwrap();
     assert_eq!(
-        (verdict.winners, verdict.reason),
+        (outcome.winners, outcome.reason),
         (SeatSet::all_but(GREEN, 3), "RESIGNATION")
     );
     let record = g.record(&[], Viewer::Spectator);
@@ -323,7 +323,7 @@ fn resignation_lets_the_two_others_win_together() {
         "{record}"
     );
     let back = trio::import(&record, None).unwrap();
-    assert_eq!(back.game.verdict(), Some(verdict));
+    assert_eq!(back.game.outcome(), Some(outcome));
     assert!(g.conclude(RefereeAction::DrawAgreement).is_err());
 }
 
@@ -335,18 +335,18 @@ fn a_timeout_loses_to_the_better_of_the_others() {
         &["2>green", "2>blue", "2>red", "2>green", "2>blue"],
     );
     let mut timeout = g.clone_box();
-    let verdict = timeout
+    let outcome = timeout
         .conclude(RefereeAction::Timeout { loser: RED })
         .unwrap();
     assert_eq!(
-        (verdict.winner(), verdict.scores.as_slice()),
+        (outcome.winner(), outcome.scores.as_slice()),
         (Some(GREEN), &[0, 2, 0][..])
     );
     // Red and blue are level: both beat the seat that left.
-    let verdict = g
+    let outcome = g
         .conclude(RefereeAction::Abandoned { loser: GREEN })
         .unwrap();
-    assert_eq!(verdict.winners, SeatSet::only(RED).with(BLUE));
+    assert_eq!(outcome.winners, SeatSet::only(RED).with(BLUE));
 }
 
 #[test]
@@ -406,7 +406,7 @@ fn random_games_end_within_fifteen_plies_a_round() {
                 let pick = &legal[rng.random_range(0..legal.len())];
                 g.play(&pick.detail.to_input()).unwrap();
             }
-            assert!(g.verdict().is_some());
+            assert!(g.outcome().is_some());
         }
     }
 }
@@ -423,7 +423,7 @@ fn a_catalog_with_trio_reads_each_record_with_its_own_importer() {
         .import(&g.record(&[], Viewer::Spectator), None)
         .unwrap();
     assert_eq!(back.game.rules().game_name(), "trio");
-    assert_eq!(back.game.verdict(), g.verdict());
+    assert_eq!(back.game.outcome(), g.outcome());
     let punct = catalog
         .import("game: punct\n\nSE@E5:F5,G5\n", None)
         .unwrap();

@@ -283,14 +283,14 @@ proptest! {
         }
         let tags = vec![("event".to_string(), "proptest".to_string())];
         let text = game.record(&tags, Viewer::Spectator);
-        let over = game.verdict().is_some();
+        let over = game.outcome().is_some();
         prop_assert_eq!(text.contains("seed:"), over);
         if !over {
             prop_assert_eq!(import(&text, None).unwrap_err().reason, Some("SEED_NOT_REVEALED"));
         }
         let back = import(&text, (!over).then_some(setup)).expect("its own record replays");
         prop_assert_eq!(back.game.record(&back.tags, Viewer::Spectator), text);
-        prop_assert_eq!(back.game.verdict(), game.verdict());
+        prop_assert_eq!(back.game.outcome(), game.outcome());
         prop_assert_eq!(back.moves.len() as u32, game.ply());
     }
 }

@@ -4,7 +4,7 @@
 //! neutral rows, each deadlock cause and tie-break step, the removed card,
 //! the next first seat, the match's ends, the §14 test vectors bit for bit,
 //! the §12 record (leniency, strictness, every replay check), and the
-//! `Game` face (seats, verdicts, referee endings, what viewers see). Only
+//! `Game` face (seats, outcomes, referee endings, what viewers see). Only
 //! `punct_referee::games` is used: nothing here starts a server.
 
 use punct_referee::games::punto::deal::{self, Key, Label};
@@ -1329,9 +1329,9 @@ fn the_complete_record_of_section_14_replays_with_its_rounds() {
         text,
         "canonical already"
     );
-    let verdict = replayed.game.verdict().unwrap();
+    let outcome = replayed.game.outcome().unwrap();
     assert_eq!(
-        (verdict.winners, verdict.reason, verdict.scores),
+        (outcome.winners, outcome.reason, outcome.scores),
         (SeatSet::only(seat(2)), "ROUNDS_WON", vec![1, 2, 0])
     );
 }
@@ -1657,8 +1657,8 @@ fn nothing_may_follow_the_end_of_the_match() {
 #[test]
 fn a_stated_result_must_be_the_replays() {
     let (text, game) = finished_record(4, true, 31);
-    let verdict = game.verdict().unwrap();
-    let stated = if verdict.winners.contains(seat(1)) {
+    let outcome = game.outcome().unwrap();
+    let stated = if outcome.winners.contains(seat(1)) {
         "team 1"
     } else {
         "team 2"
@@ -1825,30 +1825,30 @@ fn a_round_ending_move_reports_the_result_and_the_next_rounds_first_card() {
 }
 
 #[test]
-fn verdicts_name_the_winning_sides_seats_with_round_wins_as_scores() {
+fn outcomes_name_the_winning_sides_seats_with_round_wins_as_scores() {
     let (_, game) = finished_record(4, true, 37);
-    let verdict = game.verdict().unwrap();
-    assert_eq!(verdict.reason, "ROUNDS_WON");
-    assert_eq!(verdict.winners.len(), 2);
-    let team_one = verdict.winners.contains(seat(1));
+    let outcome = game.outcome().unwrap();
+    assert_eq!(outcome.reason, "ROUNDS_WON");
+    assert_eq!(outcome.winners.len(), 2);
+    let team_one = outcome.winners.contains(seat(1));
     assert_eq!(
-        verdict.winners.contains(seat(3)),
+        outcome.winners.contains(seat(3)),
         team_one,
         "partners win together"
     );
-    assert_eq!(verdict.scores[0], verdict.scores[2]);
-    assert_eq!(verdict.scores[1], verdict.scores[3]);
-    assert_eq!(verdict.scores[if team_one { 0 } else { 1 }], 2);
+    assert_eq!(outcome.scores[0], outcome.scores[2]);
+    assert_eq!(outcome.scores[1], outcome.scores[3]);
+    assert_eq!(outcome.scores[if team_one { 0 } else { 1 }], 2);
 }
 
 #[test]
 fn a_resigning_seat_among_three_lets_both_others_win() {
     let mut game = options(3, false).start(Some(setup([38; 32])));
-    let verdict = game
+    let outcome = game
         .conclude(RefereeAction::Resignation { loser: seat(2) })
         .unwrap();
-    assert_eq!(verdict.winners, SeatSet::only(seat(1)).with(seat(3)));
-    assert_eq!(verdict.scores, [0, 0, 0]);
+    assert_eq!(outcome.winners, SeatSet::only(seat(1)).with(seat(3)));
+    assert_eq!(outcome.scores, [0, 0, 0]);
     let text = game.record(&[], Viewer::Spectator);
     assert!(
         text.contains("ending: RESIGNATION seat 2\n") && text.contains("seed: "),
@@ -1856,17 +1856,17 @@ fn a_resigning_seat_among_three_lets_both_others_win() {
     );
     assert!(!text.contains("result:"));
     let back = punto::referee::import(&text, None).unwrap();
-    assert_eq!(back.game.verdict(), Some(verdict));
+    assert_eq!(back.game.outcome(), Some(outcome));
 }
 
 #[test]
 fn a_resigning_partner_loses_with_its_team() {
     let mut game = options(4, true).start(Some(setup([39; 32])));
-    let verdict = game
+    let outcome = game
         .conclude(RefereeAction::Timeout { loser: seat(3) })
         .unwrap();
     assert_eq!(
-        (verdict.winners, verdict.reason),
+        (outcome.winners, outcome.reason),
         (SeatSet::only(seat(2)).with(seat(4)), "TIMEOUT")
     );
     assert_eq!(
@@ -1912,7 +1912,7 @@ fn the_svg_marks_the_winning_row_and_draws_the_table() {
     let (_, game) = finished_record(2, false, 41);
     let svg = game
         .snapshot(Viewer::Spectator)
-        .svg(game.last_move().as_ref(), game.verdict().as_ref());
+        .svg(game.last_move().as_ref(), game.outcome().as_ref());
     assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
     assert!(svg.contains("stroke-linecap=\"round\""), "a row is marked");
     assert!(svg.contains("seed "), "the seed once over");

@@ -397,7 +397,7 @@ fn expect_submit(mirror: &Mirror, table: &Table, req: &pb::SubmitMoveRequest) ->
         };
     }
     let game = &mirror.game;
-    if game.verdict().is_some() {
+    if game.outcome().is_some() {
         return refused(Code::FailedPrecondition, "GAME_OVER");
     }
     if req.expected_ply != game.ply() {

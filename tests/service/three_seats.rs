@@ -154,10 +154,10 @@ async fn a_resignation_among_three_lets_the_two_others_win_together_and_reveals_
         "no seed before the end"
     );
     let v = s.resign(role(&s, &t[1])).await.unwrap();
-    let verdict = v.verdict.expect("over");
-    assert_eq!(verdict.reason, "RESIGNATION");
-    assert_eq!(verdict.winners, SeatSet::only(RED).with(blue()));
-    assert_eq!(verdict.winner(), None, "a team, not one winner");
+    let outcome = v.outcome.expect("over");
+    assert_eq!(outcome.reason, "RESIGNATION");
+    assert_eq!(outcome.winners, SeatSet::only(RED).with(blue()));
+    assert_eq!(outcome.winner(), None, "a team, not one winner");
     assert_eq!(v.setup.unwrap().seed, Some(SEED), "revealed once over");
     // The exported record of the finished game carries the seed.
     let record = s.export(Role::Spectator);
@@ -196,9 +196,9 @@ async fn a_draw_needs_every_seat_and_a_move_by_another_seat_declines_it() {
     s.accept_draw(role(&s, &t[0])).await.unwrap();
     let (agreed, v) = s.accept_draw(role(&s, &t[1])).await.unwrap();
     assert!(agreed);
-    let verdict = v.verdict.unwrap();
+    let outcome = v.outcome.unwrap();
     assert_eq!(
-        (verdict.reason, verdict.winners),
+        (outcome.reason, outcome.winners),
         ("DRAW_AGREEMENT", SeatSet::EMPTY)
     );
 }
@@ -228,11 +228,11 @@ async fn abort_stays_possible_for_the_platform_until_every_seat_has_moved() {
         reason(&s.abort(role(&s, &t[1])).await.unwrap_err()),
         "ABORT_AFTER_DEAL"
     );
-    assert!(s.view(false).verdict.is_none());
+    assert!(s.view(false).outcome.is_none());
     assert_eq!(s.view(false).ply, 3);
     // The platform may.
     let v = s.abort(s.role_of(&t[1], true).unwrap()).await.unwrap();
-    assert_eq!(v.verdict.unwrap().reason, "ABORTED");
+    assert_eq!(v.outcome.unwrap().reason, "ABORTED");
 
     let (s, t) = new_game(&st, TimeControl::default()).await;
     s.submit(role(&s, &t[0]), mv("1>green"), 0, None)
@@ -316,10 +316,10 @@ async fn a_victory_claim_among_three_is_against_the_seat_to_move() {
     assert_eq!(reason(&e), "OPPONENT_PRESENT");
     drop(blue_watch);
     let v = s.claim_victory(role(&s, &t[0]), None).await.unwrap();
-    let verdict = v.verdict.unwrap();
-    assert_eq!(verdict.reason, "ABANDONED");
-    assert!(!verdict.winners.contains(GREEN), "the seat that left loses");
-    assert!(!verdict.winners.is_empty());
+    let outcome = v.outcome.unwrap();
+    assert_eq!(outcome.reason, "ABANDONED");
+    assert!(!outcome.winners.contains(GREEN), "the seat that left loses");
+    assert!(!outcome.winners.is_empty());
 }
 
 /// Whether the next move a watcher is sent matched its mover's secret, as
@@ -422,7 +422,7 @@ async fn an_unfinished_seeded_record_cannot_be_imported_but_a_finished_one_can()
     let (imported, tokens) = st.import(&finished, BTreeMap::new()).await.unwrap();
     assert_eq!(tokens.len(), 3);
     let v = imported.view(false);
-    assert_eq!(v.verdict.unwrap().winners, SeatSet::only(RED).with(blue()));
+    assert_eq!(v.outcome.unwrap().winners, SeatSet::only(RED).with(blue()));
     assert_eq!(v.setup.unwrap().seed, Some(SEED));
 }
 

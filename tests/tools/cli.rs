@@ -225,7 +225,7 @@ fn punto_first_cell_record(options: punct_referee::games::punto::RuleOptions) ->
         seed: [0; 32],
         supplied: true,
     }));
-    while game.verdict().is_none() {
+    while game.outcome().is_none() {
         let first = game.legal_moves().remove(0);
         game.play(&first.detail.to_input()).unwrap();
     }

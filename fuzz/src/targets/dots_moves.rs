@@ -218,7 +218,7 @@ pub fn run(data: &[u8]) {
                     assert!(!e.chain.is_empty(), "an enclosure without a wall");
                 }
                 check_end(after, mv, after.outcome());
-                assert_eq!(report.verdict.is_some(), after.is_over());
+                assert_eq!(report.outcome.is_some(), after.is_over());
             }
         }
         check_position(game.game(), &mut held_ever);

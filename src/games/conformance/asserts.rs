@@ -9,7 +9,7 @@ pub(super) fn fail(at: &str, what: impl std::fmt::Display) -> ! {
 }
 
 /// Plays `input`, which must be legal, and checks the report against the
-/// game: the mover, the ply, who is next and the verdict.
+/// game: the mover, the ply, who is next and the outcome.
 pub(super) fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> MoveReport {
     let ply = game.ply();
     let Some(mover) = game.to_move() else {
@@ -31,67 +31,67 @@ pub(super) fn play_checked(at: &str, game: &mut dyn Game, input: &MoveInput) -> 
             ),
         );
     }
-    if report.next != game.to_move() || report.verdict.as_deref() != game.verdict().as_ref() {
+    if report.next != game.to_move() || report.outcome.as_deref() != game.outcome().as_ref() {
         fail(
             &at,
-            "the report's next seat or verdict disagrees with the game",
+            "the report's next seat or outcome disagrees with the game",
         );
     }
     if game.last_move().map(|m| m.notation) != Some(report.detail.notation.clone()) {
         fail(&at, "last_move is not the move just played");
     }
-    if let Some(verdict) = &report.verdict {
-        assert_valid_verdict(&at, game.seat_names().len(), verdict);
+    if let Some(outcome) = &report.outcome {
+        assert_valid_outcome(&at, game.seat_names().len(), outcome);
     }
     report
 }
 
-/// Concludes with `ending`, which must be accepted, and checks the verdict.
+/// Concludes with `ending`, which must be accepted, and checks the outcome.
 pub(super) fn conclude_checked(at: &str, game: &mut dyn Game, ending: RefereeAction) -> Outcome {
-    let verdict = game
+    let outcome = game
         .conclude(ending)
         .unwrap_or_else(|e| fail(at, format!("{ending:?} was refused: {e}")));
     let at = format!("{at}, concluded by {ending:?}");
-    assert_valid_verdict(&at, game.seat_names().len(), &verdict);
-    if verdict.reason != ending.reason() {
+    assert_valid_outcome(&at, game.seat_names().len(), &outcome);
+    if outcome.reason != ending.reason() {
         fail(
             &at,
-            format!("verdict reason {}, not {}", verdict.reason, ending.reason()),
+            format!("outcome reason {}, not {}", outcome.reason, ending.reason()),
         );
     }
     if let RefereeAction::Resignation { loser }
     | RefereeAction::Timeout { loser }
     | RefereeAction::Abandoned { loser } = ending
-        && verdict.winners.contains(loser)
+        && outcome.winners.contains(loser)
     {
         fail(&at, format!("the loser {loser} is among the winners"));
     }
-    if game.verdict().as_ref() != Some(&verdict) {
-        fail(&at, "verdict() is not the verdict conclude gave");
+    if game.outcome().as_ref() != Some(&outcome) {
+        fail(&at, "outcome() is not the outcome conclude gave");
     }
-    verdict
+    outcome
 }
 
 /// Winners only among the seats, no score or one per seat, a stable
 /// upper-case reason.
-pub(super) fn assert_valid_verdict(at: &str, seats: usize, verdict: &Outcome) {
-    if !SeatSet::all(seats).covers(verdict.winners) {
+pub(super) fn assert_valid_outcome(at: &str, seats: usize, outcome: &Outcome) {
+    if !SeatSet::all(seats).covers(outcome.winners) {
         fail(
             at,
-            format!("winners {:?} beyond the {seats} seats", verdict.winners),
+            format!("winners {:?} beyond the {seats} seats", outcome.winners),
         );
     }
-    if !verdict.scores.is_empty() && verdict.scores.len() != seats {
+    if !outcome.scores.is_empty() && outcome.scores.len() != seats {
         fail(
             at,
-            format!("{} scores for {seats} seats", verdict.scores.len()),
+            format!("{} scores for {seats} seats", outcome.scores.len()),
         );
     }
     let stable = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_';
-    if verdict.reason.is_empty() || !verdict.reason.chars().all(stable) {
+    if outcome.reason.is_empty() || !outcome.reason.chars().all(stable) {
         fail(
             at,
-            format!("reason `{}` is not an upper-case name", verdict.reason),
+            format!("reason `{}` is not an upper-case name", outcome.reason),
         );
     }
 }
@@ -122,14 +122,14 @@ pub(super) fn assert_over_and_refusing(
     if !game.legal_moves().is_empty() {
         fail(at, "a refused move after the end listed moves again");
     }
-    let verdict = game.verdict();
+    let outcome = game.outcome();
     for ending in all_endings(game.seat_names().len()) {
         match game.conclude(ending) {
             Ok(_) => fail(at, format!("{ending:?} accepted after the end")),
             Err(error) => assert_game_over(at, &format!("{ending:?} after the end"), &error),
         }
-        if game.verdict() != verdict {
-            fail(at, format!("a refused {ending:?} changed the verdict"));
+        if game.outcome() != outcome {
+            fail(at, format!("a refused {ending:?} changed the outcome"));
         }
     }
 }
@@ -239,7 +239,7 @@ pub(super) fn refused_candidates(
 pub(super) struct Observed {
     pub(super) ply: u32,
     pub(super) to_move: Option<Seat>,
-    pub(super) verdict: Option<Outcome>,
+    pub(super) outcome: Option<Outcome>,
     pub(super) record: String,
     pub(super) snapshot: String,
 }
@@ -249,7 +249,7 @@ impl Observed {
         Observed {
             ply: game.ply(),
             to_move: game.to_move(),
-            verdict: game.verdict(),
+            outcome: game.outcome(),
             record: game.record(&[], Viewer::Spectator),
             snapshot: game.snapshot(Viewer::Spectator).svg(None, None),
         }
@@ -281,14 +281,14 @@ pub(super) fn assert_refused(
     error
 }
 
-/// The same ply, turn, verdict, last move, legal moves and snapshot (as SVG)
+/// The same ply, turn, outcome, last move, legal moves and snapshot (as SVG)
 /// for every viewer.
 pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn Game) {
-    let facts = |g: &dyn Game| (g.seat_names(), g.ply(), g.to_move(), g.verdict());
+    let facts = |g: &dyn Game| (g.seat_names(), g.ply(), g.to_move(), g.outcome());
     // A record format without a word for abandonment (Dots §9) states it
     // as a loss on time: the same winners and scores, reason `TIMEOUT`.
     let restated = |g: &dyn Game| {
-        g.verdict().map(|v| {
+        g.outcome().map(|v| {
             (
                 v.winners,
                 v.scores,
@@ -296,8 +296,8 @@ pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn
             )
         })
     };
-    let abandon_restated = want.verdict().is_some_and(|v| v.reason == "ABANDONED")
-        && got.verdict().is_some_and(|v| v.reason == "TIMEOUT")
+    let abandon_restated = want.outcome().is_some_and(|v| v.reason == "ABANDONED")
+        && got.outcome().is_some_and(|v| v.reason == "TIMEOUT")
         && restated(got) == restated(want);
     let same = if abandon_restated {
         (got.seat_names(), got.ply(), got.to_move())
@@ -309,7 +309,7 @@ pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn
         fail(
             at,
             format!(
-                "{what}: seats, ply, turn or verdict {:?}, expected {:?}",
+                "{what}: seats, ply, turn or outcome {:?}, expected {:?}",
                 facts(got),
                 facts(want)
             ),
@@ -336,9 +336,9 @@ pub(super) fn assert_same_state(at: &str, what: &str, got: &dyn Game, want: &dyn
             format!("{what}: legal moves {legal_got:?}, expected {legal_want:?}"),
         );
     }
-    let (last_move, verdict) = (want.last_move(), want.verdict());
+    let (last_move, outcome) = (want.last_move(), want.outcome());
     for viewer in viewers(want) {
-        let svg = |g: &dyn Game| g.snapshot(viewer).svg(last_move.as_ref(), verdict.as_ref());
+        let svg = |g: &dyn Game| g.snapshot(viewer).svg(last_move.as_ref(), outcome.as_ref());
         let what = format!("{what}: snapshot for {viewer:?}");
         assert_same_text(at, &what, &svg(got), &svg(want));
     }
@@ -411,8 +411,8 @@ pub(super) fn assert_same_reports(at: &str, got: &[MoveReport], want: &[MoveRepo
         );
     }
     for (g, w) in got.iter().zip(want) {
-        let same = (g.seat, g.ply, g.next, &g.verdict, &g.detail.notation)
-            == (w.seat, w.ply, w.next, &w.verdict, &w.detail.notation);
+        let same = (g.seat, g.ply, g.next, &g.outcome, &g.detail.notation)
+            == (w.seat, w.ply, w.next, &w.outcome, &w.detail.notation);
         if !same {
             fail(at, format!("imported move report {g:?}, played {w:?}"));
         }

@@ -135,7 +135,7 @@ pub(super) fn record_round_trips(subject: &Subject, pt: &Playthrough) {
         ("round".to_string(), "7".to_string()),
     ];
     let text = pt.game.record(&tags, Viewer::Spectator);
-    let seed = if pt.game.verdict().is_some() {
+    let seed = if pt.game.outcome().is_some() {
         None
     } else {
         pt.setup
@@ -276,7 +276,7 @@ pub(super) fn setup_is_reproducible_and_committed(subject: &Subject, pt: &Playth
             assert_same_state(&pt.at, &what, second.as_ref(), first.as_ref());
         }
     }
-    if game.verdict().is_some() {
+    if game.outcome().is_some() {
         finished_record_reveals_the_seed(subject, &pt.at, game, setup);
     } else {
         unfinished_record_hides_the_seed(subject, &pt.at, game, setup);
@@ -357,7 +357,7 @@ pub(super) fn finished_record_reveals_the_seed(
 
 pub(super) fn game_ends_properly(subject: &Subject, pt: &Playthrough) {
     let game = pt.game.as_ref();
-    let Some(verdict) = game.verdict() else {
+    let Some(outcome) = game.outcome() else {
         if game.ply() != subject.bounds.ply_cap || game.to_move().is_none() {
             fail(
                 &pt.at,
@@ -369,7 +369,7 @@ pub(super) fn game_ends_properly(subject: &Subject, pt: &Playthrough) {
         }
         return;
     };
-    assert_valid_verdict(&pt.at, game.seat_names().len(), &verdict);
+    assert_valid_outcome(&pt.at, game.seat_names().len(), &outcome);
     let mut rng = Rng(pt.sample_seed ^ 0xE);
     let mut copy = game.clone_box();
     assert_over_and_refusing(subject, &pt.at, copy.as_mut(), &pt.before_end, &mut rng);

@@ -113,7 +113,7 @@ pub fn check_seats_and_rules(subject: &Subject) {
 }
 
 /// (a) Replaying the moves and importing the game's record give the same
-/// game: same reports, and the same ply, turn, verdict, snapshots and legal
+/// game: same reports, and the same ply, turn, outcome, snapshots and legal
 /// moves at every ply.
 pub fn check_replays_agree(subject: &Subject, rng_seed: u64) {
     for pt in &playthroughs(subject, rng_seed) {
@@ -165,7 +165,7 @@ pub fn check_seeding(subject: &Subject, rng_seed: u64) {
     seeded_records_reveal_the_seed_only_at_the_end(subject, rng_seed);
 }
 
-/// (g) Random games end with a valid verdict, or reach the ply cap with
+/// (g) Random games end with a valid outcome, or reach the ply cap with
 /// legal moves left; once over, no move is listed, nobody is to move, and
 /// moves and referee actions are refused.
 pub fn check_random_games_end(subject: &Subject, rng_seed: u64) {
@@ -174,7 +174,7 @@ pub fn check_random_games_end(subject: &Subject, rng_seed: u64) {
     }
 }
 
-/// (g) Every referee [`RefereeAction`] on a fresh game gives a valid verdict with the
+/// (g) Every referee [`RefereeAction`] on a fresh game gives a valid outcome with the
 /// ending's reason, never counts a loser among the winners, ends the game and
 /// round-trips through the record.
 pub fn check_referee_endings(subject: &Subject, rng_seed: u64) {

@@ -110,7 +110,7 @@ pub struct DotsState {
 
 impl GameState for DotsState {
     /// The field as SVG (`dots::svg`), the last move highlighted.
-    fn svg(&self, last: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
+    fn svg(&self, last: Option<&MoveDetail>, _outcome: Option<&Outcome>) -> String {
         let last = last.and_then(|m| m.get::<DotsMoveInfo>()).map(|m| m.mv);
         super::svg::svg(self, last)
     }
@@ -151,7 +151,7 @@ pub const fn colour_of(seat: Seat) -> Colour {
     }
 }
 
-fn verdict(outcome: dots::Outcome) -> Outcome {
+fn outcome_of(outcome: dots::Outcome) -> Outcome {
     Outcome {
         winners: outcome
             .winner
@@ -373,7 +373,7 @@ impl DotsGame {
                 .outcome
                 .is_none()
                 .then(|| seat.next(SEAT_NAMES.len())),
-            verdict: played.outcome.map(verdict).map(Box::new),
+            outcome: played.outcome.map(outcome_of).map(Box::new),
             detail: detail(info),
         }
     }
@@ -408,8 +408,8 @@ impl Game for DotsGame {
         (!game.is_over()).then(|| seat_of(game.to_move()))
     }
 
-    fn verdict(&self) -> Option<Outcome> {
-        self.tracked.game.outcome().map(verdict)
+    fn outcome(&self) -> Option<Outcome> {
+        self.tracked.game.outcome().map(outcome_of)
     }
 
     fn setup(&self) -> Option<Setup> {
@@ -433,7 +433,7 @@ impl Game for DotsGame {
                 seat,
                 ply: game.ply() + 1,
                 next: None,
-                verdict: None,
+                outcome: None,
                 detail: detail(DotsMoveInfo {
                     mv,
                     colour,
@@ -482,7 +482,7 @@ impl Game for DotsGame {
             RefereeAction::Abandoned { .. } => EndReason::Abandon,
         };
         let winner = ending
-            .default_verdict(SEAT_NAMES.len())
+            .default_outcome(SEAT_NAMES.len())
             .winner()
             .map(colour_of);
         let outcome = self
@@ -490,7 +490,7 @@ impl Game for DotsGame {
             .game
             .conclude(reason, winner)
             .map_err(illegal)?;
-        Ok(verdict(outcome))
+        Ok(outcome_of(outcome))
     }
 
     fn clone_box(&self) -> Box<dyn Game> {

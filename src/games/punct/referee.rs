@@ -50,8 +50,8 @@ pub struct PunctState {
 impl GameState for PunctState {
     /// The position as SVG (`punct::svg`): the last move and a winning
     /// connection highlighted.
-    fn svg(&self, last: Option<&MoveDetail>, verdict: Option<&Outcome>) -> String {
-        let winner = verdict
+    fn svg(&self, last: Option<&MoveDetail>, outcome: Option<&Outcome>) -> String {
+        let winner = outcome
             .filter(|v| v.reason == EndReason::Connection.name())
             .and_then(Outcome::winner)
             .map(colour_of);
@@ -94,7 +94,7 @@ pub const fn colour_of(seat: Seat) -> Colour {
     }
 }
 
-fn verdict(outcome: punct::Outcome) -> Outcome {
+fn outcome_of(outcome: punct::Outcome) -> Outcome {
     Outcome {
         winners: outcome
             .winner
@@ -194,7 +194,7 @@ impl PunctGame {
             ply,
             // PÜNCT alternates (docs/rules/punct.md §2).
             next: outcome.is_none().then(|| seat.next(SEAT_NAMES.len())),
-            verdict: outcome.map(verdict).map(Box::new),
+            outcome: outcome.map(outcome_of).map(Box::new),
             detail: detail(info),
         }
     }
@@ -224,8 +224,8 @@ impl Game for PunctGame {
         (!self.game.is_over()).then(|| seat_of(self.game.position().to_move()))
     }
 
-    fn verdict(&self) -> Option<Outcome> {
-        self.game.outcome().map(verdict)
+    fn outcome(&self) -> Option<Outcome> {
+        self.game.outcome().map(outcome_of)
     }
 
     fn play(&mut self, mv: &MoveInput) -> Result<MoveReport, MoveError> {
@@ -324,12 +324,12 @@ impl Game for PunctGame {
             RefereeAction::Timeout { .. } => EndReason::Timeout,
             RefereeAction::Abandoned { .. } => EndReason::Abandoned,
         };
-        let outcome = match ending.default_verdict(SEAT_NAMES.len()).winner() {
+        let outcome = match ending.default_outcome(SEAT_NAMES.len()).winner() {
             Some(winner) => punct::Outcome::referee(Some(colour_of(winner)), reason),
             None => punct::Outcome::draw(reason),
         };
         self.game.conclude(outcome).map_err(illegal)?;
-        Ok(verdict(outcome))
+        Ok(outcome_of(outcome))
     }
 
     fn clone_box(&self) -> Box<dyn Game> {
@@ -456,7 +456,7 @@ mod tests {
     fn plays_notation_and_reports_seat_and_ply() {
         let mut g = new_game(&GameRules::default());
         let r = g.play(&notation("SE@E5:F5,G5")).unwrap();
-        assert_eq!((r.seat, r.ply, r.verdict), (Seat::FIRST, 1, None));
+        assert_eq!((r.seat, r.ply, r.outcome), (Seat::FIRST, 1, None));
         assert_eq!(r.next, Some(Seat::SECOND));
         assert_eq!(g.to_move(), Some(Seat::SECOND));
     }
@@ -518,7 +518,7 @@ mod tests {
                 ("variant".to_string(), "x".to_string())
             ]
         );
-        assert_eq!(back.game.verdict().unwrap().reason, "RESIGNATION");
+        assert_eq!(back.game.outcome().unwrap().reason, "RESIGNATION");
     }
 
     #[test]

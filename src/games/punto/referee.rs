@@ -1,6 +1,6 @@
 //! Punto behind the game-agnostic [`Game`] trait (and its options behind
 //! [`Rules`]): seats by the colours they play, the game choosing who moves
-//! (and starting each next round by itself, docs/rules/punto.md §9.3), verdicts naming
+//! (and starting each next round by itself, docs/rules/punto.md §9.3), outcomes naming
 //! the winning side's seats with each seat's round wins as its score,
 //! referee endings, the §12 record with the commitment and, once over, the
 //! seed, and the [`Importer`](crate::games::Importer) contract.
@@ -150,7 +150,7 @@ pub struct PuntoState {
 impl GameState for PuntoState {
     /// The table as SVG (`punto::svg`), the last move and any winning rows
     /// marked.
-    fn svg(&self, last_move: Option<&MoveDetail>, _verdict: Option<&Outcome>) -> String {
+    fn svg(&self, last_move: Option<&MoveDetail>, _outcome: Option<&Outcome>) -> String {
         let last = last_move.and_then(|m| m.get::<PuntoMoveInfo>());
         svg::svg(self, last)
     }
@@ -187,7 +187,7 @@ pub struct PuntoGame {
     engine: Engine,
     /// Every move played, as reported.
     played: Vec<MoveDetail>,
-    /// A referee ending and its verdict, if one ended the match.
+    /// A referee ending and its outcome, if one ended the match.
     concluded: Option<(RefereeAction, Outcome)>,
 }
 
@@ -199,7 +199,7 @@ impl std::fmt::Debug for PuntoGame {
             .field("ply", &self.engine.ply())
             .field("round", &self.engine.round().number())
             .field("mover", &self.to_move())
-            .field("verdict", &self.verdict().map(|v| v.reason))
+            .field("outcome", &self.outcome().map(|v| v.reason))
             .finish()
     }
 }
@@ -256,7 +256,7 @@ impl PuntoGame {
         }
     }
 
-    fn verdict_of(&self, outcome: &punto::Outcome) -> Outcome {
+    fn outcome_of(&self, outcome: &punto::Outcome) -> Outcome {
         let configuration = self.engine.configuration();
         let winners = outcome
             .winner
@@ -282,7 +282,7 @@ impl PuntoGame {
     /// The winners of a referee ending: a seat that resigns, runs out of
     /// time or leaves loses with its side, and every other side wins
     /// together (docs/PUNTO.md); draws and aborts have no winner.
-    fn referee_verdict(&self, ending: RefereeAction) -> Outcome {
+    fn referee_outcome(&self, ending: RefereeAction) -> Outcome {
         let configuration = self.engine.configuration();
         let winners = match ending {
             RefereeAction::Resignation { loser }
@@ -416,10 +416,10 @@ impl Game for PuntoGame {
         }
     }
 
-    fn verdict(&self) -> Option<Outcome> {
+    fn outcome(&self) -> Option<Outcome> {
         match &self.concluded {
-            Some((_, verdict)) => Some(verdict.clone()),
-            None => self.engine.outcome().map(|o| self.verdict_of(o)),
+            Some((_, outcome)) => Some(outcome.clone()),
+            None => self.engine.outcome().map(|o| self.outcome_of(o)),
         }
     }
 
@@ -443,14 +443,14 @@ impl Game for PuntoGame {
             seat: info.seat,
             ply: self.engine.ply(),
             next: self.to_move(),
-            verdict: self.verdict().map(Box::new),
+            outcome: self.outcome().map(Box::new),
             detail,
         })
     }
 
     /// The legal cells, sorted by notation as the contract wants (docs/rules/punto.md
     /// §5.3 sorts by `x`, then `y`: [`Engine::legal_cells`]). A listed move
-    /// leaves `next` and `verdict` empty: they depend on the next card.
+    /// leaves `next` and `outcome` empty: they depend on the next card.
     fn legal_moves(&self) -> Vec<MoveReport> {
         let (Some(seat), Some(card)) = (self.to_move(), self.engine.revealed()) else {
             return Vec::new();
@@ -478,7 +478,7 @@ impl Game for PuntoGame {
                     seat,
                     ply: self.engine.ply() + 1,
                     next: None,
-                    verdict: None,
+                    outcome: None,
                     detail: info.to_detail(),
                 }
             })
@@ -534,9 +534,9 @@ impl Game for PuntoGame {
         if self.is_over() {
             return Err(refused(Refusal::MatchOver));
         }
-        let verdict = self.referee_verdict(ending);
-        self.concluded = Some((ending, verdict.clone()));
-        Ok(verdict)
+        let outcome = self.referee_outcome(ending);
+        self.concluded = Some((ending, outcome.clone()));
+        Ok(outcome)
     }
 
     fn clone_box(&self) -> Box<dyn Game> {

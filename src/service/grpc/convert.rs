@@ -86,9 +86,9 @@ pub fn viewer_pb(v: Viewer) -> u32 {
     }
 }
 
-/// Finished or in progress, from a verdict.
-pub fn status_pb(verdict: Option<&Outcome>) -> i32 {
-    (if verdict.is_some() {
+/// Finished or in progress, from an outcome.
+pub fn status_pb(outcome: Option<&Outcome>) -> i32 {
+    (if outcome.is_some() {
         pb::GameStatus::Finished
     } else {
         pb::GameStatus::InProgress
@@ -337,10 +337,10 @@ fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
     pb::Game {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
-        status: status_pb(v.verdict.as_ref()),
+        status: status_pb(v.outcome.as_ref()),
         ply: v.ply,
         to_move: seat_pb(v.to_move),
-        outcome: v.verdict.as_ref().map(outcome_pb),
+        outcome: v.outcome.as_ref().map(outcome_pb),
         draw_offers: seats_pb(v.draw_offers),
         rules: Some(game_rules_pb(&v.rules)),
         state,
@@ -360,10 +360,10 @@ pub fn summary_pb(v: &SessionView) -> pb::GameSummary {
     pb::GameSummary {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
-        status: status_pb(v.verdict.as_ref()),
+        status: status_pb(v.outcome.as_ref()),
         ply: v.ply,
         to_move: seat_pb(v.to_move),
-        outcome: v.verdict.as_ref().map(outcome_pb),
+        outcome: v.outcome.as_ref().map(outcome_pb),
         rules: Some(game_rules_pb(&v.rules)),
         created_unix_ms: unix_ms(v),
         time_control: Some(time_control_pb(&v.time_control)),
@@ -395,8 +395,8 @@ pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
             r#move: Some(move_pb(&report.detail)),
             to_move: seat_pb(report.next),
         }),
-        EventKind::GameOver { verdict } => pb::game_event::Kind::GameOver(pb::GameOver {
-            outcome: Some(outcome_pb(verdict)),
+        EventKind::GameOver { outcome } => pb::game_event::Kind::GameOver(pb::GameOver {
+            outcome: Some(outcome_pb(outcome)),
         }),
     };
     pb::GameEvent {

@@ -383,8 +383,8 @@ impl RefereeService for RefereeApi {
             r#move: Some(move_pb(&report.detail)),
             seat: seat_pb(Some(report.seat)),
             ply: report.ply,
-            status: status_pb(report.verdict.as_deref()),
-            outcome: report.verdict.as_deref().map(|v| Box::new(outcome_pb(v))),
+            status: status_pb(report.outcome.as_deref()),
+            outcome: report.outcome.as_deref().map(|v| Box::new(outcome_pb(v))),
             to_move: seat_pb(report.next),
             replayed: receipt.replayed,
         }))
@@ -505,8 +505,8 @@ impl RefereeService for RefereeApi {
                 r#move: Some(move_pb(&report.detail)),
                 seat,
                 ply: report.ply,
-                status: status_pb(report.verdict.as_deref()),
-                outcome: report.verdict.as_deref().map(outcome_pb),
+                status: status_pb(report.outcome.as_deref()),
+                outcome: report.outcome.as_deref().map(outcome_pb),
                 ..Default::default()
             },
             Err(MoveError::Illegal { reason, message }) => pb::ValidateMoveResponse {
@@ -581,7 +581,7 @@ impl RefereeService for RefereeApi {
         let svg = view
             .snapshot
             .as_ref()
-            .map(|s| s.svg(view.last_move.as_ref(), view.verdict.as_ref()))
+            .map(|s| s.svg(view.last_move.as_ref(), view.outcome.as_ref()))
             .unwrap_or_default();
         Ok(Response::new(pb::RenderPositionResponse {
             svg,

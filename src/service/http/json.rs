@@ -212,7 +212,7 @@ pub fn summary(v: &SessionView) -> GameSummary {
         game: v.rules.game_name(),
         variant: v.rules.variant_name(),
         labels: v.labels.clone(),
-        status: if v.verdict.is_some() {
+        status: if v.outcome.is_some() {
             "finished"
         } else {
             "in_progress"
@@ -220,7 +220,7 @@ pub fn summary(v: &SessionView) -> GameSummary {
         seats: v.seats,
         ply: v.ply,
         to_move: v.to_move.map(|s| name(v.seats, s)),
-        outcome: v.verdict.as_ref().map(|o| outcome(v.seats, o)),
+        outcome: v.outcome.as_ref().map(|o| outcome(v.seats, o)),
         created_unix_ms: v.created_at.duration_since(UNIX_EPOCH).map_or(0, ms),
         setup: v.setup.as_ref().map(|s| SetupJson {
             commitment: crate::games::hex(&s.commitment),

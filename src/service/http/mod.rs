@@ -248,7 +248,7 @@ async fn board_svg(
     let svg = view
         .snapshot
         .as_ref()
-        .map(|s| s.svg(view.last_move.as_ref(), view.verdict.as_ref()))
+        .map(|s| s.svg(view.last_move.as_ref(), view.outcome.as_ref()))
         .ok_or_else(|| HttpError::not_found("this game has no board to draw"))?;
     Ok((
         [

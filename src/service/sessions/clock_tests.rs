@@ -97,9 +97,9 @@ async fn skip_snapshot(w: &mut Watch) -> SessionView {
     }
 }
 
-fn verdict_of(e: &Event) -> Outcome {
+fn outcome_of(e: &Event) -> Outcome {
     match &e.kind {
-        EventKind::GameOver { verdict } => verdict.clone(),
+        EventKind::GameOver { outcome } => outcome.clone(),
         EventKind::MoveApplied { .. } => panic!("expected the game-over event, got a move"),
     }
 }
@@ -115,7 +115,7 @@ async fn flag_falls_by_itself_at_the_deadline_with_no_request() {
     // game's own, and the watcher sees the end.
     let over = next_event(&mut spectator).await;
     assert_eq!(Instant::now() - t0, MS * 1000);
-    let v = verdict_of(&over);
+    let v = outcome_of(&over);
     assert_eq!((v.winner(), v.reason), (Some(Seat::SECOND), "TIMEOUT"));
     assert_eq!(
         over.clock().remaining,
@@ -141,12 +141,12 @@ async fn increment_is_added_and_the_flag_falls_between_moves() {
     assert_eq!(remaining(&s.view(false)), [MS * 1200, MS * 1400]);
     // White thinks for 1199 ms: still there.
     time::advance(MS * 1199).await;
-    assert!(s.view(false).verdict.is_none());
+    assert!(s.view(false).outcome.is_none());
     time::advance(MS).await;
     let v = s.view(false);
-    let verdict = v.verdict.clone().expect("white's flag fell");
+    let outcome = v.outcome.clone().expect("white's flag fell");
     assert_eq!(
-        (verdict.winner(), verdict.reason),
+        (outcome.winner(), outcome.reason),
         (Some(Seat::SECOND), "TIMEOUT")
     );
     assert_eq!(remaining(&v), [Duration::ZERO, MS * 1400]);
@@ -170,9 +170,9 @@ async fn per_move_time_resets_and_is_not_carried_over() {
     time::advance(MS * 400).await;
     let err = submit(&s, late).await.unwrap_err();
     assert_eq!(illegal_reason(&err), "GAME_OVER");
-    let verdict = s.view(false).verdict.unwrap();
+    let outcome = s.view(false).outcome.unwrap();
     assert_eq!(
-        (verdict.winner(), verdict.reason),
+        (outcome.winner(), outcome.reason),
         (Some(Seat::SECOND), "TIMEOUT")
     );
 }
@@ -199,7 +199,7 @@ async fn a_side_that_never_starts_aborts_the_game_and_loses_nothing() {
     skip_snapshot(&mut w).await;
     let over = next_event(&mut w).await;
     assert_eq!(Instant::now() - t0, MS * 350);
-    let v = verdict_of(&over);
+    let v = outcome_of(&over);
     assert_eq!((v.winner(), v.reason), (None, "ABORTED"));
 }
 
@@ -213,7 +213,7 @@ async fn a_first_move_deadline_also_works_without_a_clock() {
     let (s, _) = timed(&store, tc).await;
     assert_eq!(s.view(false).clock.remaining, None);
     time::advance(MS * 50).await;
-    assert_eq!(s.view(false).verdict.unwrap().reason, "ABORTED");
+    assert_eq!(s.view(false).outcome.unwrap().reason, "ABORTED");
 }
 
 /// Plays both first moves, then lets white think until `deadline_offset`
@@ -255,12 +255,12 @@ async fn a_move_just_before_the_flag_is_played_everywhere() {
     let receipt = reply.expect("in time");
     assert_eq!(receipt.report.ply, 3);
     assert_eq!(view.ply, 3);
-    assert!(view.verdict.is_none());
+    assert!(view.outcome.is_none());
     assert_eq!(remaining(&view)[0], MS);
     // The stream has the move, then (black not moving) black's flag.
     assert!(matches!(&seen[0].kind, EventKind::MoveApplied { report } if report.ply == 3));
     assert_eq!(seen[0].clock().remaining.as_ref().unwrap()[0], MS);
-    let v = verdict_of(&seen[1]);
+    let v = outcome_of(&seen[1]);
     assert_eq!((v.winner(), v.reason), (Some(Seat::FIRST), "TIMEOUT"));
 }
 
@@ -271,13 +271,13 @@ async fn a_move_at_the_flag_is_refused_everywhere() {
     assert_eq!(illegal_reason(&err), "GAME_OVER");
     assert!(err.to_string().contains("TIMEOUT"), "{err}");
     assert_eq!(view.ply, 2);
-    let verdict = view.verdict.unwrap();
+    let outcome = view.outcome.unwrap();
     assert_eq!(
-        (verdict.winner(), verdict.reason),
+        (outcome.winner(), outcome.reason),
         (Some(Seat::SECOND), "TIMEOUT")
     );
     assert_eq!(seen.len(), 1, "no move event, only the game over");
-    assert_eq!(verdict_of(&seen[0]), verdict);
+    assert_eq!(outcome_of(&seen[0]), outcome);
 }
 
 #[tokio::test(start_paused = true)]
@@ -299,8 +299,8 @@ async fn a_move_and_the_timer_racing_on_threads_have_one_outcome() {
     let first = next_event(&mut w).await;
     let view = s.view(false);
     assert!(reply.is_err(), "at the deadline the flag has fallen");
-    assert_eq!(verdict_of(&first).reason, "TIMEOUT");
-    assert_eq!(view.verdict.unwrap().reason, "TIMEOUT");
+    assert_eq!(outcome_of(&first).reason, "TIMEOUT");
+    assert_eq!(view.outcome.unwrap().reason, "TIMEOUT");
     assert_eq!(view.ply, 0);
 }
 
@@ -310,7 +310,7 @@ async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
     let (s, tokens) = timed(&store, fischer(1000, 0)).await;
     time::advance(MS * 100).await;
     let v = s.abort(s.role(&tokens[1])).await.unwrap();
-    assert_eq!(v.verdict.as_ref().unwrap().reason, "ABORTED");
+    assert_eq!(v.outcome.as_ref().unwrap().reason, "ABORTED");
     assert_eq!(remaining(&v), [MS * 900, MS * 1000]);
 
     let (s, tokens) = timed(&store, fischer(1000, 0)).await;
@@ -318,11 +318,11 @@ async fn resign_and_abort_work_with_the_clock_running_and_stop_it() {
     play(&s, &tokens).await.unwrap();
     time::advance(MS * 250).await;
     let v = s.resign(s.role(&tokens[0])).await.unwrap();
-    assert_eq!(v.verdict.as_ref().unwrap().reason, "RESIGNATION");
+    assert_eq!(v.outcome.as_ref().unwrap().reason, "RESIGNATION");
     // Long after the old deadline nothing changes: the clock stopped.
     time::advance(MS * 5000).await;
     let v = s.view(false);
-    assert_eq!(v.verdict.as_ref().unwrap().reason, "RESIGNATION");
+    assert_eq!(v.outcome.as_ref().unwrap().reason, "RESIGNATION");
     assert_eq!(remaining(&v), [MS * 750, MS * 1000]);
 }
 
@@ -390,13 +390,13 @@ async fn victory_can_be_claimed_only_over_an_opponent_gone_long_enough() {
     time::advance(MS * 499).await;
     let e = s.claim_victory(s.role(&tokens[0]), None).await.unwrap_err();
     assert_eq!(illegal_reason(&e), "OPPONENT_NOT_GONE_LONG_ENOUGH");
-    assert!(s.view(false).verdict.is_none());
+    assert!(s.view(false).outcome.is_none());
 
     time::advance(MS).await;
     let v = s.claim_victory(s.role(&tokens[0]), None).await.unwrap();
-    let verdict = v.verdict.unwrap();
+    let outcome = v.outcome.unwrap();
     assert_eq!(
-        (verdict.winner(), verdict.reason),
+        (outcome.winner(), outcome.reason),
         (Some(Seat::FIRST), "ABANDONED")
     );
     assert_eq!(v.clock.running, None);

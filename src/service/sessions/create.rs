@@ -337,7 +337,7 @@ impl SessionStore {
                 draw_offers: SeatSet::EMPTY,
             })
             .collect();
-        let end = replayed.game.verdict().map(|v| storage::OutcomeRow {
+        let end = replayed.game.outcome().map(|v| storage::OutcomeRow {
             game_id: id.to_string(),
             status: "finished",
             winners: v.winners,
@@ -357,7 +357,7 @@ impl SessionStore {
         session.start_timer();
         let view = session.view(false);
         let rules = view.rules;
-        let finished = view.verdict.is_some();
+        let finished = view.outcome.is_some();
         tracing::Span::current().record("game_id", session.id().as_str());
         tracing::info!(
             game_id = %session.id(),

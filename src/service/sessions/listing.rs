@@ -132,7 +132,7 @@ impl SessionStore {
         let mut found: Vec<(ListKey, Listed)> = Vec::with_capacity(size + 1);
         for (key, s) in held {
             let view = s.view(false);
-            if query.finished.is_some_and(|f| f != view.verdict.is_some()) {
+            if query.finished.is_some_and(|f| f != view.outcome.is_some()) {
                 continue;
             }
             found.push((key, Listed::Held(Box::new(view))));

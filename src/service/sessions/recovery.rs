@@ -77,17 +77,17 @@ fn finished_suffix(finished: bool) -> &'static str {
 
 /// Gives a replayed finished game the ending storage recorded when its
 /// moves do not end it (a resignation, a timeout, …): the one of the
-/// game's endings whose verdict names the stored winners.
+/// game's endings whose outcome names the stored winners.
 pub(super) fn restore_ending(
     replayed: &mut Replayed,
     end: &storage::OutcomeRow,
 ) -> Result<(), StoredGameError> {
-    if let Some(verdict) = replayed.game.verdict() {
-        return if verdict.winners == end.winners && verdict.reason == end.reason {
+    if let Some(outcome) = replayed.game.outcome() {
+        return if outcome.winners == end.winners && outcome.reason == end.reason {
             Ok(())
         } else {
             Err(StoredGameError::EndedOtherwise {
-                moves: verdict.reason,
+                moves: outcome.reason,
                 stored: end.reason.clone(),
             })
         };
@@ -289,8 +289,8 @@ impl SessionStore {
                 return Err(moves_differ(stored, &replayed, false));
             }
             restore_ending(&mut replayed, end)?;
-        } else if replayed.moves.len() != stored.moves.len() || replayed.game.verdict().is_some() {
-            let finished = replayed.game.verdict().is_some();
+        } else if replayed.moves.len() != stored.moves.len() || replayed.game.outcome().is_some() {
+            let finished = replayed.game.outcome().is_some();
             return Err(moves_differ(stored, &replayed, finished));
         }
         Ok(replayed)

@@ -235,7 +235,7 @@ async fn a_failing_store_refuses_changes_and_applies_none() {
     let after = s.view(true);
     assert_eq!(after.ply, before.ply);
     assert_eq!(picture(&after), picture(&before));
-    assert_eq!(after.verdict, None);
+    assert_eq!(after.outcome, None);
     assert_eq!(after.draw_offers, SeatSet::EMPTY);
     assert_eq!(store.len(), 1, "no game was created");
     assert_eq!(storage.moves(s.id().as_str()).len(), 1);
@@ -338,7 +338,7 @@ async fn a_clock_survives_a_restart_without_charging_the_downtime() {
     assert_eq!(store.recover().unwrap(), 1);
     let s = store.get(id.as_str()).unwrap();
     let v = s.view(false);
-    assert_eq!(v.verdict, None, "the downtime did not flag anyone");
+    assert_eq!(v.outcome, None, "the downtime did not flag anyone");
     assert_eq!(v.time_control, tc);
     // White used 300 ms, Black 200 ms; the interrupted turn starts afresh.
     assert_eq!(
@@ -351,7 +351,7 @@ async fn a_clock_survives_a_restart_without_charging_the_downtime() {
     tokio::time::advance(Duration::from_millis(701)).await;
     tokio::task::yield_now().await;
     let v = s.view(false);
-    assert_eq!(v.verdict.map(|v| v.reason), Some("TIMEOUT"));
+    assert_eq!(v.outcome.map(|v| v.reason), Some("TIMEOUT"));
     tokio::task::yield_now().await;
     assert_eq!(storage.status(id.as_str()), Some("finished"));
     let _ = tokens;
@@ -385,7 +385,7 @@ fn finished_picture(s: &Session) -> (u32, Option<crate::games::Outcome>, Option<
     let v = s.view(true);
     (
         v.ply,
-        v.verdict.clone(),
+        v.outcome.clone(),
         picture(&v),
         s.export(Role::Spectator),
     )
@@ -538,7 +538,7 @@ async fn finished_games_are_read_back_after_a_restart_listed_and_pruned() {
         ];
         want.sort();
         assert_eq!(ids, want);
-        assert!(finished_cup.iter().all(|v| v.verdict.is_some()));
+        assert!(finished_cup.iter().all(|v| v.outcome.is_some()));
         let playing_only = store
             .list(&ListQuery {
                 finished: Some(false),

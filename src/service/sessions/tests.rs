@@ -49,7 +49,7 @@ async fn created_game_has_two_distinct_seat_tokens_and_starts_with_white() {
     let (s, w, b) = new_game(&st).await;
     assert_ne!(w, b);
     let v = s.view(true);
-    assert_eq!((v.ply, v.to_move, v.verdict), (0, Some(Seat::FIRST), None));
+    assert_eq!((v.ply, v.to_move, v.outcome), (0, Some(Seat::FIRST), None));
     assert!(v.snapshot.is_some());
     assert_eq!(st.get(s.id().as_str()).unwrap().id(), s.id());
     assert!(matches!(st.get("nope"), Err(SessionError::NotFound(_))));
@@ -122,10 +122,10 @@ async fn a_callers_role_comes_from_its_token_and_the_platform_key() {
         s.abort(Role::Spectator).await,
         Err(SessionError::Unauthenticated { .. })
     ));
-    assert_eq!((s.view(false).ply, s.view(false).verdict), (0, None));
+    assert_eq!((s.view(false).ply, s.view(false).outcome), (0, None));
     // The server itself aborts without naming a seat: a spectator's view.
     let v = s.abort(Role::Platform(None)).await.unwrap();
-    assert_eq!(v.verdict.unwrap().reason, "ABORTED");
+    assert_eq!(v.outcome.unwrap().reason, "ABORTED");
     assert_eq!(v.viewer, Viewer::Spectator);
 }
 
@@ -247,9 +247,9 @@ async fn resignation_ends_the_game_for_the_opponent() {
     let (s, w, b) = new_game(&st).await;
     let mv = first_move(&s);
     let v = s.resign(s.role(&b)).await.unwrap();
-    let verdict = v.verdict.unwrap();
+    let outcome = v.outcome.unwrap();
     assert_eq!(
-        (verdict.winner(), verdict.reason),
+        (outcome.winner(), outcome.reason),
         (Some(Seat::FIRST), "RESIGNATION")
     );
     assert_eq!(v.to_move, None);
@@ -281,8 +281,8 @@ async fn draw_needs_an_offer_from_the_opponent() {
     );
     let (agreed, v) = s.accept_draw(s.role(&b)).await.unwrap();
     assert!(agreed);
-    let verdict = v.verdict.unwrap();
-    assert_eq!((verdict.winner(), verdict.reason), (None, "DRAW_AGREEMENT"));
+    let outcome = v.outcome.unwrap();
+    assert_eq!((outcome.winner(), outcome.reason), (None, "DRAW_AGREEMENT"));
 }
 
 #[tokio::test]
@@ -298,7 +298,7 @@ async fn crossing_offers_agree_and_a_move_declines() {
     s.offer_draw(s.role(&b)).await.unwrap();
     let (agreed, v) = s.offer_draw(s.role(&w)).await.unwrap();
     assert!(agreed);
-    assert_eq!(v.verdict.unwrap().reason, "DRAW_AGREEMENT");
+    assert_eq!(v.outcome.unwrap().reason, "DRAW_AGREEMENT");
 }
 
 #[tokio::test]
@@ -308,7 +308,7 @@ async fn abort_only_before_both_seats_moved() {
     let tokens = [w.clone(), b.clone()];
     play_one(&s, &tokens).await;
     let v = s.abort(s.role(&b)).await.unwrap();
-    assert_eq!(v.verdict.unwrap().reason, "ABORTED");
+    assert_eq!(v.outcome.unwrap().reason, "ABORTED");
     let (s, w, b) = new_game(&st).await;
     let tokens = [w.clone(), b.clone()];
     play_one(&s, &tokens).await;
@@ -317,7 +317,7 @@ async fn abort_only_before_both_seats_moved() {
         reason(&s.abort(s.role(&w)).await.unwrap_err()),
         "ABORT_TOO_LATE"
     );
-    assert!(s.view(false).verdict.is_none());
+    assert!(s.view(false).outcome.is_none());
 }
 
 #[tokio::test]
@@ -328,9 +328,9 @@ async fn board_ending_is_reported_with_the_move() {
         .await
         .unwrap());
     let tokens = [w.to_string(), b.to_string()];
-    assert!(play_one(&s, &tokens).await.report.verdict.is_none());
+    assert!(play_one(&s, &tokens).await.report.outcome.is_none());
     let last = play_one(&s, &tokens).await;
-    assert_eq!(last.report.verdict.unwrap().reason, "MOVE_LIMIT");
+    assert_eq!(last.report.outcome.unwrap().reason, "MOVE_LIMIT");
     assert_eq!(last.report.next, None);
 }
 
@@ -618,7 +618,7 @@ mod watching {
         s.resign(s.role(&w)).await.unwrap();
         let mut watch = s.watch(None, Role::Spectator).unwrap();
         let (view, _, _) = snapshot_of(watch.next().await.unwrap().unwrap());
-        assert!(view.verdict.is_some());
+        assert!(view.outcome.is_some());
         let e = event_of(watch.next().await.unwrap().unwrap());
         assert!(matches!(e.kind, EventKind::GameOver { .. }));
         assert!(watch.next().await.unwrap().is_none());

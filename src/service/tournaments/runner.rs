@@ -9,7 +9,7 @@
 //! creates one (labels `tournament`, `round`, `game` and each seat's entrant
 //! name), then the opening's moves are played by the referee with the seat
 //! tokens it holds. The end of every game is watched as a spectator: the
-//! game-over event gives the verdict. A seat that misses its first-move
+//! game-over event gives the outcome. A seat that misses its first-move
 //! deadline loses the game on `TIMEOUT` (and a seat's abort is its
 //! resignation): the session ends a tournament's game that way itself, so
 //! the result the tournament counts is the game's and in its record. A game
@@ -466,7 +466,7 @@ fn watch_end(
     });
 }
 
-/// The end of game `game_id`: its verdict, with a missed first-move
+/// The end of game `game_id`: its outcome, with a missed first-move
 /// deadline as a forfeit of the seat that missed it; a game that vanished
 /// unfinished (expired) is a draw. In a cluster (`poll`), a game held
 /// nowhere here is followed through storage: its stored end is read every
@@ -519,7 +519,7 @@ async fn follow(
         loop {
             match watch.next().await {
                 Ok(Some(WatchItem::Snapshot { view, .. })) => {
-                    if view.verdict.is_some() {
+                    if view.outcome.is_some() {
                         break;
                     }
                     to_move = view.to_move;
@@ -541,13 +541,13 @@ async fn follow(
             return None;
         }
         let view = session.view(false);
-        if let Some(verdict) = view.verdict {
-            let winners: Vec<usize> = verdict.winners.iter().map(Seat::index).collect();
+        if let Some(outcome) = view.outcome {
+            let winners: Vec<usize> = outcome.winners.iter().map(Seat::index).collect();
             // A game read back finished was not seen being played: who was
             // to move comes from its record.
             let (winners, reason) = forfeit_if_called_off(
                 winners,
-                verdict.reason.to_string(),
+                outcome.reason.to_string(),
                 || to_move.or_else(|| to_move_at_end(session)),
                 seats,
             );

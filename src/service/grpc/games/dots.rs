@@ -304,9 +304,9 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
     detail.get::<DotsMoveInfo>().map(move_pb)
 }
 
-/// Dots' details of a verdict, if it has them.
-pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
-    verdict.get::<dots::Outcome>().map(outcome_detail_pb)
+/// Dots' details of an outcome, if it has them.
+pub fn game_outcome_detail_pb(outcome: &Outcome) -> Option<pb::OutcomeDetail> {
+    outcome.get::<dots::Outcome>().map(outcome_detail_pb)
 }
 
 /// The Dots state on the wire, if `snapshot` is one.
@@ -363,8 +363,8 @@ impl WireGame for DotsWire {
         }))
     }
 
-    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
-        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Dots)
+    fn outcome_detail_pb(&self, outcome: &Outcome) -> Option<rpb::outcome::Detail> {
+        game_outcome_detail_pb(outcome).map(rpb::outcome::Detail::Dots)
     }
 
     fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {

@@ -173,7 +173,7 @@ pub trait WireGame: Sync {
     }
 
     /// The game's details of an outcome.
-    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<pb::outcome::Detail>;
+    fn outcome_detail_pb(&self, outcome: &Outcome) -> Option<pb::outcome::Detail>;
 
     /// A state to the wire.
     fn state_pb(&self, snapshot: &SharedState) -> Option<pb::game_state::Game>;

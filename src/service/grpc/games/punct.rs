@@ -378,9 +378,9 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
         .map(|info| move_pb_notated(info, detail.notation.clone()))
 }
 
-/// PÜNCT's details of a verdict, if it has them.
-pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
-    verdict.get::<punct::Outcome>().map(outcome_detail_pb)
+/// PÜNCT's details of an outcome, if it has them.
+pub fn game_outcome_detail_pb(outcome: &Outcome) -> Option<pb::OutcomeDetail> {
+    outcome.get::<punct::Outcome>().map(outcome_detail_pb)
 }
 
 /// The PÜNCT state on the wire, if `snapshot` is one.
@@ -440,8 +440,8 @@ impl WireGame for PunctWire {
         })
     }
 
-    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
-        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punct)
+    fn outcome_detail_pb(&self, outcome: &Outcome) -> Option<rpb::outcome::Detail> {
+        game_outcome_detail_pb(outcome).map(rpb::outcome::Detail::Punct)
     }
 
     fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {

@@ -399,9 +399,9 @@ pub fn detail_pb(detail: &MoveDetail) -> Option<pb::Move> {
     detail.get::<PuntoMoveInfo>().map(move_pb)
 }
 
-/// Punto's details of a verdict, if it has them (a board end).
-pub fn verdict_detail_pb(verdict: &Outcome) -> Option<pb::OutcomeDetail> {
-    verdict.get::<punto::Outcome>().map(outcome_detail_pb)
+/// Punto's details of an outcome, if it has them (a board end).
+pub fn game_outcome_detail_pb(outcome: &Outcome) -> Option<pb::OutcomeDetail> {
+    outcome.get::<punto::Outcome>().map(outcome_detail_pb)
 }
 
 /// The Punto state on the wire, if `snapshot` is one.
@@ -515,8 +515,8 @@ impl WireGame for PuntoWire {
         }))
     }
 
-    fn outcome_detail_pb(&self, verdict: &Outcome) -> Option<rpb::outcome::Detail> {
-        verdict_detail_pb(verdict).map(rpb::outcome::Detail::Punto)
+    fn outcome_detail_pb(&self, outcome: &Outcome) -> Option<rpb::outcome::Detail> {
+        game_outcome_detail_pb(outcome).map(rpb::outcome::Detail::Punto)
     }
 
     fn state_pb(&self, snapshot: &SharedState) -> Option<rpb::game_state::Game> {

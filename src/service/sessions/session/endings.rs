@@ -47,18 +47,18 @@ impl Session {
         viewer: Viewer,
         decide: impl FnOnce(&State) -> Result<RefereeAction, SessionError>,
     ) -> Result<SessionView, SessionError> {
-        let (game, verdict, write) = {
+        let (game, outcome, write) = {
             let mut st = self.lock_settled();
             let ending = decide(&st)?;
             let mut game = st.game.clone_box();
-            let verdict = game.conclude(ending)?;
-            let write = Write::End(self.handoff.end_row("finished", Some(&verdict), game.ply()));
+            let outcome = game.conclude(ending)?;
+            let write = Write::End(self.handoff.end_row("finished", Some(&outcome), game.ply()));
             st.pending = true;
-            (game, verdict, write)
+            (game, outcome, write)
         };
         let mut st = self.end_pending(self.handoff.persist(write).await)?;
         st.game = game;
-        self.finish(&mut st, verdict);
+        self.finish(&mut st, outcome);
         Ok(self.view_locked(&st, true, viewer))
     }
 
@@ -110,7 +110,7 @@ impl Session {
             let _writing = this.handoff.turn().await?;
             let agreeing = {
                 let st = this.lock_settled();
-                if st.game.verdict().is_some() {
+                if st.game.outcome().is_some() {
                     return Err(game_over());
                 }
                 let others = SeatSet::all_but(seat, this.seats.count());
@@ -170,7 +170,7 @@ impl Session {
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
             this.conclude_stored(role.viewer(), |st| {
-                if st.game.verdict().is_some() {
+                if st.game.outcome().is_some() {
                     return Err(game_over());
                 }
                 if seat.is_some() && st.game.dealt() {
@@ -243,8 +243,8 @@ impl Session {
             let abandon_after = this.abandon_after;
             let presence = this.presence();
             this.conclude_stored(Viewer::Seat(seat), |st| {
-                if let Some(verdict) = st.game.verdict() {
-                    return Err(this.game_over_by(&verdict));
+                if let Some(outcome) = st.game.outcome() {
+                    return Err(this.game_over_by(&outcome));
                 }
                 let refuse = |reason: &'static str, message: String| {
                     Err(SessionError::Rejected(MoveError::Illegal {
@@ -294,14 +294,14 @@ impl Session {
 
     /// `GAME_OVER`, saying how the game ended (e.g. `TIMEOUT`: a move that
     /// arrives after the flag fell learns why).
-    pub(super) fn game_over_by(&self, verdict: &Outcome) -> SessionError {
-        let how = if verdict.winners.is_empty() {
-            format!("drawn or ended without a winner: {}", verdict.reason)
+    pub(super) fn game_over_by(&self, outcome: &Outcome) -> SessionError {
+        let how = if outcome.winners.is_empty() {
+            format!("drawn or ended without a winner: {}", outcome.reason)
         } else {
             format!(
                 "{} won by {}",
-                self.seats.names_of(verdict.winners),
-                verdict.reason
+                self.seats.names_of(outcome.winners),
+                outcome.reason
             )
         };
         SessionError::Rejected(MoveError::Illegal {

@@ -60,7 +60,7 @@ pub enum EventKind {
     /// The game ended.
     GameOver {
         /// How.
-        verdict: Outcome,
+        outcome: Outcome,
     },
 }
 

@@ -122,15 +122,15 @@ impl Handoff {
     pub(super) fn end_row(
         &self,
         status: &'static str,
-        verdict: Option<&Outcome>,
+        outcome: Option<&Outcome>,
         ply: u32,
     ) -> OutcomeRow {
         OutcomeRow {
             game_id: self.id.to_string(),
             status,
-            winners: verdict.map_or(SeatSet::EMPTY, |v| v.winners),
-            scores: verdict.map_or_else(Vec::new, |v| v.scores.clone()),
-            reason: verdict.map_or(String::new(), |v| v.reason.to_string()),
+            winners: outcome.map_or(SeatSet::EMPTY, |v| v.winners),
+            scores: outcome.map_or_else(Vec::new, |v| v.scores.clone()),
+            reason: outcome.map_or(String::new(), |v| v.reason.to_string()),
             ply,
             at_ms: storage::unix_ms(SystemTime::now()),
         }

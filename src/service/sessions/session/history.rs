@@ -20,9 +20,9 @@ pub(super) struct EventLog {
 }
 
 impl EventLog {
-    /// The log of a game that played `history` and ended with `verdict`
+    /// The log of a game that played `history` and ended with `outcome`
     /// (at ply `ply`) if it did, with no clock readings.
-    pub(super) fn rebuilt(history: &[MoveReport], verdict: Option<&Outcome>, ply: u32) -> EventLog {
+    pub(super) fn rebuilt(history: &[MoveReport], outcome: Option<&Outcome>, ply: u32) -> EventLog {
         let mut events: Vec<Arc<Event>> = history
             .iter()
             .map(|r| {
@@ -34,12 +34,12 @@ impl EventLog {
                 ))
             })
             .collect();
-        if let Some(verdict) = verdict {
+        if let Some(outcome) = outcome {
             events.push(Arc::new(Event::new(
                 events.len() as u64 + 1,
                 ply,
                 EventKind::GameOver {
-                    verdict: verdict.clone(),
+                    outcome: outcome.clone(),
                 },
                 ClockReading::default(),
             )));

@@ -90,7 +90,7 @@ impl Session {
         });
         let ply = game.ply();
         let mut st = self.lock();
-        if st.game.ply() == ply && st.game.verdict().is_none() {
+        if st.game.ply() == ply && st.game.outcome().is_none() {
             st.legal = Some((ply, list.clone()));
         }
         (ply, game.to_move(), list)

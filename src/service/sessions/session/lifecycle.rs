@@ -99,7 +99,7 @@ impl Session {
     ) {
         let mut st = self.lock();
         let have = st.game.ply() as usize;
-        let ended = game.verdict().is_some() && st.finished_at.is_none();
+        let ended = game.outcome().is_some() && st.finished_at.is_none();
         if moves.len() < have || (moves.len() == have && !ended) {
             st.draw_offers = if st.finished_at.is_none() {
                 draw_offers
@@ -131,23 +131,23 @@ impl Session {
             );
         }
         st.draw_offers = draw_offers;
-        if let Some(verdict) = st.game.verdict()
+        if let Some(outcome) = st.game.outcome()
             && st.finished_at.is_none()
         {
             // Not before the last move.
             let at = now.checked_sub(ended_ago).unwrap_or(now).max(anchor);
-            self.finish_at(&mut st, verdict, at);
+            self.finish_at(&mut st, outcome, at);
         }
     }
 
     /// Stops the clock, logs, counts and publishes the game-over event.
-    pub(super) fn finish(&self, st: &mut State, verdict: Outcome) {
-        self.finish_at(st, verdict, time::Instant::now());
+    pub(super) fn finish(&self, st: &mut State, outcome: Outcome) {
+        self.finish_at(st, outcome, time::Instant::now());
     }
 
     /// [`Session::finish`] with the clock stopped at `at` (a follower
     /// learns of an ending after it happened).
-    pub(super) fn finish_at(&self, st: &mut State, verdict: Outcome, at: time::Instant) {
+    pub(super) fn finish_at(&self, st: &mut State, outcome: Outcome, at: time::Instant) {
         st.clock.stop(at);
         self.timer.wake();
         st.draw_offers = SeatSet::EMPTY;
@@ -156,8 +156,8 @@ impl Session {
         tracing::info!(
             game_id = %self.id,
             game = self.game_name,
-            reason = verdict.reason,
-            winners = %self.seats.names_of(verdict.winners),
+            reason = outcome.reason,
+            winners = %self.seats.names_of(outcome.winners),
             ply,
             "game finished"
         );
@@ -166,7 +166,7 @@ impl Session {
             metrics::counter!(
                 telemetry::GAMES_FINISHED,
                 "game" => self.game_name,
-                "reason" => verdict.reason,
+                "reason" => outcome.reason,
             )
             .increment(1);
             metrics::gauge!(telemetry::GAMES_IN_PROGRESS).decrement(1.0);
@@ -174,7 +174,7 @@ impl Session {
         // The clock is stopped: any instant reads the same.
         self.publish(
             st,
-            EventKind::GameOver { verdict },
+            EventKind::GameOver { outcome },
             ply,
             time::Instant::now(),
         );

@@ -181,8 +181,8 @@ impl Session {
         let seat_names = game.seat_names();
         let tick = time::Instant::now();
         let now = Instant::now();
-        let verdict = game.verdict();
-        let log = EventLog::rebuilt(history, verdict.as_ref(), game.ply());
+        let outcome = game.outcome();
+        let log = EventLog::rebuilt(history, outcome.as_ref(), game.ply());
         let clock = Session::first_clock(clock, &*game, time_control, tick);
         let private = game.hides_information();
         Session {
@@ -197,13 +197,13 @@ impl Session {
                 game,
                 log,
                 receipts,
-                draw_offers: if verdict.is_none() {
+                draw_offers: if outcome.is_none() {
                     draw_offers
                 } else {
                     SeatSet::EMPTY
                 },
                 last_activity: now,
-                finished_at: verdict.map(|_| now),
+                finished_at: outcome.map(|_| now),
                 clock,
                 pending: false,
                 legal: None,
@@ -356,9 +356,9 @@ impl Session {
     pub(super) fn end_row(
         &self,
         status: &'static str,
-        verdict: Option<&crate::games::Outcome>,
+        outcome: Option<&crate::games::Outcome>,
         ply: u32,
     ) -> storage::OutcomeRow {
-        self.handoff.end_row(status, verdict, ply)
+        self.handoff.end_row(status, outcome, ply)
     }
 }

@@ -273,7 +273,7 @@ impl Session {
     /// The draw offer standing after `seat`'s move: a move by a seat that
     /// has not agreed to it declines it, and a game's last move ends it.
     fn draw_after(st: &State, seat: Seat, report: &MoveReport) -> SeatSet {
-        if report.verdict.is_some() || !st.draw_offers.contains(seat) {
+        if report.outcome.is_some() || !st.draw_offers.contains(seat) {
             SeatSet::EMPTY
         } else {
             st.draw_offers
@@ -312,8 +312,8 @@ impl Session {
     /// Refuses a move when the game is over, `expected_ply` is not the
     /// game's ply, or it is not `seat`'s turn.
     fn check_turn(&self, st: &State, seat: Seat, expected_ply: u32) -> Result<(), SessionError> {
-        if let Some(verdict) = st.game.verdict() {
-            return Err(self.game_over_by(&verdict));
+        if let Some(outcome) = st.game.outcome() {
+            return Err(self.game_over_by(&outcome));
         }
         let current = st.game.ply();
         if expected_ply != current {
@@ -357,7 +357,7 @@ impl Session {
             draw_offers: draw_after,
         };
         let end = report
-            .verdict
+            .outcome
             .as_ref()
             .map(|v| self.handoff.end_row("finished", Some(v), report.ply));
         Ok(PendingMove {
@@ -380,8 +380,8 @@ impl Session {
             report.ply,
             now,
         );
-        if let Some(verdict) = &report.verdict {
-            self.finish(st, Outcome::clone(verdict));
+        if let Some(outcome) = &report.outcome {
+            self.finish(st, Outcome::clone(outcome));
         }
     }
 

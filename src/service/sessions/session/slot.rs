@@ -65,7 +65,7 @@ impl Session {
     pub fn state_key(&self, view: &SessionView) -> StateKey {
         self.key_of(
             view.ply,
-            view.verdict.is_some(),
+            view.outcome.is_some(),
             view.viewer,
             view.draw_offers,
         )
@@ -98,7 +98,7 @@ impl Session {
         let st = self.lock_settled();
         let key = self.key_of(
             st.game.ply(),
-            st.game.verdict().is_some(),
+            st.game.outcome().is_some(),
             viewer,
             st.draw_offers,
         );

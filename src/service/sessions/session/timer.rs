@@ -71,7 +71,7 @@ impl Session {
     /// over (the timer's work is done).
     fn next_deadline(&self) -> Result<Option<time::Instant>, ()> {
         let st = self.lock_settled();
-        if st.game.verdict().is_some() {
+        if st.game.outcome().is_some() {
             return Err(());
         }
         Ok(st.clock.deadline().map(|(at, _)| at))
@@ -87,7 +87,7 @@ impl Session {
     pub(super) fn settle(&self, st: &mut State, now: time::Instant) {
         // A follower's deadlines are its owner's to call, and a copy that
         // moved away decides nothing any more.
-        if st.pending || st.game.verdict().is_some() || self.follower() || self.moved() {
+        if st.pending || st.game.outcome().is_some() || self.follower() || self.moved() {
             return;
         }
         let Some((at, expiry)) = st.clock.expired(now) else {
@@ -102,13 +102,13 @@ impl Session {
             Expiry::NotStarted { .. } => RefereeAction::Aborted,
         };
         // Cannot fail: the game is not over (checked above).
-        if let Ok(verdict) = st.game.conclude(ending) {
+        if let Ok(outcome) = st.game.conclude(ending) {
             // Stored in the background: the deadline, not this write,
             // decided it (docs/STORAGE.md).
             let end = self
                 .handoff
-                .end_row("finished", Some(&verdict), st.game.ply());
-            self.finish(st, verdict);
+                .end_row("finished", Some(&outcome), st.game.ply());
+            self.finish(st, outcome);
             self.handoff.persist_later(Write::End(end));
         }
     }

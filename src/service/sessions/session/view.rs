@@ -49,7 +49,7 @@ pub struct SessionView {
     /// Whose turn it is (`None` once over).
     pub to_move: Option<Seat>,
     /// How it ended, once over.
-    pub verdict: Option<Outcome>,
+    pub outcome: Option<Outcome>,
     /// The seats that have offered or accepted the standing draw offer.
     pub draw_offers: SeatSet,
     /// The game-specific state (`None` in listings).
@@ -113,8 +113,8 @@ impl Session {
     }
 
     pub(super) fn view_locked(&self, st: &State, with_state: bool, viewer: Viewer) -> SessionView {
-        let verdict = st.game.verdict();
-        let over = verdict.is_some();
+        let outcome = st.game.outcome();
+        let over = outcome.is_some();
         SessionView {
             id: self.id.clone(),
             labels: self.labels.clone(),
@@ -125,7 +125,7 @@ impl Session {
             setup: st.game.setup().map(|s| SetupView::of(s, over)),
             ply: st.game.ply(),
             to_move: st.game.to_move(),
-            verdict,
+            outcome,
             draw_offers: st.draw_offers,
             snapshot: with_state.then(|| st.game.snapshot(viewer)),
             last_move: st
@@ -221,7 +221,7 @@ impl Session {
             ply,
             // The mover of the next move in the log is who was to move then.
             to_move: move_event(ply).map(|r| r.seat),
-            verdict: None,
+            outcome: None,
             draw_offers: SeatSet::EMPTY,
             snapshot: st.game.snapshot_at(ply, viewer),
             last_move: ply

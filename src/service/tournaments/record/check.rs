@@ -242,7 +242,7 @@ fn checked_opening(
         let report = game
             .play(mv)
             .map_err(|e| TournamentError::invalid(field(&format!(".moves[{j}]")), e.to_string()))?;
-        if report.verdict.is_some() {
+        if report.outcome.is_some() {
             return Err(TournamentError::invalid(
                 field(&format!(".moves[{j}]")),
                 "the opening ends the game",
