@@ -73,38 +73,39 @@ export PUNCT_REFEREE_REQUIRE_NGINX=1
 # The Rust tests build with the `ci` profile (Cargo.toml): release's settings
 # at opt-level 1, where rustc shares generic instances between crates, so the
 # six test binaries and the binary do not compile the library's async code
-# again; the property tests still play thousands of games in seconds.
+# again, and the dependencies at opt-level 0 but for their C code; the
+# property tests still play thousands of games in seconds.
 BIN=target/ci/punct-referee
 
 stage "cargo test: build every target (profile ci)"
 cargo test --profile ci --locked --all-targets --no-run
 
-stage "cargo test: run, in three lanes at once, each on its own PostgreSQL"
+stage "cargo test: run, in four lanes at once, each on its own PostgreSQL"
 # The cluster binary mostly waits on leases, kills and a database restart
 # (and restarts its server, hence a server per lane); the engines' property
-# tests and the unit tests use the CPU; the service, storage, tools and
-# deploy binaries mostly wait on sockets and child processes. Each lane's
-# output is printed when it ends.
+# tests and the unit tests, the service binary, and the tools, storage and
+# deploy binaries take about as long as it. Each lane's output is printed
+# when it ends.
 export PUNCT_REFEREE_REQUIRE_POSTGRES=1
 scripts/with-postgres.sh true >/dev/null # installs PostgreSQL once, if missing
 lanes=$(mktemp -d)
-declare -A lane_args=([cluster]="" [engines]="--lib --benches" [service]="--bins")
+declare -A lane_args=([cluster]="" [engines]="--lib --benches" [service]="" [tools]="--bins")
 for file in tests/*.rs; do
     name=$(basename "$file" .rs)
     case "$name" in
-        cluster | engines) lane_args[$name]+=" --test $name" ;;
-        *) lane_args[service]+=" --test $name" ;;
+        cluster | engines | service) lane_args[$name]+=" --test $name" ;;
+        *) lane_args[tools]+=" --test $name" ;;
     esac
 done
 declare -A lane_pid
-for lane in cluster engines service; do
+for lane in cluster engines service tools; do
     # shellcheck disable=SC2086 # the arguments are words
     scripts/with-postgres.sh cargo test --profile ci --locked --no-fail-fast ${lane_args[$lane]} \
         >"$lanes/$lane" 2>&1 &
     lane_pid[$lane]=$!
 done
 failed=""
-for lane in engines service cluster; do
+for lane in engines service tools cluster; do
     status=0
     wait "${lane_pid[$lane]}" || status=$?
     echo "== [${SECONDS}s] lane $lane (${lane_args[$lane]# }): exit $status"
