@@ -129,15 +129,8 @@ impl Follower {
 
     /// `(players: white connected, black away)`.
     fn presence(&mut self, presence: &pb::Presence) {
-        let seats: Vec<String> = rpc::seats_connected(presence)
-            .iter()
-            .enumerate()
-            .map(|(seat, &here)| {
-                let state = if here { "connected" } else { "away" };
-                format!("{} {state}", rpc::seat_name(seat))
-            })
-            .collect();
-        let _ = writeln!(self.out, "(players: {})", seats.join(", "));
+        let line = presence_line(presence, |seat| rpc::seat_name(seat).to_string());
+        let _ = writeln!(self.out, "{line}");
         let _ = self.out.flush();
     }
 
@@ -360,16 +353,11 @@ impl AnyFollower {
 
     /// `(players: Alice connected, Bob away)`.
     fn presence(&mut self, presence: &pb::Presence) {
-        let seats: Vec<String> = rpc::seats_connected(presence)
-            .iter()
-            .enumerate()
-            .map(|(seat, &here)| {
-                let state = if here { "connected" } else { "away" };
-                let name = self.names.get(seat).map_or("a seat", String::as_str);
-                format!("{name} {state}")
-            })
-            .collect();
-        let _ = writeln!(self.out, "(players: {})", seats.join(", "));
+        let names = &self.names;
+        let line = presence_line(presence, |seat| {
+            names.get(seat).map_or("a seat", String::as_str).to_string()
+        });
+        let _ = writeln!(self.out, "{line}");
     }
 
     /// A round's end (Punto): its summary, when the game has one.
@@ -382,4 +370,17 @@ impl AnyFollower {
             let _ = writeln!(self.out, "{summary}");
         }
     }
+}
+
+/// `(players: white connected, black away)`, each seat named by `name`.
+fn presence_line(presence: &pb::Presence, name: impl Fn(usize) -> String) -> String {
+    let seats: Vec<String> = rpc::seats_connected(presence)
+        .iter()
+        .enumerate()
+        .map(|(seat, &here)| {
+            let state = if here { "connected" } else { "away" };
+            format!("{} {state}", name(seat))
+        })
+        .collect();
+    format!("(players: {})", seats.join(", "))
 }

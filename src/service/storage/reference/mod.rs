@@ -53,18 +53,7 @@ impl ReferenceStorage {
     /// While `holding`, writes are queued unanswered (a commit under way
     /// on a slow disk); turning it off stores and answers them, in order.
     pub fn set_holding(&self, holding: bool) {
-        let released = {
-            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-            if holding {
-                held.get_or_insert_with(Vec::new);
-                Vec::new()
-            } else {
-                held.take().unwrap_or_default()
-            }
-        };
-        for (write, reply) in released {
-            let _ = reply.send(self.apply(write));
-        }
+        self.hold_in(&self.held, holding);
     }
 
     /// While `holding`, the writes of tournament documents are queued
@@ -72,11 +61,14 @@ impl ReferenceStorage {
     /// are stored and answered at once; turning it off stores and answers
     /// the held ones, in order.
     pub fn set_holding_tournaments(&self, holding: bool) {
+        self.hold_in(&self.held_tournaments, holding);
+    }
+
+    /// Starts queueing writes in `queue`, or stops and answers what it
+    /// holds, in order.
+    fn hold_in(&self, queue: &Mutex<Option<Vec<Held>>>, holding: bool) {
         let released = {
-            let mut held = self
-                .held_tournaments
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut held = queue.lock().unwrap_or_else(|e| e.into_inner());
             if holding {
                 held.get_or_insert_with(Vec::new);
                 Vec::new()
