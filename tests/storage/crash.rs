@@ -156,17 +156,12 @@ async fn one_crash(seed: u64, sync: &str) {
     // The kill lands a random time after the first acknowledged move,
     // however long a loaded machine takes to make one: some moves are
     // played before it.
-    let started = std::time::Instant::now();
-    while games
-        .iter()
-        .all(|(_, seen, _)| seen.lock().unwrap().acked.is_empty())
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "seed {seed}: no move acknowledged in 60 s"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    until_first_ack(seed, || {
+        games
+            .iter()
+            .any(|(_, seen, _)| !seen.lock().unwrap().acked.is_empty())
+    })
+    .await;
     let mut rng = StdRng::seed_from_u64(seed);
     tokio::time::sleep(Duration::from_millis(rng.random_range(150..600))).await;
     referee.kill();
@@ -397,4 +392,17 @@ async fn a_full_database_refuses_moves_with_unavailable_and_changes_nothing() {
     assert_eq!(details.reason, "STORAGE_UNAVAILABLE");
     drop(referee);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Waits until `acked` holds (some move of the run is acknowledged),
+/// however long a loaded machine takes; 60 s at most.
+pub(crate) async fn until_first_ack(seed: u64, acked: impl Fn() -> bool) {
+    let started = std::time::Instant::now();
+    while !acked() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "seed {seed}: no move acknowledged in 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }

@@ -328,17 +328,12 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
         // The kill lands a while after the first acknowledged move, however
         // long a loaded machine takes to make one: some moves are played
         // before it.
-        let started = std::time::Instant::now();
-        while games
-            .iter()
-            .all(|(_, seen, _)| seen.lock().unwrap().acked.is_empty())
-        {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "seed {seed}: no move acknowledged in 60 s"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        crate::crash::until_first_ack(seed, || {
+            games
+                .iter()
+                .any(|(_, seen, _)| !seen.lock().unwrap().acked.is_empty())
+        })
+        .await;
         tokio::time::sleep(Duration::from_millis(150 + 100 * (seed % 3))).await;
         referee.kill();
         for (_, _, player) in &mut games {
