@@ -112,6 +112,14 @@ enum Command {
     /// Load a server with concurrent games and report moves per second,
     /// latency and the ratio to a no-op RPC (docs/BENCHMARKS.md).
     Load(LoadArgs),
+    /// Check a game record and its signed receipt offline with the
+    /// referee's public keys (docs/RECEIPTS.md): exit 0 verified, 1 not
+    /// (the reason on stderr), 2 a file could not be read.
+    Verify(crate::tools::verify::VerifyArgs),
+    /// The referee key that signs receipts: rotate it, or show its public
+    /// keys.
+    #[command(subcommand)]
+    RefereeKey(crate::tools::verify::KeyCommand),
 }
 
 /// Parses the command line and runs the command; what the binary returns.
@@ -123,6 +131,8 @@ pub fn main() -> ExitCode {
         Command::Client(_)
         | Command::Health { .. }
         | Command::Keys { .. }
+        | Command::Verify(_)
+        | Command::RefereeKey(_)
         | Command::Perft { .. }
         | Command::Legal { .. }
         | Command::Show { .. },
@@ -159,6 +169,8 @@ pub fn main() -> ExitCode {
             );
         }
         Some(Command::Keys { name, scopes, file }) => new_key(name, scopes, file.as_deref()),
+        Some(Command::Verify(args)) => return crate::tools::verify::run(args),
+        Some(Command::RefereeKey(command)) => crate::tools::verify::key_command(command),
         Some(command) => run_engine_command(command),
     };
     match result {
@@ -434,6 +446,8 @@ fn run_engine_command(command: &Command) -> Result<String, String> {
         | Command::Tournament(_)
         | Command::Entrant(_)
         | Command::Keys { .. }
+        | Command::Verify(_)
+        | Command::RefereeKey(_)
         | Command::Load(_) => Ok(String::new()),
         Command::Perft { game, depth } => engine::perft(game, *depth),
         Command::Legal { game } => engine::legal(game),

@@ -163,6 +163,13 @@ pub struct ServeArgs {
     /// Default: `referee.secret` in the data directory.
     #[arg(long, env = "PUNCT_REFEREE_SECRET_FILE", value_name = "FILE")]
     pub secret_file: Option<std::path::PathBuf>,
+    /// The referee key file (an Ed25519 private key, PKCS#8 PEM) that signs
+    /// receipts; created, owner-only, when missing, its keyring
+    /// (`<name>.keyring.json`) beside it. Every replica of a cluster needs
+    /// the same file. Default: `referee.key` in the data directory; with
+    /// `--storage memory`, a key of this process only.
+    #[arg(long, env = "PUNCT_REFEREE_REFEREE_KEY", value_name = "FILE")]
+    pub referee_key: Option<std::path::PathBuf>,
     /// How hard each commit is synced: `full` (survives power loss),
     /// `normal` (survives a crash of the service) or `off`.
     #[arg(long, env = "PUNCT_REFEREE_SYNC", value_enum, default_value_t = SyncMode::Normal)]
@@ -342,6 +349,12 @@ impl ServeArgs {
                 _ => Some(self.secret_file.clone().unwrap_or_else(|| {
                     self.data_dir
                         .join(crate::service::storage::secret::SECRET_FILE)
+                })),
+            },
+            referee_key_file: match self.storage {
+                StorageKind::Memory => self.referee_key.clone(),
+                _ => Some(self.referee_key.clone().unwrap_or_else(|| {
+                    self.data_dir.join(crate::service::receipts::key::KEY_FILE)
                 })),
             },
             quotas: QuotaOptions {

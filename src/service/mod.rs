@@ -26,6 +26,7 @@ pub mod edge;
 pub mod frames;
 pub mod grpc;
 pub mod http;
+pub mod receipts;
 pub mod sessions;
 pub mod storage;
 pub mod telemetry;
@@ -96,6 +97,10 @@ pub struct ServerOptions {
     /// random secret of this process (for tests: the command line always
     /// gives a file); unused with `--storage memory`.
     pub secret_file: Option<std::path::PathBuf>,
+    /// The referee key file that signs receipts (docs/RECEIPTS.md),
+    /// created at the first start when missing; `None`: a key of this
+    /// process only (said in the log).
+    pub referee_key_file: Option<std::path::PathBuf>,
     /// How long finished games stay in durable storage after they end
     /// (`None`: for ever); older ones are pruned in the background.
     pub retain_finished: Option<Duration>,
@@ -165,6 +170,7 @@ impl Default for ServerOptions {
             max_watch_streams: crate::service::grpc::service::DEFAULT_MAX_WATCH_STREAMS,
             storage: StorageConfig::Memory,
             secret_file: None,
+            referee_key_file: None,
             retain_finished: None,
             tls: None,
             keys_file: None,
@@ -475,10 +481,25 @@ fn open_store(
             None,
         ),
     };
-    let store = Arc::new(SessionStore::with_storage(
-        options.limits.clone(),
-        storage.clone(),
-    ));
+    let referee_key = match &options.referee_key_file {
+        Some(file) => Arc::new(
+            receipts::RefereeKey::load_or_create(file)
+                .map_err(|e| ServeError::Storage(e.to_string()))?,
+        ),
+        None => receipts::RefereeKey::process(),
+    };
+    if referee_key.is_ephemeral() {
+        tracing::info!(
+            key_id = referee_key.id(),
+            "receipts are signed with a key of this process only: give --referee-key to keep it"
+        );
+    } else {
+        tracing::info!(key_id = referee_key.id(), "referee key loaded");
+    }
+    let store = Arc::new(
+        SessionStore::with_storage(options.limits.clone(), storage.clone())
+            .with_referee_key(referee_key),
+    );
     let recovered = store
         .recover()
         .map_err(|e| ServeError::Storage(e.to_string()))?;

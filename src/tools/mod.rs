@@ -14,3 +14,4 @@ pub mod games;
 pub mod load;
 pub mod rpc;
 pub mod tournament;
+pub mod verify;

@@ -352,6 +352,9 @@ fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
         seats: seat_list_pb(v.seats),
         setup: v.setup.as_ref().map(setup_pb),
         viewer: viewer_pb(v.viewer),
+        chain_head: crate::games::hex(&v.chain),
+        // Added where a finished game's answer carries it (GetGame).
+        receipt: String::new(),
     }
 }
 
@@ -394,6 +397,8 @@ pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
             seat: seat_pb(Some(report.seat)),
             r#move: Some(move_pb(&report.detail)),
             to_move: seat_pb(report.next),
+            // Set by the watch that sends it (it follows the chain).
+            chain_head: String::new(),
         }),
         EventKind::GameOver { outcome } => pb::game_event::Kind::GameOver(pb::GameOver {
             outcome: Some(outcome_pb(outcome)),
@@ -405,5 +410,25 @@ pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
         kind: Some(kind),
         clock: Some(clock_pb(e.clock())),
         presence: Some(presence_pb(presence)),
+    }
+}
+
+/// The referee's public keys to the wire.
+pub fn referee_keys_pb(list: &crate::service::receipts::KeyList) -> pb::GetRefereeKeysResponse {
+    pb::GetRefereeKeysResponse {
+        algorithm: list.algorithm.clone(),
+        current_key_id: list.current_key_id.clone(),
+        keys: list
+            .keys
+            .iter()
+            .filter_map(|k| {
+                Some(pb::RefereePublicKey {
+                    key_id: k.key_id.clone(),
+                    public_key: k.bytes()?,
+                    since_unix_ms: k.since_unix_ms,
+                    retired_unix_ms: k.retired_unix_ms.unwrap_or(0),
+                })
+            })
+            .collect(),
     }
 }

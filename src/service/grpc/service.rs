@@ -190,8 +190,12 @@ impl WatchTask {
             WatchItem::Event(event) => {
                 let round_over = convert::round_over_pb(&event)
                     .map(|r| message(pb::watch_game_response::Item::RoundOver(r), event.sequence));
+                let mut event_pb = event_pb(&event, &self.watch.presence());
+                if let Some(pb::game_event::Kind::MoveApplied(m)) = event_pb.kind.as_mut() {
+                    m.chain_head = crate::games::hex(&self.watch.chain_head());
+                }
                 let event_message = message(
-                    pb::watch_game_response::Item::Event(event_pb(&event, &self.watch.presence())),
+                    pb::watch_game_response::Item::Event(event_pb),
                     event.sequence,
                 );
                 (event_message, round_over)
@@ -277,17 +281,26 @@ impl RefereeService for RefereeApi {
         let role = session.role_of(&req.token, false)?;
         // Encoded once per state (and view) and shared; the clock and
         // presence are read now (docs/API.md "Compact reads").
+        // A finished game's answer carries its receipt (signed once per
+        // state, with the answer).
+        let key = self.store.referee_key();
+        let full = |view: &sessions::SessionView| {
+            let mut game = convert::shared_game_pb(&session, view);
+            if view.outcome.is_some() {
+                game.receipt = session
+                    .signed_receipt(key)
+                    .map(|r| r.to_json())
+                    .unwrap_or_default();
+            }
+            game
+        };
         let (view, game) = if compact {
             let (view, game) = shared_view(&session, role, |view| {
-                CompactGame(EncodedGame::of(convert::compact_game_pb(
-                    convert::shared_game_pb(&session, view),
-                )))
+                CompactGame(EncodedGame::of(convert::compact_game_pb(full(view))))
             });
             (view, game.0.clone())
         } else {
-            let (view, game) = shared_view(&session, role, |view| {
-                EncodedGame::of(convert::shared_game_pb(&session, view))
-            });
+            let (view, game) = shared_view(&session, role, |view| EncodedGame::of(full(view)));
             (view, EncodedGame::clone(&game))
         };
         Ok(Response::new(GetGameAnswer {
@@ -296,6 +309,15 @@ impl RefereeService for RefereeApi {
             presence: convert::presence_pb(&view.presence),
             viewer: convert::viewer_pb(view.viewer),
         }))
+    }
+
+    async fn get_referee_keys(
+        &self,
+        _request: Request<pb::GetRefereeKeysRequest>,
+    ) -> Result<Response<pb::GetRefereeKeysResponse>, Status> {
+        Ok(Response::new(convert::referee_keys_pb(
+            self.store.referee_key().key_list(),
+        )))
     }
 
     async fn list_game_kinds(
@@ -531,6 +553,11 @@ impl RefereeService for RefereeApi {
         let role = session.role_of(&req.token, false)?;
         Ok(Response::new(pb::ExportGameResponse {
             record: session.export(role),
+            chain_head: crate::games::hex(&session.chain_head()),
+            receipt: session
+                .signed_receipt(self.store.referee_key())
+                .map(|r| r.to_json())
+                .unwrap_or_default(),
         }))
     }
 

@@ -217,6 +217,7 @@ pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
         Vec::new()
     };
     pb::Tournament {
+        receipt: String::new(),
         tournament_id: d.id.clone(),
         spec: Some(spec),
         status: status_pb(d.status) as i32,

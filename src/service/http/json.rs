@@ -171,6 +171,12 @@ pub struct GameDetail {
     pub draw_offers: Vec<&'static str>,
     /// Players connected now.
     pub presence: Presence,
+    /// The head of the move chain after the last move, 64 hex digits
+    /// (docs/RECEIPTS.md).
+    pub chain_head: String,
+    /// A finished game's signed receipt (docs/RECEIPTS.md); absent before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<serde_json::Value>,
 }
 
 /// A page of a listing.
@@ -354,6 +360,8 @@ pub fn detail(v: &SessionView, log: &[Arc<Event>]) -> GameDetail {
             .zip(&v.presence)
             .map(|(seat, p)| (seat, p.connected))
             .collect(),
+        chain_head: crate::games::hex(&v.chain),
+        receipt: None,
     }
 }
 

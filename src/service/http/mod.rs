@@ -41,6 +41,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
+use crate::service::receipts::RefereeKey;
 use crate::service::sessions::{ListQuery, Role, Session, SessionError, SessionStore, WatchItem};
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
@@ -77,6 +78,7 @@ pub fn router(state: WebState) -> Router {
         .route("/api/game-kinds", get(game_kinds))
         .route("/api/tournaments", get(tournaments::list))
         .route("/api/tournaments/{id}", get(tournaments::get))
+        .route("/.well-known/punct-referee.json", get(referee_keys))
         .fallback(not_found)
         .with_state(state)
 }
@@ -327,12 +329,26 @@ async fn get_game(
     Path(id): Path<String>,
 ) -> Result<Response, HttpError> {
     let session = state.store.find(&id).await?;
-    Ok(axum::Json(game_detail(&session)).into_response())
+    Ok(axum::Json(game_detail(&session, state.store.referee_key())).into_response())
 }
 
-fn game_detail(session: &Session) -> json::GameDetail {
+fn game_detail(session: &Session, key: &RefereeKey) -> json::GameDetail {
     let (view, log) = session.view_with_events();
-    json::detail(&view, &log)
+    let mut detail = json::detail(&view, &log);
+    if view.outcome.is_some() {
+        detail.receipt = session.signed_receipt(key).map(|r| r.to_value());
+    }
+    detail
+}
+
+/// `/.well-known/punct-referee.json`: the referee's public keys, which
+/// verify receipts (docs/RECEIPTS.md), as `GetRefereeKeys` gives them.
+async fn referee_keys(State(state): State<WebState>) -> Response {
+    (
+        [(header::CACHE_CONTROL, "max-age=300")],
+        axum::Json(state.store.referee_key().key_list().clone()),
+    )
+        .into_response()
 }
 
 /// `/api/games/{id}/events`: Server-Sent Events. A `game` event with the
@@ -348,6 +364,7 @@ async fn game_events(
     let mut watch = session.watch(None, Role::Spectator)?;
     let (tx, rx) = mpsc::channel::<Result<SseEvent, Infallible>>(EVENTS_CHANNEL);
     let shutdown = state.shutdown.clone();
+    let key = state.store.referee_key().clone();
     tokio::spawn(async move {
         loop {
             let next = tokio::select! {
@@ -358,11 +375,11 @@ async fn game_events(
             };
             let (event, gone) = match next {
                 Ok(Some(WatchItem::Snapshot { .. } | WatchItem::Event(_))) => {
-                    (game_event(&session), false)
+                    (game_event(&session, &key), false)
                 }
                 // Presence flips come without a log event: the detail
                 // carries who is connected.
-                Ok(Some(WatchItem::Presence(_))) => (game_event(&session), false),
+                Ok(Some(WatchItem::Presence(_))) => (game_event(&session, &key), false),
                 Ok(None) => break,
                 Err(e) => (SseEvent::default().event("gone").data(e.to_string()), true),
             };
@@ -382,8 +399,8 @@ async fn game_events(
 }
 
 /// A `game` event with the game's detail now.
-fn game_event(session: &Session) -> SseEvent {
-    let detail = game_detail(session);
+fn game_event(session: &Session, key: &RefereeKey) -> SseEvent {
+    let detail = game_detail(session, key);
     match serde_json::to_string(&detail) {
         Ok(text) => SseEvent::default()
             .event("game")

@@ -254,6 +254,7 @@ impl SessionStore {
                 lease: Some(1),
                 follower: false,
                 archived: false,
+                ended_ms: None,
             },
             &self.limits,
         ));

@@ -56,6 +56,9 @@ impl SessionStore {
                 at: Duration::from_millis(m.clock_ms),
             })
             .collect();
+        if let Some(end) = stored.end.as_ref().filter(|_| ended) {
+            session.note_end(end.at_ms);
+        }
         session.catch_up(
             replayed.game,
             &replayed.moves,

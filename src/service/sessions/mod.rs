@@ -35,6 +35,7 @@ use std::time::Duration;
 use dashmap::DashMap;
 
 use crate::games::{Catalog, MoveError, RecordError};
+use crate::service::receipts::RefereeKey;
 use crate::service::storage::{self, Storage};
 
 pub use clock::{
@@ -242,6 +243,8 @@ pub struct SessionStore {
     archive_cap: usize,
     /// In a cluster: games in progress elsewhere are followed, not refused.
     follow_remote: std::sync::atomic::AtomicBool,
+    /// The key that signs receipts (docs/RECEIPTS.md).
+    referee_key: Arc<RefereeKey>,
 }
 
 impl SessionStore {
@@ -263,7 +266,19 @@ impl SessionStore {
             archive: Mutex::new(VecDeque::new()),
             archive_cap: DEFAULT_ARCHIVE_CAP,
             follow_remote: std::sync::atomic::AtomicBool::new(false),
+            referee_key: RefereeKey::process(),
         }
+    }
+
+    /// The store, signing receipts with `key`.
+    pub fn with_referee_key(mut self, key: Arc<RefereeKey>) -> SessionStore {
+        self.referee_key = key;
+        self
+    }
+
+    /// The key that signs receipts.
+    pub fn referee_key(&self) -> &Arc<RefereeKey> {
+        &self.referee_key
     }
 
     /// The store, holding at most `cap` finished games read back from

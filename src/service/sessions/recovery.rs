@@ -236,7 +236,7 @@ impl SessionStore {
             game: row,
             moves,
             draw_offers,
-            end: _,
+            end,
         } = stored;
         let time_control = time_control_of(&row.clock)?;
         let seats = replayed.game.seat_names().len();
@@ -270,6 +270,7 @@ impl SessionStore {
                 storage: self.storage.clone(),
                 follower,
                 archived,
+                ended_ms: end.map(|e| e.at_ms),
             },
             &self.limits,
         )))

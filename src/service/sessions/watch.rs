@@ -17,6 +17,7 @@ use super::SessionError;
 use super::presence::{PresenceBoard, PresenceSlot, SeatPresence};
 use super::session::{Event, EventKind, Session, SessionView, WatcherSlot};
 use crate::games::Viewer;
+use crate::service::receipts::chain;
 
 /// One item of a watch.
 #[derive(Debug, Clone)]
@@ -52,6 +53,9 @@ pub struct Watch {
     finished: bool,
     /// Who watches: events are sent as this viewer may see them.
     viewer: Viewer,
+    /// The move chain's head after the last item handed out: extended by
+    /// each move event, set by each snapshot (docs/RECEIPTS.md).
+    chain: [u8; 32],
 }
 
 impl Watch {
@@ -79,6 +83,7 @@ impl Watch {
             rx,
             finished: false,
             viewer,
+            chain: [0; 32],
         }
     }
 
@@ -91,6 +96,12 @@ impl Watch {
     /// the last move's (where a client resumes with `from_ply`).
     pub fn last_ply(&self) -> u32 {
         self.last_ply
+    }
+
+    /// The move chain's head after the last snapshot or event handed out
+    /// (what a move event's `chain_head` says).
+    pub fn chain_head(&self) -> [u8; 32] {
+        self.chain
     }
 
     /// Each seat's presence now (to stamp on what this watch sends).
@@ -107,10 +118,15 @@ impl Watch {
             if let Some(item) = self.pending.pop_front() {
                 if let WatchItem::Snapshot { view, .. } = &item {
                     self.last_ply = view.ply;
+                    self.chain = view.chain;
                 }
                 if let WatchItem::Event(e) = &item {
                     self.last_sequence = e.sequence;
                     self.last_ply = e.ply;
+                    // The move as played, before any redaction.
+                    if let EventKind::MoveApplied { report } = &e.kind {
+                        self.chain = chain::step(&self.chain, report.detail.notation(), report.ply);
+                    }
                     if matches!(e.kind, EventKind::GameOver { .. }) {
                         self.finished = true;
                         self.pending.clear();

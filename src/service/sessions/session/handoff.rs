@@ -2,6 +2,7 @@
 //! mean to a caller.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::SystemTime;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -24,6 +25,9 @@ pub(super) struct Handoff {
     /// The write turn, one permit: held while a change is decided, stored
     /// and applied (see [`Handoff::turn`]).
     writing: Semaphore,
+    /// When the game ended as its stored ending says, Unix ms (0: not
+    /// ended): the time its receipt signs, the same after a restart.
+    ended_ms: AtomicI64,
 }
 
 impl Handoff {
@@ -39,6 +43,7 @@ impl Handoff {
             lease,
             follower,
             writing: Semaphore::const_new(1),
+            ended_ms: AtomicI64::new(0),
         }
     }
 
@@ -125,6 +130,12 @@ impl Handoff {
         outcome: Option<&Outcome>,
         ply: u32,
     ) -> OutcomeRow {
+        let at_ms = storage::unix_ms(SystemTime::now());
+        if status == "finished" {
+            // Decided now; a write that fails leaves the game going, and
+            // its real end writes this again.
+            self.note_end(at_ms);
+        }
         OutcomeRow {
             game_id: self.id.to_string(),
             status,
@@ -132,7 +143,17 @@ impl Handoff {
             scores: outcome.map_or_else(Vec::new, |v| v.scores.clone()),
             reason: outcome.map_or(String::new(), |v| v.reason.to_string()),
             ply,
-            at_ms: storage::unix_ms(SystemTime::now()),
+            at_ms,
         }
+    }
+
+    /// Notes when the game ended (Unix ms), as stored.
+    pub(super) fn note_end(&self, at_ms: i64) {
+        self.ended_ms.store(at_ms, Ordering::Relaxed);
+    }
+
+    /// When the game ended as stored, if it did.
+    pub(super) fn ended_ms(&self) -> Option<i64> {
+        Some(self.ended_ms.load(Ordering::Relaxed)).filter(|&ms| ms != 0)
     }
 }

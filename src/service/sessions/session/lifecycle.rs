@@ -12,6 +12,7 @@ use super::super::clock::{Clock, MoveStamp};
 use super::event::EventKind;
 use super::{Session, State};
 use crate::games::{Game, MoveReport, Outcome, Seat, SeatSet};
+use crate::service::receipts::chain;
 use crate::service::telemetry;
 
 /// Whether a session still serves here: closed when it is dropped from the
@@ -183,6 +184,9 @@ impl Session {
     /// Logs and broadcasts an event, with the clocks read at `at` (for a
     /// move: the instant it was accepted).
     pub(super) fn publish(&self, st: &mut State, kind: EventKind, ply: u32, at: time::Instant) {
+        if let EventKind::MoveApplied { report } = &kind {
+            st.chain = chain::step(&st.chain, report.detail.notation(), report.ply);
+        }
         let clock = st.clock.reading(at);
         st.log.push(kind, ply, clock);
         st.last_activity = Instant::now();

@@ -36,6 +36,7 @@ mod history;
 mod legal;
 mod lifecycle;
 mod moves;
+mod proof;
 mod seats;
 mod slot;
 mod timer;
@@ -75,6 +76,9 @@ struct State {
     /// The legal moves of the current ply, once someone asked for them:
     /// every caller of the ply shares one list.
     legal: Option<(u32, Arc<LegalList>)>,
+    /// The head of the move chain after the last move (docs/RECEIPTS.md):
+    /// only the head is kept, an earlier one is recomputed from the log.
+    chain: [u8; 32],
 }
 
 /// What a session starts from: a new game, an import, or a game recovered
@@ -105,6 +109,9 @@ pub(super) struct SessionInit<'a> {
     /// A finished game read back from storage on demand (held apart from
     /// the session limit, dropped again first).
     pub(super) archived: bool,
+    /// When a finished game ended (Unix ms), as stored; `None`: now, or
+    /// for an imported finished game its creation time.
+    pub(super) ended_ms: Option<i64>,
 }
 
 /// One refereed game.
@@ -177,6 +184,7 @@ impl Session {
             lease,
             follower,
             archived,
+            ended_ms,
         } = init;
         let seat_names = game.seat_names();
         let tick = time::Instant::now();
@@ -185,6 +193,11 @@ impl Session {
         let log = EventLog::rebuilt(history, outcome.as_ref(), game.ply());
         let clock = Session::first_clock(clock, &*game, time_control, tick);
         let private = game.hides_information();
+        let chain = proof::chain_of(&id, &*game, history);
+        let handoff = Handoff::new(id.clone(), storage, lease, follower);
+        if outcome.is_some() {
+            handoff.note_end(ended_ms.unwrap_or_else(|| storage::unix_ms(created_at)));
+        }
         Session {
             game_name: game.rules().game_name(),
             serial,
@@ -207,13 +220,14 @@ impl Session {
                 clock,
                 pending: false,
                 legal: None,
+                chain,
             }),
             watchers: Watchers::new(limits),
             life: Lifecycle::default(),
             presence: Presence::new(seat_names.len(), tick),
             timer: Timer::default(),
             abandon_after: limits.abandon_after,
-            handoff: Handoff::new(id.clone(), storage, lease, follower),
+            handoff,
             archived,
             attachment: Attachment::default(),
             id,

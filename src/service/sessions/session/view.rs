@@ -62,6 +62,9 @@ pub struct SessionView {
     pub clock: ClockReading,
     /// Each seat's presence now, first seat first.
     pub presence: Vec<SeatPresence>,
+    /// The head of the move chain at the point the view shows
+    /// (docs/RECEIPTS.md, "The chain").
+    pub chain: [u8; 32],
 }
 
 /// What a view shows of a seeded game's setup: the commitment from the
@@ -135,6 +138,7 @@ impl Session {
             time_control: st.clock.control(),
             clock: st.clock.reading(time::Instant::now()),
             presence: self.presence(),
+            chain: st.chain,
         }
     }
 
@@ -242,6 +246,7 @@ impl Session {
                     |e| e.clock().clone(),
                 ),
             presence: self.presence(),
+            chain: self.chain_at(st, ply),
         })
     }
 
