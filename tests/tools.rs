@@ -20,3 +20,5 @@ mod client_cli;
 mod load;
 #[path = "tools/tournament.rs"]
 mod tournament;
+#[path = "tools/verify.rs"]
+mod verify;
