@@ -29,6 +29,7 @@ use super::{GameId, Limits, SessionError};
 use crate::games::{Game, MoveReport, Seat, SeatSet};
 use crate::service::storage::{self, Storage};
 
+mod delay;
 mod endings;
 mod event;
 mod handoff;
@@ -42,6 +43,8 @@ mod timer;
 mod view;
 mod watchers;
 
+pub(super) use delay::Release;
+pub use delay::{DELAY_LABEL, SpectatorDelay};
 pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
 pub use seats::Role;
@@ -154,6 +157,9 @@ pub struct Session {
     handoff: Handoff,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
+    /// How far behind the live game spectators are kept (from the
+    /// `spectator-delay` label; [`delay`]).
+    delay: Option<SpectatorDelay>,
     /// What a layer above keeps with the session ([`Session::attached`]).
     attachment: Attachment,
 }
@@ -185,6 +191,7 @@ impl Session {
         let log = EventLog::rebuilt(history, outcome.as_ref(), game.ply());
         let clock = Session::first_clock(clock, &*game, time_control, tick);
         let private = game.hides_information();
+        let delay = SpectatorDelay::of_labels(&labels);
         Session {
             game_name: game.rules().game_name(),
             serial,
@@ -215,6 +222,7 @@ impl Session {
             abandon_after: limits.abandon_after,
             handoff: Handoff::new(id.clone(), storage, lease, follower),
             archived,
+            delay,
             attachment: Attachment::default(),
             id,
         }
