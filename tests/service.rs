@@ -15,6 +15,8 @@ mod common;
 
 #[path = "service/api_properties.rs"]
 mod api_properties;
+#[path = "service/delayed_spectators.rs"]
+mod delayed_spectators;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/service_clocks.rs"]
