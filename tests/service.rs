@@ -17,6 +17,8 @@ mod common;
 mod api_properties;
 #[path = "service/receipts.rs"]
 mod receipts;
+#[path = "service/delayed_spectators.rs"]
+mod delayed_spectators;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/service_clocks.rs"]

@@ -17,18 +17,18 @@ use tokio::net::TcpStream;
 
 /// An HTTP answer: status, headers (lower-case names), body.
 #[derive(Debug)]
-struct Answer {
-    status: u16,
-    headers: BTreeMap<String, String>,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers.get(name).map_or("", String::as_str)
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         assert_eq!(self.header("content-type"), "application/json", "{self:?}");
         serde_json::from_str(&self.body).expect("JSON body")
     }
@@ -36,7 +36,7 @@ impl Answer {
 
 /// Sends `GET path` and reads the status line and headers; the connection is
 /// returned positioned at the body.
-async fn request(
+pub(crate) async fn request(
     addr: SocketAddr,
     path: &str,
 ) -> (u16, BTreeMap<String, String>, BufReader<TcpStream>) {
@@ -69,7 +69,7 @@ async fn request(
     (status, headers, reader)
 }
 
-async fn get(addr: SocketAddr, path: &str) -> Answer {
+pub(crate) async fn get(addr: SocketAddr, path: &str) -> Answer {
     within(10, async {
         let (status, headers, mut reader) = request(addr, path).await;
         let mut body = String::new();
@@ -87,7 +87,7 @@ async fn get(addr: SocketAddr, path: &str) -> Answer {
 }
 
 /// One Server-Sent Event: its name and data.
-async fn next_event(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
+pub(crate) async fn next_event(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
     let mut name = String::new();
     let mut data = String::new();
     let mut line = String::new();

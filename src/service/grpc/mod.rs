@@ -12,6 +12,7 @@ pub mod error;
 pub mod games;
 pub mod kinds;
 pub mod pb;
+mod readers;
 pub mod service;
 mod shared;
 pub mod tournament;

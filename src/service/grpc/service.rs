@@ -21,6 +21,7 @@ use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, stat
 use super::error::status;
 use super::games::Part;
 use super::pb::referee::v1 as pb;
+use super::readers;
 use super::shared::shared_view;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;
@@ -264,7 +265,8 @@ impl RefereeService for RefereeApi {
         request: Request<pb::GetGameRequest>,
     ) -> Result<Response<GetGameAnswer>, Status> {
         let req = request.get_ref();
-        Caller::of(&request).may_read(&req.token)?;
+        let caller = Caller::of(&request);
+        caller.may_read(&req.token)?;
         // A view no game has is malformed whatever the game.
         let compact = match pb::SnapshotView::try_from(req.view) {
             Ok(pb::SnapshotView::Compact) => true,
@@ -278,7 +280,10 @@ impl RefereeService for RefereeApi {
             }
         };
         let session = self.store.find(&req.game_id).await?;
-        let role = session.role_of(&req.token, false)?;
+        let role = readers::reader(&caller, &session, &req.token)?;
+        if let Some(answer) = readers::delayed_get_game(&session, role, compact) {
+            return Ok(Response::new(answer));
+        }
         // Encoded once per state (and view) and shared; the clock and
         // presence are read now (docs/API.md "Compact reads").
         // A finished game's answer carries its receipt (signed once per
@@ -333,8 +338,12 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::ListGamesRequest>,
     ) -> Result<Response<pb::ListGamesResponse>, Status> {
+        let role = match readers::is_platform(&Caller::of(&request)) {
+            true => sessions::Role::Platform(None),
+            false => sessions::Role::Spectator,
+        };
         let query = convert::list_query(request.into_inner())?;
-        let (views, next) = self.store.list(&query).await?;
+        let (views, next) = self.store.list_as(&query, role).await?;
         Ok(Response::new(pb::ListGamesResponse {
             games: views.iter().map(convert::summary_pb).collect(),
             next_page_token: next,
@@ -345,18 +354,22 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::ListLegalMovesRequest>,
     ) -> Result<Response<pb::ListLegalMovesResponse>, Status> {
-        Caller::of(&request).may_read(&request.get_ref().token)?;
+        let caller = Caller::of(&request);
+        caller.may_read(&request.get_ref().token)?;
         let req = request.into_inner();
         // Checked against the game's own seats, so a refusal names its
         // real range.
         let session = self.store.find(&req.game_id).await?;
         let seat = convert::seat(req.seat, session.seat_names().len(), "seat")?;
-        let role = session.role_of(&req.token, false)?;
+        let role = readers::reader(&caller, &session, &req.token)?;
         let view =
             pb::MovesView::try_from(req.view).map_err(|_| SessionError::InvalidArgument {
                 field: "view",
                 description: format!("{} is not a MovesView", req.view),
             })?;
+        if let Some(answer) = readers::delayed_legal_moves(&session, seat, role, view) {
+            return Ok(Response::new(answer));
+        }
         if view == pb::MovesView::Text {
             let (ply, to_move, notation_text) = session.legal_text(seat, role);
             return Ok(Response::new(pb::ListLegalMovesResponse {
@@ -436,7 +449,7 @@ impl RefereeService for RefereeApi {
                 })
             })?;
         let client_slot = self.quotas.watch_slot(&caller.client())?;
-        let role = session.role_of(&req.token, false)?;
+        let role = readers::reader(&caller, &session, &req.token)?;
         let watch = session.watch(req.from_ply, role)?;
         let (tx, rx) = mpsc::channel::<WatchMessage>(WATCH_CHANNEL);
         let task = WatchTask {
@@ -548,9 +561,10 @@ impl RefereeService for RefereeApi {
         request: Request<pb::ExportGameRequest>,
     ) -> Result<Response<pb::ExportGameResponse>, Status> {
         let req = request.get_ref();
-        Caller::of(&request).may_read(&req.token)?;
+        let caller = Caller::of(&request);
+        caller.may_read(&req.token)?;
         let session = self.store.find(&req.game_id).await?;
-        let role = session.role_of(&req.token, false)?;
+        let role = readers::reader(&caller, &session, &req.token)?;
         Ok(Response::new(pb::ExportGameResponse {
             record: session.export(role),
             chain_head: crate::games::hex(&session.chain_head()),
@@ -600,10 +614,11 @@ impl RefereeService for RefereeApi {
         &self,
         request: Request<pb::RenderPositionRequest>,
     ) -> Result<Response<pb::RenderPositionResponse>, Status> {
-        Caller::of(&request).may_read(&request.get_ref().token)?;
+        let caller = Caller::of(&request);
+        caller.may_read(&request.get_ref().token)?;
         let req = request.into_inner();
         let session = self.store.find(&req.game_id).await?;
-        let role = session.role_of(&req.token, false)?;
+        let role = readers::reader(&caller, &session, &req.token)?;
         let view = session.view_at(req.ply, role)?;
         let svg = view
             .snapshot

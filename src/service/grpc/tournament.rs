@@ -17,6 +17,7 @@ use super::convert;
 use super::error::{invalid_argument, tournament_status};
 use super::games::Part;
 use super::pb::referee::v1 as pb;
+use crate::service::edge::access::Caller;
 use crate::service::tournaments::record::{PairingStatus, TournamentStatus};
 use crate::service::tournaments::schedule::Format;
 use crate::service::tournaments::sprt::{Decision, Sprt};
@@ -383,11 +384,15 @@ impl TournamentService for TournamentApi {
         &self,
         request: Request<pb::GetTournamentRequest>,
     ) -> Result<Response<pb::GetTournamentResponse>, Status> {
-        let view = self
+        let platform = super::readers::is_platform(&Caller::of(&request));
+        let mut view = self
             .tournaments
             .view_any(&request.get_ref().tournament_id)
             .await
             .map_err(tournament_status)?;
+        if !platform {
+            view = self.tournaments.as_spectators_see(view);
+        }
         Ok(Response::new(pb::GetTournamentResponse {
             tournament: Some(tournament_pb(&view, true)),
         }))
@@ -397,6 +402,7 @@ impl TournamentService for TournamentApi {
         &self,
         request: Request<pb::ListTournamentsRequest>,
     ) -> Result<Response<pb::ListTournamentsResponse>, Status> {
+        let platform = super::readers::is_platform(&Caller::of(&request));
         let req = request.into_inner();
         let status = match pb::TournamentStatus::try_from(req.status) {
             Ok(pb::TournamentStatus::Unspecified) => None,
@@ -426,7 +432,14 @@ impl TournamentService for TournamentApi {
             String::new()
         };
         Ok(Response::new(pb::ListTournamentsResponse {
-            tournaments: views.iter().map(|v| tournament_pb(v, false)).collect(),
+            tournaments: views
+                .into_iter()
+                .map(|v| match platform {
+                    true => v,
+                    false => self.tournaments.as_spectators_see(v),
+                })
+                .map(|v| tournament_pb(&v, false))
+                .collect(),
             next_page_token,
         }))
     }

@@ -261,11 +261,13 @@ async fn board_svg(
             // A past ply never changes; the current one does.
             (
                 header::CACHE_CONTROL,
-                HeaderValue::from_static(if ply.is_some_and(|p| p < session.view(false).ply) {
-                    "public, max-age=3600, immutable"
-                } else {
-                    "no-cache"
-                }),
+                HeaderValue::from_static(
+                    if ply.is_some_and(|p| p < session.view_for(Role::Spectator, false).ply) {
+                        "public, max-age=3600, immutable"
+                    } else {
+                        "no-cache"
+                    },
+                ),
             ),
         ],
         svg,
@@ -310,7 +312,7 @@ async fn list_games(
         page_size,
         page_token: single(&pairs, "page_token")?.unwrap_or("").to_string(),
     };
-    let (views, next_page_token) = state.store.list(&query).await?;
+    let (views, next_page_token) = state.store.list_as(&query, Role::Spectator).await?;
     Ok(axum::Json(json::GameList {
         games: views.iter().map(json::summary).collect(),
         next_page_token,
@@ -333,7 +335,7 @@ async fn get_game(
 }
 
 fn game_detail(session: &Session, key: &RefereeKey) -> json::GameDetail {
-    let (view, log) = session.view_with_events();
+    let (view, log) = session.spectator_view_with_events();
     let mut detail = json::detail(&view, &log);
     if view.outcome.is_some() {
         detail.receipt = session.signed_receipt(key).map(|r| r.to_value());

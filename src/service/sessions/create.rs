@@ -104,7 +104,8 @@ pub struct Seating<'a> {
     pub forfeits: bool,
 }
 
-/// Checks labels as `CreateGame` does (count, keys, values).
+/// Checks labels as `CreateGame` does (count, keys, values, and that a
+/// `spectator-delay` label is a delay).
 pub fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionError> {
     let bad = |description: String| SessionError::InvalidArgument {
         field: "labels",
@@ -129,7 +130,7 @@ pub fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionErro
             )));
         }
     }
-    Ok(())
+    super::SpectatorDelay::check(labels)
 }
 
 impl SessionStore {

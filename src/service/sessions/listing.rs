@@ -1,6 +1,7 @@
 //! Listing games (held and stored, in creation order, by page) and peeking
 //! at one.
 
+use super::session::Role;
 use super::{
     DEFAULT_PAGE_SIZE, GameId, ListQuery, MAX_PAGE_SIZE, Session, SessionError, SessionStore,
     SessionView, StoredGameError, Token,
@@ -60,6 +61,17 @@ impl SessionStore {
         &self,
         query: &ListQuery,
     ) -> Result<(Vec<SessionView>, String), SessionError> {
+        self.list_as(query, Role::Platform(None)).await
+    }
+
+    /// [`SessionStore::list`] as `role` may see the games: a spectator sees
+    /// a delayed game as it is shown (its ply, status and outcome), and the
+    /// status filter goes by that.
+    pub async fn list_as(
+        &self,
+        query: &ListQuery,
+        role: Role,
+    ) -> Result<(Vec<SessionView>, String), SessionError> {
         let after = if query.page_token.is_empty() {
             None
         } else {
@@ -74,7 +86,7 @@ impl SessionStore {
             0 => DEFAULT_PAGE_SIZE,
             n => n.min(MAX_PAGE_SIZE),
         };
-        let mut found = self.held_listed(after.as_ref(), query, size);
+        let mut found = self.held_listed(after.as_ref(), query, size, role);
         if self.storage.shared() {
             // A cluster's database: the games in progress other replicas
             // own are there too. The first page-and-one of the stored games
@@ -104,7 +116,7 @@ impl SessionStore {
             (true, Some((key, _))) => format!("{}.{}", key.created_at_ms, key.id),
             _ => String::new(),
         };
-        Ok((self.shown(found), next))
+        Ok((self.shown(found, role), next))
     }
 
     /// Up to a page and one of the games held after `after` that `query`
@@ -114,6 +126,7 @@ impl SessionStore {
         after: Option<&ListKey>,
         query: &ListQuery,
         size: usize,
+        role: Role,
     ) -> Vec<(ListKey, Listed)> {
         let mut held: Vec<(ListKey, Arc<Session>)> = self
             .sessions
@@ -131,7 +144,7 @@ impl SessionStore {
         // One more than a page, to know whether another follows.
         let mut found: Vec<(ListKey, Listed)> = Vec::with_capacity(size + 1);
         for (key, s) in held {
-            let view = s.view(false);
+            let view = s.view_for(role, false);
             if query.finished.is_some_and(|f| f != view.outcome.is_some()) {
                 continue;
             }
@@ -145,13 +158,13 @@ impl SessionStore {
 
     /// The listed games as a page shows them (a stored game that cannot be
     /// read back is left out, and logged).
-    fn shown(&self, found: Vec<(ListKey, Listed)>) -> Vec<SessionView> {
+    fn shown(&self, found: Vec<(ListKey, Listed)>, role: Role) -> Vec<SessionView> {
         let mut page = Vec::with_capacity(found.len());
         for (key, listed) in found {
             match listed {
                 Listed::Held(view) => page.push(*view),
                 Listed::Stored(g) => match self.rebuild_listed(*g) {
-                    Ok(session) => page.push(session.view(false)),
+                    Ok(session) => page.push(session.view_for(role, false)),
                     Err(e) => {
                         tracing::warn!(game_id = key.id, error = %e, "stored game cannot be read back");
                     }

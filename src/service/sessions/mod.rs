@@ -43,7 +43,7 @@ pub use clock::{
 };
 pub use presence::{PresenceSlot, SeatPresence};
 pub use recovery::StoredGameError;
-pub use session::{Current, StateKey};
+pub use session::{Current, DELAY_LABEL, SpectatorDelay, StateKey};
 pub use session::{Event, EventKind, MoveReceipt, Role, Session, SessionView, SetupView, TimeView};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};

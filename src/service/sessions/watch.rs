@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::SessionError;
 use super::presence::{PresenceBoard, PresenceSlot, SeatPresence};
-use super::session::{Event, EventKind, Session, SessionView, WatcherSlot};
+use super::session::{Event, EventKind, Release, Role, Session, SessionView, WatcherSlot};
 use crate::games::Viewer;
 use crate::service::receipts::chain;
 
@@ -56,14 +56,35 @@ pub struct Watch {
     /// The move chain's head after the last item handed out: extended by
     /// each move event, set by each snapshot (docs/RECEIPTS.md).
     chain: [u8; 32],
+    /// A spectator of a delayed game: each event is held until it is
+    /// shown ([`Session::release_for`]), and presence is not sent.
+    delayed: bool,
 }
 
 impl Watch {
+    /// Whether the next item is an event a delayed spectator may not be
+    /// shown yet, and if so how far it may see.
+    fn held(&self) -> Option<Release> {
+        if !self.delayed {
+            return None;
+        }
+        let WatchItem::Event(event) = self.pending.front()? else {
+            return None;
+        };
+        let release = self.session.release_for(Role::Spectator)?;
+        (!release.covers(event)).then_some(release)
+    }
+
     /// A watch by `viewer`, holding its watcher slot and (for a player)
     /// its presence slot.
     pub(super) fn new(
         session: Arc<Session>,
-        (watcher, presence_slot, viewer): (WatcherSlot, Option<PresenceSlot>, Viewer),
+        (watcher, presence_slot, viewer, delayed): (
+            WatcherSlot,
+            Option<PresenceSlot>,
+            Viewer,
+            bool,
+        ),
         first: WatchItem,
         backlog: Vec<Arc<Event>>,
         last_sequence: u64,
@@ -76,7 +97,7 @@ impl Watch {
         Watch {
             session,
             _slot: (watcher, presence_slot),
-            presence: Some(presence),
+            presence: (!delayed).then_some(presence),
             pending,
             last_sequence,
             last_ply: 0,
@@ -84,6 +105,7 @@ impl Watch {
             finished: false,
             viewer,
             chain: [0; 32],
+            delayed,
         }
     }
 
@@ -104,8 +126,12 @@ impl Watch {
         self.chain
     }
 
-    /// Each seat's presence now (to stamp on what this watch sends).
+    /// Each seat's presence now (to stamp on what this watch sends); none
+    /// for a delayed spectator (a seat leaving would tell the end early).
     pub fn presence(&self) -> Vec<SeatPresence> {
+        if self.delayed {
+            return Vec::new();
+        }
         self.session.presence()
     }
 
@@ -115,7 +141,13 @@ impl Watch {
     /// events.
     pub async fn next(&mut self) -> Result<Option<WatchItem>, SessionError> {
         loop {
-            if let Some(item) = self.pending.pop_front() {
+            // A delayed spectator's next event waits until it is shown: until
+            // `wake` (a time delay) or another event (a ply delay).
+            let mut wake = None;
+            if let Some(release) = self.held() {
+                wake = Some(release.next);
+            }
+            if let Some(item) = wake.is_none().then(|| self.pending.pop_front()).flatten() {
                 if let WatchItem::Snapshot { view, .. } = &item {
                     self.last_ply = view.ply;
                     self.chain = view.chain;
@@ -135,9 +167,16 @@ impl Watch {
                 }
                 return Ok(Some(item));
             }
-            if self.finished {
+            if self.finished && wake.is_none() {
                 return Ok(None);
             }
+            let until = wake.flatten();
+            let shown = async {
+                match until {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             let presence_changed = async {
                 match self.presence.as_mut() {
                     Some(rx) => rx.changed().await.is_ok(),
@@ -152,6 +191,7 @@ impl Watch {
                     }
                     return Err(SessionError::NotFound(self.session.id().to_string()));
                 }
+                _ = shown => continue,
                 r = self.rx.recv() => r,
                 alive = presence_changed => {
                     if alive {
@@ -161,24 +201,31 @@ impl Watch {
                     continue;
                 }
             };
+            // The last event queued (a delayed spectator's watch holds some).
+            let queued = match self.pending.back() {
+                Some(WatchItem::Event(e)) => e.sequence,
+                _ => self.last_sequence,
+            };
             match received {
-                Ok(event) if event.sequence <= self.last_sequence => {}
-                Ok(event) if event.sequence == self.last_sequence + 1 => {
+                Ok(event) if event.sequence <= queued => {}
+                Ok(event) if event.sequence == queued + 1 => {
                     self.pending.push_back(WatchItem::Event(event));
                 }
                 Ok(_) => {
                     // A gap cannot happen (subscription and log agree), but
                     // if it did, the log fills it.
-                    let missing = self.session.events_after(self.last_sequence);
+                    let missing = self.session.events_after(queued);
                     self.pending
                         .extend(missing.into_iter().map(WatchItem::Event));
                 }
                 Err(RecvError::Lagged(_)) => {
-                    let (snapshot, tail, sequence, rx) = self.session.resync(self.viewer);
+                    let (snapshot, tail, sequence, rx) =
+                        self.session.resync(self.viewer, self.delayed);
                     self.rx = rx;
                     self.last_sequence = sequence;
+                    self.pending.clear();
                     self.pending.push_back(snapshot);
-                    self.pending.extend(tail.map(WatchItem::Event));
+                    self.pending.extend(tail.into_iter().map(WatchItem::Event));
                 }
                 Err(RecvError::Closed) => {
                     return Err(SessionError::NotFound(self.session.id().to_string()));

@@ -28,6 +28,7 @@
 //! No gRPC here: [`crate::service::grpc::tournament`] converts.
 
 mod calls;
+mod delayed;
 pub mod disclose;
 mod held;
 pub mod record;

@@ -515,7 +515,9 @@ async fn follow(
     expire: bool,
 ) -> Option<PairingStatus> {
     let mut to_move: Option<Seat> = None;
-    if let Ok(mut watch) = session.watch(None, Role::Spectator) {
+    // The server itself follows the live game (a spectator of a delayed
+    // game would see its end late).
+    if let Ok(mut watch) = session.watch(None, Role::Platform(None)) {
         loop {
             match watch.next().await {
                 Ok(Some(WatchItem::Snapshot { view, .. })) => {

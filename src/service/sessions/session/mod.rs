@@ -29,6 +29,7 @@ use super::{GameId, Limits, SessionError};
 use crate::games::{Game, MoveReport, Seat, SeatSet};
 use crate::service::storage::{self, Storage};
 
+mod delay;
 mod endings;
 mod event;
 mod handoff;
@@ -43,6 +44,8 @@ mod timer;
 mod view;
 mod watchers;
 
+pub(super) use delay::Release;
+pub use delay::{DELAY_LABEL, SpectatorDelay};
 pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
 pub use seats::Role;
@@ -161,6 +164,9 @@ pub struct Session {
     handoff: Handoff,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
+    /// How far behind the live game spectators are kept (from the
+    /// `spectator-delay` label; [`delay`]).
+    delay: Option<SpectatorDelay>,
     /// What a layer above keeps with the session ([`Session::attached`]).
     attachment: Attachment,
 }
@@ -198,6 +204,7 @@ impl Session {
         if outcome.is_some() {
             handoff.note_end(ended_ms.unwrap_or_else(|| storage::unix_ms(created_at)));
         }
+        let delay = SpectatorDelay::of_labels(&labels);
         Session {
             game_name: game.rules().game_name(),
             serial,
@@ -229,6 +236,7 @@ impl Session {
             abandon_after: limits.abandon_after,
             handoff,
             archived,
+            delay,
             attachment: Attachment::default(),
             id,
         }

@@ -183,9 +183,15 @@ impl Session {
     /// The game as it was after `ply` moves (now when `None`), with its
     /// game-specific state as `role` may see it; refused beyond the
     /// current ply.
+    /// A spectator of a delayed game is refused beyond the ply shown, and
+    /// shown at most that.
     pub fn view_at(&self, ply: Option<u32>, role: Role) -> Result<SessionView, SessionError> {
         let viewer = role.viewer();
         let st = self.lock_settled();
+        if let Some(delay) = self.delay_for(role) {
+            let release = self.release_locked(&st, delay, time::Instant::now());
+            return self.released_view_at_locked(&st, release, ply, "ply", viewer);
+        }
         match ply {
             None => Ok(self.view_locked(&st, true, viewer)),
             Some(ply) => self.view_at_locked(&st, ply, "ply", viewer),
@@ -250,13 +256,17 @@ impl Session {
         })
     }
 
-    /// The game record text as `role` may see it, labels as header tags.
+    /// The game record text as `role` may see it, labels as header tags (a
+    /// spectator of a delayed game: the moves shown, the end once shown).
     pub fn export(&self, role: Role) -> String {
         let tags: Vec<(String, String)> = self
             .labels
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        if let Some(record) = self.released_record(role, &tags) {
+            return record;
+        }
         self.lock_settled().game.record(&tags, role.viewer())
     }
 }

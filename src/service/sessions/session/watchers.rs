@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::broadcast;
+use tokio::time;
 
 use super::super::presence::PresenceSlot;
 use super::super::watch::{Watch, WatchItem};
@@ -81,8 +82,22 @@ impl Session {
         let viewer = role.viewer();
         let guard = self.watchers.slot()?;
         let mut st = self.lock_settled();
-        let ply = from_ply.unwrap_or(st.game.ply());
-        let mut view = self.view_at_locked(&st, ply, "from_ply", viewer)?;
+        // A spectator of a delayed game starts at most at what is shown,
+        // and its watch holds each later event until it is shown.
+        let delay = self.delay_for(role);
+        let (ply, mut view) = match delay {
+            None => {
+                let ply = from_ply.unwrap_or(st.game.ply());
+                (ply, self.view_at_locked(&st, ply, "from_ply", viewer)?)
+            }
+            Some(delay) => {
+                let release = self.release_locked(&st, delay, time::Instant::now());
+                let ply = from_ply.unwrap_or(release.ply);
+                let view =
+                    self.released_view_at_locked(&st, release, Some(ply), "from_ply", viewer)?;
+                (ply, view)
+            }
+        };
         // Subscribe while holding the lock: every later event reaches `rx`,
         // every earlier one is in the log.
         let rx = st.log.subscribe(self.watchers.buffer());
@@ -94,7 +109,9 @@ impl Session {
         let presence_slot: Option<PresenceSlot> = role.seat().map(|s| self.presence.join(s));
         let mut presence_rx = self.presence.subscribe();
         presence_rx.borrow_and_update();
-        view.presence = self.presence();
+        if delay.is_none() {
+            view.presence = self.presence();
+        }
         let first = WatchItem::Snapshot {
             view: Box::new(view),
             sequence: u64::from(ply),
@@ -102,7 +119,7 @@ impl Session {
         };
         Ok(Watch::new(
             self.clone(),
-            (guard, presence_slot, viewer),
+            (guard, presence_slot, viewer, delay.is_some()),
             first,
             backlog,
             u64::from(ply),
@@ -113,20 +130,38 @@ impl Session {
 
     /// A fresh snapshot for a watcher that fell behind, with a new
     /// subscription and the game-over event if the game has ended.
+    /// A delayed spectator's snapshot is of what is shown, and every later
+    /// event follows it (its watch holds them until they are shown).
     pub(in crate::service::sessions) fn resync(
         &self,
         viewer: Viewer,
+        delayed: bool,
     ) -> (
         WatchItem,
-        Option<Arc<Event>>,
+        Vec<Arc<Event>>,
         u64,
         broadcast::Receiver<Arc<Event>>,
     ) {
         let mut st = self.lock_settled();
-        let view = self.view_locked(&st, true, viewer);
         let rx = st.log.subscribe(self.watchers.buffer());
+        if let Some(delay) = self.delay_for(Role::Spectator).filter(|_| delayed) {
+            let release = self.release_locked(&st, delay, time::Instant::now());
+            let view = self.released_view_locked(&st, release, viewer, true);
+            let sequence = u64::from(release.ply);
+            return (
+                WatchItem::Snapshot {
+                    view: Box::new(view),
+                    sequence,
+                    resync: true,
+                },
+                st.log.after(sequence),
+                sequence,
+                rx,
+            );
+        }
+        let view = self.view_locked(&st, true, viewer);
         let sequence = u64::from(st.game.ply());
-        let tail = st.log.get(sequence as usize).cloned();
+        let tail: Vec<Arc<Event>> = st.log.get(sequence as usize).cloned().into_iter().collect();
         (
             WatchItem::Snapshot {
                 view: Box::new(view),
