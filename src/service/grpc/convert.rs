@@ -334,6 +334,7 @@ pub fn compact_game_pb(mut game: pb::Game) -> pb::Game {
 }
 
 fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
+    let (failure_policy, substitutions, failure_ending) = super::policy::failure_fields(&v.failure);
     pb::Game {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
@@ -352,6 +353,9 @@ fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
         seats: seat_list_pb(v.seats),
         setup: v.setup.as_ref().map(setup_pb),
         viewer: viewer_pb(v.viewer),
+        failure_policy,
+        substitutions,
+        failure_ending,
     }
 }
 

@@ -12,6 +12,7 @@ pub mod error;
 pub mod games;
 pub mod kinds;
 pub mod pb;
+pub mod policy;
 pub mod service;
 mod shared;
 pub mod tournament;

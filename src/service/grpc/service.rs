@@ -243,11 +243,13 @@ impl RefereeService for RefereeApi {
         let rules = convert::game_rules(req.rules.as_ref(), &Part::Request)?;
         let time_control = convert::time_control(req.time_control.as_ref());
         let seed = convert::seed(&req.seed, "seed")?;
+        let policy = super::policy::failure_policy(req.failure_policy.as_ref())?;
         let place = self.quotas.reserve_game(&caller.client())?;
         let (session, tokens) = self
             .store
             .create_timed(rules, convert::labels(&req.labels), time_control, seed)
             .await?;
+        session.set_failure_policy(policy);
         place.fill(&session);
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(game_pb(&session.view(true))),
@@ -379,6 +381,9 @@ impl RefereeService for RefereeApi {
             .await
             .inspect_err(|e| tracing::debug!(game_id = %req.game_id, error = %e, "move refused"))?;
         let report = receipt.report;
+        let substituted = session
+            .substitution_at(report.ply)
+            .filter(|s| s.seat == report.seat && s.refused.is_some());
         Ok(Response::new(pb::SubmitMoveResponse {
             r#move: Some(move_pb(&report.detail)),
             seat: seat_pb(Some(report.seat)),
@@ -387,6 +392,11 @@ impl RefereeService for RefereeApi {
             outcome: report.outcome.as_deref().map(|v| Box::new(outcome_pb(v))),
             to_move: seat_pb(report.next),
             replayed: receipt.replayed,
+            substituted: substituted.is_some(),
+            refused_reason: substituted
+                .and_then(|s| s.refused)
+                .unwrap_or_default()
+                .to_string(),
         }))
     }
 
@@ -531,6 +541,13 @@ impl RefereeService for RefereeApi {
         let role = session.role_of(&req.token, false)?;
         Ok(Response::new(pb::ExportGameResponse {
             record: session.export(role),
+            substitutions: session
+                .view_as(role.viewer())
+                .failure
+                .substitutions
+                .iter()
+                .map(super::policy::substitution_pb)
+                .collect(),
         }))
     }
 

@@ -36,6 +36,7 @@ mod history;
 mod legal;
 mod lifecycle;
 mod moves;
+mod policy;
 mod seats;
 mod slot;
 mod timer;
@@ -44,6 +45,7 @@ mod watchers;
 
 pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
+pub use policy::FailureView;
 pub use seats::Role;
 pub use slot::{Current, StateKey};
 pub use view::{SessionView, SetupView, TimeView};
@@ -75,6 +77,8 @@ struct State {
     /// The legal moves of the current ply, once someone asked for them:
     /// every caller of the ply shares one list.
     legal: Option<(u32, Arc<LegalList>)>,
+    /// The failure policy and what it did.
+    policy: policy::PolicyState,
 }
 
 /// What a session starts from: a new game, an import, or a game recovered
@@ -207,6 +211,7 @@ impl Session {
                 clock,
                 pending: false,
                 legal: None,
+                policy: policy::PolicyState::default(),
             }),
             watchers: Watchers::new(limits),
             life: Lifecycle::default(),

@@ -11,9 +11,14 @@ use super::super::clock::{Clock, ClockReading, TimeControl};
 use super::super::presence::SeatPresence;
 use super::super::{GameId, SessionError};
 use super::event::{Event, EventKind};
+use super::policy::FailureView;
 use super::seats::Role;
 use super::{Session, State};
 use crate::games::{GameRules, MoveDetail, Outcome, Seat, SeatSet, Setup, SharedState, Viewer};
+
+/// The record tag (`x-substituted` in a PÜNCT record) listing the plies
+/// of the substituted moves.
+const SUBSTITUTED_TAG: &str = "substituted";
 
 /// What of a view changes with time alone, and whose view it is: what a
 /// form of a state kept per state leaves out ([`Session::read_current`]).
@@ -62,6 +67,8 @@ pub struct SessionView {
     pub clock: ClockReading,
     /// Each seat's presence now, first seat first.
     pub presence: Vec<SeatPresence>,
+    /// The failure policy and what it did (up to the view's ply).
+    pub failure: FailureView,
 }
 
 /// What a view shows of a seeded game's setup: the commitment from the
@@ -135,6 +142,7 @@ impl Session {
             time_control: st.clock.control(),
             clock: st.clock.reading(time::Instant::now()),
             presence: self.presence(),
+            failure: self.failure_view(st, viewer, None),
         }
     }
 
@@ -242,16 +250,29 @@ impl Session {
                     |e| e.clock().clone(),
                 ),
             presence: self.presence(),
+            failure: self.failure_view(st, viewer, Some(ply)),
         })
     }
 
     /// The game record text as `role` may see it, labels as header tags.
     pub fn export(&self, role: Role) -> String {
-        let tags: Vec<(String, String)> = self
+        let mut tags: Vec<(String, String)> = self
             .labels
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        self.lock_settled().game.record(&tags, role.viewer())
+        let st = self.lock_settled();
+        // The substituted moves' plies, where the format has room for a tag
+        // (docs/POLICIES.md, "In the record").
+        let plies: Vec<String> = self
+            .failure_view(&st, role.viewer(), None)
+            .substitutions
+            .iter()
+            .map(|s| s.ply.to_string())
+            .collect();
+        if !plies.is_empty() && !self.labels.contains_key(SUBSTITUTED_TAG) {
+            tags.push((SUBSTITUTED_TAG.to_string(), plies.join(",")));
+        }
+        st.game.record(&tags, role.viewer())
     }
 }
