@@ -15,6 +15,8 @@ mod common;
 
 #[path = "service/api_properties.rs"]
 mod api_properties;
+#[path = "service/failure_policies.rs"]
+mod failure_policies;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/service_clocks.rs"]
