@@ -116,7 +116,9 @@ async fn play(
         format: pb::TournamentFormat::RoundRobin as i32,
         games_per_pairing: 1,
         time_control: Some(pb::TimeControl {
-            mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock { move_ms })),
+            mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
+                move_ms,
+            })),
             first_move_deadline_ms: Some(20_000),
         }),
         failure_policy: Some(policy),
@@ -140,7 +142,14 @@ async fn play(
     }
     // Both connected before the start, so neither starts late.
     let mut waited = 0;
-    while get(&mut t, &id).await.entrants.iter().filter(|e| e.connected).count() < 2 {
+    while get(&mut t, &id)
+        .await
+        .entrants
+        .iter()
+        .filter(|e| e.connected)
+        .count()
+        < 2
+    {
         waited += 1;
         assert!(waited < 600, "the bots did not connect");
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -189,24 +198,38 @@ async fn a_kit_bot_playing_illegal_moves_is_refused_or_substituted_up_to_the_cap
     let Some(kit) = kit() else { return };
     let bot = script(&kit, "illegal");
     let server = TestServer::start().await;
-    // LOSE: the move is refused and the kit gives the game up (resigns it
-    // here, by the referee's reading of its leave: it never moves again).
-    let lose = play(&server, &bot, "illegal", 0, 1_000, pb::FailurePolicy {
-        on_illegal_move: LOSE,
-        on_timeout: LOSE,
-        ..Default::default()
-    })
+    // LOSE: the move is refused; the kit gives the game up (this bot
+    // leaves it) and the seat loses on its clock.
+    let lose = play(
+        &server,
+        &bot,
+        "illegal",
+        0,
+        1_000,
+        pb::FailurePolicy {
+            on_illegal_move: LOSE,
+            on_timeout: LOSE,
+            ..Default::default()
+        },
+    )
     .await;
     assert_eq!(lose.game.winners, vec![3 - lose.bad_seat]);
     assert!(lose.snapshot.substitutions.is_empty());
     assert_eq!(lose.standings.1.substituted_moves, 0);
     // SUBSTITUTE, cap 2: two of its moves are replaced, the third illegal
     // move loses by resignation, and the standings count the two.
-    let sub = play(&server, &bot, "illegal", 0, 1_000, pb::FailurePolicy {
-        on_illegal_move: SUBSTITUTE,
-        max_substitutions: 2,
-        ..Default::default()
-    })
+    let sub = play(
+        &server,
+        &bot,
+        "illegal",
+        0,
+        1_000,
+        pb::FailurePolicy {
+            on_illegal_move: SUBSTITUTE,
+            max_substitutions: 2,
+            ..Default::default()
+        },
+    )
     .await;
     assert_eq!(sub.game.reason, "RESIGNATION");
     assert_eq!(sub.game.winners, vec![3 - sub.bad_seat]);
@@ -214,7 +237,10 @@ async fn a_kit_bot_playing_illegal_moves_is_refused_or_substituted_up_to_the_cap
     assert_eq!(kinds(&sub), vec![(sub.bad_seat, illegal); 2]);
     assert_eq!(sub.snapshot.failure_ending, "SUBSTITUTION_CAP");
     assert_eq!(
-        (sub.standings.0.substituted_moves, sub.standings.1.substituted_moves),
+        (
+            sub.standings.0.substituted_moves,
+            sub.standings.1.substituted_moves
+        ),
         (0, 2)
     );
     server.stop().await.unwrap();
@@ -226,18 +252,33 @@ async fn a_kit_bot_that_crashes_loses_on_time_or_is_played_for_then_abandons() {
     let bot = script(&kit, "crash");
     let server = TestServer::start().await;
     // LOSE: its clock runs out.
-    let lose = play(&server, &bot, "crash", 0, 1_000, pb::FailurePolicy::default()).await;
+    let lose = play(
+        &server,
+        &bot,
+        "crash",
+        0,
+        1_000,
+        pb::FailurePolicy::default(),
+    )
+    .await;
     assert_eq!(lose.game.reason, "TIMEOUT");
     assert_eq!(lose.game.winners, vec![3 - lose.bad_seat]);
     assert!(lose.snapshot.substitutions.is_empty());
     // SUBSTITUTE on disconnect, cap 2: two moves played for it once it is
     // gone, then ABANDONED.
-    let sub = play(&server, &bot, "crash", 0, 5_000, pb::FailurePolicy {
-        on_disconnect: SUBSTITUTE,
-        max_substitutions: 2,
-        disconnect_after_ms: 300,
-        ..Default::default()
-    })
+    let sub = play(
+        &server,
+        &bot,
+        "crash",
+        0,
+        5_000,
+        pb::FailurePolicy {
+            on_disconnect: SUBSTITUTE,
+            max_substitutions: 2,
+            disconnect_after_ms: 300,
+            ..Default::default()
+        },
+    )
     .await;
     assert_eq!(sub.game.reason, "ABANDONED");
     assert_eq!(sub.game.winners, vec![3 - sub.bad_seat]);
@@ -254,17 +295,32 @@ async fn a_late_kit_bot_loses_is_played_for_or_is_held_under_each_policy() {
     let bot = script(&kit, "late");
     let server = TestServer::start().await;
     // LOSE: its first late move is after its flag.
-    let lose = play(&server, &bot, "late", 1_200, 500, pb::FailurePolicy::default()).await;
+    let lose = play(
+        &server,
+        &bot,
+        "late",
+        1_200,
+        500,
+        pb::FailurePolicy::default(),
+    )
+    .await;
     assert_eq!(lose.game.reason, "TIMEOUT");
     assert_eq!(lose.game.winners, vec![3 - lose.bad_seat]);
     assert_eq!(lose.snapshot.failure_ending, "");
     // SUBSTITUTE, cap 2: the referee plays at each flag; its late answers
     // find the game moved on (the kit takes them as stale) until the cap.
-    let sub = play(&server, &bot, "late", 1_200, 500, pb::FailurePolicy {
-        on_timeout: SUBSTITUTE,
-        max_substitutions: 2,
-        ..Default::default()
-    })
+    let sub = play(
+        &server,
+        &bot,
+        "late",
+        1_200,
+        500,
+        pb::FailurePolicy {
+            on_timeout: SUBSTITUTE,
+            max_substitutions: 2,
+            ..Default::default()
+        },
+    )
     .await;
     assert_eq!(sub.game.reason, "TIMEOUT");
     assert_eq!(sub.game.winners, vec![3 - sub.bad_seat]);
@@ -274,11 +330,18 @@ async fn a_late_kit_bot_loses_is_played_for_or_is_held_under_each_policy() {
     assert_eq!(sub.standings.1.substituted_moves, 2);
     // PAUSE, 2.5 s: its late moves are taken (about 700 ms of pause each)
     // until the pause is used up.
-    let paused = play(&server, &bot, "late", 1_200, 500, pb::FailurePolicy {
-        on_timeout: PAUSE,
-        pause_ms: 2_500,
-        ..Default::default()
-    })
+    let paused = play(
+        &server,
+        &bot,
+        "late",
+        1_200,
+        500,
+        pb::FailurePolicy {
+            on_timeout: PAUSE,
+            pause_ms: 2_500,
+            ..Default::default()
+        },
+    )
     .await;
     assert_eq!(paused.game.reason, "TIMEOUT");
     assert_eq!(paused.game.winners, vec![3 - paused.bad_seat]);
