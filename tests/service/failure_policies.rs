@@ -61,18 +61,29 @@ async fn watch(c: &mut Client, id: &str, token: &str) -> WatchStream {
 
 /// The game-over event of a watch (every other item skipped).
 async fn game_over(stream: &mut WatchStream) -> pb::Outcome {
+    moves_until_over(stream).await.1
+}
+
+/// The move events of a watch until the game is over, and its outcome.
+async fn moves_until_over(stream: &mut WatchStream) -> (Vec<(u32, pb::MoveApplied)>, pb::Outcome) {
+    let mut moves = Vec::new();
     loop {
         let item = within(30, stream.message())
             .await
             .expect("stream error")
             .expect("stream ended before the game")
             .item;
-        if let Some(pb::watch_game_response::Item::Event(pb::GameEvent {
-            kind: Some(pb::game_event::Kind::GameOver(g)),
-            ..
-        })) = item
-        {
-            return g.outcome.expect("outcome");
+        match item {
+            Some(pb::watch_game_response::Item::Event(pb::GameEvent {
+                kind: Some(pb::game_event::Kind::GameOver(g)),
+                ..
+            })) => return (moves, g.outcome.expect("outcome")),
+            Some(pb::watch_game_response::Item::Event(pb::GameEvent {
+                ply,
+                kind: Some(pb::game_event::Kind::MoveApplied(m)),
+                ..
+            })) => moves.push((ply, m)),
+            _ => {}
         }
     }
 }
@@ -525,5 +536,107 @@ async fn bad_policies_are_refused_with_the_field() {
         listed.games.is_empty(),
         "a refused creation creates nothing"
     );
+    server.stop().await.unwrap();
+}
+
+fn punto_notation(m: &pb::Move) -> String {
+    use punct_referee::service::grpc::pb::punto::v1 as tpb;
+    match &m.game {
+        Some(pb::r#move::Game::Punto(p)) => tpb::Move::clone(p).notation,
+        other => panic!("not a Punto move: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn hidden_information_a_punto_seat_is_played_for_from_its_own_legal_moves() {
+    use punct_referee::service::grpc::pb::punto::v1 as tpb;
+    let server = TestServer::start().await;
+    let mut c = server.client().await;
+    let r = c
+        .create_game(pb::CreateGameRequest {
+            rules: Some(pb::GameRules {
+                game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
+                    players: 2,
+                    ..Default::default()
+                })),
+            }),
+            time_control: Some(per_move(1_000)),
+            failure_policy: Some(pb::FailurePolicy {
+                on_timeout: SUBSTITUTE,
+                max_substitutions: 1,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("create")
+        .into_inner();
+    let id = r.game.expect("game").game_id;
+    let tokens: Vec<String> = r.seats.iter().map(|s| s.token.clone()).collect();
+    let mut spectator = watch(&mut c, &id, "").await;
+    let legal = |c: &mut Client, token: String| {
+        let mut c = c.clone();
+        let id = id.clone();
+        async move {
+            c.list_legal_moves(pb::ListLegalMovesRequest {
+                game_id: id,
+                token,
+                ..Default::default()
+            })
+            .await
+            .expect("legal moves")
+            .into_inner()
+        }
+    };
+    for ply in 0..2 {
+        let moves = legal(&mut c, tokens[ply].clone()).await;
+        c.submit_move(pb::SubmitMoveRequest {
+            game_id: id.clone(),
+            token: tokens[ply].clone(),
+            r#move: Some(moves.moves[0].clone()),
+            expected_ply: ply as u32,
+            request_id: String::new(),
+        })
+        .await
+        .expect("move");
+    }
+    // Seat 1's own legal moves, which only it may know (its card).
+    let own = legal(&mut c, tokens[0].clone()).await;
+    assert_eq!(own.ply, 2, "listed before its flag falls");
+    let own: Vec<String> = own.moves.iter().map(punto_notation).collect();
+    let (moves, outcome) = moves_until_over(&mut spectator).await;
+    // Watchers see the substituted moves as moves, marked.
+    let timeout = pb::FailureKind::Timeout as i32;
+    let marks: Vec<(u32, u32, i32)> = moves
+        .iter()
+        .map(|(p, m)| (*p, m.seat, m.substituted))
+        .collect();
+    assert_eq!(
+        marks,
+        vec![(1, 1, 0), (2, 2, 0), (3, 1, timeout), (4, 2, timeout)]
+    );
+    assert_eq!(
+        (outcome.reason.as_str(), outcome.winners),
+        ("TIMEOUT", vec![2])
+    );
+    let seen = get(&mut c, &id).await;
+    assert_eq!(seen.ply, 4, "one move played for each seat");
+    let mine = c
+        .get_game(pb::GetGameRequest {
+            game_id: id.clone(),
+            token: tokens[0].clone(),
+            ..Default::default()
+        })
+        .await
+        .expect("get")
+        .into_inner()
+        .game
+        .expect("game");
+    let s = &mine.substitutions[0];
+    assert_eq!((s.ply, s.seat), (3, 1));
+    let drawn = &own[pick_substitution(&substitution_seed(&id), 3, own.len())];
+    assert_eq!(&s.notation, drawn, "drawn from the seat's own legal moves");
+    // The spectator sees the same marks as the seat (a placed card is public).
+    assert_eq!(seen.substitutions, mine.substitutions);
     server.stop().await.unwrap();
 }

@@ -398,6 +398,7 @@ pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
             seat: seat_pb(Some(report.seat)),
             r#move: Some(move_pb(&report.detail)),
             to_move: seat_pb(report.next),
+            substituted: 0,
         }),
         EventKind::GameOver { outcome } => pb::game_event::Kind::GameOver(pb::GameOver {
             outcome: Some(outcome_pb(outcome)),

@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::convert::seat_pb;
 use super::pb::referee::v1 as pb;
 use crate::service::sessions::{
-    FailureAction, FailureKind, FailurePolicy, FailureView, SessionError, Substitution,
+    FailureAction, FailureKind, FailurePolicy, FailureView, Session, SessionError, Substitution,
 };
 
 /// An action from the wire: unspecified is LOSE; an unknown number is
@@ -102,4 +102,13 @@ pub fn failure_fields(
         f.substitutions.iter().map(substitution_pb).collect(),
         f.ending.unwrap_or_default().to_string(),
     )
+}
+
+/// Marks a move event the referee played for a seat (`MoveApplied.substituted`).
+pub fn mark_substituted(event: &mut pb::GameEvent, session: &Session) {
+    if let Some(pb::game_event::Kind::MoveApplied(m)) = &mut event.kind
+        && let Some(s) = session.substitution_at(event.ply)
+    {
+        m.substituted = kind_pb(s.kind);
+    }
 }

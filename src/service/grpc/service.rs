@@ -190,8 +190,10 @@ impl WatchTask {
             WatchItem::Event(event) => {
                 let round_over = convert::round_over_pb(&event)
                     .map(|r| message(pb::watch_game_response::Item::RoundOver(r), event.sequence));
+                let mut event_pb = event_pb(&event, &self.watch.presence());
+                super::policy::mark_substituted(&mut event_pb, &self.session);
                 let event_message = message(
-                    pb::watch_game_response::Item::Event(event_pb(&event, &self.watch.presence())),
+                    pb::watch_game_response::Item::Event(event_pb),
                     event.sequence,
                 );
                 (event_message, round_over)
