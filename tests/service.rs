@@ -19,6 +19,8 @@ mod api_properties;
 mod receipts;
 #[path = "service/delayed_spectators.rs"]
 mod delayed_spectators;
+#[path = "service/failure_policies.rs"]
+mod failure_policies;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/service_clocks.rs"]

@@ -97,6 +97,7 @@ fn punct_request(
         labels,
         time_control: None,
         seed: String::new(),
+        failure_policy: None,
     }
 }
 

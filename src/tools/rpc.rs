@@ -285,6 +285,7 @@ pub fn create_request_for(
         labels,
         time_control,
         seed: rules.seed_hex(),
+        failure_policy: None,
     }
 }
 

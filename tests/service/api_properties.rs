@@ -1007,6 +1007,7 @@ fn creating_listing_and_adjudicating_with_any_fields_is_precise() {
                                 first_move_deadline_ms: None,
                             }),
                             seed: String::new(),
+                            ..Default::default()
                         })
                         .await
                         .map(drop),

@@ -37,6 +37,8 @@ type Tournaments = TournamentServiceClient<Channel>;
 
 #[path = "tournament_service/at_rest.rs"]
 mod at_rest;
+#[path = "tournament_service/kit_failures.rs"]
+mod kit_failures;
 
 /// Dots on a small board: quick games for the built-in bots.
 fn dots_rules() -> pb::GameRules {

@@ -334,6 +334,7 @@ pub fn compact_game_pb(mut game: pb::Game) -> pb::Game {
 }
 
 fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
+    let (failure_policy, substitutions, failure_ending) = super::policy::failure_fields(&v.failure);
     pb::Game {
         game_id: v.id.to_string(),
         labels: labels_pb(&v.labels),
@@ -355,6 +356,9 @@ fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
         chain_head: crate::games::hex(&v.chain),
         // Added where a finished game's answer carries it (GetGame).
         receipt: String::new(),
+        failure_policy,
+        substitutions,
+        failure_ending,
     }
 }
 
@@ -399,6 +403,7 @@ pub fn event_pb(e: &Event, presence: &[SeatPresence]) -> pb::GameEvent {
             to_move: seat_pb(report.next),
             // Set by the watch that sends it (it follows the chain).
             chain_head: String::new(),
+            substituted: 0,
         }),
         EventKind::GameOver { outcome } => pb::game_event::Kind::GameOver(pb::GameOver {
             outcome: Some(outcome_pb(outcome)),

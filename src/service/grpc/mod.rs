@@ -13,6 +13,7 @@ pub mod games;
 pub mod kinds;
 pub mod pb;
 mod readers;
+pub mod policy;
 pub mod service;
 mod shared;
 pub mod tournament;

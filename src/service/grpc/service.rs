@@ -195,6 +195,7 @@ impl WatchTask {
                 if let Some(pb::game_event::Kind::MoveApplied(m)) = event_pb.kind.as_mut() {
                     m.chain_head = crate::games::hex(&self.watch.chain_head());
                 }
+                super::policy::mark_substituted(&mut event_pb, &self.session);
                 let event_message = message(
                     pb::watch_game_response::Item::Event(event_pb),
                     event.sequence,
@@ -248,11 +249,13 @@ impl RefereeService for RefereeApi {
         let rules = convert::game_rules(req.rules.as_ref(), &Part::Request)?;
         let time_control = convert::time_control(req.time_control.as_ref());
         let seed = convert::seed(&req.seed, "seed")?;
+        let policy = super::policy::failure_policy(req.failure_policy.as_ref())?;
         let place = self.quotas.reserve_game(&caller.client())?;
         let (session, tokens) = self
             .store
             .create_timed(rules, convert::labels(&req.labels), time_control, seed)
             .await?;
+        session.set_failure_policy(policy);
         place.fill(&session);
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(game_pb(&session.view(true))),
@@ -414,6 +417,9 @@ impl RefereeService for RefereeApi {
             .await
             .inspect_err(|e| tracing::debug!(game_id = %req.game_id, error = %e, "move refused"))?;
         let report = receipt.report;
+        let substituted = session
+            .substitution_at(report.ply)
+            .filter(|s| s.seat == report.seat && s.refused.is_some());
         Ok(Response::new(pb::SubmitMoveResponse {
             r#move: Some(move_pb(&report.detail)),
             seat: seat_pb(Some(report.seat)),
@@ -422,6 +428,11 @@ impl RefereeService for RefereeApi {
             outcome: report.outcome.as_deref().map(|v| Box::new(outcome_pb(v))),
             to_move: seat_pb(report.next),
             replayed: receipt.replayed,
+            substituted: substituted.is_some(),
+            refused_reason: substituted
+                .and_then(|s| s.refused)
+                .unwrap_or_default()
+                .to_string(),
         }))
     }
 
@@ -565,13 +576,27 @@ impl RefereeService for RefereeApi {
         caller.may_read(&req.token)?;
         let session = self.store.find(&req.game_id).await?;
         let role = readers::reader(&caller, &session, &req.token)?;
+        // What this reader is shown (a delayed spectator: the shown ply).
+        let shown = session.view_for(role, false);
         Ok(Response::new(pb::ExportGameResponse {
             record: session.export(role),
-            chain_head: crate::games::hex(&session.chain_head()),
-            receipt: session
-                .signed_receipt(self.store.referee_key())
-                .map(|r| r.to_json())
-                .unwrap_or_default(),
+            chain_head: crate::games::hex(&shown.chain),
+            // Only to a reader shown the end (a spectator of a delayed game
+            // learns of it when the delay has run out).
+            receipt: if shown.outcome.is_some() {
+                session
+                    .signed_receipt(self.store.referee_key())
+                    .map(|r| r.to_json())
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            },
+            substitutions: shown
+                .failure
+                .substitutions
+                .iter()
+                .map(super::policy::substitution_pb)
+                .collect(),
         }))
     }
 

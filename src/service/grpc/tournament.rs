@@ -107,6 +107,14 @@ fn new_tournament(req: pb::CreateTournamentRequest) -> Result<NewTournament, Sta
         sprt,
         setup_seed_base: spec.setup_seed_base,
         entrants: req.entrants,
+        failure_policy: super::policy::failure_policy(spec.failure_policy.as_ref()).map_err(
+            |e| match e {
+                crate::service::sessions::SessionError::InvalidArgument { field, description } => {
+                    invalid_argument(&format!("spec.{field}"), description)
+                }
+                other => Status::internal(other.to_string()),
+            },
+        )?,
     })
 }
 
@@ -152,6 +160,7 @@ fn standings_pb(v: &TournamentView) -> Vec<pb::Standing> {
             elo: l.elo.map(|e| e.elo),
             elo_low: l.elo.map(|e| e.low),
             elo_high: l.elo.map(|e| e.high),
+            substituted_moves: v.doc.substituted_moves(l.entrant),
         })
         .collect()
 }
@@ -205,6 +214,11 @@ fn spec_pb(v: &TournamentView) -> pb::TournamentSpec {
         }),
         setup_seed_base: seeds.setup_seed_base,
         setup_seeded: seeds.setup_seeded,
+        failure_policy: v
+            .doc
+            .failure_policy
+            .as_ref()
+            .map(|p| super::policy::failure_policy_pb(&p.policy())),
     }
 }
 

@@ -100,6 +100,8 @@ pub struct StandingJson {
     pub buchholz: f64,
     /// Elo and its 95% interval, once it has played.
     pub elo: Option<[f64; 3]>,
+    /// Moves the referee played for it under the failure policy.
+    pub substituted_moves: u32,
 }
 
 /// One scheduled game.
@@ -239,6 +241,7 @@ fn standings_json(v: &TournamentView, name_of: &dyn Fn(usize) -> String) -> Vec<
             sonneborn_berger: l.sonneborn_berger,
             buchholz: l.buchholz,
             elo: l.elo.map(|e| [e.elo, e.low, e.high]),
+            substituted_moves: v.doc.substituted_moves(l.entrant),
         })
         .collect()
 }

@@ -20,6 +20,7 @@ mod create;
 mod expiry;
 mod follow;
 mod listing;
+mod policy;
 mod presence;
 mod recovery;
 mod session;
@@ -41,9 +42,13 @@ use crate::service::storage::{self, Storage};
 pub use clock::{
     Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,
 };
+pub use policy::{
+    FailureAction, FailureKind, FailurePolicy, PAUSE_EXHAUSTED, SUBSTITUTION_CAP, Substitution,
+    pick as pick_substitution, substitution_seed,
+};
 pub use presence::{PresenceSlot, SeatPresence};
 pub use recovery::StoredGameError;
-pub use session::{Current, DELAY_LABEL, SpectatorDelay, StateKey};
+pub use session::{Current, DELAY_LABEL, FailureView, SpectatorDelay, StateKey};
 pub use session::{Event, EventKind, MoveReceipt, Role, Session, SessionView, SetupView, TimeView};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};

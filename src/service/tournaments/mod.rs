@@ -31,6 +31,7 @@ mod calls;
 mod delayed;
 pub mod disclose;
 mod held;
+pub mod policy;
 pub mod record;
 pub mod runner;
 pub mod schedule;
@@ -178,6 +179,8 @@ pub struct NewTournament {
     pub setup_seed_base: Option<u64>,
     /// Entrants entered at creation.
     pub entrants: Vec<String>,
+    /// What the referee does when a seat of a game fails.
+    pub failure_policy: crate::service::sessions::FailurePolicy,
 }
 
 /// A new entrant's secret.

@@ -158,6 +158,10 @@ pub enum PairingStatus {
         reason: String,
         /// Turns played.
         ply: u32,
+        /// Moves the referee played for each seat under the failure
+        /// policy (empty: none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        substituted: Vec<u32>,
     },
     /// A Swiss bye.
     Bye,
@@ -232,6 +236,10 @@ pub struct Doc {
     /// where one game dealt like another would tell its seats their cards.
     #[serde(default)]
     pub deal_per_game: bool,
+    /// What the referee does when a seat of a game fails (`None`: the
+    /// seat loses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_policy: Option<super::policy::PolicyDoc>,
     /// Where it is.
     pub status: TournamentStatus,
     /// The entrants, index order.
@@ -620,5 +628,6 @@ pub fn done(
         winners,
         reason,
         ply,
+        substituted: Vec::new(),
     }
 }

@@ -280,6 +280,7 @@ async fn start_game(
             return Err(());
         }
     };
+    session.set_failure_policy(entry.lock().doc.failure_policy());
     play_opening(&session, opening.iter().flatten()).await;
     let game_id = session.id().to_string();
     let (number, seats, commit) = {
@@ -553,13 +554,9 @@ async fn follow(
                 || to_move.or_else(|| to_move_at_end(session)),
                 seats,
             );
-            return Some(record::done(
-                game_id.to_string(),
-                seats,
-                winners,
-                reason,
-                view.ply,
-            ));
+            let mut state = record::done(game_id.to_string(), seats, winners, reason, view.ply);
+            super::policy::count_substitutions(&mut state, &view.failure, seats);
+            return Some(state);
         }
         if !held {
             return Some(record::done(

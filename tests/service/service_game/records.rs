@@ -81,6 +81,7 @@ async fn create(
             labels: [("event".to_string(), "records".to_string())].into(),
             time_control,
             seed: seed.into(),
+            ..Default::default()
         })
         .await
         .expect("create")

@@ -38,6 +38,7 @@ mod legal;
 mod lifecycle;
 mod moves;
 mod proof;
+mod policy;
 mod seats;
 mod slot;
 mod timer;
@@ -48,6 +49,7 @@ pub(super) use delay::Release;
 pub use delay::{DELAY_LABEL, SpectatorDelay};
 pub use event::{Event, EventKind, MoveReceipt};
 pub(super) use moves::{Fingerprint, Receipts};
+pub use policy::FailureView;
 pub use seats::Role;
 pub use slot::{Current, StateKey};
 pub use view::{SessionView, SetupView, TimeView};
@@ -82,6 +84,8 @@ struct State {
     /// The head of the move chain after the last move (docs/RECEIPTS.md):
     /// only the head is kept, an earlier one is recomputed from the log.
     chain: [u8; 32],
+    /// The failure policy and what it did.
+    policy: policy::PolicyState,
 }
 
 /// What a session starts from: a new game, an import, or a game recovered
@@ -228,6 +232,7 @@ impl Session {
                 pending: false,
                 legal: None,
                 chain,
+                policy: policy::PolicyState::default(),
             }),
             watchers: Watchers::new(limits),
             life: Lifecycle::default(),

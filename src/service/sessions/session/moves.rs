@@ -30,11 +30,11 @@ pub(in crate::service::sessions) struct Fingerprint {
 pub(in crate::service::sessions) type Receipts = HashMap<String, (Fingerprint, MoveReceipt)>;
 
 /// A move decided on a copy of the game, waiting to be stored.
-struct PendingMove {
-    game: Box<dyn Game>,
-    report: MoveReport,
-    draw_after: SeatSet,
-    write: Write,
+pub(super) struct PendingMove {
+    pub(super) game: Box<dyn Game>,
+    pub(super) report: MoveReport,
+    pub(super) draw_after: SeatSet,
+    pub(super) write: Write,
 }
 
 /// A decided move waiting for its write: what applying it needs.
@@ -120,6 +120,8 @@ impl Session {
         // is being stored is finished by a task then (`StoringMove`), so
         // the common case costs no spawn and no hand-off.
         let result = self.try_submit(seat, mv, expected_ply, request_id).await;
+        // A rule refusal may be the failure policy's to answer.
+        let result = self.after_refusal(seat, expected_ply, result).await;
         match &result {
             Ok(receipt) => {
                 tracing::Span::current().record("ply", receipt.report.ply);
@@ -138,7 +140,7 @@ impl Session {
     /// Plays a move for `seat` (proved by its token): answered from the
     /// first result for a known request id; else checked, decided on a copy,
     /// stored, then applied.
-    async fn try_submit(
+    pub(super) async fn try_submit(
         self: &Arc<Self>,
         seat: Seat,
         mv: MoveInput,
@@ -335,7 +337,7 @@ impl Session {
 
     /// Plays `mv` on a copy of the game: the game after it, what it did,
     /// the draw offer after it and the write that stores it.
-    fn decide_move(
+    pub(super) fn decide_move(
         &self,
         st: &State,
         seat: Seat,
@@ -369,7 +371,7 @@ impl Session {
     }
 
     /// Applies a stored move: the clock, the event, the ending.
-    fn apply_move(&self, st: &mut State, report: &MoveReport, now: time::Instant) {
+    pub(super) fn apply_move(&self, st: &mut State, report: &MoveReport, now: time::Instant) {
         st.clock.on_move(report.seat, report.next, now);
         self.timer.wake();
         self.publish(

@@ -53,11 +53,8 @@ impl Session {
         let (record, payload) = {
             let st = self.lock_settled();
             let outcome = st.game.outcome()?;
-            let tags: Vec<(String, String)> = self
-                .labels
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
+            // The record a spectator exports of the finished game.
+            let tags = self.record_tags(&st, Viewer::Spectator, None);
             let payload = GamePayload {
                 kind: GAME_RECEIPT.to_string(),
                 game_id: self.id.to_string(),

@@ -3,11 +3,13 @@
 
 use std::sync::{Arc, Weak};
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tokio::time;
 use tokio_util::sync::CancellationToken;
 
 use super::super::clock::Expiry;
+use super::super::presence::PresenceBoard;
+use super::policy::Flag;
 use super::{Session, State};
 use crate::games::RefereeAction;
 use crate::service::storage::Write;
@@ -26,7 +28,12 @@ impl Timer {
 }
 
 /// The timer of one timed game (see [`Session::start_timer`]).
-async fn run_timer(session: Weak<Session>, wake: Arc<Notify>, closed: CancellationToken) {
+async fn run_timer(
+    session: Weak<Session>,
+    wake: Arc<Notify>,
+    closed: CancellationToken,
+    mut presence: watch::Receiver<PresenceBoard>,
+) {
     loop {
         // The strong reference lives only for this statement: a dropped
         // session ends the timer.
@@ -43,6 +50,8 @@ async fn run_timer(session: Weak<Session>, wake: Arc<Notify>, closed: Cancellati
             _ = closed.cancelled() => return,
             _ = wake.notified() => {}
             _ = sleep => {}
+            // A seat leaving may start a failure policy's wait.
+            changed = presence.changed() => if changed.is_err() { return },
         }
     }
 }
@@ -58,13 +67,20 @@ impl Session {
         if self.lock().clock.control().is_untimed() {
             return;
         }
+        self.spawn_timer();
+    }
+
+    /// Starts the timer task (see [`Session::start_timer`]); a failure
+    /// policy acting on disconnects needs one also in an untimed game.
+    pub(super) fn spawn_timer(self: &Arc<Self>) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
         let session = Arc::downgrade(self);
         let wake = self.timer.wake.clone();
         let closed = self.life.closed().clone();
-        runtime.spawn(run_timer(session, wake, closed));
+        let presence = self.presence.subscribe();
+        runtime.spawn(run_timer(session, wake, closed, presence));
     }
 
     /// The next deadline, after settling the clock; `Err` once the game is
@@ -74,7 +90,11 @@ impl Session {
         if st.game.outcome().is_some() {
             return Err(());
         }
-        Ok(st.clock.deadline().map(|(at, _)| at))
+        let clock = st.clock.deadline().map(|(at, expiry)| match expiry {
+            Expiry::Timeout { loser } => (at, Some(loser)),
+            Expiry::NotStarted { .. } => (at, None),
+        });
+        Ok(self.policy_deadline(&st, clock))
     }
 
     /// Ends the game if its deadline has passed at `now`: `TIMEOUT` for the
@@ -90,8 +110,25 @@ impl Session {
         if st.pending || st.game.outcome().is_some() || self.follower() || self.moved() {
             return;
         }
-        let Some((at, expiry)) = st.clock.expired(now) else {
-            return;
+        self.charge_pause(st);
+        // The failure policy may play for a seat out of time (then the
+        // next seat's deadline may have passed too) or hold its flag.
+        let (at, expiry) = loop {
+            let Some((at, expiry)) = st.clock.expired(now) else {
+                self.settle_disconnect(st, now);
+                return;
+            };
+            match expiry {
+                Expiry::Timeout { loser } => match self.on_flag(st, loser, at, now) {
+                    Flag::Played => {}
+                    Flag::Held => return,
+                    Flag::Falls => break (at, expiry),
+                },
+                Expiry::NotStarted { .. } => break (at, expiry),
+            }
+            if st.game.outcome().is_some() {
+                return;
+            }
         };
         st.clock.stop(at);
         let ending = match expiry {

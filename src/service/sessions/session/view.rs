@@ -11,9 +11,14 @@ use super::super::clock::{Clock, ClockReading, TimeControl};
 use super::super::presence::SeatPresence;
 use super::super::{GameId, SessionError};
 use super::event::{Event, EventKind};
+use super::policy::FailureView;
 use super::seats::Role;
 use super::{Session, State};
 use crate::games::{GameRules, MoveDetail, Outcome, Seat, SeatSet, Setup, SharedState, Viewer};
+
+/// The record tag (`x-substituted` in a PÜNCT record) listing the plies
+/// of the substituted moves.
+const SUBSTITUTED_TAG: &str = "substituted";
 
 /// What of a view changes with time alone, and whose view it is: what a
 /// form of a state kept per state leaves out ([`Session::read_current`]).
@@ -65,6 +70,8 @@ pub struct SessionView {
     /// The head of the move chain at the point the view shows
     /// (docs/RECEIPTS.md, "The chain").
     pub chain: [u8; 32],
+    /// The failure policy and what it did (up to the view's ply).
+    pub failure: FailureView,
 }
 
 /// What a view shows of a seeded game's setup: the commitment from the
@@ -139,6 +146,7 @@ impl Session {
             clock: st.clock.reading(time::Instant::now()),
             presence: self.presence(),
             chain: st.chain,
+            failure: self.failure_view(st, viewer, None),
         }
     }
 
@@ -253,20 +261,47 @@ impl Session {
                 ),
             presence: self.presence(),
             chain: self.chain_at(st, ply),
+            failure: self.failure_view(st, viewer, Some(ply)),
         })
     }
 
     /// The game record text as `role` may see it, labels as header tags (a
     /// spectator of a delayed game: the moves shown, the end once shown).
     pub fn export(&self, role: Role) -> String {
-        let tags: Vec<(String, String)> = self
-            .labels
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        // A delayed spectator's record names only the substitutions shown.
+        let shown = self.release_for(role).map(|r| r.ply);
+        let tags = self.record_tags(&self.lock_settled(), role.viewer(), shown);
         if let Some(record) = self.released_record(role, &tags) {
             return record;
         }
         self.lock_settled().game.record(&tags, role.viewer())
+    }
+
+    /// The header tags of the game's record as `viewer` exports it up to
+    /// ply `upto` (all of it when `None`): the labels, and the plies of the
+    /// substituted moves where the format has room for a tag
+    /// (docs/POLICIES.md, "In the record"). A receipt hashes the record
+    /// made with these tags (docs/RECEIPTS.md).
+    pub(super) fn record_tags(
+        &self,
+        st: &State,
+        viewer: Viewer,
+        upto: Option<u32>,
+    ) -> Vec<(String, String)> {
+        let mut tags: Vec<(String, String)> = self
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let plies: Vec<String> = self
+            .failure_view(st, viewer, upto)
+            .substitutions
+            .iter()
+            .map(|s| s.ply.to_string())
+            .collect();
+        if !plies.is_empty() && !self.labels.contains_key(SUBSTITUTED_TAG) {
+            tags.push((SUBSTITUTED_TAG.to_string(), plies.join(",")));
+        }
+        tags
     }
 }

@@ -41,6 +41,7 @@ pub fn checked_doc(
         sprt: new.sprt,
         setup_seed_base: new.setup_seed_base,
         deal_per_game: hides_setup(&new.rules),
+        failure_policy: super::super::policy::PolicyDoc::of(&new.failure_policy),
         status: TournamentStatus::Registering,
         entrants: Vec::new(),
         games: Vec::new(),

@@ -75,6 +75,7 @@ async fn first_game_being_stored(
             sprt: None,
             setup_seed_base: None,
             entrants: vec!["a".into(), "b".into()],
+            failure_policy: Default::default(),
         })
         .await
         .unwrap();

@@ -1,0 +1,446 @@
+//! The failure policy of a session (docs/POLICIES.md): what the referee
+//! does when a seat's flag falls, when it submits a move the rules refuse,
+//! and when the seat to move has left. A substituted move is played by the
+//! normal move path ([`Session::decide_move`], [`Session::apply_move`], or
+//! the whole of `try_submit` for a refused move), so watchers, storage and
+//! the clock see a normal move; this module only decides when, draws the
+//! move and remembers which moves were substituted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time;
+
+use super::super::SessionError;
+use super::super::policy::{
+    FailureAction, FailureKind, FailurePolicy, PAUSE_EXHAUSTED, SUBSTITUTION_CAP, Substitution,
+    pick, substitution_seed,
+};
+use super::event::MoveReceipt;
+use super::{Session, State};
+use crate::games::{MoveError, RefereeAction, Seat, Viewer};
+use crate::service::storage::Write;
+
+/// What a session keeps of its failure policy.
+#[derive(Debug, Default)]
+pub(super) struct PolicyState {
+    policy: FailurePolicy,
+    /// The seed the substitutions are drawn from ([`substitution_seed`]).
+    seed: [u8; 32],
+    /// Every substitution, in ply order.
+    substitutions: Vec<Substitution>,
+    /// Pause time used, per seat.
+    paused: Vec<Duration>,
+    /// A flag being held: the seat, the ply of its turn, when it fell.
+    held: Option<(Seat, u32, time::Instant)>,
+    /// Why the policy ended the game, if it did.
+    ending: Option<&'static str>,
+}
+
+/// What the failure policy shows of a game, as one viewer may see it.
+#[derive(Debug, Clone, Default)]
+pub struct FailureView {
+    /// The policy.
+    pub policy: FailurePolicy,
+    /// The substituted moves up to the view's ply, notations redacted for
+    /// the viewer.
+    pub substitutions: Vec<Substitution>,
+    /// Why the policy ended the game ([`SUBSTITUTION_CAP`],
+    /// [`PAUSE_EXHAUSTED`]).
+    pub ending: Option<&'static str>,
+}
+
+/// What a falling flag comes to under the policy.
+pub(super) enum Flag {
+    /// A move was substituted: the next turn runs.
+    Played,
+    /// The flag is held (PAUSE): nothing ends yet.
+    Held,
+    /// The seat loses on time.
+    Falls,
+}
+
+/// The refusals that are rule failures of the seat: not a turn or a game
+/// that is not there any more (`NOT_YOUR_TURN`, `GAME_OVER`); a stale
+/// `expected_ply` or a malformed move are other errors altogether.
+fn rule_failure(reason: &str) -> bool {
+    !matches!(reason, "NOT_YOUR_TURN" | "GAME_OVER")
+}
+
+impl PolicyState {
+    fn used(&self, seat: Seat) -> u32 {
+        let n = self.substitutions.iter().filter(|s| s.seat == seat).count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    fn can_substitute(&self, seat: Seat) -> bool {
+        self.used(seat) < self.policy.max_substitutions
+    }
+
+    fn pause_left(&self, seat: Seat) -> Duration {
+        let used = self.paused.get(seat.index()).copied().unwrap_or_default();
+        self.policy.pause.saturating_sub(used)
+    }
+}
+
+impl Session {
+    /// Sets the game's failure policy: once, by its creator, before any
+    /// move (a new game's creation does it before handing out the game).
+    pub fn set_failure_policy(self: &Arc<Self>, policy: FailurePolicy) {
+        let untimed = {
+            let mut st = self.lock();
+            st.policy = PolicyState {
+                policy,
+                seed: substitution_seed(self.id.as_str()),
+                paused: vec![Duration::ZERO; self.seats.count()],
+                ..PolicyState::default()
+            };
+            st.clock.control().is_untimed()
+        };
+        // A disconnect policy needs a timer also without a clock.
+        if untimed && policy.on_disconnect != FailureAction::Lose {
+            self.spawn_timer();
+        }
+        self.timer.wake();
+    }
+
+    /// The game's failure policy.
+    pub fn failure_policy(&self) -> FailurePolicy {
+        self.lock().policy.policy
+    }
+
+    /// What the policy shows of the game after `ply` moves (now: `None`)
+    /// to `viewer`.
+    pub(super) fn failure_view(&self, st: &State, viewer: Viewer, ply: Option<u32>) -> FailureView {
+        let upto = ply.unwrap_or(u32::MAX);
+        let substitutions = st
+            .policy
+            .substitutions
+            .iter()
+            .filter(|s| s.ply <= upto && s.ply <= st.game.ply())
+            .map(|s| Substitution {
+                detail: st.game.redact(&s.detail, viewer),
+                ..s.clone()
+            })
+            .collect();
+        FailureView {
+            policy: st.policy.policy,
+            substitutions,
+            ending: if ply.is_none() {
+                st.policy.ending
+            } else {
+                None
+            },
+        }
+    }
+
+    /// The substitution that made ply `ply`, if that move was one.
+    pub fn substitution_at(&self, ply: u32) -> Option<Substitution> {
+        let st = self.lock();
+        st.policy
+            .substitutions
+            .iter()
+            .find(|s| s.ply == ply && ply <= st.game.ply())
+            .cloned()
+    }
+
+    /// When the policy needs the timer next, given the clock's deadline
+    /// `clock` (the timer's wake-up): a held flag moves it to the end of
+    /// the pause; a seat to move that has left adds the instant its
+    /// absence reaches the disconnect time.
+    pub(super) fn policy_deadline(
+        &self,
+        st: &State,
+        clock: Option<(time::Instant, Option<Seat>)>,
+    ) -> Option<time::Instant> {
+        let clock = clock.map(|(at, seat)| match (st.policy.held, seat) {
+            (Some((held, ply, fell)), Some(s)) if held == s && ply == st.game.ply() => {
+                fell + st.policy.pause_left(s)
+            }
+            _ => at,
+        });
+        let away = self.disconnect_deadline(st);
+        match (clock, away) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// When the seat to move will have been gone for the disconnect time,
+    /// if the policy substitutes for it then.
+    fn disconnect_deadline(&self, st: &State) -> Option<time::Instant> {
+        if st.policy.policy.on_disconnect != FailureAction::Substitute {
+            return None;
+        }
+        let seat = st.game.to_move()?;
+        if !st.log.movers().contains(seat) {
+            return None;
+        }
+        let now = time::Instant::now();
+        let p = self.presence.read(now).get(seat.index()).copied()?;
+        if p.connected {
+            return None;
+        }
+        let after = st.policy.policy.disconnect_after;
+        Some(now + after.saturating_sub(p.away_for))
+    }
+
+    /// Charges the pause a held flag used once its seat has moved (or the
+    /// game ended), counted to the move's time.
+    pub(super) fn charge_pause(&self, st: &mut State) {
+        let Some((seat, ply, fell)) = st.policy.held else {
+            return;
+        };
+        if st.game.ply() == ply && st.game.outcome().is_none() {
+            return;
+        }
+        st.policy.held = None;
+        let fell_at = st.clock.since_start(fell);
+        let moved_at = st
+            .clock
+            .stamps()
+            .last()
+            .filter(|s| s.mover == seat)
+            .map(|s| s.at);
+        if let Some(at) = moved_at
+            && let Some(used) = st.policy.paused.get_mut(seat.index())
+        {
+            *used += at.saturating_sub(fell_at);
+        }
+    }
+
+    /// What `seat`'s flag falling at `fell` (seen at `now`) comes to: a
+    /// seat that has left for the disconnect time gets the disconnect
+    /// policy, any other the timeout policy. Sets the policy's ending when
+    /// the seat loses for having used up what the policy allowed.
+    pub(super) fn on_flag(
+        &self,
+        st: &mut State,
+        seat: Seat,
+        fell: time::Instant,
+        now: time::Instant,
+    ) -> Flag {
+        let policy = st.policy.policy;
+        let away = self
+            .presence
+            .read(now)
+            .get(seat.index())
+            .is_some_and(|p| !p.connected && p.away_for >= policy.disconnect_after);
+        let (kind, action) = match policy.on_disconnect {
+            FailureAction::Lose => (FailureKind::Timeout, policy.on_timeout),
+            a if away => (FailureKind::Disconnect, a),
+            _ => (FailureKind::Timeout, policy.on_timeout),
+        };
+        match action {
+            FailureAction::Lose => Flag::Falls,
+            FailureAction::Substitute => {
+                if !st.policy.can_substitute(seat) {
+                    st.policy.ending = Some(SUBSTITUTION_CAP);
+                    return Flag::Falls;
+                }
+                if self.substitute(st, seat, kind, None, fell) {
+                    Flag::Played
+                } else {
+                    Flag::Falls
+                }
+            }
+            FailureAction::Pause => {
+                let left = st.policy.pause_left(seat);
+                if now < fell + left {
+                    st.policy.held = Some((seat, st.game.ply(), fell));
+                    return Flag::Held;
+                }
+                if let Some(used) = st.policy.paused.get_mut(seat.index()) {
+                    *used = policy.pause;
+                }
+                st.policy.held = None;
+                st.policy.ending = Some(PAUSE_EXHAUSTED);
+                Flag::Falls
+            }
+        }
+    }
+
+    /// Plays for the seat to move while it has been gone for the
+    /// disconnect time (SUBSTITUTE), turn after turn; past its cap the game
+    /// ends `ABANDONED` against it. Only seats that have moved: a seat that
+    /// never started is aborted or beaten by its first-move deadline.
+    pub(super) fn settle_disconnect(&self, st: &mut State, now: time::Instant) {
+        let policy = st.policy.policy;
+        if policy.on_disconnect != FailureAction::Substitute {
+            return;
+        }
+        while st.game.outcome().is_none() {
+            let Some(seat) = st.game.to_move() else {
+                return;
+            };
+            if !st.log.movers().contains(seat) {
+                return;
+            }
+            let Some(p) = self.presence.read(now).get(seat.index()).copied() else {
+                return;
+            };
+            if p.connected || p.away_for < policy.disconnect_after {
+                return;
+            }
+            if !st.policy.can_substitute(seat) {
+                st.policy.ending = Some(SUBSTITUTION_CAP);
+                self.conclude_later(st, RefereeAction::Abandoned { loser: seat }, now);
+                return;
+            }
+            if !self.substitute(st, seat, FailureKind::Disconnect, None, now) {
+                return;
+            }
+        }
+    }
+
+    /// Ends the game by `ending` at `now` under the lock, stored in the
+    /// background (a deadline decided it, as a flag's fall).
+    pub(super) fn conclude_later(&self, st: &mut State, ending: RefereeAction, now: time::Instant) {
+        st.clock.stop(now);
+        if let Ok(outcome) = st.game.conclude(ending) {
+            let end = self
+                .handoff
+                .end_row("finished", Some(&outcome), st.game.ply());
+            self.finish(st, outcome);
+            self.handoff.persist_later(Write::End(end));
+        }
+    }
+
+    /// Plays a legal move drawn from the game's seed for `seat` (to move)
+    /// at `at`, under the lock, stored in the background as a flag's fall
+    /// is: the deadline decided it. `false` when there is no move to play.
+    fn substitute(
+        &self,
+        st: &mut State,
+        seat: Seat,
+        kind: FailureKind,
+        refused: Option<&'static str>,
+        at: time::Instant,
+    ) -> bool {
+        let legal = st.game.legal_moves();
+        if legal.is_empty() || st.game.to_move() != Some(seat) {
+            return false;
+        }
+        let ply = st.game.ply() + 1;
+        let chosen = &legal[pick(&st.policy.seed, ply, legal.len())];
+        let Ok(decided) = self.decide_move(st, seat, &chosen.detail.to_input(), None, at) else {
+            return false;
+        };
+        self.handoff.persist_later(decided.write);
+        st.game = decided.game;
+        st.draw_offers = decided.draw_after;
+        st.policy.substitutions.push(Substitution {
+            ply: decided.report.ply,
+            seat,
+            kind,
+            refused,
+            detail: decided.report.detail.clone(),
+        });
+        self.count_substitution(kind);
+        self.apply_move(st, &decided.report, at);
+        true
+    }
+
+    fn count_substitution(&self, kind: FailureKind) {
+        metrics::counter!(
+            "punct_referee_substitutions_total",
+            "game" => self.game_name,
+            "kind" => kind.name(),
+        )
+        .increment(1);
+    }
+
+    /// What a move `seat` submitted at `expected_ply` comes to when the
+    /// game refused it (`result`): under `on_illegal_move` SUBSTITUTE a
+    /// rule refusal has the referee play a legal move drawn from the seed
+    /// instead (stored before it is answered, through the normal move
+    /// path), and past the cap the seat loses (`RESIGNATION`, the policy's
+    /// ending `SUBSTITUTION_CAP`) and the refusal stands. Anything else is
+    /// answered as it is.
+    pub(super) async fn after_refusal(
+        self: &Arc<Self>,
+        seat: Seat,
+        expected_ply: u32,
+        result: Result<MoveReceipt, SessionError>,
+    ) -> Result<MoveReceipt, SessionError> {
+        let reason = match &result {
+            Err(SessionError::Rejected(MoveError::Illegal { reason, .. })) => *reason,
+            _ => return result,
+        };
+        if !rule_failure(reason) {
+            return result;
+        }
+        let chosen = {
+            let mut st = self.lock_settled();
+            if st.policy.policy.on_illegal_move != FailureAction::Substitute
+                || st.game.outcome().is_some()
+                || st.game.ply() != expected_ply
+                || st.game.to_move() != Some(seat)
+            {
+                return result;
+            }
+            if !st.policy.can_substitute(seat) {
+                st.policy.ending = Some(SUBSTITUTION_CAP);
+                None
+            } else {
+                let legal = st.game.legal_moves();
+                if legal.is_empty() {
+                    return result;
+                }
+                let ply = expected_ply + 1;
+                let chosen = legal[pick(&st.policy.seed, ply, legal.len())]
+                    .detail
+                    .clone();
+                // Marked before it is played, so that no watcher sees the
+                // move unmarked; shown only once the game reaches it.
+                st.policy.substitutions.push(Substitution {
+                    ply,
+                    seat,
+                    kind: FailureKind::IllegalMove,
+                    refused: Some(reason),
+                    detail: chosen.clone(),
+                });
+                Some(chosen)
+            }
+        };
+        let Some(chosen) = chosen else {
+            let this = self.clone();
+            let ended = async move {
+                let _writing = this.handoff.turn().await?;
+                this.conclude_stored(Viewer::Seat(seat), |st| {
+                    if st.game.outcome().is_some() || st.game.ply() != expected_ply {
+                        return Err(SessionError::StalePly {
+                            expected: expected_ply,
+                            current: st.game.ply(),
+                        });
+                    }
+                    Ok(RefereeAction::Resignation { loser: seat })
+                })
+                .await
+            }
+            .await;
+            if ended.is_err() {
+                self.lock().policy.ending = None;
+            }
+            return result;
+        };
+        let played = self
+            .try_submit(seat, chosen.to_input(), expected_ply, None)
+            .await;
+        match played {
+            Ok(receipt) => {
+                self.count_substitution(FailureKind::IllegalMove);
+                Ok(receipt)
+            }
+            Err(_) => {
+                // Not played (the game moved on meanwhile): no mark.
+                let ply = expected_ply + 1;
+                self.lock()
+                    .policy
+                    .substitutions
+                    .retain(|s| !(s.ply == ply && s.kind == FailureKind::IllegalMove));
+                result
+            }
+        }
+    }
+}
