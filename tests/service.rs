@@ -15,6 +15,8 @@ mod common;
 
 #[path = "service/api_properties.rs"]
 mod api_properties;
+#[path = "service/play.rs"]
+mod play;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/service_clocks.rs"]

@@ -12,6 +12,7 @@ pub mod error;
 pub mod games;
 pub mod kinds;
 pub mod pb;
+pub mod play;
 pub mod service;
 mod shared;
 pub mod tournament;
