@@ -141,7 +141,7 @@ async fn two_seats_play_a_whole_game_over_their_streams() {
     let mut seen = [Vec::new(), Vec::new()];
     for (ply, text) in CONNECTION_GAME.iter().enumerate() {
         let ply = ply as u32;
-        let (mover, other) = if ply % 2 == 0 {
+        let (mover, other) = if ply.is_multiple_of(2) {
             (&mut white, &mut black)
         } else {
             (&mut black, &mut white)

@@ -23,6 +23,7 @@
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use prost::Message as _;
 use tokio_stream::Stream;
@@ -49,11 +50,29 @@ pub(super) struct Start {
     pub from_ply: Option<u32>,
 }
 
-/// Reads and checks the first message of a stream: a `start`.
+/// How long a stream may take to send its start. Until it has, the call
+/// holds its place among the calls in flight (the overload limit counts a
+/// stream until its response starts): a client that opens streams and
+/// sends nothing must not keep them.
+pub const START_WAIT: Duration = Duration::from_secs(10);
+
+/// Reads and checks the first message of a stream: a `start`, within
+/// [`START_WAIT`].
 pub(super) async fn read_start(
     inbound: &mut Streaming<pb::PlayRequest>,
 ) -> Result<pb::PlayStart, Status> {
-    match inbound.message().await? {
+    let first = tokio::time::timeout(START_WAIT, inbound.message())
+        .await
+        .map_err(|_| {
+            invalid_argument(
+                "start",
+                format!(
+                    "no start within {} s of opening the stream",
+                    START_WAIT.as_secs()
+                ),
+            )
+        })?;
+    match first? {
         Some(pb::PlayRequest {
             kind: Some(pb::play_request::Kind::Start(start)),
         }) => Ok(start),

@@ -191,20 +191,8 @@ async fn one_run(
         .await;
         let mut report = run_report(games, &b, moves);
         if args.play {
-            let streamed = measure(args, server_pid, games, |i, window, errors| {
-                let channel = channels[i % channels.len()].clone();
-                tokio::spawn(super::play::play_games(
-                    channel,
-                    (pool.clone(), encoded.clone()),
-                    played.clone(),
-                    i,
-                    games,
-                    window,
-                    errors,
-                ))
-            })
-            .await;
-            report.play = Some(play_report(&b, &report, streamed));
+            let streamed = play_phase(args, channels, (pool, encoded), played, games, server_pid);
+            report.play = Some(play_report(&b, &report, streamed.await));
         }
         runs.push(report);
         baseline = Some(b);
@@ -283,6 +271,31 @@ fn median_of_runs(runs: Vec<RunReport>) -> RunReport {
         play.first_errors = play_first;
     }
     run
+}
+
+/// The play phase of `--play` (`play.rs`): `games` tasks playing over
+/// `Play` streams, measured.
+async fn play_phase(
+    args: &LoadArgs,
+    channels: &[Channel],
+    (pool, encoded): (&Pool, &Encoded),
+    played: &Played,
+    games: usize,
+    server_pid: Option<u32>,
+) -> Measured {
+    measure(args, server_pid, games, |i, window, errors| {
+        let channel = channels[i % channels.len()].clone();
+        tokio::spawn(super::play::play_games(
+            channel,
+            (pool.clone(), encoded.clone()),
+            played.clone(),
+            i,
+            games,
+            window,
+            errors,
+        ))
+    })
+    .await
 }
 
 /// The figures of a round's play phase, against the same round's
