@@ -48,7 +48,8 @@
 //!
 //! The files, by job: this one holds the flags and the dispatch; `spawn`
 //! starts and stops the server of `--spawn`; `pool` chooses the moves
-//! beforehand; `moves` runs the phases (baseline and moves); `tally`
+//! beforehand; `moves` runs the phases (baseline and moves); `play` the
+//! games of `--play` over `Play` streams; `tally`
 //! measures them (windows, latencies, errors); `procfs` reads the CPU time
 //! and memory of processes; `report` prints and writes the figures; `idle`
 //! is the `--idle-sessions` meter.
