@@ -21,6 +21,8 @@ mod receipts;
 mod delayed_spectators;
 #[path = "service/failure_policies.rs"]
 mod failure_policies;
+#[path = "service/play.rs"]
+mod play;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/service_clocks.rs"]

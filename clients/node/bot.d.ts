@@ -18,6 +18,9 @@ export declare class Bot {
   /** Reconnection backoff: first delay and cap, in ms. */
   reconnectInitialMs: number;
   reconnectMaxMs: number;
+  /** How moves go: 'play' (default), one Play stream per game; 'unary',
+   * WatchGame and one SubmitMove call per move. */
+  transport: 'play' | 'unary';
   /** Where failures are logged (console by default). */
   logger: { warn(text: string): void; error(text: string): void };
   /** The move to play (one of `legalMoves`, canonical notations), or null

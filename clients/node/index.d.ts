@@ -32,6 +32,17 @@ export declare class RefereeError extends Error {
   readonly errorInfo: Message | undefined;
   readonly badRequest: Message | undefined;
   static fromServiceError(error: unknown): RefereeError;
+  /** A Play stream's refusal (`refused.status`) as the error SubmitMove
+   * would reject with. */
+  static fromStatus(status: Message): RefereeError;
+}
+
+/** One seat's Play stream: iterate it for PlayResponse messages; send moves. */
+export declare class PlayStream implements AsyncIterable<Message> {
+  readonly game: GameName;
+  send(move: string | Message, expectedPly: number, options?: { requestId?: string }): void;
+  [Symbol.asyncIterator](): AsyncIterator<Message>;
+  close(): void;
 }
 
 /** A new game and its seats' tokens. */
@@ -78,6 +89,7 @@ export declare class RefereeClient {
   offerDraw(gameId: string, token: string): Promise<Message>;
   acceptDraw(gameId: string, token: string): Promise<Message>;
   watch(gameId: string, options?: { fromPly?: number; token?: string }): AsyncIterable<Message> & NodeJS.EventEmitter;
+  playStream(gameId: string, token: string, options?: { fromPly?: number; game?: GameName }): PlayStream;
   exportGame(gameId: string, options?: { token?: string }): Promise<string>;
   importGame(record: string): Promise<Table>;
 }

@@ -77,6 +77,35 @@ fn a_short_load_run_plays_moves_without_errors() {
 }
 
 #[test]
+fn a_play_run_plays_over_streams_and_reports_beside_submit_move() {
+    let report = memory_load_report(&[
+        "--games",
+        "4",
+        "--seconds",
+        "1",
+        "--warmup",
+        "0.2",
+        "--pool",
+        "8",
+        "--play",
+    ]);
+    let run = &report["runs"][0];
+    let play = &run["play"];
+    assert_eq!(play["errors"].as_u64(), Some(0), "{run}");
+    assert!(play["moves"].as_u64().unwrap() > 0, "{run}");
+    // The server's CPU per move of both paths, from the same round.
+    assert!(
+        play["server_cpu_us_per_move"].as_f64().unwrap() > 0.0,
+        "{run}"
+    );
+    assert!(play["server_cpu_vs_noop"].as_f64().unwrap() > 0.0, "{run}");
+    assert!(
+        play["unary_server_cpu_vs_noop"].as_f64().unwrap() > 0.0,
+        "{run}"
+    );
+}
+
+#[test]
 fn the_idle_session_meter_reports_memory_per_game() {
     let report = memory_load_report(&["--idle-sessions", "2000"]);
     assert_eq!(report["sessions"], 2000);

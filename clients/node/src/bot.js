@@ -2,10 +2,12 @@
 // (docs/TOURNAMENTS.md) with its entrant key and plays every game it is sent.
 // Extend it and write choose(state, legalMoves, clock); run(server, key)
 // does the rest: the ConnectEntrant stream of referee.v1.TournamentService
-// (the games to play, then the end) and, for each game, WatchGame with the
-// seat's token from ply 0 (a game resumed after a reconnection is followed
-// from its first move), ListLegalMoves and GetGame (the seat's own view) on
-// each turn, and SubmitMove.
+// (the games to play, then the end) and, for each game, a Play stream with
+// the seat's token from ply 0 (the game's events one way, the bot's moves
+// and their answers the other; a game resumed after a reconnection is
+// followed from its first move), with ListLegalMoves and GetGame (the seat's
+// own view) on each turn. With `transport = 'unary'` it plays by WatchGame
+// and SubmitMove instead, the same game in the same way.
 //
 //   import { Bot } from 'punct-referee-client/bot';
 //   class First extends Bot { choose(state, legalMoves) { return legalMoves[0]; } }
@@ -80,6 +82,10 @@ export class Bot {
    * at random up to twice the previous, within the cap). */
   reconnectInitialMs = 200;
   reconnectMaxMs = 5_000;
+  /** How moves go: 'play', one Play stream per game (the game and the
+   * answers on it); 'unary', WatchGame for the game and one SubmitMove call
+   * per move. */
+  transport = 'play';
   /** Where failures are logged (warn, error). */
   logger = console;
 
@@ -120,6 +126,9 @@ export class Bot {
   async run(server, entrantKey, { rootCerts, certChain, privateKey, serverName, tls } = {}) {
     if (this.onFailure !== 'resign' && this.onFailure !== 'leave') {
       throw new Error(`onFailure ${JSON.stringify(this.onFailure)}: 'resign' or 'leave'`);
+    }
+    if (this.transport !== 'play' && this.transport !== 'unary') {
+      throw new Error(`transport ${JSON.stringify(this.transport)}: 'play' or 'unary'`);
     }
     const client = new RefereeClient(server, {
       timeoutMs: 30_000,
@@ -283,9 +292,99 @@ export class Bot {
     }
   }
 
-  /** Plays seat `a.seat` of game `a.game_id` to its end, following it from
-   * ply 0; throws Disconnected if the watch ends early. */
+  /** The seat's move at `ply` (`clock` as the game last showed it):
+   * `{ decided: true, move }` with a null move to resign, or
+   * `{ decided: false }` when it is not this seat's turn at `ply` after all
+   * (catching up). */
+  async #turn(client, a, ply, clock) {
+    const since = Date.now();
+    let legal = await client.legalNotations(a.game_id, { token: a.seat_token });
+    while (legal.ply < ply) {
+      // Behind the game: in a cluster the stream may come from a replica
+      // that does not own the game, which shows a move once stored, a
+      // moment before its owner answers from it (docs/CLUSTER.md).
+      // Nothing else comes: it is our turn.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      legal = await client.legalNotations(a.game_id, { token: a.seat_token });
+    }
+    if (legal.ply !== ply || legal.to_move !== a.seat) return { decided: false }; // catching up
+    const asked = Date.now();
+    const state = await client.getGame(a.game_id, { token: a.seat_token });
+    let left = timeLeft(clock, a.seat);
+    let from = since;
+    if (left === null) {
+      // Moves replayed from the store (a game followed again after a
+      // restart) carry no clock: the snapshot's, read just now.
+      left = timeLeft(state.clock, a.seat);
+      from = asked;
+    }
+    const move = await this.#choose(state, legal.notations, left, from);
+    return { decided: true, move: move ?? null };
+  }
+
+  /** A move refused for good: logged, told to onRefused, the game given up. */
+  async #refused(client, a, move, ply, error) {
+    this.logger.error(`game ${a.game_id}: move ${JSON.stringify(move)} at ply ${ply} refused: ${error.message}`);
+    await this.#hook(a.game_id, 'onRefused', a.game_id, move, error);
+    await this.#giveUp(client, a);
+  }
+
+  /** Plays seat `a.seat` of game `a.game_id` to its end by `transport`. */
   async #play(client, a) {
+    return this.transport === 'unary' ? this.#playUnary(client, a) : this.#playStream(client, a);
+  }
+
+  /** Plays over one Play stream, following the game from ply 0; throws
+   * Disconnected if the stream ends early. */
+  async #playStream(client, a) {
+    const game = gameName(a);
+    let answered = null;
+    let sent = {};
+    let toMove = 0;
+    let ply = 0;
+    let clock = null;
+    const stream = client.playStream(a.game_id, a.seat_token, { fromPly: 0, game });
+    try {
+      for await (const item of stream) {
+        if (item.item === 'snapshot') {
+          ({ to_move: toMove, ply, clock } = item.snapshot);
+        } else if (item.item === 'event') {
+          if (item.event.kind === 'game_over') {
+            await this.#hook(a.game_id, 'finished', await client.getGame(a.game_id, { token: a.seat_token }));
+            return;
+          }
+          toMove = item.event.move_applied.to_move;
+          ply = item.event.ply;
+          clock = item.event.clock;
+        } else if (item.item === 'refused') {
+          const error = RefereeError.fromStatus(item.refused.status);
+          if (error.code === grpc.status.ABORTED || error.reason === 'GAME_OVER') continue; // stale
+          await this.#refused(client, a, sent[item.refused.request_id] ?? '', item.refused.expected_ply, error);
+          return;
+        } else {
+          continue;
+        }
+        if (toMove !== a.seat || answered === ply) continue;
+        answered = ply;
+        const { decided, move } = await this.#turn(client, a, ply, clock);
+        if (!decided) continue;
+        if (move === null) {
+          await client.resign(a.game_id, a.seat_token);
+          continue;
+        }
+        const requestId = `${a.game_id}:${ply}`;
+        sent = { [requestId]: move };
+        stream.send(move, ply, { requestId });
+      }
+    } finally {
+      stream.close();
+    }
+    throw new Disconnected("the game's stream ended early");
+  }
+
+  /** Plays by WatchGame and SubmitMove, following the game from ply 0;
+   * throws Disconnected if the watch ends early. */
+  async #playUnary(client, a) {
     const game = gameName(a);
     let answered = null;
     let toMove = 0;
@@ -306,38 +405,16 @@ export class Bot {
         continue;
       }
       if (toMove !== a.seat || answered === ply) continue;
-      const since = Date.now();
       answered = ply;
-      let legal = await client.legalNotations(a.game_id, { token: a.seat_token });
-      while (legal.ply < ply) {
-        // Behind the watch: in a cluster the watch may come from a replica
-        // that does not own the game, which shows a move once stored, a
-        // moment before its owner answers from it (docs/CLUSTER.md).
-        // Nothing else comes: it is our turn.
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        legal = await client.legalNotations(a.game_id, { token: a.seat_token });
-      }
-      if (legal.ply !== ply || legal.to_move !== a.seat) continue; // catching up
-      const asked = Date.now();
-      const state = await client.getGame(a.game_id, { token: a.seat_token });
-      let left = timeLeft(clock, a.seat);
-      let from = since;
-      if (left === null) {
-        // Moves replayed from the store (a game followed again after a
-        // restart) carry no clock: the snapshot's, read just now.
-        left = timeLeft(state.clock, a.seat);
-        from = asked;
-      }
-      const move = await this.#choose(state, legal.notations, left, from);
+      const { decided, move } = await this.#turn(client, a, ply, clock);
+      if (!decided) continue;
       try {
-        if (move === null || move === undefined) await client.resign(a.game_id, a.seat_token);
+        if (move === null) await client.resign(a.game_id, a.seat_token);
         else await client.play(a.game_id, a.seat_token, move, ply, { game });
       } catch (error) {
         if (error.code === grpc.status.ABORTED || error.reason === 'GAME_OVER') continue; // stale
-        if (retryable(error) || move === null || move === undefined) throw error;
-        this.logger.error(`game ${a.game_id}: move ${JSON.stringify(move)} at ply ${ply} refused: ${error.message}`);
-        await this.#hook(a.game_id, 'onRefused', a.game_id, move, error);
-        await this.#giveUp(client, a);
+        if (retryable(error) || move === null) throw error;
+        await this.#refused(client, a, move, ply, error);
         return;
       }
     }

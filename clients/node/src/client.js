@@ -98,18 +98,29 @@ export class RefereeError extends Error {
 
   /** Decodes a grpc-js error's `grpc-status-details-bin` trailer. */
   static fromServiceError(error) {
-    const details = [];
     const raw = error.metadata?.get('grpc-status-details-bin')?.[0];
-    if (raw) {
-      const status = Status.decode(raw);
-      for (const any of status.details) {
-        const typeName = any.type_url.slice(any.type_url.lastIndexOf('/') + 1);
-        const type = rpcRoot.lookupType(typeName);
-        details.push({ '@type': typeName, ...type.toObject(type.decode(any.value), { longs: String, defaults: true }) });
-      }
-    }
+    const details = raw ? decodeDetails(Status.decode(raw).details) : [];
     return new RefereeError(error.code, error.details ?? error.message, details);
   }
+
+  /** The refusal a Play stream sends as a message (`refused.status`, a
+   * google.rpc.Status): the same code, message and details as the error
+   * SubmitMove rejects with for the same move. */
+  static fromStatus(status) {
+    return new RefereeError(status.code, status.message, decodeDetails(status.details ?? []));
+  }
+}
+
+/** google.protobuf.Any details (`{type_url, value}`) as plain objects with
+ * their '@type'. */
+function decodeDetails(anys) {
+  const details = [];
+  for (const any of anys) {
+    const typeName = any.type_url.slice(any.type_url.lastIndexOf('/') + 1);
+    const type = rpcRoot.lookupType(typeName);
+    details.push({ '@type': typeName, ...type.toObject(type.decode(any.value), { longs: String, defaults: true }) });
+  }
+  return details;
 }
 
 /** The gRPC target of an address in any form the CLI takes, and whether it
@@ -341,6 +352,18 @@ export class RefereeClient {
     return this.#call(this.stub, 'AcceptDraw', { game_id: gameId, token });
   }
 
+  /** Opens a Play stream for the seat of `token` (docs/API.md, "Playing
+   * over a stream"): iterate it (`for await`) for the game (snapshot,
+   * events, ...) and the answers to the moves sent with `send`. `fromPly`
+   * resumes after that ply (as watch). */
+  playStream(gameId, token, { fromPly, game = 'punct' } = {}) {
+    const call = this.stub.Play(this.#metadata);
+    const start = { game_id: gameId, token };
+    if (fromPly !== undefined && fromPly !== null) start.from_ply = fromPly;
+    call.write({ start });
+    return new PlayStream(call, game);
+  }
+
   /** A readable stream of WatchGameResponse messages (pass the 'error' event
    * through RefereeError.fromServiceError). With a seat's `token` the watcher
    * is that seat's player, present while it watches. */
@@ -356,5 +379,44 @@ export class RefereeClient {
 
   async importGame(record) {
     return new Table(await this.#call(this.stub, 'ImportGame', { record }));
+  }
+}
+
+/** One seat's Play stream: its moves go one way, the game and the answers
+ * the other. Iterate it for PlayResponse messages (`item` names the member:
+ * 'snapshot' first, then every 'event', 'presence', 'round_over', and
+ * 'accepted' / 'refused' for each move sent); a refused move does not end
+ * it (RefereeError.fromStatus reads its status). The stream ends after the
+ * game-over event; a stream that fails throws a RefereeError. Close it when
+ * done. */
+export class PlayStream {
+  #call;
+
+  constructor(call, game) {
+    this.#call = call;
+    this.game = game;
+  }
+
+  /** Sends a move (a notation of the stream's game, or a Move object)
+   * answering `expectedPly`; its answer comes on the stream with
+   * `requestId`. */
+  send(move, expectedPly, { requestId = '' } = {}) {
+    this.#call.write({
+      move: { move: gameMove(move, this.game), expected_ply: expectedPly, request_id: requestId },
+    });
+  }
+
+  async *[Symbol.asyncIterator]() {
+    try {
+      for await (const item of this.#call) yield item;
+    } catch (error) {
+      throw error?.metadata !== undefined && error?.code !== undefined ? RefereeError.fromServiceError(error) : error;
+    }
+  }
+
+  /** Stops sending and cancels the stream. */
+  close() {
+    this.#call.end();
+    this.#call.cancel();
   }
 }

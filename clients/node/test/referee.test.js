@@ -73,6 +73,57 @@ test('two bots play complete games that replay through import', async () => {
   }
 });
 
+test('two seats play a whole game over their Play streams', async () => {
+  const table = await client.createGame();
+  const random = rng(40);
+  const streams = [1, 2].map((seat) => client.playStream(table.gameId, table.token(seat)));
+  const readers = streams.map((s) => s[Symbol.asyncIterator]());
+  const next = async (seat) => {
+    for (;;) {
+      const { value, done } = await readers[seat - 1].next();
+      assert.equal(done, false, 'the stream goes on until the game is over');
+      if (value.item !== 'presence') return value;
+    }
+  };
+  for (const seat of [1, 2]) assert.equal((await next(seat)).item, 'snapshot');
+  // A refusal is a message with SubmitMove's status; the stream goes on.
+  streams[1].send('SE@E5:F5,G5', 0, { requestId: 'early' });
+  const refused = await next(2);
+  assert.equal(refused.item, 'refused');
+  assert.equal(refused.refused.request_id, 'early');
+  const error = RefereeError.fromStatus(refused.refused.status);
+  assert.equal(error.code, grpc.status.FAILED_PRECONDITION);
+  assert.equal(error.reason, 'NOT_YOUR_TURN');
+  let ply = 0;
+  let toMove = 1;
+  let over = false;
+  while (!over) {
+    const legal = await client.legalMoves(table.gameId);
+    const choice = notation(legal.moves[Math.floor(random() * legal.moves.length)]);
+    streams[toMove - 1].send(choice, ply, { requestId: `m${ply}` });
+    // Both seats see the move's event; the mover then gets its answer.
+    for (const seat of [1, 2]) {
+      const event = await next(seat);
+      assert.equal(event.item, 'event');
+      assert.equal(event.event.sequence, String(ply + 1));
+    }
+    const answer = await next(toMove);
+    assert.equal(answer.item, 'accepted');
+    assert.equal(answer.accepted.request_id, `m${ply}`);
+    assert.equal(answer.accepted.result.ply, ply + 1);
+    ply += 1;
+    toMove = answer.accepted.result.to_move;
+    over = toMove === NO_SEAT;
+  }
+  for (const seat of [1, 2]) {
+    const end = await next(seat);
+    assert.equal(end.event.kind, 'game_over');
+    assert.equal((await readers[seat - 1].next()).done, true, 'the stream ends with the game');
+    streams[seat - 1].close();
+  }
+  assert.equal((await client.getGame(table.gameId)).ply, ply);
+});
+
 test('a refused move carries its rule in the decoded details', async () => {
   const table = await client.createGame();
   const white = table.token('white');

@@ -19,6 +19,7 @@ one game.
 from __future__ import annotations
 
 import pathlib
+import queue
 import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
@@ -31,6 +32,7 @@ if str(_GEN) not in sys.path:
     sys.path.insert(0, str(_GEN))
 
 import grpc  # noqa: E402
+from google.protobuf import any_pb2  # noqa: E402
 from google.rpc import error_details_pb2  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 from grpc_status import rpc_status  # noqa: E402
@@ -42,6 +44,7 @@ from referee.v1 import referee_pb2, referee_pb2_grpc  # noqa: E402
 from referee.v1 import tournament_pb2, tournament_pb2_grpc  # noqa: E402
 
 __all__ = [
+    "PlayStream",
     "RefereeClient",
     "RefereeError",
     "Table",
@@ -162,7 +165,23 @@ class RefereeError(Exception):
         err = cls(code=error.code(), message=error.details() or "")
         if status is None:
             return err
-        for any_detail in status.details:
+        err._add_details(status.details)
+        return err
+
+    @classmethod
+    def from_status(cls, status: referee_pb2.PlayStatus) -> "RefereeError":
+        """The refusal a Play stream sends as a message (``MoveRefused.status``,
+        a ``google.rpc.Status``): the same code, message and details as the
+        error SubmitMove raises for the same move."""
+        code = next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)
+        err = cls(code=code, message=status.message)
+        err._add_details(any_pb2.Any(type_url=d.type_url, value=d.value) for d in status.details)
+        return err
+
+    def _add_details(self, details) -> None:
+        """Decodes the ErrorInfo and BadRequest among ``details`` (Any)."""
+        err = self
+        for any_detail in details:
             for kind, attr in (
                 (error_details_pb2.ErrorInfo, "error_info"),
                 (error_details_pb2.BadRequest, "bad_request"),
@@ -172,7 +191,6 @@ class RefereeError(Exception):
                     any_detail.Unpack(msg)
                     setattr(err, attr, msg)
                     err.details.append(msg)
-        return err
 
 
 def seat_name(game, seat: int) -> str:
@@ -439,6 +457,15 @@ class RefereeClient:
         except grpc.RpcError as e:
             raise RefereeError.from_rpc_error(e) from None
 
+    def play_stream(
+        self, game_id: str, token: str, from_ply: int | None = None, game: str = "punct"
+    ) -> "PlayStream":
+        """Opens a Play stream for the seat of ``token`` (docs/API.md,
+        "Playing over a stream"): iterate it for the game (snapshot, events,
+        ...) and the answers to the moves sent with :meth:`PlayStream.send`.
+        ``from_ply`` resumes after that ply (as :meth:`watch`)."""
+        return PlayStream(self._stub, self._metadata, game_id, token, from_ply, game)
+
     def export_game(self, game_id: str, token: str = "") -> str:
         return self._call(
             self._stub.ExportGame, referee_pb2.ExportGameRequest(game_id=game_id, token=token)
@@ -447,3 +474,61 @@ class RefereeClient:
     def import_game(self, record: str) -> Table:
         reply = self._call(self._stub.ImportGame, referee_pb2.ImportGameRequest(record=record))
         return Table(reply.game, list(reply.seats))
+
+
+class PlayStream:
+    """One seat's ``Play`` stream: its moves go one way, the game and the
+    answers the other. Iterate it for ``referee_pb2.PlayResponse`` messages
+    (a snapshot first, then every event, presence flips, round overs, and
+    ``accepted`` / ``refused`` for each move sent); a refused move does not
+    end it (:meth:`RefereeError.from_status` reads its status). The stream
+    ends after the game-over event. Close it when done."""
+
+    _END = object()
+
+    def __init__(self, stub, metadata, game_id: str, token: str, from_ply: int | None, game: str):
+        self.game = game
+        self._requests: queue.Queue = queue.Queue()
+        start = referee_pb2.PlayStart(game_id=game_id, token=token)
+        if from_ply is not None:
+            start.from_ply = from_ply
+        self._requests.put(referee_pb2.PlayRequest(start=start))
+        self._call = stub.Play(self._outgoing(), metadata=metadata)
+
+    def _outgoing(self):
+        while True:
+            request = self._requests.get()
+            if request is self._END:
+                return
+            yield request
+
+    def send(self, move, expected_ply: int, request_id: str = "") -> None:
+        """Sends a move (a notation of the stream's game, or a move message,
+        as :meth:`RefereeClient.play`) answering ``expected_ply``; its answer
+        comes on the stream, with ``request_id``."""
+        self._requests.put(
+            referee_pb2.PlayRequest(
+                move=referee_pb2.PlayMove(
+                    move=game_move(move, self.game),
+                    expected_ply=expected_ply,
+                    request_id=request_id,
+                )
+            )
+        )
+
+    def __iter__(self) -> Iterator[referee_pb2.PlayResponse]:
+        try:
+            yield from self._call
+        except grpc.RpcError as e:
+            raise RefereeError.from_rpc_error(e) from None
+
+    def close(self) -> None:
+        """Stops sending and cancels the stream."""
+        self._requests.put(self._END)
+        self._call.cancel()
+
+    def __enter__(self) -> "PlayStream":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -3,10 +3,13 @@
 
 Subclass it and write :meth:`Bot.choose`; :meth:`Bot.run` does the rest:
 the ``ConnectEntrant`` stream of ``referee.v1.TournamentService`` (the games
-to play, then the end), and for each game, in a thread of its own,
-``WatchGame`` with the seat's token from ply 0 (so a game resumed after a
-reconnection is followed from its first move), ``ListLegalMoves`` and
-``GetGame`` (the seat's own view) on each turn, and ``SubmitMove``.
+to play, then the end), and for each game, in a thread of its own, a
+``Play`` stream with the seat's token from ply 0 (the game's events one way,
+the bot's moves and their answers the other; a game resumed after a
+reconnection is followed from its first move), with ``ListLegalMoves`` and
+``GetGame`` (the seat's own view) on each turn. With
+``transport = "unary"`` it plays by ``WatchGame`` and ``SubmitMove``
+instead, the same game in the same way.
 
     from punct_client.bot import Bot
 
@@ -95,6 +98,10 @@ class Bot:
     #: delay is drawn at random up to twice the previous, within the cap).
     reconnect_initial: float = 0.2
     reconnect_max: float = 5.0
+    #: How moves go: "play", one ``Play`` stream per game (the game and the
+    #: answers on it); "unary", ``WatchGame`` for the game and one
+    #: ``SubmitMove`` call per move.
+    transport: str = "play"
 
     def choose(self, state: referee_pb2.Game, legal_moves: list[str], clock: int | None) -> str:
         """The move to play, as one of ``legal_moves`` (canonical notations,
@@ -143,6 +150,8 @@ class Bot:
         ``host:port``."""
         if self.on_failure not in (RESIGN, LEAVE):
             raise ValueError(f"on_failure {self.on_failure!r}: 'resign' or 'leave'")
+        if self.transport not in ("play", "unary"):
+            raise ValueError(f"transport {self.transport!r}: 'play' or 'unary'")
         client = RefereeClient(
             server,
             timeout=30.0,
@@ -288,9 +297,98 @@ class Bot:
             raise box["error"]
         return box["move"]
 
+    def _turn(self, client: RefereeClient, a, ply: int, clock):
+        """The seat's move at ``ply`` (``clock`` as the game last showed it):
+        ``(True, move)`` with ``move`` None to resign, or ``(False, None)``
+        when it is not this seat's turn at ``ply`` after all (catching up)."""
+        since = time.monotonic()
+        legal = client.legal_notations(a.game_id, token=a.seat_token)
+        while legal.ply < ply:
+            # Behind the game: in a cluster the stream may come from a
+            # replica that does not own the game, which shows a move once
+            # stored, a moment before its owner answers from it
+            # (docs/CLUSTER.md). Nothing else comes: it is our turn.
+            time.sleep(0.01)
+            legal = client.legal_notations(a.game_id, token=a.seat_token)
+        if legal.ply != ply or legal.to_move != a.seat:
+            return False, None  # catching up on moves already played
+        asked = time.monotonic()
+        state = client.get_game(a.game_id, token=a.seat_token)
+        left = _time_left(clock, a.seat)
+        if left is None:
+            # Moves replayed from the store (a game followed again after
+            # a restart) carry no clock: the snapshot's, read just now.
+            left, since = _time_left(state.clock, a.seat), asked
+        return True, self._choose(a, state, list(legal.notations), left, since)
+
+    def _refused(self, client: RefereeClient, a, move: str, ply: int, e: RefereeError) -> None:
+        """A move refused for good: logged, told to :meth:`on_refused`, and
+        the game given up."""
+        log.error(
+            "game %s: move %r at ply %d refused: %s %s: %s",
+            a.game_id,
+            move,
+            ply,
+            e.code.name,
+            e.reason or "",
+            e.message,
+        )
+        self._hook(a.game_id, self.on_refused, a.game_id, move, e)
+        self._give_up(client, a)
+
     def _play(self, client: RefereeClient, a: tournament_pb2.GameAssignment) -> None:
-        """Plays seat ``a.seat`` of game ``a.game_id`` to its end, following
-        it from ply 0; :class:`_Disconnected` if the watch ends early."""
+        """Plays seat ``a.seat`` of game ``a.game_id`` to its end by
+        :attr:`transport`."""
+        if self.transport == "unary":
+            self._play_unary(client, a)
+        else:
+            self._play_stream(client, a)
+
+    def _play_stream(self, client: RefereeClient, a: tournament_pb2.GameAssignment) -> None:
+        """Plays over one ``Play`` stream, following the game from ply 0;
+        :class:`_Disconnected` if the stream ends early."""
+        game = game_name(a.rules)
+        answered = None
+        sent: dict[str, str] = {}
+        to_move, ply, clock = 0, 0, None
+        with client.play_stream(a.game_id, a.seat_token, from_ply=0, game=game) as stream:
+            for item in stream:
+                kind = item.WhichOneof("item")
+                if kind == "snapshot":
+                    to_move, ply, clock = item.snapshot.to_move, item.snapshot.ply, item.snapshot.clock
+                elif kind == "event":
+                    event = item.event
+                    if event.WhichOneof("kind") == "game_over":
+                        final = client.get_game(a.game_id, token=a.seat_token)
+                        self._hook(a.game_id, self.finished, final)
+                        return
+                    to_move, ply, clock = event.move_applied.to_move, event.ply, event.clock
+                elif kind == "refused":
+                    e = RefereeError.from_status(item.refused.status)
+                    if e.code == grpc.StatusCode.ABORTED or e.reason == "GAME_OVER":
+                        continue  # stale, or the flag fell meanwhile
+                    move = sent.get(item.refused.request_id, "")
+                    self._refused(client, a, move, item.refused.expected_ply, e)
+                    return
+                else:
+                    continue
+                if to_move != a.seat or answered == ply:
+                    continue
+                answered = ply
+                decided, move = self._turn(client, a, ply, clock)
+                if not decided:
+                    continue
+                if move is None:
+                    client.resign(a.game_id, a.seat_token)
+                    continue
+                request_id = f"{a.game_id}:{ply}"
+                sent = {request_id: move}
+                stream.send(move, ply, request_id=request_id)
+        raise _Disconnected("the game's stream ended early")
+
+    def _play_unary(self, client: RefereeClient, a: tournament_pb2.GameAssignment) -> None:
+        """Plays by ``WatchGame`` and ``SubmitMove``, following the game
+        from ply 0; :class:`_Disconnected` if the watch ends early."""
         game = game_name(a.rules)
         answered = None
         to_move, ply, clock = 0, 0, None
@@ -309,26 +407,10 @@ class Bot:
                 continue
             if to_move != a.seat or answered == ply:
                 continue
-            since = time.monotonic()
             answered = ply
-            legal = client.legal_notations(a.game_id, token=a.seat_token)
-            while legal.ply < ply:
-                # Behind the watch: in a cluster the watch may come from a
-                # replica that does not own the game, which shows a move
-                # once stored, a moment before its owner answers from it
-                # (docs/CLUSTER.md). Nothing else comes: it is our turn.
-                time.sleep(0.01)
-                legal = client.legal_notations(a.game_id, token=a.seat_token)
-            if legal.ply != ply or legal.to_move != a.seat:
-                continue  # catching up on moves already played
-            asked = time.monotonic()
-            state = client.get_game(a.game_id, token=a.seat_token)
-            left = _time_left(clock, a.seat)
-            if left is None:
-                # Moves replayed from the store (a game followed again after
-                # a restart) carry no clock: the snapshot's, read just now.
-                left, since = _time_left(state.clock, a.seat), asked
-            move = self._choose(a, state, list(legal.notations), left, since)
+            decided, move = self._turn(client, a, ply, clock)
+            if not decided:
+                continue
             try:
                 if move is None:
                     client.resign(a.game_id, a.seat_token)
@@ -339,16 +421,6 @@ class Bot:
                     continue  # stale, or the flag fell meanwhile
                 if _retryable(e) or move is None:
                     raise
-                log.error(
-                    "game %s: move %r at ply %d refused: %s %s: %s",
-                    a.game_id,
-                    move,
-                    ply,
-                    e.code.name,
-                    e.reason or "",
-                    e.message,
-                )
-                self._hook(a.game_id, self.on_refused, a.game_id, move, e)
-                self._give_up(client, a)
+                self._refused(client, a, move, ply, e)
                 return
         raise _Disconnected("the game's watch ended early")

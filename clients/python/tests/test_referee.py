@@ -32,6 +32,53 @@ def play_out(client, table, seed, max_plies=400):
     raise AssertionError("the game did not end")
 
 
+def test_two_seats_play_a_whole_game_over_their_play_streams(client):
+    table = client.create_game()
+    rng = random.Random(40)
+    streams = [client.play_stream(table.game_id, table.token(seat)) for seat in (1, 2)]
+    readers = [iter(s) for s in streams]
+
+    def next_item(seat):
+        for item in readers[seat - 1]:
+            if item.WhichOneof("item") != "presence":
+                return item
+        raise AssertionError("the stream ended before the game")
+
+    try:
+        for seat in (1, 2):
+            assert next_item(seat).WhichOneof("item") == "snapshot"
+        # A refusal is a message with SubmitMove's status; the stream goes on.
+        streams[1].send("SE@E5:F5,G5", 0, request_id="early")
+        refused = next_item(2)
+        assert refused.WhichOneof("item") == "refused"
+        assert refused.refused.request_id == "early"
+        error = RefereeError.from_status(refused.refused.status)
+        assert error.code == grpc.StatusCode.FAILED_PRECONDITION
+        assert error.reason == "NOT_YOUR_TURN"
+        ply, to_move = 0, 1
+        while to_move != NO_SEAT:
+            legal = client.legal_moves(table.game_id)
+            choice = notation(rng.choice(legal.moves))
+            streams[to_move - 1].send(choice, ply, request_id=f"m{ply}")
+            # Both seats see the move's event; the mover then its answer.
+            for seat in (1, 2):
+                event = next_item(seat)
+                assert event.WhichOneof("item") == "event"
+                assert event.event.sequence == ply + 1
+            answer = next_item(to_move)
+            assert answer.WhichOneof("item") == "accepted"
+            assert answer.accepted.request_id == f"m{ply}"
+            assert answer.accepted.result.ply == ply + 1
+            ply, to_move = ply + 1, answer.accepted.result.to_move
+        for seat in (1, 2):
+            assert next_item(seat).event.WhichOneof("kind") == "game_over"
+            assert next(readers[seat - 1], None) is None, "the stream ends with the game"
+    finally:
+        for s in streams:
+            s.close()
+    assert client.get_game(table.game_id).ply == ply
+
+
 def test_health_reports_the_referee_serving(client):
     assert client.serving()
     assert client.serving("")

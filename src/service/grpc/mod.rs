@@ -14,6 +14,7 @@ pub mod kinds;
 pub mod pb;
 mod readers;
 pub mod policy;
+pub mod play;
 pub mod service;
 mod shared;
 pub mod tournament;

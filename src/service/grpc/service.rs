@@ -22,6 +22,7 @@ use super::error::status;
 use super::games::Part;
 use super::pb::referee::v1 as pb;
 use super::readers;
+use super::play::{self, PlayStream};
 use super::shared::shared_view;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;
@@ -122,6 +123,13 @@ struct WatchTask {
     tx: mpsc::Sender<WatchMessage>,
     shutdown: CancellationToken,
     /// Given back when the stream ends, however it ends.
+    _slots: StreamSlots,
+}
+
+/// A watch stream's (or a Play stream's) places in the limits of open
+/// streams: one of all the server's, one of its client's. Given back when
+/// dropped, however the stream ends.
+pub(super) struct StreamSlots {
     _stream_permit: OwnedSemaphorePermit,
     _client_slot: WatchSlot,
 }
@@ -166,50 +174,18 @@ impl WatchTask {
 
     /// The stream's message(s) for one item of the watch.
     fn frame(&self, item: WatchItem) -> Framed {
-        let message = |item, sequence| {
-            Box::new(pb::WatchGameResponse {
-                item: Some(item),
-                resync: false,
-                sequence,
-            })
-        };
-        match item {
-            WatchItem::Snapshot {
-                view,
-                sequence,
-                resync,
-            } => (
+        frame_watch_item(
+            &self.session,
+            &self.watch,
+            item,
+            |item, resync, sequence| {
                 Box::new(pb::WatchGameResponse {
-                    item: Some(pb::watch_game_response::Item::Snapshot(
-                        convert::shared_game_pb(&self.session, &view),
-                    )),
+                    item: Some(item),
                     resync,
                     sequence,
-                }),
-                None,
-            ),
-            WatchItem::Event(event) => {
-                let round_over = convert::round_over_pb(&event)
-                    .map(|r| message(pb::watch_game_response::Item::RoundOver(r), event.sequence));
-                let mut event_pb = event_pb(&event, &self.watch.presence());
-                if let Some(pb::game_event::Kind::MoveApplied(m)) = event_pb.kind.as_mut() {
-                    m.chain_head = crate::games::hex(&self.watch.chain_head());
-                }
-                super::policy::mark_substituted(&mut event_pb, &self.session);
-                let event_message = message(
-                    pb::watch_game_response::Item::Event(event_pb),
-                    event.sequence,
-                );
-                (event_message, round_over)
-            }
-            WatchItem::Presence(presence) => (
-                message(
-                    pb::watch_game_response::Item::Presence(convert::presence_pb(&presence)),
-                    self.watch.last_sequence(),
-                ),
-                None,
-            ),
-        }
+                })
+            },
+        )
     }
 
     /// Sends one message, unless the server shuts down first; `false` when
@@ -236,7 +212,75 @@ impl WatchTask {
 }
 
 /// The reason a watch stream ends with when the server shuts down.
-const SHUTTING_DOWN: &str = "the server is shutting down";
+pub(super) const SHUTTING_DOWN: &str = "the server is shutting down";
+
+/// The message(s) of a watch stream for one item of `watch` (of `session`),
+/// each made by `make` from its item, `resync` flag and sequence: the item's
+/// message, and for a move that ended a round (Punto) the round-over notice
+/// that follows it (docs/API.md, "Rounds"). WatchGame's and Play's.
+pub(super) fn frame_watch_item<M>(
+    session: &Session,
+    watch: &sessions::Watch,
+    item: WatchItem,
+    make: impl Fn(pb::watch_game_response::Item, bool, u64) -> M,
+) -> (M, Option<M>) {
+    use pb::watch_game_response::Item;
+    match item {
+        WatchItem::Snapshot {
+            view,
+            sequence,
+            resync,
+        } => (
+            make(
+                Item::Snapshot(convert::shared_game_pb(session, &view)),
+                resync,
+                sequence,
+            ),
+            None,
+        ),
+        WatchItem::Event(event) => {
+            let round_over = convert::round_over_pb(&event)
+                .map(|r| make(Item::RoundOver(r), false, event.sequence));
+            let mut event_pb = event_pb(&event, &watch.presence());
+            if let Some(pb::game_event::Kind::MoveApplied(m)) = event_pb.kind.as_mut() {
+                m.chain_head = crate::games::hex(&watch.chain_head());
+            }
+            super::policy::mark_substituted(&mut event_pb, session);
+            let event_message = make(Item::Event(event_pb), false, event.sequence);
+            (event_message, round_over)
+        }
+        WatchItem::Presence(presence) => (
+            make(
+                Item::Presence(convert::presence_pb(&presence)),
+                false,
+                watch.last_sequence(),
+            ),
+            None,
+        ),
+    }
+}
+
+impl RefereeApi {
+    /// A place for one more open stream (watch or Play) of `caller`, or the
+    /// limit it would pass.
+    fn stream_slots(&self, caller: &Caller) -> Result<StreamSlots, Status> {
+        let stream_permit = self
+            .watch_streams
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| {
+                status(SessionError::LimitReached {
+                    what: "watch_streams",
+                    max: self.max_watch_streams,
+                })
+            })?;
+        let client_slot = self.quotas.watch_slot(&caller.client())?;
+        Ok(StreamSlots {
+            _stream_permit: stream_permit,
+            _client_slot: client_slot,
+        })
+    }
+}
 
 #[tonic::async_trait]
 impl RefereeService for RefereeApi {
@@ -416,24 +460,32 @@ impl RefereeService for RefereeApi {
             .submit(role, mv, req.expected_ply, request_id)
             .await
             .inspect_err(|e| tracing::debug!(game_id = %req.game_id, error = %e, "move refused"))?;
-        let report = receipt.report;
-        let substituted = session
-            .substitution_at(report.ply)
-            .filter(|s| s.seat == report.seat && s.refused.is_some());
-        Ok(Response::new(pb::SubmitMoveResponse {
-            r#move: Some(move_pb(&report.detail)),
-            seat: seat_pb(Some(report.seat)),
-            ply: report.ply,
-            status: status_pb(report.outcome.as_deref()),
-            outcome: report.outcome.as_deref().map(|v| Box::new(outcome_pb(v))),
-            to_move: seat_pb(report.next),
-            replayed: receipt.replayed,
-            substituted: substituted.is_some(),
-            refused_reason: substituted
-                .and_then(|s| s.refused)
-                .unwrap_or_default()
-                .to_string(),
-        }))
+        Ok(Response::new(play::submit_answer(&session, receipt)))
+    }
+
+    type PlayStream = PlayStream;
+
+    async fn play(
+        &self,
+        request: Request<tonic::Streaming<pb::PlayRequest>>,
+    ) -> Result<Response<Self::PlayStream>, Status> {
+        let caller = Caller::of(&request);
+        let mut inbound = request.into_inner();
+        let start = play::read_start(&mut inbound).await?;
+        let session = self.store.find(&start.game_id).await?;
+        if start.from_ply.is_some() {
+            metrics::counter!(crate::service::telemetry::CLUSTER_WATCH_RESUMES).increment(1);
+        }
+        let role = session.role_of(&start.token, false)?;
+        let role = play::seat_role(&session, role)?;
+        let slots = self.stream_slots(&caller)?;
+        let start = play::Start {
+            session,
+            role,
+            from_ply: start.from_ply,
+        };
+        let stream = play::open(start, inbound, self.shutdown.clone(), slots)?;
+        Ok(Response::new(stream))
     }
 
     type WatchGameStream = WatchStream;
@@ -449,17 +501,7 @@ impl RefereeService for RefereeApi {
         if req.from_ply.is_some() {
             metrics::counter!(crate::service::telemetry::CLUSTER_WATCH_RESUMES).increment(1);
         }
-        let stream_permit = self
-            .watch_streams
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| {
-                status(SessionError::LimitReached {
-                    what: "watch_streams",
-                    max: self.max_watch_streams,
-                })
-            })?;
-        let client_slot = self.quotas.watch_slot(&caller.client())?;
+        let slots = self.stream_slots(&caller)?;
         let role = readers::reader(&caller, &session, &req.token)?;
         let watch = session.watch(req.from_ply, role)?;
         let (tx, rx) = mpsc::channel::<WatchMessage>(WATCH_CHANNEL);
@@ -468,8 +510,7 @@ impl RefereeService for RefereeApi {
             watch,
             tx,
             shutdown: self.shutdown.clone(),
-            _stream_permit: stream_permit,
-            _client_slot: client_slot,
+            _slots: slots,
         };
         tokio::spawn(task.run());
         let stream = ReceiverStream::new(rx).map(|item| item.map(|message| *message));

@@ -8,7 +8,10 @@
 //!    a no-op RPC, the cost of the transport alone;
 //! 2. **moves**: every task plays one game after another (`CreateGame`, then
 //!    `SubmitMove` for each seat in turn, a new game when one ends);
-//! 3. with `--reads`, **reads**: every task reads games instead (`GetGame`,
+//! 3. with `--play`, **play**: the same games, each seat over its own
+//!    `Play` stream (one per seat, a move answered on the stream), timed
+//!    from a move's sending to its answer (`play`);
+//! 4. with `--reads`, **reads**: every task reads games instead (`GetGame`,
 //!    `ListLegalMoves` in the notation and the full view, at ply 0 and at
 //!    `--read-ply`), one phase each (`reads`).
 //!
@@ -45,13 +48,15 @@
 //!
 //! The files, by job: this one holds the flags and the dispatch; `spawn`
 //! starts and stops the server of `--spawn`; `pool` chooses the moves
-//! beforehand; `moves` runs the phases (baseline and moves); `tally`
+//! beforehand; `moves` runs the phases (baseline and moves); `play` the
+//! games of `--play` over `Play` streams; `tally`
 //! measures them (windows, latencies, errors); `procfs` reads the CPU time
 //! and memory of processes; `report` prints and writes the figures; `idle`
 //! is the `--idle-sessions` meter.
 
 mod idle;
 mod moves;
+mod play;
 mod pool;
 mod procfs;
 mod reads;
@@ -116,6 +121,11 @@ pub struct LoadArgs {
     /// server (every Punto match of the pool is dealt from that seed).
     #[command(flatten)]
     pub choice: GameChoice,
+    /// After each round's moves phase, a play phase: the same games with
+    /// each seat playing over its own `Play` stream, reported beside the
+    /// SubmitMove and no-op figures of the same round.
+    #[arg(long)]
+    pub play: bool,
     /// After each concurrency's moves phase, read phases: `GetGame`, and
     /// `ListLegalMoves` in the notation and the full view, of games at ply 0
     /// and at `--read-ply`, each reported as a ratio to the baseline.

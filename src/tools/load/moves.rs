@@ -26,11 +26,11 @@ use crate::tools::games::game_of_wire;
 use crate::tools::rpc::{self, ServerAddress};
 
 /// The moves every task replays: one list of notations per game.
-type Pool = Arc<Vec<Arc<[String]>>>;
+pub(super) type Pool = Arc<Vec<Arc<[String]>>>;
 
 /// The pool's moves as the requests carry them: each game's moves, each an
 /// encoded `referee.v1.Move`, made once before the runs.
-type Encoded = Arc<Vec<Arc<[Bytes]>>>;
+pub(super) type Encoded = Arc<Vec<Arc<[Bytes]>>>;
 
 /// Encodes every move of `pool` as `game`'s wire move.
 fn encoded_moves(pool: &Pool, tool: &dyn WireGame) -> Encoded {
@@ -47,7 +47,7 @@ fn encoded_moves(pool: &Pool, tool: &dyn WireGame) -> Encoded {
 
 /// The game every task plays: how it is created, and its row.
 #[derive(Clone)]
-struct Played {
+pub(super) struct Played {
     create: pb::CreateGameRequest,
     game: &'static dyn WireGame,
 }
@@ -133,7 +133,12 @@ pub(super) async fn load(
     let errors: u64 = report
         .runs
         .iter()
-        .map(|r| r.errors + r.baseline_errors + r.reads.iter().map(|x| x.errors).sum::<u64>())
+        .map(|r| {
+            r.errors
+                + r.baseline_errors
+                + r.play.as_ref().map_or(0, |p| p.errors)
+                + r.reads.iter().map(|x| x.errors).sum::<u64>()
+        })
         .sum();
     if errors > 0 {
         return Err(format!("{errors} calls failed"));
@@ -184,7 +189,12 @@ async fn one_run(
             ))
         })
         .await;
-        runs.push(run_report(games, &b, moves));
+        let mut report = run_report(games, &b, moves);
+        if args.play {
+            let streamed = play_phase(args, channels, (pool, encoded), played, games, server_pid);
+            report.play = Some(play_report(&b, &report, streamed.await));
+        }
+        runs.push(report);
         baseline = Some(b);
     }
     let mut run = median_of_runs(runs);
@@ -231,6 +241,16 @@ async fn one_run(
 /// and errors.
 fn median_of_runs(runs: Vec<RunReport>) -> RunReport {
     let errors = runs.iter().map(|r| r.errors).sum();
+    let play_errors: u64 = runs
+        .iter()
+        .filter_map(|r| r.play.as_ref())
+        .map(|p| p.errors)
+        .sum();
+    let play_first: Vec<String> = runs
+        .iter()
+        .filter_map(|r| r.play.as_ref())
+        .flat_map(|p| p.first_errors.clone())
+        .collect();
     let baseline_errors = runs.iter().map(|r| r.baseline_errors).sum();
     let first_errors = runs.iter().flat_map(|r| r.first_errors.clone()).collect();
     let baseline_first = runs
@@ -246,7 +266,65 @@ fn median_of_runs(runs: Vec<RunReport>) -> RunReport {
     run.first_errors = first_errors;
     run.baseline_first_errors = baseline_first;
     run.rounds = rounds;
+    if let Some(play) = run.play.as_mut() {
+        play.errors = play_errors;
+        play.first_errors = play_first;
+    }
     run
+}
+
+/// The play phase of `--play` (`play.rs`): `games` tasks playing over
+/// `Play` streams, measured.
+async fn play_phase(
+    args: &LoadArgs,
+    channels: &[Channel],
+    (pool, encoded): (&Pool, &Encoded),
+    played: &Played,
+    games: usize,
+    server_pid: Option<u32>,
+) -> Measured {
+    measure(args, server_pid, games, |i, window, errors| {
+        let channel = channels[i % channels.len()].clone();
+        tokio::spawn(super::play::play_games(
+            channel,
+            (pool.clone(), encoded.clone()),
+            played.clone(),
+            i,
+            games,
+            window,
+            errors,
+        ))
+    })
+    .await
+}
+
+/// The figures of a round's play phase, against the same round's
+/// baseline and moves phase (`unary`).
+fn play_report(baseline: &Measured, unary: &RunReport, streamed: Measured) -> report::PlayReport {
+    let per_sec = streamed.phase.calls as f64 / streamed.seconds;
+    let baseline_per_sec = baseline.phase.calls as f64 / baseline.seconds;
+    let server = procfs::per_call(streamed.cpu.0, streamed.phase.calls);
+    let noop = unary.server_cpu_us_per_baseline_call;
+    let vs_noop = |v: Option<f64>| match (v, noop) {
+        (Some(v), Some(n)) if n > 0.0 => Some(v / n),
+        _ => None,
+    };
+    report::PlayReport {
+        moves: streamed.phase.calls,
+        moves_per_sec: per_sec,
+        latency_us: streamed.phase.latency(),
+        errors: streamed.errors,
+        first_errors: streamed.first_errors,
+        ratio: if baseline_per_sec > 0.0 {
+            per_sec / baseline_per_sec
+        } else {
+            0.0
+        },
+        server_cpu_us_per_move: server,
+        client_cpu_us_per_move: procfs::per_call(streamed.cpu.1, streamed.phase.calls),
+        server_cpu_vs_noop: vs_noop(server),
+        unary_server_cpu_vs_noop: vs_noop(unary.server_cpu_us_per_move),
+    }
 }
 
 /// The median round of a read phase, with every round's ratios and errors.
@@ -353,6 +431,7 @@ fn run_report(games: usize, baseline: &Measured, moves: Measured) -> RunReport {
         client_cpu_us_per_move: procfs::per_call(moves.cpu.1, m.calls),
         client_cpu_us_per_baseline_call: procfs::per_call(baseline.cpu.1, b.calls),
         cpu_ratio: procfs::cpu_ratio(baseline.cpu, b.calls, moves.cpu, m.calls),
+        play: None,
         reads: Vec::new(),
         rounds: Vec::new(),
     }
@@ -397,16 +476,16 @@ async fn check_health(
 /// model); the move's strings, decoded on the same two cores, would measure
 /// the client. The server still encodes and sends the whole answer.
 #[derive(Clone, PartialEq, prost::Message)]
-struct SubmitMoveHead {
+pub(super) struct SubmitMoveHead {
     /// `SubmitMoveResponse.ply`.
     #[prost(uint32, tag = "3")]
-    ply: u32,
+    pub ply: u32,
     /// `SubmitMoveResponse.status`.
     #[prost(int32, tag = "4")]
-    status: i32,
+    pub status: i32,
     /// `SubmitMoveResponse.to_move`.
     #[prost(uint32, tag = "6")]
-    to_move: u32,
+    pub to_move: u32,
 }
 
 /// A `SubmitMoveRequest` as the moves phase sends it: the same fields with
@@ -491,23 +570,23 @@ async fn play_games(
 
 /// One task of the moves phase: its connection, its window, where it notes
 /// errors, and what it counted.
-struct MovesTask {
-    grpc: tonic::client::Grpc<Channel>,
-    window: Window,
-    errors: Arc<Errors>,
-    tally: Tally,
+pub(super) struct MovesTask {
+    pub grpc: tonic::client::Grpc<Channel>,
+    pub window: Window,
+    pub errors: Arc<Errors>,
+    pub tally: Tally,
 }
 
 /// A game the moves phase created: its id (for the errors, and as the
 /// requests' shared buffer) and each seat's token.
-struct NewGame {
-    id: String,
-    game_id: Bytes,
-    tokens: Vec<Bytes>,
+pub(super) struct NewGame {
+    pub id: String,
+    pub game_id: Bytes,
+    pub tokens: Vec<Bytes>,
 }
 
 /// How one game of the moves phase ended.
-enum GameEnd {
+pub(super) enum GameEnd {
     /// Every move was played.
     Finished,
     /// A move was refused or answered wrongly (noted): on to the next game.
@@ -519,7 +598,7 @@ enum GameEnd {
 impl MovesTask {
     /// A new game, or `None` (noted) when the server refuses games (a
     /// limit, or it is gone): the task then stops rather than hammer it.
-    async fn create_game(&mut self, played: &Played) -> Option<NewGame> {
+    pub(super) async fn create_game(&mut self, played: &Played) -> Option<NewGame> {
         let created: CreateGameHead = match reads::unary_as(
             &mut self.grpc,
             played.create.clone(),
@@ -596,7 +675,7 @@ impl MovesTask {
     /// refused or does not say what it should: the next ply, and finished
     /// exactly after the last move.
     #[inline]
-    fn checked(
+    pub(super) fn checked(
         &self,
         answer: Result<SubmitMoveHead, tonic::Status>,
         id: &str,

@@ -52,11 +52,40 @@ pub struct RunReport {
     /// would show. Steadier than `ratio` on a shared machine, where other
     /// work takes a different share of the CPU in each phase.
     pub cpu_ratio: Option<f64>,
+    /// The play phase of `--play`, of the same round as the figures above.
+    pub play: Option<PlayReport>,
     /// The read phases of `--reads`, in the order they ran.
     pub reads: Vec<super::reads::ReadReport>,
     /// Every round's ratios (`--rounds`), in the order they ran; the figures
     /// above are those of the median round, the errors those of all.
     pub rounds: Vec<Round>,
+}
+
+/// The play phase of one round (`--play`): moves over `Play` streams.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlayReport {
+    /// Moves answered on their stream within the measurement.
+    pub moves: u64,
+    /// Moves per second.
+    pub moves_per_sec: f64,
+    /// Latency from a move's sending to its answer, in microseconds.
+    pub latency_us: Latency,
+    /// Refused or wrong answers, and streams that failed (warm-up included).
+    pub errors: u64,
+    /// The first few of them.
+    pub first_errors: Vec<String>,
+    /// `moves_per_sec / baseline_per_sec` of the same round.
+    pub ratio: f64,
+    /// CPU time of the spawned server per move (CreateGame and the
+    /// streams' starts included), in microseconds.
+    pub server_cpu_us_per_move: Option<f64>,
+    /// CPU time of this client per move, in microseconds.
+    pub client_cpu_us_per_move: Option<f64>,
+    /// The server's CPU per move over Play / per no-op call (health
+    /// check), of the same round.
+    pub server_cpu_vs_noop: Option<f64>,
+    /// The server's CPU per SubmitMove / per no-op call, of the same round.
+    pub unary_server_cpu_vs_noop: Option<f64>,
 }
 
 /// The ratios of one round of a comparison (`--rounds`).
@@ -211,6 +240,28 @@ pub(super) fn print_row(run: &RunReport) {
     }
     for e in run.baseline_first_errors.iter().chain(&run.first_errors) {
         println!("       error: {e}");
+    }
+    if let Some(p) = &run.play {
+        let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let x = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        println!(
+            "{:>6}   play (Play streams): {:>9.0} moves/s  p50 {:>8.1} µs  p99 {:>8.1} µs  ratio {:>6.3}  server µs/move {} (SubmitMove {}, no-op {})  server cpu vs no-op: Play {} SubmitMove {}  client µs/move {}  errors {}",
+            "",
+            p.moves_per_sec,
+            p.latency_us.p50,
+            p.latency_us.p99,
+            p.ratio,
+            us(p.server_cpu_us_per_move),
+            us(run.server_cpu_us_per_move),
+            us(run.server_cpu_us_per_baseline_call),
+            x(p.server_cpu_vs_noop),
+            x(p.unary_server_cpu_vs_noop),
+            us(p.client_cpu_us_per_move),
+            p.errors,
+        );
+        for e in &p.first_errors {
+            println!("       error: {e}");
+        }
     }
     for r in &run.reads {
         println!(

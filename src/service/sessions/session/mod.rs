@@ -343,7 +343,7 @@ impl Session {
     }
 
     /// The seat `role` plays: refused for a spectator and the platform.
-    fn seat_of(&self, role: Role) -> Result<Seat, SessionError> {
+    pub fn seat_of(&self, role: Role) -> Result<Seat, SessionError> {
         Seats::seat_of(&self.id, role)
     }
 
