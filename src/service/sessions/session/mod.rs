@@ -35,6 +35,8 @@ mod handoff;
 mod history;
 mod legal;
 mod lifecycle;
+#[cfg(test)]
+mod memory_tests;
 mod moves;
 mod seats;
 mod slot;
