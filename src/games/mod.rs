@@ -22,6 +22,7 @@
 pub mod conformance;
 pub mod dots;
 mod kind;
+pub mod lazy;
 pub mod punct;
 pub mod punto;
 

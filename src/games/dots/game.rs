@@ -189,7 +189,9 @@ impl Engine {
             seed,
             field,
             to_move: Colour::Red,
-            moves: Vec::with_capacity(usize::from(options.width) * usize::from(options.height) + 1),
+            // Grown as moves come (a room for every cell would be 7.5 KB
+            // on the standard field, mostly never used).
+            moves: Vec::new(),
             outcome: None,
         }
     }

@@ -6,6 +6,7 @@ use super::{
     ClockMode, GameId, MAX_LABEL_KEY, MAX_LABEL_VALUE, MAX_LABELS, Session, SessionError,
     SessionStore, TimeControl, Token,
 };
+use crate::games::lazy::LazyGame;
 use crate::games::{GameRules, Replayed, SeatSet, Setup};
 use crate::service::storage::{self, ClockRow, GameRow, MoveRow, Write};
 use crate::service::telemetry;
@@ -181,7 +182,9 @@ impl SessionStore {
         time_control.check()?;
         let setup = new_setup(&rules, seed)?;
         let replayed = Replayed {
-            game: rules.rules().start(setup),
+            // Made at the first move: an idle game holds its rules and
+            // setup, not a start position (`games::lazy`).
+            game: Box::new(LazyGame::new(rules, setup)),
             moves: Vec::new(),
             tags: Vec::new(),
         };

@@ -6,7 +6,7 @@
 //! [`PresenceSlot`] gives its count back in `Drop`, so presence stays right
 //! however the stream ends (client gone, server shutdown, game over).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -32,22 +32,47 @@ pub struct SeatPresence {
     pub away_for: Duration,
 }
 
-/// The presence channel of one session.
+/// The presence channel of one session, made by its first stream: until
+/// then every seat has been away since the game was made, and an idle game
+/// holds no channel (a `watch` channel is several hundred bytes).
 #[derive(Debug)]
-pub(super) struct Presence(Arc<watch::Sender<PresenceBoard>>);
+pub(super) struct Presence {
+    board: OnceLock<Arc<watch::Sender<PresenceBoard>>>,
+    seats: usize,
+    /// When the game was made: the start of every seat's absence.
+    since: Instant,
+}
 
 impl Presence {
     pub(super) fn new(seats: usize, now: Instant) -> Presence {
-        let (tx, _) = watch::channel(PresenceBoard {
-            streams: vec![0; seats],
-            away_since: vec![now; seats],
-        });
-        Presence(Arc::new(tx))
+        Presence {
+            board: OnceLock::new(),
+            seats,
+            since: now,
+        }
+    }
+
+    /// The channel, made on first use.
+    fn channel(&self) -> &Arc<watch::Sender<PresenceBoard>> {
+        self.board.get_or_init(|| {
+            let (tx, _) = watch::channel(PresenceBoard {
+                streams: vec![0; self.seats],
+                away_since: vec![self.since; self.seats],
+            });
+            Arc::new(tx)
+        })
     }
 
     /// Every seat at `now`, first seat first.
     pub(super) fn read(&self, now: Instant) -> Vec<SeatPresence> {
-        let board = self.0.borrow();
+        let Some(channel) = self.board.get() else {
+            let away = SeatPresence {
+                connected: false,
+                away_for: now.saturating_duration_since(self.since),
+            };
+            return vec![away; self.seats];
+        };
+        let board = channel.borrow();
         board
             .streams
             .iter()
@@ -68,20 +93,27 @@ impl Presence {
 
     /// A receiver woken when a seat's presence flips.
     pub(super) fn subscribe(&self) -> watch::Receiver<PresenceBoard> {
-        self.0.subscribe()
+        self.channel().subscribe()
     }
 
     /// Counts one more open stream of `seat` until the slot is dropped.
     pub(super) fn join(&self, seat: Seat) -> PresenceSlot {
         let i = seat.index();
-        self.0.send_if_modified(|b| {
+        let channel = self.channel();
+        channel.send_if_modified(|b| {
             b.streams[i] += 1;
             b.streams[i] == 1
         });
         PresenceSlot {
-            board: self.0.clone(),
+            board: channel.clone(),
             seat,
         }
+    }
+
+    /// Whether the channel is made (a stream was opened).
+    #[cfg(test)]
+    pub(super) fn is_made(&self) -> bool {
+        self.board.get().is_some()
     }
 }
 

@@ -40,9 +40,9 @@
 //! hold a million games, and keeps its durable store in a fresh temporary
 //! directory (removed at the end), unless those arguments say otherwise.
 //!
-//! `--idle-sessions N` (with `--spawn`) instead creates N games that never
-//! move and reports the server's resident memory (`VmRSS` of
-//! `/proc/<pid>/status`) before and after, per game.
+//! `--idle-sessions N` (with `--spawn`) instead creates N games of `--game`
+//! (with its options) that never move and reports the server's resident
+//! memory (`VmRSS` of `/proc/<pid>/status`) before and after, per game.
 //!
 //! The figures and the commands are in docs/BENCHMARKS.md ("Service load").
 //!
@@ -149,8 +149,9 @@ pub struct LoadArgs {
     /// output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Instead of the runs: create this many games that never move and
-    /// report the spawned server's memory per game (needs --spawn).
+    /// Instead of the runs: create this many games of --game that never
+    /// move and report the spawned server's memory per game (needs
+    /// --spawn).
     #[arg(long, value_name = "N")]
     pub idle_sessions: Option<usize>,
     /// Arguments of the spawned server (after `--`), e.g.

@@ -160,6 +160,8 @@ pub struct LoadReport {
 /// The report of `--idle-sessions`.
 #[derive(Debug, Clone, Serialize)]
 pub struct IdleReport {
+    /// The game created (`--game`), as the server names it.
+    pub game: String,
     /// Games created and left idle.
     pub sessions: usize,
     /// Server VmRSS before, in KiB.

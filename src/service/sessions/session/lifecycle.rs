@@ -1,6 +1,7 @@
 //! A session's life: the clock's timer and deadlines, the end of the game,
 //! a follower's catching up, expiry and closing.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,10 @@ use crate::service::telemetry;
 /// replica.
 #[derive(Debug, Default)]
 pub(super) struct Lifecycle {
-    closed: CancellationToken,
+    /// Made by its first reader (a watcher, the timer, a close): a token
+    /// is a tree node with a lock and a list, which an idle game does
+    /// without.
+    closed: OnceLock<CancellationToken>,
     /// Set when the game moved to another replica.
     moved: AtomicBool,
 }
@@ -28,16 +32,22 @@ pub(super) struct Lifecycle {
 impl Lifecycle {
     /// Cancelled when the session closes.
     pub(super) fn closed(&self) -> &CancellationToken {
-        &self.closed
+        self.closed.get_or_init(CancellationToken::new)
     }
 
     fn close(&self) {
-        self.closed.cancel();
+        self.closed().cancel();
     }
 
     fn move_away(&self) {
         self.moved.store(true, Ordering::SeqCst);
-        self.closed.cancel();
+        self.closed().cancel();
+    }
+
+    /// Whether the token is made.
+    #[cfg(test)]
+    pub(super) fn is_made(&self) -> bool {
+        self.closed.get().is_some()
     }
 
     fn moved(&self) -> bool {

@@ -36,6 +36,8 @@ mod handoff;
 mod history;
 mod legal;
 mod lifecycle;
+#[cfg(test)]
+mod memory_tests;
 mod moves;
 mod proof;
 mod policy;

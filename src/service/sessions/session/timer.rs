@@ -1,7 +1,7 @@
 //! The clock's side of a session: the timer task of a timed game, and the
 //! deadlines every call settles first.
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use tokio::sync::{Notify, watch};
 use tokio::time;
@@ -14,16 +14,26 @@ use super::{Session, State};
 use crate::games::RefereeAction;
 use crate::service::storage::Write;
 
-/// What wakes a timed game's timer task when the deadline may have moved.
+/// What wakes a timed game's timer task when the deadline may have moved:
+/// made when the task starts, so an untimed game holds none.
 #[derive(Debug, Default)]
 pub(super) struct Timer {
-    wake: Arc<Notify>,
+    wake: OnceLock<Arc<Notify>>,
 }
 
 impl Timer {
-    /// Tells the timer task the deadline may have changed.
+    /// Tells the timer task the deadline may have changed (nothing to tell
+    /// without a task).
     pub(super) fn wake(&self) {
-        self.wake.notify_one();
+        if let Some(wake) = self.wake.get() {
+            wake.notify_one();
+        }
+    }
+
+    /// Whether a timer task was given a wake-up.
+    #[cfg(test)]
+    pub(super) fn is_made(&self) -> bool {
+        self.wake.get().is_some()
     }
 }
 
@@ -77,7 +87,7 @@ impl Session {
             return;
         };
         let session = Arc::downgrade(self);
-        let wake = self.timer.wake.clone();
+        let wake = self.timer.wake.get_or_init(Arc::default).clone();
         let closed = self.life.closed().clone();
         let presence = self.presence.subscribe();
         runtime.spawn(run_timer(session, wake, closed, presence));
