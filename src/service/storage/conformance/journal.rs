@@ -152,6 +152,7 @@ fn options(dir: &std::path::Path) -> SqliteOptions {
 fn never() -> FoldPolicy {
     FoldPolicy {
         rows: usize::MAX,
+        per_game: 0,
         idle: Duration::from_secs(3600),
     }
 }
@@ -170,10 +171,12 @@ async fn every_backend_reads_journaled_moves_and_refuses_moves_out_of_turn() {
         never(),
         FoldPolicy {
             rows: 1,
+            per_game: 0,
             idle: Duration::from_secs(3600),
         },
         FoldPolicy {
             rows: 3,
+            per_game: 0,
             idle: Duration::from_millis(1),
         },
     ] {
@@ -196,6 +199,7 @@ async fn sqlite_moves_wait_in_the_journal_and_are_folded_past_its_size() {
         None,
         FoldPolicy {
             rows: 4,
+            per_game: 0,
             idle: Duration::from_secs(3600),
         },
     )
@@ -319,4 +323,108 @@ async fn a_version_5_database_gains_the_journal() {
     assert_eq!(s.recover().unwrap()[0].moves.len(), 2);
     drop(s);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// CPU time (user + system) of this process's threads named `name`, from
+/// `/proc/self/task/*/stat`.
+fn thread_cpu(name: &str) -> Duration {
+    let tick = 100.0; // USER_HZ on Linux
+    let mut total = 0.0;
+    for task in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        total += (ticks(11) + ticks(12)) / tick;
+    }
+    Duration::from_secs_f64(total)
+}
+
+/// What the storage threads spend per move, with and without the journal,
+/// when many games move at once (the writer groups their moves into
+/// commits as under `load`): a measurement, not a test. Run by hand
+/// (docs/BENCHMARKS.md, "The move journal"):
+/// `cargo test --profile ci --lib storage_cpu_per_move -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn storage_cpu_per_move() {
+    use std::sync::Arc;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for games in [16usize, 256, 4096] {
+        for (name, rows, per_game) in [
+            ("moves and games rows", 0, 0),
+            ("journal", super::super::sqlite::FOLD_ROWS, 0),
+            (
+                "journal, per game",
+                super::super::sqlite::FOLD_ROWS,
+                super::super::sqlite::FOLD_PER_GAME,
+            ),
+        ] {
+            let dir = tempdir();
+            let policy = FoldPolicy {
+                rows,
+                per_game,
+                idle: super::super::sqlite::FOLD_IDLE,
+            };
+            let s = Arc::new(SqliteStorage::open_folding(&options(&dir), None, policy).unwrap());
+            let plies = (60_000 / games).clamp(8, 400) as u32;
+            rt.block_on(async {
+                for g in 0..games {
+                    s.write(Write::Create(game(&format!("g{g}")), Vec::new(), None))
+                        .await
+                        .unwrap();
+                }
+            });
+            let cpu = || thread_cpu("storage-writer") + thread_cpu("storage-checkpo");
+            let (before, commits, started) = (cpu(), s.commits(), std::time::Instant::now());
+            rt.block_on(async {
+                let tasks: Vec<_> = (0..games)
+                    .map(|g| {
+                        let s = s.clone();
+                        tokio::spawn(async move {
+                            let id = format!("g{g}");
+                            for ply in 1..=plies {
+                                s.write(Write::Move(mv(&id, ply), None)).await.unwrap();
+                            }
+                        })
+                    })
+                    .collect();
+                for t in tasks {
+                    t.await.unwrap();
+                }
+            });
+            let took = started.elapsed();
+            // The last fold: the writer idles, then folds.
+            std::thread::sleep(super::super::sqlite::FOLD_IDLE + Duration::from_millis(300));
+            let moves = games as f64 * f64::from(plies);
+            let spent = cpu() - before;
+            println!(
+                "{games:>5} games, {name:>20}: {:6.2} µs of storage CPU per move, \
+                 {:6.1} moves per commit, {:8.0} moves/s",
+                spent.as_secs_f64() * 1e6 / moves,
+                moves / (s.commits() - commits) as f64,
+                moves / took.as_secs_f64()
+            );
+            drop(s);
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }

@@ -28,32 +28,44 @@ use crate::games::Seat;
 
 /// Journaled moves past which the writer folds the journal (between two
 /// batches). `PUNCT_REFEREE_JOURNAL_FOLD_ROWS` overrides it (tests make it
-/// small to fold all the time; at least 1).
+/// small to fold all the time; `0` turns the journal off: each move is
+/// written into `moves` and its game's row, as before the journal).
 pub(crate) const FOLD_ROWS: usize = 4096;
-/// A writer with nothing to do for this long folds the journal, and moves
-/// are not kept in it much longer under load either.
+/// Moves per game with journaled moves that the journal holds at least
+/// before a fold (when that is more than [`FOLD_ROWS`]): a fold writes each
+/// game's pages once for all its moves, which only pays when it has
+/// several (with 4096 games moving, one move each per fold cost more than
+/// no journal).
+pub(crate) const FOLD_PER_GAME: usize = 8;
+/// The most moves the journal holds between two folds under load (a read
+/// of a game in progress reads it whole).
+pub(crate) const MAX_FOLD_ROWS: usize = 65536;
+/// A writer with nothing to do for this long folds the journal.
 pub(crate) const FOLD_IDLE: Duration = Duration::from_millis(500);
 
 /// When the writer folds the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FoldPolicy {
-    /// Past this many journaled moves.
+    /// Past this many journaled moves (`0`: no journal).
     pub rows: usize,
-    /// When the oldest journaled move is this old, or the writer was idle
-    /// this long.
+    /// Or past this many per game with journaled moves, if more (at most
+    /// [`MAX_FOLD_ROWS`]).
+    pub per_game: usize,
+    /// When the writer was idle this long.
     pub idle: Duration,
 }
 
 impl FoldPolicy {
-    /// [`FOLD_ROWS`] (or `PUNCT_REFEREE_JOURNAL_FOLD_ROWS`) and
-    /// [`FOLD_IDLE`].
+    /// [`FOLD_ROWS`], [`FOLD_PER_GAME`] and [`FOLD_IDLE`];
+    /// `PUNCT_REFEREE_JOURNAL_FOLD_ROWS` sets the number of moves exactly
+    /// (no more per game).
     pub(crate) fn from_env() -> FoldPolicy {
-        let rows = std::env::var("PUNCT_REFEREE_JOURNAL_FOLD_ROWS")
+        let exact = std::env::var("PUNCT_REFEREE_JOURNAL_FOLD_ROWS")
             .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .map_or(FOLD_ROWS, |n| n.max(1));
+            .and_then(|v| v.parse::<usize>().ok());
         FoldPolicy {
-            rows,
+            rows: exact.unwrap_or(FOLD_ROWS),
+            per_game: if exact.is_some() { 0 } else { FOLD_PER_GAME },
             idle: FOLD_IDLE,
         }
     }
@@ -75,8 +87,8 @@ pub(super) struct Journal {
     games: HashMap<String, Pending>,
     /// Moves in the journal.
     rows: usize,
-    /// When the oldest of them was appended.
-    since: Option<Instant>,
+    /// Games with moves in the journal.
+    waiting: usize,
     /// When to fold.
     policy: FoldPolicy,
 }
@@ -87,7 +99,7 @@ impl Journal {
         Journal {
             games: HashMap::new(),
             rows: 0,
-            since: None,
+            waiting: 0,
             policy,
         }
     }
@@ -97,16 +109,28 @@ impl Journal {
         self.policy.idle
     }
 
+    /// Whether moves go to the journal (else straight into their game's
+    /// rows).
+    pub(super) fn enabled(&self) -> bool {
+        self.policy.rows > 0
+    }
+
     /// Moves in the journal.
     pub(super) fn rows(&self) -> usize {
         self.rows
     }
 
-    /// Whether the journal is due a fold: past its size, or holding moves
-    /// for longer than the policy's idle time (a writer kept busy never
-    /// idles).
+    /// Whether the journal is due a fold between two batches: past its
+    /// size (a writer left idle folds whatever is there, see
+    /// [`Journal::idle`]). Under load it is folded by size only: the fewer
+    /// folds, the more moves of each game one fold writes at once.
     pub(super) fn due(&self) -> bool {
-        self.rows >= self.policy.rows || self.since.is_some_and(|t| t.elapsed() >= self.policy.idle)
+        let per_game = self
+            .policy
+            .per_game
+            .saturating_mul(self.waiting)
+            .min(MAX_FOLD_ROWS);
+        self.rows >= self.policy.rows.max(per_game)
     }
 
     /// Reads the journal back from the table (at start, and after a
@@ -114,6 +138,7 @@ impl Journal {
     pub(super) fn reload(&mut self, conn: &Connection) -> rusqlite::Result<()> {
         self.games.clear();
         self.rows = 0;
+        self.waiting = 0;
         let mut statement = conn.prepare_cached(
             "SELECT seq, game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
                 draw_offers
@@ -140,11 +165,11 @@ impl Journal {
                 draw_offers,
             };
             let pending = self.games.entry(game_id).or_default();
+            self.waiting += usize::from(pending.moves.is_empty());
             pending.ply = mv.ply;
             pending.moves.push((r.get(0)?, mv));
             self.rows += 1;
         }
-        self.since = (self.rows > 0).then(Instant::now);
         Ok(())
     }
 
@@ -186,10 +211,10 @@ impl Journal {
         ])?;
         let seq = tx.last_insert_rowid();
         let pending = self.games.entry(mv.game_id.clone()).or_default();
+        self.waiting += usize::from(pending.moves.is_empty());
         pending.ply = mv.ply;
         pending.moves.push((seq, mv.clone()));
         self.rows += 1;
-        self.since.get_or_insert_with(Instant::now);
         Ok(())
     }
 
@@ -210,9 +235,7 @@ impl Journal {
                 .execute([seq])?;
         }
         self.rows -= pending.moves.len();
-        if self.rows == 0 {
-            self.since = None;
-        }
+        self.waiting -= 1;
         Ok(())
     }
 
@@ -238,7 +261,7 @@ impl Journal {
                     pending.moves.clear();
                 }
                 self.rows = 0;
-                self.since = None;
+                self.waiting = 0;
                 metrics::counter!(crate::service::telemetry::STORAGE_JOURNAL_FOLDS).increment(1);
                 tracing::debug!(
                     moves = folded,

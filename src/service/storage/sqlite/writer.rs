@@ -75,6 +75,11 @@ pub(super) fn writer_loop(
     if let Err(e) = journal.reload(&conn) {
         tracing::warn!(error = %e, "storage journal unreadable");
     }
+    if !journal.enabled() {
+        // Moves go straight into their games' rows: those of an earlier
+        // run's journal first.
+        fold(&conn, &mut journal);
+    }
     loop {
         // With moves in the journal, a writer left idle folds them.
         let first = if journal.rows() == 0 {
@@ -258,7 +263,7 @@ fn apply(
             }
         }
         // A move that leaves its game in play goes to the journal.
-        Write::Move(mv, None) => journal.append(tx, mv),
+        Write::Move(mv, None) if journal.enabled() => journal.append(tx, mv),
         Write::Move(mv, end) => {
             journal.fold_game(tx, &mv.game_id)?;
             insert_move(tx, mv)?;
