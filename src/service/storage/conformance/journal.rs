@@ -24,9 +24,26 @@ fn plain(moves: &[MoveRow]) -> Vec<MoveRow> {
         .collect()
 }
 
+/// The first `plies` moves of game `j`, as read back.
+fn expect(plies: u32) -> Vec<MoveRow> {
+    (1..=plies)
+        .map(|p| MoveRow {
+            draw_offers: SeatSet::EMPTY,
+            ..mv("j", p)
+        })
+        .collect()
+}
+
 /// Writes game `j` and plays it with draw offers in between, checking
 /// what each read sees.
 pub(super) async fn journal_suite(storage: &dyn Storage) {
+    journaled_moves_are_read_back(storage).await;
+    changes_after_journaled_moves(storage).await;
+}
+
+/// Game `j`'s first five moves, a draw offer with two of them: every read
+/// sees them; moves out of turn are refused.
+async fn journaled_moves_are_read_back(storage: &dyn Storage) {
     storage
         .write(Write::Create(game("j"), Vec::new(), None))
         .await
@@ -53,14 +70,6 @@ pub(super) async fn journal_suite(storage: &dyn Storage) {
         ))
         .await
         .unwrap();
-    let expect = |plies: u32| -> Vec<MoveRow> {
-        (1..=plies)
-            .map(|p| MoveRow {
-                draw_offers: SeatSet::EMPTY,
-                ..mv("j", p)
-            })
-            .collect()
-    };
     let recovered = storage.recover().unwrap();
     assert_eq!(recovered.len(), 1);
     assert_eq!(plain(&recovered[0].moves), expect(5));
@@ -77,7 +86,10 @@ pub(super) async fn journal_suite(storage: &dyn Storage) {
         assert!(matches!(e, StorageError::Conflict(_)), "ply {ply}: {e:?}");
     }
     assert_eq!(plain(&storage.recover().unwrap()[0].moves), expect(5));
+}
 
+/// A draw offer, more moves and the end of game `j`; game `k` expires.
+async fn changes_after_journaled_moves(storage: &dyn Storage) {
     // A draw offer after journaled moves, then more moves.
     storage
         .write(Write::DrawOffer {
