@@ -67,6 +67,9 @@ pub const MOVES_ILLEGAL: &str = "referee_moves_illegal_total";
 pub const STORAGE_COMMITS: &str = "referee_storage_commits_total";
 /// Writes (games, moves, endings) committed to storage.
 pub const STORAGE_WRITES: &str = "referee_storage_writes_total";
+/// Folds of the move journal into the per-game tables (docs/STORAGE.md,
+/// "The move journal").
+pub const STORAGE_JOURNAL_FOLDS: &str = "referee_storage_journal_folds_total";
 /// Time to commit one transaction, sync included.
 pub const STORAGE_COMMIT_DURATION: &str = "referee_storage_commit_duration_seconds";
 /// Writes refused because storage failed (the call got `UNAVAILABLE`).
@@ -357,6 +360,10 @@ fn describe_metrics() {
     describe_counter!(MOVES_ILLEGAL, "Moves refused by a rule, by reason");
     describe_counter!(STORAGE_COMMITS, "Storage transactions committed");
     describe_counter!(STORAGE_WRITES, "Writes committed to storage");
+    describe_counter!(
+        STORAGE_JOURNAL_FOLDS,
+        "Folds of the move journal into the per-game tables"
+    );
     describe_histogram!(
         STORAGE_COMMIT_DURATION,
         Unit::Seconds,

@@ -133,9 +133,19 @@ async fn record_moves(client: &mut Client, id: &str) -> Vec<String> {
         .collect()
 }
 
-async fn one_crash(seed: u64, sync: &str) {
+/// [`start`], its move journal folded past `fold_rows` moves when given
+/// (docs/STORAGE.md, "The move journal").
+async fn start_folding(dir: &Path, extra: &[&str], fold_rows: Option<&str>) -> Referee {
+    let mut command = serve(dir, extra);
+    if let Some(rows) = fold_rows {
+        command.env("PUNCT_REFEREE_JOURNAL_FOLD_ROWS", rows);
+    }
+    Referee::start(&mut command).await
+}
+
+async fn one_crash(seed: u64, sync: &str, fold_rows: Option<&str>) {
     let dir = tempdir(sync);
-    let referee = start(&dir, &["--sync", sync]).await;
+    let referee = start_folding(&dir, &["--sync", sync], fold_rows).await;
     let mut client = referee.client().await;
     let mut games = Vec::new();
     for i in 0..6 {
@@ -169,7 +179,7 @@ async fn one_crash(seed: u64, sync: &str) {
         common::within(30, task).await.unwrap();
     }
 
-    let referee = start(&dir, &["--sync", sync]).await;
+    let referee = start_folding(&dir, &["--sync", sync], fold_rows).await;
     let mut client = referee.client().await;
     let mut total_acked = 0;
     for (table, seen, _) in &games {
@@ -277,7 +287,7 @@ async fn one_crash(seed: u64, sync: &str) {
     referee.kill();
     // Finished games are not played again, but stay readable from the
     // store: every game is listed, finished.
-    let referee = start(&dir, &["--sync", sync]).await;
+    let referee = start_folding(&dir, &["--sync", sync], fold_rows).await;
     let mut client = referee.client().await;
     let live = client
         .list_games(pb::ListGamesRequest {
@@ -307,7 +317,18 @@ async fn one_crash(seed: u64, sync: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acknowledged_moves_survive_sigkill_at_random_points() {
     for (seed, sync) in [(1, "normal"), (2, "full"), (3, "off"), (4, "normal")] {
-        one_crash(seed, sync).await;
+        one_crash(seed, sync, None).await;
+    }
+}
+
+/// The same with the journal folded every two moves: the writer folds
+/// after almost every batch, so the kill lands during folds as well as
+/// appends (a fold is one transaction: its moves are in the journal or in
+/// the games' tables, never both or neither).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acknowledged_moves_survive_sigkill_during_journal_folds() {
+    for (seed, sync) in [(5, "normal"), (6, "full"), (7, "off"), (8, "normal")] {
+        one_crash(seed, sync, Some("2")).await;
     }
 }
 

@@ -297,6 +297,35 @@ impl Assembly {
         Ok(())
     }
 
+    /// Whether a game read is still in progress (only those can have
+    /// moves in the journal: a game's journaled moves are folded in the
+    /// transaction that ends it).
+    pub(crate) fn any_in_progress(&self) -> bool {
+        self.games.iter().any(|g| g.end.is_none())
+    }
+
+    /// Reads a journaled move of game `game_id` (journal order): a move
+    /// after the game's folded ones, which also makes the game's ply and
+    /// standing draw offer (`draw_offers`, as the column stores them). A
+    /// move of a game not read is skipped.
+    pub(crate) fn push_journaled(
+        &mut self,
+        game_id: &str,
+        row: MoveColumns,
+        draw_offers: Option<&str>,
+    ) -> Result<(), BadRow> {
+        let Some(&i) = self.index.get(game_id) else {
+            return Ok(());
+        };
+        let offers = seats_of_text(draw_offers.unwrap_or(""))
+            .map_err(|e| BadRow(format!("game `{game_id}`: journal draw offers: {e}")))?;
+        let ply = row.ply;
+        self.push_move(game_id, row)?;
+        self.plies[i] = ply;
+        self.games[i].draw_offers = offers;
+        Ok(())
+    }
+
     /// The games, each checked: moves and the game's ply are written in
     /// one transaction, so a mismatch means the rows were changed behind
     /// the server's back.

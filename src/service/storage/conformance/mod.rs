@@ -1,6 +1,7 @@
 //! One suite, run against every backend that keeps data: what is written is
 //! read back, finished games are not recovered, a bad write fails alone.
 
+mod journal;
 mod leases;
 mod postgres_backend;
 mod sqlite_backend;

@@ -5,6 +5,7 @@
 //! different games cost one sync, not one each. Schema, sync settings and
 //! recovery: docs/STORAGE.md.
 
+mod journal;
 mod reads;
 mod schema;
 mod writer;
@@ -19,6 +20,9 @@ use std::thread;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+pub(crate) use self::journal::FoldPolicy;
+#[cfg(test)]
+pub(crate) use self::journal::{FOLD_IDLE, FOLD_PER_GAME, FOLD_ROWS};
 use self::reads::read_games;
 use self::schema::{open_connection, writer_connection};
 use self::writer::{checkpoint_loop, writer_loop};
@@ -32,7 +36,7 @@ pub const DB_FILE: &str = "referee.sqlite3";
 /// The lock file that keeps a second server off the same data directory.
 pub const LOCK_FILE: &str = "referee.lock";
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
 /// The writer's page cache, in KiB (2048 pages of 4 KiB). Every commit
@@ -134,6 +138,16 @@ impl SqliteStorage {
         options: &SqliteOptions,
         secret_file: Option<&Path>,
     ) -> Result<SqliteStorage, StorageError> {
+        SqliteStorage::open_folding(options, secret_file, FoldPolicy::from_env())
+    }
+
+    /// [`SqliteStorage::open_with_secret`], its move journal folded as
+    /// `policy` says (docs/STORAGE.md, "The move journal").
+    pub(crate) fn open_folding(
+        options: &SqliteOptions,
+        secret_file: Option<&Path>,
+        policy: FoldPolicy,
+    ) -> Result<SqliteStorage, StorageError> {
         let dir = &options.dir;
         let lock = lock_directory(dir)?;
         let secret = match secret_file {
@@ -159,7 +173,7 @@ impl SqliteStorage {
         let sealer = secret.clone();
         let writer = thread::Builder::new()
             .name("storage-writer".into())
-            .spawn(move || writer_loop(conn, rx, &counter, &restart, &sealer))
+            .spawn(move || writer_loop(conn, rx, &counter, &restart, &sealer, policy))
             .map_err(|e| {
                 StorageError::Unavailable(format!("cannot start the storage writer: {e}"))
             })?;

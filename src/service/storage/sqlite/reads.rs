@@ -60,6 +60,24 @@ pub(super) fn read_games(
             games.push_move(&id, row?).map_err(corrupt)?;
         }
     }
+    if games.any_in_progress() {
+        // Moves not folded yet (docs/STORAGE.md, "The move journal"): the
+        // journal is short (folded every few thousand moves) and has no
+        // index, so it is read whole, once per read.
+        let mut journal = conn.prepare_cached(
+            "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms, game_id,
+                draw_offers
+             FROM journal ORDER BY seq",
+        )?;
+        let mut rows = journal.query([])?;
+        while let Some(r) = rows.next()? {
+            let id: String = r.get(6)?;
+            let offers: Option<String> = r.get(7)?;
+            games
+                .push_journaled(&id, move_columns(r)?, offers.as_deref())
+                .map_err(corrupt)?;
+        }
+    }
     games.finish().map_err(corrupt)
 }
 

@@ -110,8 +110,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             }
             migrate_3_to_4(conn, secret).map_err(err)?;
             migrate_4_to_5(conn, secret).map_err(err)?;
+            migrate_5_to_6(conn).map_err(err)?;
         }
-        4 | SCHEMA_VERSION => {
+        4..=SCHEMA_VERSION => {
             let stored: String = conn
                 .query_row("SELECT value FROM meta WHERE key = 'key_check'", [], |r| {
                     r.get(0)
@@ -120,6 +121,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             secret.verify(&stored, &path.display().to_string())?;
             if version == 4 {
                 migrate_4_to_5(conn, secret).map_err(err)?;
+            }
+            if version <= 5 {
+                migrate_5_to_6(conn).map_err(err)?;
             }
         }
         v => {
@@ -281,6 +285,28 @@ fn migrate_4_to_5(conn: &Connection, secret: &ServerSecret) -> rusqlite::Result<
     // be in the log and the free pages: write them over (VACUUM writes the
     // new file into the log: the second checkpoint copies it over the old).
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+}
+
+/// From version 5 to version 6, in one transaction: the move journal
+/// (docs/STORAGE.md, "The move journal"). No row changes: a version-5
+/// database has every move in `moves`.
+fn migrate_5_to_6(conn: &Connection) -> rusqlite::Result<()> {
+    in_transaction(conn, |tx| {
+        tx.execute_batch(
+            "CREATE TABLE IF NOT EXISTS journal (
+                 seq          INTEGER PRIMARY KEY,
+                 game_id      TEXT NOT NULL,
+                 ply          INTEGER NOT NULL,
+                 seat         INTEGER NOT NULL,
+                 notation     TEXT NOT NULL,
+                 request_id   TEXT,
+                 clock_ms     INTEGER NOT NULL,
+                 played_at_ms INTEGER NOT NULL,
+                 draw_offers  TEXT
+             );
+             PRAGMA user_version = 6;",
+        )
+    })
 }
 
 /// Seals what tournament documents hold in the clear (see

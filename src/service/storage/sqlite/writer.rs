@@ -12,6 +12,7 @@ use super::super::codec::{
     clock_columns, end_columns, hex, labels_json, offers_column, sealed_seed,
 };
 use super::super::{GameRow, MoveRow, OutcomeRow, ServerSecret, TournamentRow, Write, unix_ms};
+use super::journal::{FoldPolicy, Journal};
 use super::{Job, MAX_BATCH, PRUNE_BATCH, Reply, read_games, sql_error};
 use crate::service::telemetry;
 /// Log frames (pages) past which the log is made to start over (see
@@ -67,9 +68,33 @@ pub(super) fn writer_loop(
     commits: &AtomicU64,
     restart: &AtomicBool,
     secret: &ServerSecret,
+    policy: FoldPolicy,
 ) {
     let path = conn.path().map(PathBuf::from).unwrap_or_default();
-    while let Ok(first) = rx.recv() {
+    let mut journal = Journal::new(policy);
+    if let Err(e) = journal.reload(&conn) {
+        tracing::warn!(error = %e, "storage journal unreadable");
+    }
+    if !journal.enabled() {
+        // Moves go straight into their games' rows: those of an earlier
+        // run's journal first.
+        fold(&conn, &mut journal);
+    }
+    loop {
+        // With moves in the journal, a writer left idle folds them.
+        let first = if journal.rows() == 0 {
+            rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+        } else {
+            rx.recv_timeout(journal.idle())
+        };
+        let first = match first {
+            Ok(job) => job,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                fold(&conn, &mut journal);
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         if restart.swap(false, Ordering::Relaxed) {
             restart_log(&conn);
         }
@@ -86,6 +111,7 @@ pub(super) fn writer_loop(
                         std::mem::take(&mut writes),
                         commits,
                         secret,
+                        &mut journal,
                     );
                     let _ = reply.send(
                         read_games(
@@ -104,6 +130,7 @@ pub(super) fn writer_loop(
                         std::mem::take(&mut writes),
                         commits,
                         secret,
+                        &mut journal,
                     );
                     let _ =
                         reply.send(prune_batch(&mut conn, before).map_err(|e| sql_error(&path, e)));
@@ -113,7 +140,20 @@ pub(super) fn writer_loop(
                 next = rx.try_recv().ok();
             }
         }
-        commit_batch(&mut conn, &path, writes, commits, secret);
+        commit_batch(&mut conn, &path, writes, commits, secret, &mut journal);
+        if journal.due() {
+            fold(&conn, &mut journal);
+        }
+    }
+    // A clean stop leaves the journal folded.
+    fold(&conn, &mut journal);
+}
+
+/// Folds the journal; a failure (a full disk) leaves it as it is, to be
+/// folded later.
+fn fold(conn: &Connection, journal: &mut Journal) {
+    if let Err(e) = journal.fold_all(conn) {
+        tracing::warn!(error = %e, "storage journal fold failed");
     }
 }
 
@@ -127,6 +167,7 @@ fn commit_batch(
     writes: Vec<(Box<Write>, Reply)>,
     commits: &AtomicU64,
     secret: &ServerSecret,
+    journal: &mut Journal,
 ) {
     if writes.is_empty() {
         return;
@@ -136,7 +177,7 @@ fn commit_batch(
     let n = writes.len();
     let together = in_transaction(conn, |tx| {
         for (w, _) in &writes {
-            apply(tx, w, secret)?;
+            apply(tx, w, secret, journal)?;
         }
         Ok(())
     });
@@ -147,12 +188,17 @@ fn commit_batch(
             }
         }
         Err(_) if n > 1 => {
+            reload(conn, journal);
             for (w, reply) in writes {
-                let alone = in_transaction(conn, |tx| apply(tx, &w, secret));
+                let alone = in_transaction(conn, |tx| apply(tx, &w, secret, journal));
+                if alone.is_err() {
+                    reload(conn, journal);
+                }
                 let _ = reply.send(alone.map_err(|e| sql_error(path, e)));
             }
         }
         Err(e) => {
+            reload(conn, journal);
             let e = sql_error(path, e);
             tracing::warn!(error = %e, "storage write failed");
             for (_, reply) in writes {
@@ -163,6 +209,14 @@ fn commit_batch(
     metrics::counter!(telemetry::STORAGE_COMMITS).increment(1);
     metrics::counter!(telemetry::STORAGE_WRITES).increment(n as u64);
     metrics::histogram!(telemetry::STORAGE_COMMIT_DURATION).record(started.elapsed().as_secs_f64());
+}
+
+/// Reads the journal back after a transaction that failed (its moves and
+/// folds are not stored, but the writer's memory of the journal has them).
+fn reload(conn: &Connection, journal: &mut Journal) {
+    if let Err(e) = journal.reload(conn) {
+        tracing::warn!(error = %e, "storage journal reload failed");
+    }
 }
 
 /// Runs `body` in an immediate transaction and commits it, or rolls it
@@ -190,7 +244,12 @@ fn no_such_game(id: &str) -> rusqlite::Error {
     rusqlite::Error::ToSqlConversionFailure(format!("no stored game `{id}` in progress").into())
 }
 
-fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Result<()> {
+fn apply(
+    tx: &Connection,
+    write: &Write,
+    secret: &ServerSecret,
+    journal: &mut Journal,
+) -> rusqlite::Result<()> {
     match write {
         Write::Tournament(row) => apply_tournament(tx, row),
         Write::Create(game, moves, end) => {
@@ -203,7 +262,10 @@ fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Res
                 None => Ok(()),
             }
         }
+        // A move that leaves its game in play goes to the journal.
+        Write::Move(mv, None) if journal.enabled() => journal.append(tx, mv),
         Write::Move(mv, end) => {
+            journal.fold_game(tx, &mv.game_id)?;
             insert_move(tx, mv)?;
             let changed = tx
                 .prepare_cached(
@@ -232,6 +294,7 @@ fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Res
             }
         }
         Write::DrawOffer { game_id, seats } => {
+            journal.fold_game(tx, game_id)?;
             let changed = tx
                 .prepare_cached(
                     "UPDATE games SET draw_offers = ?2 WHERE id = ?1 AND status = 'in_progress'",
@@ -242,7 +305,10 @@ fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Res
             }
             Ok(())
         }
-        Write::End(end) => apply_end(tx, end),
+        Write::End(end) => {
+            journal.fold_game(tx, &end.game_id)?;
+            apply_end(tx, end)
+        }
     }
 }
 
@@ -315,7 +381,7 @@ fn insert_game(
     Ok(())
 }
 
-fn insert_move(tx: &Connection, mv: &MoveRow) -> rusqlite::Result<()> {
+pub(super) fn insert_move(tx: &Connection, mv: &MoveRow) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
