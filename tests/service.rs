@@ -39,3 +39,5 @@ mod service_streams;
 mod three_seats;
 #[path = "service/tournament_service.rs"]
 mod tournament_service;
+#[path = "service/webhooks.rs"]
+mod webhooks;

@@ -110,8 +110,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             }
             migrate_3_to_4(conn, secret).map_err(err)?;
             migrate_4_to_5(conn, secret).map_err(err)?;
+            super::outbox::migrate_5_to_6(conn).map_err(err)?;
         }
-        4 | SCHEMA_VERSION => {
+        4 | 5 | SCHEMA_VERSION => {
             let stored: String = conn
                 .query_row("SELECT value FROM meta WHERE key = 'key_check'", [], |r| {
                     r.get(0)
@@ -120,6 +121,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             secret.verify(&stored, &path.display().to_string())?;
             if version == 4 {
                 migrate_4_to_5(conn, secret).map_err(err)?;
+            }
+            if version < SCHEMA_VERSION {
+                super::outbox::migrate_5_to_6(conn).map_err(err)?;
             }
         }
         v => {

@@ -97,6 +97,16 @@ pub(super) fn writer_loop(
                         .map_err(|e| sql_error(&path, e)),
                     );
                 }
+                Job::Run(job) => {
+                    commit_batch(
+                        &mut conn,
+                        &path,
+                        std::mem::take(&mut writes),
+                        commits,
+                        secret,
+                    );
+                    job(&mut conn, secret);
+                }
                 Job::Prune(before, reply) => {
                     commit_batch(
                         &mut conn,
@@ -243,6 +253,10 @@ fn apply(tx: &Connection, write: &Write, secret: &ServerSecret) -> rusqlite::Res
             Ok(())
         }
         Write::End(end) => apply_end(tx, end),
+        Write::Outboxed(change, events) => {
+            apply(tx, change, secret)?;
+            super::outbox::insert_events(tx, events)
+        }
     }
 }
 
