@@ -81,6 +81,57 @@ fn verify(secret: &str, id: &str, timestamp: &str, signature: &str, body: &str) 
             .any(|s| s.strip_prefix("v1,") == Some(expected.as_str()))
 }
 
+/// Whether each client kit's own verifier (clients/python, clients/node)
+/// accepts the delivery; kits whose interpreter is not installed are left
+/// out. Returns (kit, accepted).
+fn kits_verify(
+    secret: &str,
+    id: &str,
+    ts: &str,
+    sig: &str,
+    body: &str,
+) -> Vec<(&'static str, bool)> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let python = format!(
+        "import importlib.util, os, sys\n\
+         spec = importlib.util.spec_from_file_location('w', '{root}/clients/python/punct_client/webhooks.py')\n\
+         w = importlib.util.module_from_spec(spec); spec.loader.exec_module(w)\n\
+         e = os.environ\n\
+         h = {{'webhook-id': e['H_ID'], 'webhook-timestamp': e['H_TS'], 'webhook-signature': e['H_SIG']}}\n\
+         try:\n    w.verify_delivery(e['H_SECRET'], h, e['H_BODY'].encode())\nexcept w.WebhookVerificationError:\n    sys.exit(3)\n"
+    );
+    let node = format!(
+        "const w = await import('{root}/clients/node/src/webhooks.js'); const e = process.env;\n\
+         try {{ w.verifyDelivery(e.H_SECRET, {{'webhook-id': e.H_ID, 'webhook-timestamp': e.H_TS, \
+         'webhook-signature': e.H_SIG}}, e.H_BODY); }} catch (err) {{ process.exit(3); }}"
+    );
+    let mut results = Vec::new();
+    for (kit, program, args) in [
+        ("python", "python3", vec!["-c", python.as_str()]),
+        (
+            "node",
+            "node",
+            vec!["--input-type=module", "-e", node.as_str()],
+        ),
+    ] {
+        let run = std::process::Command::new(program)
+            .args(&args)
+            .env("H_SECRET", secret)
+            .env("H_ID", id)
+            .env("H_TS", ts)
+            .env("H_SIG", sig)
+            .env("H_BODY", body)
+            .output();
+        let Ok(out) = run else { continue };
+        match out.status.code() {
+            Some(0) => results.push((kit, true)),
+            Some(3) => results.push((kit, false)),
+            _ => panic!("{kit} kit: {}", String::from_utf8_lossy(&out.stderr)),
+        }
+    }
+    results
+}
+
 fn options(dir: &std::path::Path) -> ServerOptions {
     ServerOptions {
         storage: StorageConfig::Sqlite(SqliteOptions {
@@ -192,6 +243,17 @@ async fn every_game_event_is_delivered_signed_in_order_through_refusals_and_a_re
             delivered.push((id.clone(), serde_json::from_str(body).unwrap()));
         }
     }
+    // The kits' own verifiers agree, and refuse a changed body.
+    let (id, ts, sig, body) = all.last().unwrap();
+    let kits = kits_verify(&secret, id, ts, sig, body);
+    assert!(!kits.is_empty(), "no kit could run (python3 or node)");
+    assert!(kits.iter().all(|(_, ok)| *ok), "{kits:?}");
+    let tampered = body.replacen("game", "gamE", 1);
+    assert!(
+        kits_verify(&secret, id, ts, sig, &tampered)
+            .iter()
+            .all(|(_, ok)| !*ok)
+    );
     let kinds: Vec<&str> = delivered
         .iter()
         .map(|(_, b)| b["type"].as_str().unwrap())
@@ -369,4 +431,118 @@ async fn registration_refuses_bad_input_and_private_hosts_precisely() {
         .unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
     memory.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_tournament_reports_its_start_each_round_and_its_end() {
+    use punct_referee::service::grpc::pb::dots::v1 as dpb;
+    use punct_referee::service::grpc::pb::referee::v1::tournament_service_client::TournamentServiceClient;
+    use punct_referee::tools::tournament::entrant::{EntrantBot, play_entrant};
+
+    let dir = temp_dir("tournament");
+    let (url, got) = receiver(Arc::new(Mutex::new(0))).await;
+    let server = TestServer::start_with(options(&dir)).await;
+    let secret = hooks(&server)
+        .await
+        .create_webhook_endpoint(pb::CreateWebhookEndpointRequest {
+            url,
+            event_kinds: vec![
+                "tournament.started".into(),
+                "tournament.round_finished".into(),
+                "tournament.ended".into(),
+                "game.ended".into(),
+            ],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .secret;
+    let mut t = TournamentServiceClient::new(server.channel().await);
+    let created = t
+        .create_tournament(pb::CreateTournamentRequest {
+            spec: Some(pb::TournamentSpec {
+                name: "hooks".into(),
+                rules: Some(pb::GameRules {
+                    game: Some(pb::game_rules::Game::Dots(dpb::RuleOptions {
+                        width: 6,
+                        height: 6,
+                        ..Default::default()
+                    })),
+                }),
+                format: pb::TournamentFormat::RoundRobin as i32,
+                games_per_pairing: 1,
+                time_control: Some(pb::TimeControl {
+                    mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
+                        move_ms: 10_000,
+                    })),
+                    first_move_deadline_ms: None,
+                }),
+                ..Default::default()
+            }),
+            entrants: vec!["a".into(), "b".into(), "c".into()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let id = created.tournament.unwrap().tournament_id;
+    t.start_tournament(pb::StartTournamentRequest {
+        tournament_id: id.clone(),
+    })
+    .await
+    .unwrap();
+    let mut players = Vec::new();
+    for (i, key) in created.keys.iter().enumerate() {
+        let bot = EntrantBot::new(
+            format!("b{i}=random").parse().unwrap(),
+            i as u64,
+            Duration::from_secs(10),
+        );
+        players.push(tokio::spawn(play_entrant(
+            server.channel().await,
+            key.entrant_key.clone(),
+            bot,
+        )));
+    }
+    for p in players {
+        within(120, p).await.unwrap().unwrap();
+    }
+    // Three entrants in a round robin: three rounds of one game (and a bye).
+    let all = within(30, async {
+        loop {
+            let all = got.lock().unwrap().clone();
+            if all.iter().any(|(.., b)| b.contains("\"tournament.ended\"")) {
+                return all;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let mut tournament_events = Vec::new();
+    let mut games_ended = 0;
+    for (hid, ts, sig, body) in &all {
+        assert!(verify(&secret, hid, ts, sig, body));
+        let b: serde_json::Value = serde_json::from_str(body).unwrap();
+        match b["type"].as_str().unwrap() {
+            "game.ended" => games_ended += 1,
+            kind => {
+                assert_eq!(b["data"]["tournament_id"], id.as_str());
+                tournament_events.push((kind.to_owned(), b["data"]["round"].as_u64()));
+            }
+        }
+    }
+    assert_eq!(games_ended, 3, "every game of the tournament");
+    assert_eq!(
+        tournament_events,
+        [
+            ("tournament.started".to_owned(), None),
+            ("tournament.round_finished".to_owned(), Some(1)),
+            ("tournament.round_finished".to_owned(), Some(2)),
+            ("tournament.round_finished".to_owned(), Some(3)),
+            ("tournament.ended".to_owned(), None),
+        ],
+        "in order, once each"
+    );
+    server.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -304,34 +304,10 @@ pub async fn run(
             () = tokio::time::sleep(options.poll) => {}
         }
         let period = (Duration::from_secs(2).as_millis() / options.poll.as_millis().max(1)).max(1);
-        if tick % period as u64 == 0 {
-            let s = storage.clone();
-            let read = tokio::task::spawn_blocking(move || {
-                let store = s.webhooks()?;
-                Some((store.endpoints(), store.backlog()))
-            })
-            .await;
-            if let Ok(Some((found, backlog))) = read {
-                match found {
-                    Ok(found) => {
-                        hub.set_subscriptions(
-                            found
-                                .iter()
-                                .flat_map(|e| e.kinds.iter().map(String::as_str)),
-                        );
-                        endpoints = Arc::new(found);
-                    }
-                    Err(e) => tracing::warn!(error = %e, "webhook endpoints not read"),
-                }
-                if let Ok(b) = backlog {
-                    metrics::gauge!(PENDING).set(b.pending as f64);
-                    let now = unix_ms(std::time::SystemTime::now());
-                    let lag = b
-                        .oldest_ms
-                        .map_or(0.0, |t| (now - t).max(0) as f64 / 1000.0);
-                    metrics::gauge!(LAG).set(lag);
-                }
-            }
+        if tick.is_multiple_of(period as u64)
+            && let Some(found) = refresh(&storage, &hub).await
+        {
+            endpoints = Arc::new(found);
         }
         tick += 1;
         if endpoints.is_empty() {
@@ -357,6 +333,15 @@ pub async fn run(
             }
             _ => continue,
         };
+        // An endpoint registered since the last read (here or on another
+        // replica): read them again rather than fail its deliveries.
+        if leased
+            .iter()
+            .any(|d| !endpoints.iter().any(|e| e.id == d.endpoint_id))
+            && let Some(found) = refresh(&storage, &hub).await
+        {
+            endpoints = Arc::new(found);
+        }
         for delivery in leased {
             let Ok(permit) = slots.clone().acquire_owned().await else {
                 return;
@@ -370,6 +355,40 @@ pub async fn run(
                 attempt(storage, endpoint, delivery, &options, &owner).await;
                 drop(permit);
             });
+        }
+    }
+}
+
+/// Reads the endpoints (and tells `hub` what they subscribe to) and sets
+/// the backlog's gauges; `None` when they could not be read.
+async fn refresh(storage: &Arc<dyn Storage>, hub: &Hub) -> Option<Vec<EndpointRow>> {
+    let s = storage.clone();
+    let (found, backlog) = tokio::task::spawn_blocking(move || {
+        let store = s.webhooks()?;
+        Some((store.endpoints(), store.backlog()))
+    })
+    .await
+    .ok()??;
+    if let Ok(b) = backlog {
+        metrics::gauge!(PENDING).set(b.pending as f64);
+        let now = unix_ms(std::time::SystemTime::now());
+        let lag = b
+            .oldest_ms
+            .map_or(0.0, |t| (now - t).max(0) as f64 / 1000.0);
+        metrics::gauge!(LAG).set(lag);
+    }
+    match found {
+        Ok(found) => {
+            hub.set_subscriptions(
+                found
+                    .iter()
+                    .flat_map(|e| e.kinds.iter().map(String::as_str)),
+            );
+            Some(found)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "webhook endpoints not read");
+            None
         }
     }
 }

@@ -2,6 +2,7 @@
 //! read back, finished games are not recovered, a bad write fails alone.
 
 mod leases;
+mod outbox;
 mod postgres_backend;
 mod sqlite_backend;
 

@@ -16,7 +16,7 @@ use super::{PostgresStorage, get, pg_error};
 /// Version 7: the endpoints and the outbox (one row per event and
 /// endpoint).
 pub(super) const SCHEMA_7: &str = r#"
-CREATE TABLE webhook_endpoints (
+CREATE TABLE IF NOT EXISTS webhook_endpoints (
     id            TEXT COLLATE "C" PRIMARY KEY,
     url           TEXT NOT NULL,
     kinds         TEXT NOT NULL,
@@ -24,7 +24,7 @@ CREATE TABLE webhook_endpoints (
     description   TEXT NOT NULL,
     created_at_ms BIGINT NOT NULL
 );
-CREATE TABLE webhook_deliveries (
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
     seq            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     event_id       TEXT NOT NULL,
     endpoint_id    TEXT COLLATE "C" NOT NULL,
@@ -40,9 +40,9 @@ CREATE TABLE webhook_deliveries (
     last_error     TEXT NOT NULL DEFAULT '',
     UNIQUE (event_id, endpoint_id)
 );
-CREATE INDEX webhook_pending ON webhook_deliveries (endpoint_id, subject, seq)
+CREATE INDEX IF NOT EXISTS webhook_pending ON webhook_deliveries (endpoint_id, subject, seq)
     WHERE status = 'pending';
-CREATE INDEX webhook_due ON webhook_deliveries (next_at_ms) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS webhook_due ON webhook_deliveries (next_at_ms) WHERE status = 'pending';
 "#;
 
 /// Inserts the deliveries of `events` (see the SQLite backend's twin).

@@ -97,8 +97,11 @@ enum Job {
     Prune(i64, mpsc::Sender<Result<u64, StorageError>>),
     /// Work on the writer's connection between two batches (the webhook
     /// outbox's calls, [`outbox`]); it answers by itself.
-    Run(Box<dyn FnOnce(&mut Connection, &ServerSecret) + Send>),
+    Run(RunJob),
 }
+
+/// Work [`Job::Run`] does on the writer's connection.
+type RunJob = Box<dyn FnOnce(&mut Connection, &ServerSecret) + Send>;
 
 /// The SQLite backend (see the module docs).
 #[derive(Debug)]

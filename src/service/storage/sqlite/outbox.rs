@@ -20,7 +20,7 @@ use super::{Job, SqliteStorage, sql_error};
 pub(super) fn migrate_5_to_6(conn: &Connection) -> rusqlite::Result<()> {
     in_transaction(conn, |tx| {
         tx.execute_batch(
-            "CREATE TABLE webhook_endpoints (
+            "CREATE TABLE IF NOT EXISTS webhook_endpoints (
                 id TEXT PRIMARY KEY,
                 url TEXT NOT NULL,
                 kinds TEXT NOT NULL,            -- ',game.created,game.ended,'
@@ -28,7 +28,7 @@ pub(super) fn migrate_5_to_6(conn: &Connection) -> rusqlite::Result<()> {
                 description TEXT NOT NULL,
                 created_at_ms INTEGER NOT NULL
             );
-            CREATE TABLE webhook_deliveries (
+            CREATE TABLE IF NOT EXISTS webhook_deliveries (
                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
                 event_id TEXT NOT NULL,
                 endpoint_id TEXT NOT NULL,
@@ -44,9 +44,9 @@ pub(super) fn migrate_5_to_6(conn: &Connection) -> rusqlite::Result<()> {
                 last_error TEXT NOT NULL DEFAULT '',
                 UNIQUE (event_id, endpoint_id)
             );
-            CREATE INDEX webhook_pending ON webhook_deliveries (endpoint_id, subject, seq)
+            CREATE INDEX IF NOT EXISTS webhook_pending ON webhook_deliveries (endpoint_id, subject, seq)
                 WHERE status = 'pending';
-            CREATE INDEX webhook_due ON webhook_deliveries (next_at_ms)
+            CREATE INDEX IF NOT EXISTS webhook_due ON webhook_deliveries (next_at_ms)
                 WHERE status = 'pending';
             PRAGMA user_version = 6;",
         )
