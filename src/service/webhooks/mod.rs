@@ -89,8 +89,16 @@ impl Hub {
         self.mask.load(Ordering::Relaxed) & events::bit(kind) != 0
     }
 
-    fn kind_of(&self, id: &str) -> String {
-        self.kinds.get(id).map(|k| k.clone()).unwrap_or_default()
+    /// Game `id`'s kind: remembered, or (a game this replica took over
+    /// from another, rare) read from `inner`.
+    fn kind_of(&self, id: &str, inner: &dyn Storage) -> String {
+        if let Some(kind) = self.kinds.get(id) {
+            return kind.clone();
+        }
+        match inner.load(id) {
+            Ok(Some(stored)) => events::game_kind(&stored.game),
+            _ => String::new(),
+        }
     }
 
     fn remember(&self, games: &[StoredGame]) {
@@ -113,22 +121,28 @@ impl Hub {
 
     /// `write` with the events it reports for the kinds subscribed to.
     /// A move with no subscription to moves costs one atomic load.
-    fn outboxed(&self, write: Write) -> Write {
+    fn outboxed(&self, write: Write, inner: &dyn Storage) -> Write {
         let mut out: Vec<OutboxEvent> = Vec::new();
         match &write {
             Write::Move(mv, None) => {
                 if !self.wants(events::GAME_MOVE) {
                     return write;
                 }
-                out.push(events::game_move(&self.kind_of(&mv.game_id), mv));
+                out.push(events::game_move(&self.kind_of(&mv.game_id, inner), mv));
             }
             Write::Move(mv, Some(end)) => {
-                let kind = self.kind_of(&mv.game_id);
-                if self.wants(events::GAME_MOVE) {
-                    out.push(events::game_move(&kind, mv));
-                }
-                if self.wants(events::GAME_ENDED) {
-                    out.push(events::game_ended(&kind, end));
+                let (moves, ends) = (
+                    self.wants(events::GAME_MOVE),
+                    self.wants(events::GAME_ENDED),
+                );
+                if moves || ends {
+                    let kind = self.kind_of(&mv.game_id, inner);
+                    if moves {
+                        out.push(events::game_move(&kind, mv));
+                    }
+                    if ends {
+                        out.push(events::game_ended(&kind, end));
+                    }
                 }
                 self.kinds.remove(&mv.game_id);
             }
@@ -149,7 +163,7 @@ impl Hub {
             }
             Write::End(end) => {
                 if self.wants(events::GAME_ENDED) {
-                    out.push(events::game_ended(&self.kind_of(&end.game_id), end));
+                    out.push(events::game_ended(&self.kind_of(&end.game_id, inner), end));
                 }
                 self.kinds.remove(&end.game_id);
             }
@@ -228,10 +242,11 @@ impl Storage for Hooked {
         self.inner.webhooks()
     }
     fn write(&self, write: Write) -> Commit {
-        self.inner.write(self.hub.outboxed(write))
+        self.inner.write(self.hub.outboxed(write, &*self.inner))
     }
     fn write_leased(&self, write: Write, epoch: Option<i64>) -> Commit {
-        self.inner.write_leased(self.hub.outboxed(write), epoch)
+        self.inner
+            .write_leased(self.hub.outboxed(write, &*self.inner), epoch)
     }
     fn lease_of(&self, id: &str) -> Option<i64> {
         self.inner.lease_of(id)
