@@ -173,6 +173,17 @@ pub trait WebhookStore: Send + Sync {
     /// holds its lease; whether it did.
     fn settle(&self, seq: i64, owner: &str, outcome: &Settle) -> Result<bool, StorageError>;
 
+    /// [`WebhookStore::settle`] for each of `outcomes` (delivery seq, how
+    /// its attempt ended); how many were still `owner`'s. A backend may
+    /// record them all in one transaction.
+    fn settle_all(&self, owner: &str, outcomes: &[(i64, Settle)]) -> Result<u64, StorageError> {
+        let mut settled = 0;
+        for (seq, outcome) in outcomes {
+            settled += u64::from(self.settle(*seq, owner, outcome)?);
+        }
+        Ok(settled)
+    }
+
     /// Endpoint `endpoint_id`'s deliveries, newest first, of `status` if
     /// given, at most `limit`.
     fn deliveries(

@@ -295,14 +295,27 @@ pub async fn run(
 ) {
     let options = Arc::new(options);
     let lease = options.timeout * 2 + options.connect_timeout + Duration::from_secs(5);
+    let (outcomes, settling) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(settle_loop(storage.clone(), owner.clone(), settling));
     let slots = Arc::new(tokio::sync::Semaphore::new(32));
     let mut endpoints: Arc<Vec<EndpointRow>> = Arc::new(Vec::new());
     let mut tick = 0u64;
+    // Whether the last lease took as many as there were free slots: more
+    // may be due, so lease again as soon as a slot is free.
+    let mut busy = false;
     loop {
+        let pause = if busy { Duration::ZERO } else { options.poll };
         tokio::select! {
             () = stop.cancelled() => return,
-            () = tokio::time::sleep(options.poll) => {}
+            () = tokio::time::sleep(pause) => {}
         }
+        if busy {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                free = slots.acquire() => drop(free),
+            }
+        }
+        busy = false;
         let period = (Duration::from_secs(2).as_millis() / options.poll.as_millis().max(1)).max(1);
         if tick.is_multiple_of(period as u64)
             && let Some(found) = refresh(&storage, &hub).await
@@ -333,6 +346,7 @@ pub async fn run(
             }
             _ => continue,
         };
+        busy = leased.len() == free;
         // An endpoint registered since the last read (here or on another
         // replica): read them again rather than fail its deliveries.
         if leased
@@ -350,9 +364,10 @@ pub async fn run(
                 .iter()
                 .find(|e| e.id == delivery.endpoint_id)
                 .cloned();
-            let (storage, options, owner) = (storage.clone(), options.clone(), owner.clone());
+            let (options, outcomes) = (options.clone(), outcomes.clone());
             tokio::spawn(async move {
-                attempt(storage, endpoint, delivery, &options, &owner).await;
+                let outcome = attempt(endpoint.as_ref(), &delivery, &options).await;
+                let _ = outcomes.send((delivery.seq, outcome));
                 drop(permit);
             });
         }
@@ -393,21 +408,47 @@ async fn refresh(storage: &Arc<dyn Storage>, hub: &Hub) -> Option<Vec<EndpointRo
     }
 }
 
-async fn attempt(
+/// Records the outcomes of attempts as they come, those that came together
+/// in one call ([`WebhookStore::settle_all`]: one commit on SQLite), until
+/// the worker stops.
+///
+/// [`WebhookStore::settle_all`]: crate::service::storage::outbox::WebhookStore::settle_all
+async fn settle_loop(
     storage: Arc<dyn Storage>,
-    endpoint: Option<EndpointRow>,
-    delivery: DeliveryRow,
-    options: &WebhookOptions,
-    owner: &str,
+    owner: String,
+    mut settling: tokio::sync::mpsc::UnboundedReceiver<(i64, Settle)>,
 ) {
-    let result = match &endpoint {
-        Some(endpoint) => tokio::time::timeout(options.timeout, post(endpoint, &delivery, options))
+    while let Some(first) = settling.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < 256
+            && let Ok(next) = settling.try_recv()
+        {
+            batch.push(next);
+        }
+        let (s, who) = (storage.clone(), owner.clone());
+        let settled =
+            tokio::task::spawn_blocking(move || s.webhooks().map(|w| w.settle_all(&who, &batch)))
+                .await;
+        if let Ok(Some(Err(e))) = settled {
+            tracing::warn!(error = %e, "webhook deliveries not settled (they will be sent again)");
+        }
+    }
+}
+
+/// One attempt at `delivery`, and how it ends.
+async fn attempt(
+    endpoint: Option<&EndpointRow>,
+    delivery: &DeliveryRow,
+    options: &WebhookOptions,
+) -> Settle {
+    let result = match endpoint {
+        Some(endpoint) => tokio::time::timeout(options.timeout, post(endpoint, delivery, options))
             .await
             .unwrap_or_else(|_| Err("timed out".into())),
         None => Err("the endpoint is not known yet".into()),
     };
     let attempts = delivery.attempts + 1;
-    let outcome = match result {
+    match result {
         Ok(()) => {
             metrics::counter!(DELIVERIES).increment(1);
             Settle::Delivered
@@ -423,16 +464,6 @@ async fn attempt(
                 + backoff(options, attempts).as_millis() as i64;
             Settle::Retry { at_ms, error }
         }
-    };
-    let owner = owner.to_owned();
-    let settled = tokio::task::spawn_blocking(move || {
-        storage
-            .webhooks()
-            .map(|w| w.settle(delivery.seq, &owner, &outcome))
-    })
-    .await;
-    if let Ok(Some(Err(e))) = settled {
-        tracing::warn!(error = %e, "webhook delivery not settled (it will be sent again)");
     }
 }
 

@@ -226,22 +226,34 @@ impl WebhookStore for SqliteStorage {
     }
 
     fn settle(&self, seq: i64, owner: &str, outcome: &Settle) -> Result<bool, StorageError> {
+        Ok(self.settle_all(owner, &[(seq, outcome.clone())])? == 1)
+    }
+
+    /// One transaction (one commit) for all of them.
+    fn settle_all(&self, owner: &str, outcomes: &[(i64, Settle)]) -> Result<u64, StorageError> {
         let owner = owner.to_owned();
-        let outcome = outcome.clone();
+        let outcomes = outcomes.to_vec();
         self.on_writer(move |conn, _| {
-            let next = match &outcome {
-                Settle::Retry { at_ms, .. } => Some(*at_ms),
-                _ => None,
-            };
-            let changed = conn
-                .prepare_cached(
-                    "UPDATE webhook_deliveries SET status = ?3, attempts = attempts + 1,
-                        last_error = ?4, next_at_ms = coalesce(?5, next_at_ms),
-                        lease_owner = NULL, lease_until_ms = NULL
-                     WHERE seq = ?1 AND lease_owner = ?2 AND status = 'pending'",
-                )?
-                .execute(params![seq, owner, outcome.status(), outcome.error(), next])?;
-            Ok(changed == 1)
+            let mut settled = 0;
+            in_transaction(conn, |tx| {
+                for (seq, outcome) in &outcomes {
+                    let next = match outcome {
+                        Settle::Retry { at_ms, .. } => Some(*at_ms),
+                        _ => None,
+                    };
+                    settled += tx
+                        .prepare_cached(
+                            "UPDATE webhook_deliveries SET status = ?3, attempts = attempts + 1,
+                                last_error = ?4, next_at_ms = coalesce(?5, next_at_ms),
+                                lease_owner = NULL, lease_until_ms = NULL
+                             WHERE seq = ?1 AND lease_owner = ?2 AND status = 'pending'",
+                        )?
+                        .execute(params![seq, owner, outcome.status(), outcome.error(), next])?
+                        as u64;
+                }
+                Ok(())
+            })?;
+            Ok(settled)
         })
     }
 
