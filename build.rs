@@ -9,6 +9,7 @@ use prost::Message as _;
 const PROTOS: &[&str] = &[
     "proto/referee/v1/referee.proto",
     "proto/referee/v1/tournament.proto",
+    "proto/referee/v1/webhooks.proto",
     "proto/punct/v1/punct.proto",
     "proto/dots/v1/dots.proto",
     "proto/punto/v1/punto.proto",

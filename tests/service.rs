@@ -47,3 +47,5 @@ mod service_streams;
 mod three_seats;
 #[path = "service/tournament_service.rs"]
 mod tournament_service;
+#[path = "service/webhooks.rs"]
+mod webhooks;

@@ -16,3 +16,5 @@ mod common;
 mod crash;
 #[path = "storage/storage_postgres.rs"]
 mod storage_postgres;
+#[path = "storage/webhooks_crash.rs"]
+mod webhooks_crash;

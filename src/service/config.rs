@@ -22,6 +22,9 @@ pub const DEFAULT_PORT: u16 = 50051;
 /// Flags of `punct-referee serve` (the default command).
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
+    /// Webhook delivery (docs/WEBHOOKS.md).
+    #[command(flatten)]
+    pub webhooks: crate::service::webhooks::WebhookFlags,
     /// Address to listen on.
     #[arg(long, env = "PUNCT_REFEREE_LISTEN", default_value = "0.0.0.0:50051")]
     pub listen: SocketAddr,
@@ -335,6 +338,7 @@ impl ServeArgs {
             max_concurrent_calls: self.max_concurrent_calls,
             max_watch_streams: self.max_watch_streams,
             retain_finished: (!self.retain_finished.is_zero()).then_some(self.retain_finished),
+            webhooks: self.webhooks.options(),
             tls: match (&self.tls_cert, &self.tls_key) {
                 (Some(cert), Some(key)) => Some(TlsFiles {
                     cert: cert.clone(),

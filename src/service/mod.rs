@@ -31,6 +31,7 @@ pub mod sessions;
 pub mod storage;
 pub mod telemetry;
 pub mod tournaments;
+pub mod webhooks;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -104,6 +105,8 @@ pub struct ServerOptions {
     /// How long finished games stay in durable storage after they end
     /// (`None`: for ever); older ones are pruned in the background.
     pub retain_finished: Option<Duration>,
+    /// How webhooks are delivered (docs/WEBHOOKS.md).
+    pub webhooks: webhooks::WebhookOptions,
     /// TLS on both ports (`None`: plaintext).
     pub tls: Option<TlsFiles>,
     /// The platform keys file (`None`: no keys, every call allowed).
@@ -172,6 +175,7 @@ impl Default for ServerOptions {
             secret_file: None,
             referee_key_file: None,
             retain_finished: None,
+            webhooks: webhooks::WebhookOptions::default(),
             tls: None,
             keys_file: None,
             quotas: QuotaOptions {
@@ -250,8 +254,18 @@ pub async fn run_with_http(
     let hangups = edge::reload::hangups();
     let edge = Edge::open(&options.edge())?;
     edge.warn_if_open(&listener, http.as_ref().map(|p| &p.listener));
-    let (store, postgres) = open_store(&options)?;
+    let (store, postgres, hub) = open_store(&options)?;
     let stop = CancellationToken::new();
+    let hooks = webhooks::api::WebhookApi::new(
+        store.storage().clone(),
+        hub.clone(),
+        options.webhooks.clone(),
+    );
+    if let Some(hub) = hub {
+        let owner = format!("{}-{:016x}", options.cluster.node_id, rand::random::<u64>());
+        let worker = options.webhooks.clone();
+        webhooks::spawn(store.storage().clone(), hub, worker, owner, stop.clone());
+    }
     let cluster = join_cluster(&listener, &options, &store, postgres.clone()).await?;
     let tournaments = Tournaments::new(store.clone(), stop.clone());
     let tournament_cluster = resume_tournaments(&tournaments, &cluster, postgres).await?;
@@ -292,7 +306,7 @@ pub async fn run_with_http(
     let result = serve_grpc(
         listener,
         &options,
-        served,
+        (served, hooks),
         &edge,
         health_service,
         &stop,
@@ -451,9 +465,20 @@ impl Background {
 
 /// Opens the storage and the session store on it, with every unfinished
 /// game the storage holds recovered.
+#[allow(
+    clippy::type_complexity,
+    reason = "the three things opened together, once"
+)]
 fn open_store(
     options: &ServerOptions,
-) -> Result<(Arc<SessionStore>, Option<Arc<PostgresStorage>>), ServeError> {
+) -> Result<
+    (
+        Arc<SessionStore>,
+        Option<Arc<PostgresStorage>>,
+        Option<Arc<webhooks::Hub>>,
+    ),
+    ServeError,
+> {
     let (storage, postgres): (Arc<dyn Storage>, _) = match &options.storage {
         StorageConfig::Postgres(o) => {
             let secret = match &options.secret_file {
@@ -496,6 +521,8 @@ fn open_store(
     } else {
         tracing::info!(key_id = referee_key.id(), "referee key loaded");
     }
+    // Writes carry the webhook events they report (docs/WEBHOOKS.md).
+    let (storage, hub) = webhooks::Hooked::wrap(storage, &options.webhooks);
     let store = Arc::new(
         SessionStore::with_storage(options.limits.clone(), storage.clone())
             .with_referee_key(referee_key),
@@ -521,7 +548,7 @@ fn open_store(
             "storage open; unfinished games recovered"
         ),
     }
-    Ok((store, postgres))
+    Ok((store, postgres, hub))
 }
 
 /// Serves the HTTP router on `port` until `stop`.
@@ -599,7 +626,7 @@ type Served = (
 async fn serve_grpc(
     listener: TcpListener,
     options: &ServerOptions,
-    (store, tournaments, cluster, tournament_cluster): Served,
+    ((store, tournaments, cluster, tournament_cluster), hooks): (Served, webhooks::api::WebhookApi),
     edge: &Edge,
     health_service: tonic_health::pb::health_server::HealthServer<
         impl tonic_health::pb::health_server::Health,
@@ -660,6 +687,10 @@ async fn serve_grpc(
         .add_service(reflection_v1alpha)
         .add_service(referee)
         .add_service(tournament)
+        .add_service(
+            grpc::answer::server::webhook_service_server::WebhookServiceServer::new(hooks)
+                .max_decoding_message_size(options.max_message_bytes),
+        )
         .serve_with_incoming_shutdown(incoming, signal);
     tokio::pin!(serve);
 

@@ -18,6 +18,7 @@
 //! [`MemoryStorage`] (keeps nothing: `--storage memory`).
 
 mod codec;
+pub mod outbox;
 pub mod postgres;
 pub mod reference;
 pub mod secret;
@@ -150,6 +151,20 @@ pub enum Write {
     /// A tournament's whole state, inserted or replacing the stored one
     /// (docs/TOURNAMENTS.md, "Durability").
     Tournament(TournamentRow),
+    /// A write and the webhook events that report it, stored in the same
+    /// transaction: one delivery per event and subscribed endpoint
+    /// (docs/WEBHOOKS.md).
+    Outboxed(Box<Write>, Vec<outbox::OutboxEvent>),
+}
+
+impl Write {
+    /// The write itself, without the events it carries.
+    pub fn change(&self) -> &Write {
+        match self {
+            Write::Outboxed(inner, _) => inner.change(),
+            other => other,
+        }
+    }
 }
 
 /// A tournament as stored: its id and its state as one JSON document
@@ -378,6 +393,12 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// lease, or a backend without leases).
     fn lease_of(&self, id: &str) -> Option<i64> {
         let _ = id;
+        None
+    }
+
+    /// The webhook outbox (`None`: a store that keeps nothing, which
+    /// cannot hold one).
+    fn webhooks(&self) -> Option<&dyn outbox::WebhookStore> {
         None
     }
 

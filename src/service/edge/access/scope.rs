@@ -13,15 +13,19 @@ pub enum Scope {
     TournamentsManage,
     /// Read any game without a seat token, list games, validate moves.
     Read,
+    /// Register webhook endpoints and look after their deliveries
+    /// (WebhookService).
+    WebhooksAdmin,
 }
 
 impl Scope {
     /// Every scope, in the order the docs list them.
-    pub const ALL: [Scope; 4] = [
+    pub const ALL: [Scope; 5] = [
         Scope::GamesCreate,
         Scope::GamesAdmin,
         Scope::TournamentsManage,
         Scope::Read,
+        Scope::WebhooksAdmin,
     ];
 
     /// The scope's name in the keys file.
@@ -31,6 +35,7 @@ impl Scope {
             Scope::GamesAdmin => "games:admin",
             Scope::TournamentsManage => "tournaments:manage",
             Scope::Read => "read",
+            Scope::WebhooksAdmin => "webhooks:admin",
         }
     }
 
@@ -62,6 +67,9 @@ pub enum Requirement {
 /// What the RPC at `path` (`/package.Service/Method`) needs when keys are on
 /// (the table of docs/SECURITY.md).
 pub fn requirement(path: &str) -> Requirement {
+    if path.starts_with("/referee.v1.WebhookService/") {
+        return Requirement::Scope(Scope::WebhooksAdmin);
+    }
     let Some(method) = path.strip_prefix("/referee.v1.RefereeService/") else {
         return match path.strip_prefix("/referee.v1.TournamentService/") {
             // The entrant key authorises the entrant's stream, as a seat

@@ -3,6 +3,7 @@
 
 mod journal;
 mod leases;
+mod outbox;
 mod postgres_backend;
 mod sqlite_backend;
 

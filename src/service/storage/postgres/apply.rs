@@ -14,7 +14,8 @@ use super::notices::notify;
 use super::pg_error;
 
 /// Applies `write`, made under the lease of epoch `epoch` (`None`: the
-/// lease this node holds now; for a tournament, no lease).
+/// lease this node holds now; for a tournament, no lease), and the webhook
+/// events it carries, in the same transaction.
 pub(super) async fn apply(
     tx: &Transaction<'_>,
     write: &Write,
@@ -23,6 +24,25 @@ pub(super) async fn apply(
     node: &Node,
 ) -> Result<(), StorageError> {
     match write {
+        Write::Outboxed(change, events) => {
+            apply_change(tx, change, epoch, target, node).await?;
+            super::outbox::insert_events(tx, events, target).await
+        }
+        change => apply_change(tx, change, epoch, target, node).await,
+    }
+}
+
+async fn apply_change(
+    tx: &Transaction<'_>,
+    write: &Write,
+    epoch: Option<i64>,
+    target: &str,
+    node: &Node,
+) -> Result<(), StorageError> {
+    match write {
+        Write::Outboxed(..) => Err(StorageError::Conflict(
+            "a write carries its events once".into(),
+        )),
         Write::Tournament(row) => match epoch {
             // Under a lease (cluster mode): fenced.
             Some(epoch) => apply_tournament_leased(tx, row, epoch, target, node).await,

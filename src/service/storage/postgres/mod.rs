@@ -19,6 +19,7 @@
 mod apply;
 mod leases;
 mod notices;
+mod outbox;
 mod reads;
 mod schema;
 mod store;
@@ -42,7 +43,7 @@ use self::writer::writer_loop;
 use super::{ServerSecret, StorageError, StoredGame, Write};
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').
@@ -490,6 +491,7 @@ fn write_game(write: &Write) -> &str {
         Write::DrawOffer { game_id, .. } => game_id,
         Write::End(end) => &end.game_id,
         Write::Tournament(row) => &row.id,
+        Write::Outboxed(inner, _) => write_game(inner),
     }
 }
 

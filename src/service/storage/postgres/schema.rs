@@ -16,8 +16,15 @@ const SCHEMA_LOCK: i64 = 0x7075_6e63_7472_6566; // "punctref"
 /// `v` to `v + 1` (version 0 is an empty database). Each runs in the
 /// transaction that records the new version, so a failed one changes
 /// nothing.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
-    [SCHEMA_1, SCHEMA_2, SCHEMA_3, SCHEMA_4, SCHEMA_5, SCHEMA_6];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    SCHEMA_1,
+    SCHEMA_2,
+    SCHEMA_3,
+    SCHEMA_4,
+    SCHEMA_5,
+    SCHEMA_6,
+    super::outbox::SCHEMA_7,
+];
 
 /// Version 6: the `forfeits` column, set for the games a tournament made
 /// (an older version told them by their `tournament_id` label). The same

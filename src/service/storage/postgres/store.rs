@@ -139,6 +139,10 @@ impl Storage for PostgresStorage {
         true
     }
 
+    fn webhooks(&self) -> Option<&dyn super::super::outbox::WebhookStore> {
+        Some(self)
+    }
+
     fn list_games(
         &self,
         query: &ArchiveQuery,

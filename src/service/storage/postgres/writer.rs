@@ -129,7 +129,7 @@ enum Failure {
 
 /// The game a write is about, for the writes a lease covers.
 fn game_of(write: &Write) -> Option<&str> {
-    match write {
+    match write.change() {
         Write::Tournament(_) => None,
         other => Some(write_game(other)),
     }
@@ -176,7 +176,7 @@ async fn transact<'w>(
         // Rolled back: the leases its creations took are not held (a
         // retry takes them again).
         for w in writes {
-            if let Write::Create(game, _, None) = &w.write
+            if let Write::Create(game, _, None) = w.write.change()
                 && node.epoch(&game.id) == Some(1)
             {
                 node.forget(&game.id);

@@ -19,6 +19,8 @@ struct Rows {
     index: HashMap<String, usize>,
     /// Tournaments, in the order first written.
     tournaments: Vec<super::TournamentRow>,
+    /// The webhook events stored with the writes they report, in order.
+    outbox: Vec<super::outbox::OutboxEvent>,
 }
 
 /// Rows in memory (see the module docs).
@@ -106,12 +108,23 @@ impl ReferenceStorage {
             .unwrap_or_default()
     }
 
+    /// The webhook events stored so far, in the order their writes were
+    /// applied.
+    pub fn outbox(&self) -> Vec<super::outbox::OutboxEvent> {
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        rows.outbox.clone()
+    }
+
     fn apply(&self, write: Write) -> Result<(), StorageError> {
         if self.failing.load(Ordering::SeqCst) {
             return Err(StorageError::Unavailable(
                 "injected failure: the disk is full".into(),
             ));
         }
+        let (write, events) = match write {
+            Write::Outboxed(change, events) => (*change, events),
+            other => (other, Vec::new()),
+        };
         let mut rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
         let rows = &mut *rows;
         let find = |index: &HashMap<String, usize>, id: &str| {
@@ -165,7 +178,14 @@ impl ReferenceStorage {
                 Some(stored) => *stored = row,
                 None => rows.tournaments.push(row),
             },
+            Write::Outboxed(..) => {
+                return Err(StorageError::Conflict(
+                    "a write carries its events once".into(),
+                ));
+            }
         }
+        // Only once the change is made: the two are one transaction.
+        rows.outbox.extend(events);
         Ok(())
     }
 }
@@ -217,7 +237,7 @@ impl Storage for ReferenceStorage {
             return Commit::waiting(rx);
         }
         drop(held);
-        if matches!(write, Write::Tournament(_)) {
+        if matches!(write.change(), Write::Tournament(_)) {
             let mut held = self
                 .held_tournaments
                 .lock()

@@ -6,6 +6,7 @@
 //! recovery: docs/STORAGE.md.
 
 mod journal;
+mod outbox;
 mod reads;
 mod schema;
 mod writer;
@@ -36,7 +37,7 @@ pub const DB_FILE: &str = "referee.sqlite3";
 /// The lock file that keeps a second server off the same data directory.
 pub const LOCK_FILE: &str = "referee.lock";
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
 /// The writer's page cache, in KiB (2048 pages of 4 KiB). Every commit
@@ -98,7 +99,13 @@ enum Job {
     /// One batch of pruning: games that ended before the time, at most
     /// [`PRUNE_BATCH`]; answers how many were deleted.
     Prune(i64, mpsc::Sender<Result<u64, StorageError>>),
+    /// Work on the writer's connection between two batches (the webhook
+    /// outbox's calls, [`outbox`]); it answers by itself.
+    Run(RunJob),
 }
+
+/// Work [`Job::Run`] does on the writer's connection.
+type RunJob = Box<dyn FnOnce(&mut Connection, &ServerSecret) + Send>;
 
 /// The SQLite backend (see the module docs).
 #[derive(Debug)]
@@ -243,6 +250,10 @@ impl Storage for SqliteStorage {
 
     fn secret(&self) -> &ServerSecret {
         &self.secret
+    }
+
+    fn webhooks(&self) -> Option<&dyn super::outbox::WebhookStore> {
+        Some(self)
     }
 
     fn write(&self, write: Write) -> Commit {

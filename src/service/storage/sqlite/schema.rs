@@ -111,6 +111,7 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             migrate_3_to_4(conn, secret).map_err(err)?;
             migrate_4_to_5(conn, secret).map_err(err)?;
             migrate_5_to_6(conn).map_err(err)?;
+            super::outbox::migrate_6_to_7(conn).map_err(err)?;
         }
         4..=SCHEMA_VERSION => {
             let stored: String = conn
@@ -124,6 +125,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             }
             if version <= 5 {
                 migrate_5_to_6(conn).map_err(err)?;
+            }
+            if version <= 6 {
+                super::outbox::migrate_6_to_7(conn).map_err(err)?;
             }
         }
         v => {

@@ -123,6 +123,17 @@ pub(super) fn writer_loop(
                         .map_err(|e| sql_error(&path, e)),
                     );
                 }
+                Job::Run(job) => {
+                    commit_batch(
+                        &mut conn,
+                        &path,
+                        std::mem::take(&mut writes),
+                        commits,
+                        secret,
+                        &mut journal,
+                    );
+                    job(&mut conn, secret);
+                }
                 Job::Prune(before, reply) => {
                     commit_batch(
                         &mut conn,
@@ -308,6 +319,10 @@ fn apply(
         Write::End(end) => {
             journal.fold_game(tx, &end.game_id)?;
             apply_end(tx, end)
+        }
+        Write::Outboxed(change, events) => {
+            apply(tx, change, secret, journal)?;
+            super::outbox::insert_events(tx, events)
         }
     }
 }

@@ -1,0 +1,543 @@
+//! The delivery worker: leases due deliveries from the outbox, POSTs each,
+//! signed (Standard Webhooks), and settles it: delivered, retried later
+//! with exponential backoff and jitter, or failed after the last attempt.
+//! Also the checks every URL goes through (scheme, allowed hosts, the
+//! resolved address's range) and the metrics.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper_util::rt::TokioIo;
+use tokio_util::sync::CancellationToken;
+
+use super::{Hub, WebhookOptions};
+use crate::service::storage::outbox::{DeliveryRow, EndpointRow, Settle};
+use crate::service::storage::{Storage, unix_ms};
+
+/// Deliveries made (2xx answers).
+pub const DELIVERIES: &str = "referee_webhook_deliveries_total";
+/// Attempts that failed (label `final`: whether it was the last).
+pub const FAILURES: &str = "referee_webhook_failures_total";
+/// Age of the oldest pending delivery, seconds.
+pub const LAG: &str = "referee_webhook_lag_seconds";
+/// Deliveries pending.
+pub const PENDING: &str = "referee_webhook_pending";
+
+/// The Standard Webhooks signature of `body`: `v1,` + base64 of
+/// HMAC-SHA256(secret, `id.timestamp.body`).
+pub fn signature(secret: &[u8], id: &str, timestamp: i64, body: &str) -> String {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret);
+    let mut ctx = ring::hmac::Context::with_key(&key);
+    ctx.update(id.as_bytes());
+    ctx.update(b".");
+    ctx.update(timestamp.to_string().as_bytes());
+    ctx.update(b".");
+    ctx.update(body.as_bytes());
+    format!("v1,{}", STANDARD.encode(ctx.sign().as_ref()))
+}
+
+/// Why a URL is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Not a URL this client sends to.
+    Malformed(String),
+    /// A host or address the flags do not allow.
+    Host(String),
+}
+
+/// A URL checked for its form: scheme, host, port, path.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Whether it is https.
+    pub tls: bool,
+    /// The host as named.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// Path and query.
+    pub path: String,
+}
+
+/// Checks `url`'s form and its host against the allowed hosts.
+pub fn target(url: &str, options: &WebhookOptions) -> Result<Target, Refused> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|_| Refused::Malformed("not a URL".into()))?;
+    let tls = match uri.scheme_str() {
+        Some("https") => true,
+        Some("http") => false,
+        _ => {
+            return Err(Refused::Malformed(
+                "the scheme must be http or https".into(),
+            ));
+        }
+    };
+    let authority = uri
+        .authority()
+        .ok_or_else(|| Refused::Malformed("no host".into()))?;
+    if authority.as_str().contains('@') {
+        return Err(Refused::Malformed("user information is not allowed".into()));
+    }
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    if host.is_empty() {
+        return Err(Refused::Malformed("no host".into()));
+    }
+    let host = host.to_ascii_lowercase();
+    if !options.allowed_hosts.is_empty()
+        && !options
+            .allowed_hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(&host))
+    {
+        return Err(Refused::Host(format!(
+            "host `{host}` is not an allowed host"
+        )));
+    }
+    if let Ok(ip) = host.parse::<IpAddr>()
+        && !options.allow_private
+        && !public(ip)
+    {
+        return Err(Refused::Host(format!(
+            "address {ip} is loopback, private or link-local"
+        )));
+    }
+    Ok(Target {
+        tls,
+        port: authority.port_u16().unwrap_or(if tls { 443 } else { 80 }),
+        host,
+        path: uri
+            .path_and_query()
+            .map_or("/".into(), |p| p.as_str().to_owned()),
+    })
+}
+
+/// Whether `ip` is a public address (not loopback, private, link-local,
+/// unspecified, multicast, shared or documentation space).
+pub fn public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1])))
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return public(IpAddr::V4(v4));
+            }
+            let s = v6.segments();
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80)
+        }
+    }
+}
+
+/// The addresses `target` resolves to that may be delivered to (the
+/// resolved address is checked, not only the name).
+async fn resolve(target: &Target, options: &WebhookOptions) -> Result<SocketAddr, String> {
+    let found: Vec<SocketAddr> = tokio::net::lookup_host((target.host.as_str(), target.port))
+        .await
+        .map_err(|e| format!("cannot resolve `{}`: {e}", target.host))?
+        .collect();
+    found
+        .iter()
+        .copied()
+        .find(|a| options.allow_private || public(a.ip()))
+        .ok_or_else(|| {
+            format!(
+                "`{}` resolves only to loopback, private or link-local addresses",
+                target.host
+            )
+        })
+}
+
+/// The TLS client config: the CA file's roots.
+fn tls_config(options: &WebhookOptions) -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String> {
+    use tokio_rustls::rustls::pki_types::CertificateDer;
+    use tokio_rustls::rustls::pki_types::pem::PemObject as _;
+    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+    let certs = CertificateDer::pem_file_iter(&options.ca_file)
+        .map_err(|e| format!("CA file {}: {e}", options.ca_file.display()))?;
+    for cert in certs.flatten() {
+        let _ = roots.add(cert);
+    }
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// One attempt: Ok on a 2xx answer, else why not. Redirects are failures.
+pub async fn post(
+    endpoint: &EndpointRow,
+    delivery: &DeliveryRow,
+    options: &WebhookOptions,
+) -> Result<(), String> {
+    let target = target(&endpoint.url, options).map_err(|r| match r {
+        Refused::Malformed(m) | Refused::Host(m) => m,
+    })?;
+    let addr = resolve(&target, options).await?;
+    let connect = async {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("connect {addr}: {e}"))?;
+        let _ = tcp.set_nodelay(true);
+        Ok::<_, String>(tcp)
+    };
+    let tcp = tokio::time::timeout(options.connect_timeout, connect)
+        .await
+        .map_err(|_| format!("connect {addr}: timed out"))??;
+    let timestamp = unix_ms(std::time::SystemTime::now()) / 1000;
+    let request = http::Request::post(target.path.as_str())
+        .header(http::header::HOST, authority(&target))
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::USER_AGENT, "punct-referee-webhooks")
+        .header("webhook-id", &delivery.event_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header(
+            "webhook-signature",
+            signature(
+                &endpoint.secret,
+                &delivery.event_id,
+                timestamp,
+                &delivery.body,
+            ),
+        )
+        .body(Full::new(Bytes::from(delivery.body.clone())))
+        .map_err(|e| e.to_string())?;
+    let status = if target.tls {
+        let config = tls_config(options)?;
+        let name = tokio_rustls::rustls::pki_types::ServerName::try_from(target.host.clone())
+            .map_err(|e| e.to_string())?;
+        let tls = tokio::time::timeout(
+            options.connect_timeout,
+            tokio_rustls::TlsConnector::from(config).connect(name, tcp),
+        )
+        .await
+        .map_err(|_| "TLS handshake timed out".to_owned())?
+        .map_err(|e| format!("TLS: {e}"))?;
+        send(TokioIo::new(tls), request).await?
+    } else {
+        send(TokioIo::new(tcp), request).await?
+    };
+    if status.is_success() {
+        Ok(())
+    } else if status.is_redirection() {
+        Err(format!("answered {status}: redirects are not followed"))
+    } else {
+        Err(format!("answered {status}"))
+    }
+}
+
+fn authority(target: &Target) -> String {
+    let host = if target.host.contains(':') {
+        format!("[{}]", target.host)
+    } else {
+        target.host.clone()
+    };
+    match (target.tls, target.port) {
+        (true, 443) | (false, 80) => host,
+        (_, port) => format!("{host}:{port}"),
+    }
+}
+
+async fn send<I>(io: I, request: http::Request<Full<Bytes>>) -> Result<http::StatusCode, String>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| format!("HTTP: {e}"))?;
+    let driver = tokio::spawn(conn);
+    let answer = sender.send_request(request).await;
+    driver.abort();
+    answer.map(|r| r.status()).map_err(|e| format!("HTTP: {e}"))
+}
+
+/// The delay before attempt `attempts + 1`: the backoff doubled per
+/// attempt made, capped, times a random factor in [0.5, 1).
+pub fn backoff(options: &WebhookOptions, attempts: u32) -> Duration {
+    let base = options
+        .backoff
+        .saturating_mul(1u32 << attempts.saturating_sub(1).min(20))
+        .min(options.max_backoff);
+    base.mul_f64(0.5 + rand::random::<f64>() / 2.0)
+}
+
+/// Delivers until `stop`: leases due deliveries as `owner`, attempts each
+/// (at most 32 at once), settles it.
+pub async fn run(
+    storage: Arc<dyn Storage>,
+    hub: Arc<Hub>,
+    options: WebhookOptions,
+    owner: String,
+    stop: CancellationToken,
+) {
+    let options = Arc::new(options);
+    let lease = options.timeout * 2 + options.connect_timeout + Duration::from_secs(5);
+    let (outcomes, settling) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(settle_loop(storage.clone(), owner.clone(), settling));
+    let slots = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut endpoints: Arc<Vec<EndpointRow>> = Arc::new(Vec::new());
+    let mut tick = 0u64;
+    // Whether the last lease took as many as there were free slots: more
+    // may be due, so lease again as soon as a slot is free.
+    let mut busy = false;
+    loop {
+        let pause = if busy { Duration::ZERO } else { options.poll };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(pause) => {}
+        }
+        if busy {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                free = slots.acquire() => drop(free),
+            }
+        }
+        busy = false;
+        let period = (Duration::from_secs(2).as_millis() / options.poll.as_millis().max(1)).max(1);
+        if tick.is_multiple_of(period as u64)
+            && let Some(found) = refresh(&storage, &hub).await
+        {
+            endpoints = Arc::new(found);
+        }
+        tick += 1;
+        if endpoints.is_empty() {
+            continue;
+        }
+        let free = slots.available_permits();
+        if free == 0 {
+            continue;
+        }
+        let now = unix_ms(std::time::SystemTime::now());
+        let until = now + lease.as_millis() as i64;
+        let s = storage.clone();
+        let who = owner.clone();
+        let leased = tokio::task::spawn_blocking(move || {
+            s.webhooks().map(|w| w.lease(&who, now, until, free))
+        })
+        .await;
+        let leased = match leased {
+            Ok(Some(Ok(leased))) => leased,
+            Ok(Some(Err(e))) => {
+                tracing::warn!(error = %e, "webhook outbox not read");
+                continue;
+            }
+            _ => continue,
+        };
+        busy = leased.len() == free;
+        // An endpoint registered since the last read (here or on another
+        // replica): read them again rather than fail its deliveries.
+        if leased
+            .iter()
+            .any(|d| !endpoints.iter().any(|e| e.id == d.endpoint_id))
+            && let Some(found) = refresh(&storage, &hub).await
+        {
+            endpoints = Arc::new(found);
+        }
+        for delivery in leased {
+            let Ok(permit) = slots.clone().acquire_owned().await else {
+                return;
+            };
+            let endpoint = endpoints
+                .iter()
+                .find(|e| e.id == delivery.endpoint_id)
+                .cloned();
+            let (options, outcomes) = (options.clone(), outcomes.clone());
+            tokio::spawn(async move {
+                let outcome = attempt(endpoint.as_ref(), &delivery, &options).await;
+                let _ = outcomes.send((delivery.seq, outcome));
+                drop(permit);
+            });
+        }
+    }
+}
+
+/// Reads the endpoints (and tells `hub` what they subscribe to) and sets
+/// the backlog's gauges; `None` when they could not be read.
+async fn refresh(storage: &Arc<dyn Storage>, hub: &Hub) -> Option<Vec<EndpointRow>> {
+    let s = storage.clone();
+    let (found, backlog) = tokio::task::spawn_blocking(move || {
+        let store = s.webhooks()?;
+        Some((store.endpoints(), store.backlog()))
+    })
+    .await
+    .ok()??;
+    if let Ok(b) = backlog {
+        metrics::gauge!(PENDING).set(b.pending as f64);
+        let now = unix_ms(std::time::SystemTime::now());
+        let lag = b
+            .oldest_ms
+            .map_or(0.0, |t| (now - t).max(0) as f64 / 1000.0);
+        metrics::gauge!(LAG).set(lag);
+    }
+    match found {
+        Ok(found) => {
+            hub.set_subscriptions(
+                found
+                    .iter()
+                    .flat_map(|e| e.kinds.iter().map(String::as_str)),
+            );
+            Some(found)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "webhook endpoints not read");
+            None
+        }
+    }
+}
+
+/// Records the outcomes of attempts as they come, those that came together
+/// in one call ([`WebhookStore::settle_all`]: one commit on SQLite), until
+/// the worker stops.
+///
+/// [`WebhookStore::settle_all`]: crate::service::storage::outbox::WebhookStore::settle_all
+async fn settle_loop(
+    storage: Arc<dyn Storage>,
+    owner: String,
+    mut settling: tokio::sync::mpsc::UnboundedReceiver<(i64, Settle)>,
+) {
+    while let Some(first) = settling.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < 256
+            && let Ok(next) = settling.try_recv()
+        {
+            batch.push(next);
+        }
+        let (s, who) = (storage.clone(), owner.clone());
+        let settled =
+            tokio::task::spawn_blocking(move || s.webhooks().map(|w| w.settle_all(&who, &batch)))
+                .await;
+        if let Ok(Some(Err(e))) = settled {
+            tracing::warn!(error = %e, "webhook deliveries not settled (they will be sent again)");
+        }
+    }
+}
+
+/// One attempt at `delivery`, and how it ends.
+async fn attempt(
+    endpoint: Option<&EndpointRow>,
+    delivery: &DeliveryRow,
+    options: &WebhookOptions,
+) -> Settle {
+    let result = match endpoint {
+        Some(endpoint) => tokio::time::timeout(options.timeout, post(endpoint, delivery, options))
+            .await
+            .unwrap_or_else(|_| Err("timed out".into())),
+        None => Err("the endpoint is not known yet".into()),
+    };
+    let attempts = delivery.attempts + 1;
+    match result {
+        Ok(()) => {
+            metrics::counter!(DELIVERIES).increment(1);
+            Settle::Delivered
+        }
+        Err(error) if attempts >= options.max_attempts => {
+            metrics::counter!(FAILURES, "final" => "true").increment(1);
+            tracing::warn!(endpoint = %delivery.endpoint_id, event = %delivery.event_id, %error, "webhook delivery failed for good");
+            Settle::Failed { error }
+        }
+        Err(error) => {
+            metrics::counter!(FAILURES, "final" => "false").increment(1);
+            let at_ms = unix_ms(std::time::SystemTime::now())
+                + backoff(options, attempts).as_millis() as i64;
+            Settle::Retry { at_ms, error }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signature_is_the_standard_webhooks_one() {
+        // The Standard Webhooks specification's example.
+        let secret = STANDARD.decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap();
+        let body = r#"{"test": 2432232314}"#;
+        assert_eq!(
+            signature(&secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1_614_265_330, body),
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+    }
+
+    #[test]
+    fn urls_are_checked_for_form_host_and_range() {
+        let open = WebhookOptions::default();
+        assert!(matches!(
+            target("ftp://a.example/x", &open),
+            Err(Refused::Malformed(_))
+        ));
+        assert!(matches!(
+            target("http://u:p@a.example/", &open),
+            Err(Refused::Malformed(_))
+        ));
+        assert!(matches!(
+            target("http://127.0.0.1:8/", &open),
+            Err(Refused::Host(_))
+        ));
+        assert!(matches!(
+            target("http://[::1]/", &open),
+            Err(Refused::Host(_))
+        ));
+        assert!(matches!(
+            target("http://169.254.169.254/", &open),
+            Err(Refused::Host(_))
+        ));
+        assert!(matches!(
+            target("http://10.1.2.3/", &open),
+            Err(Refused::Host(_))
+        ));
+        let t = target("https://hooks.example.com/in?x=1", &open).unwrap();
+        assert_eq!((t.tls, t.port, t.path.as_str()), (true, 443, "/in?x=1"));
+        let listed = WebhookOptions {
+            allowed_hosts: vec!["hooks.example.com".into()],
+            ..WebhookOptions::default()
+        };
+        assert!(target("https://hooks.example.com/", &listed).is_ok());
+        assert!(matches!(
+            target("https://other.example.com/", &listed),
+            Err(Refused::Host(_))
+        ));
+        let private = WebhookOptions {
+            allow_private: true,
+            ..WebhookOptions::default()
+        };
+        assert!(target("http://127.0.0.1:8/", &private).is_ok());
+    }
+
+    #[test]
+    fn backoff_doubles_with_jitter_up_to_the_cap() {
+        let o = WebhookOptions {
+            backoff: Duration::from_secs(1),
+            max_backoff: Duration::from_secs(10),
+            ..WebhookOptions::default()
+        };
+        for (attempts, full) in [(1, 1), (2, 2), (3, 4), (4, 8), (9, 10)] {
+            let d = backoff(&o, attempts);
+            let full = Duration::from_secs(full);
+            assert!(d >= full / 2 && d < full, "{attempts}: {d:?}");
+        }
+    }
+}
