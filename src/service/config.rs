@@ -169,8 +169,9 @@ pub struct ServeArgs {
     /// The referee key file (an Ed25519 private key, PKCS#8 PEM) that signs
     /// receipts; created, owner-only, when missing, its keyring
     /// (`<name>.keyring.json`) beside it. Every replica of a cluster needs
-    /// the same file. Default: `referee.key` in the data directory; with
-    /// `--storage memory`, a key of this process only.
+    /// the same file. Default: with
+    /// `--storage memory`, a key of this process only; else `referee.key`
+    /// beside the server secret file (in the data directory by default).
     #[arg(long, env = "PUNCT_REFEREE_REFEREE_KEY", value_name = "FILE")]
     pub referee_key: Option<std::path::PathBuf>,
     /// How hard each commit is synced: `full` (survives power loss),
@@ -355,10 +356,16 @@ impl ServeArgs {
                         .join(crate::service::storage::secret::SECRET_FILE)
                 })),
             },
+            // Beside the server secret unless given: where an operator
+            // already keeps (and shares between replicas) a secret file.
             referee_key_file: match self.storage {
                 StorageKind::Memory => self.referee_key.clone(),
                 _ => Some(self.referee_key.clone().unwrap_or_else(|| {
-                    self.data_dir.join(crate::service::receipts::key::KEY_FILE)
+                    self.secret_file
+                        .as_deref()
+                        .and_then(std::path::Path::parent)
+                        .unwrap_or(&self.data_dir)
+                        .join(crate::service::receipts::key::KEY_FILE)
                 })),
             },
             quotas: QuotaOptions {

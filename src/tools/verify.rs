@@ -200,7 +200,7 @@ fn fetch(rest: &str) -> Result<String, String> {
     let answer = String::from_utf8_lossy(&answer);
     let (head, body) = answer.split_once("\r\n\r\n").ok_or("no HTTP answer")?;
     let status = head.lines().next().unwrap_or_default();
-    if !status.split_whitespace().nth(1).is_some_and(|c| c == "200") {
+    if status.split_whitespace().nth(1) != Some("200") {
         return Err(format!("answered `{status}`"));
     }
     if head.lines().any(|l| {

@@ -494,3 +494,92 @@ async fn the_key_survives_a_restart_and_a_rotation_keeps_old_receipts_verifiable
     server.stop().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The receipts the kits' own suites verify (clients/python/tests/data,
+/// clients/node/test/data): games of every kind a real server finished,
+/// with its keys. They verify here too, so the kits and this verifier
+/// agree on one set of bytes. `PUNCT_REFEREE_WRITE_RECEIPT_VECTORS=1`
+/// writes them again from a new server.
+#[tokio::test]
+async fn the_kits_receipt_vectors_verify() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = [
+        root.join("clients/python/tests/data/receipts.json"),
+        root.join("clients/node/test/data/receipts.json"),
+    ];
+    if std::env::var_os("PUNCT_REFEREE_WRITE_RECEIPT_VECTORS").is_some() {
+        let server = TestServer::start().await;
+        let mut client = server.client().await;
+        let keys = keys(&mut client).await;
+        let mut games = Vec::new();
+        let punto = pb::GameRules {
+            game: Some(pb::game_rules::Game::Punto(tpb::RuleOptions {
+                players: 2,
+                team: false,
+                rounds_to_win: Some(1),
+                max_rounds: 0,
+                entropy: Vec::new(),
+            })),
+        };
+        let dots = pb::GameRules {
+            game: Some(pb::game_rules::Game::Dots(dpb::RuleOptions {
+                width: 4,
+                height: 4,
+                start: dpb::Start::Empty as i32,
+                max_moves: 0,
+            })),
+        };
+        let connection: Vec<pb::Move> = CONNECTION_GAME.iter().map(|m| notation(m)).collect();
+        let requests = [
+            (rules(ppb::Variant::Standard), connection, 0),
+            (dots, Vec::new(), u32::MAX),
+            (punto, Vec::new(), 8),
+        ];
+        for (rules, script, resign_after) in requests {
+            let created = client
+                .create_game(pb::CreateGameRequest {
+                    rules: Some(rules),
+                    labels: [("event".to_string(), "cup".to_string())].into(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            let f = finish(&mut client, created, &script, resign_after).await;
+            games.push(serde_json::json!({
+                "record": f.record,
+                "receipt": f.receipt,
+                "chain_heads": f.event_heads,
+            }));
+        }
+        server.stop().await.unwrap();
+        let text = serde_json::to_string_pretty(&serde_json::json!({
+            "keys": keys,
+            "games": games,
+        }))
+        .unwrap();
+        for file in &files {
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, format!("{text}\n")).unwrap();
+        }
+    }
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&files[1]).unwrap(),
+        text,
+        "one set of vectors"
+    );
+    let vectors: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: KeyList = serde_json::from_value(vectors["keys"].clone()).unwrap();
+    let games = vectors["games"].as_array().unwrap();
+    let mut kinds: Vec<String> = Vec::new();
+    for g in games {
+        let record = g["record"].as_str().unwrap();
+        let receipt = g["receipt"].as_str().unwrap();
+        let payload = verify(record, receipt, &keys).unwrap();
+        let heads: Vec<String> = serde_json::from_value(g["chain_heads"].clone()).unwrap();
+        assert_eq!(heads, heads_of(&payload.game_id, record));
+        kinds.push(payload.game);
+    }
+    assert_eq!(kinds, ["punct", "dots", "punto"]);
+}

@@ -271,6 +271,60 @@ async fn a_round_robin_over_grpc_finishes_with_standings_equal_to_a_recount() {
     }
     let total: f64 = done.standings.iter().map(|s| s.points).sum();
     assert_eq!(total, 6.0);
+    // The signed receipt over the standings and each game's receipt.
+    {
+        use punct_referee::service::receipts::{self, Receipt, TournamentPayload};
+        let mut client = server.client().await;
+        let k = client
+            .get_referee_keys(pb::GetRefereeKeysRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        let public = &k.keys[0].public_key;
+        let keys = receipts::KeyList::parse(
+            &serde_json::json!({"algorithm": "Ed25519", "current_key_id": k.current_key_id,
+                "keys": [{"key_id": k.keys[0].key_id, "public_key": base64_of(public)}]})
+            .to_string(),
+            "test",
+        )
+        .unwrap();
+        let receipt = Receipt::parse(&done.receipt).expect("a finished tournament's receipt");
+        let payload: TournamentPayload = receipt.verified(&keys).expect("it verifies");
+        assert_eq!(payload.tournament_id, done.tournament_id);
+        let names: Vec<&str> = done.standings.iter().map(|s| s.name.as_str()).collect();
+        let signed: Vec<&str> = payload
+            .standings
+            .iter()
+            .map(|s| s.entrant.as_str())
+            .collect();
+        assert_eq!(signed, names);
+        assert_eq!(payload.games.len(), done.games.len());
+        for (g, signed) in done.games.iter().zip(&payload.games) {
+            assert_eq!(signed.game_id, g.game_id);
+            let game_receipt = client
+                .export_game(pb::ExportGameRequest {
+                    game_id: g.game_id.clone(),
+                    token: String::new(),
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .receipt;
+            assert_eq!(
+                signed.receipt_sha256,
+                receipts::sha256_hex(game_receipt.as_bytes())
+            );
+        }
+        let mut changed = receipt.clone();
+        changed.payload = changed.payload.replacen("\"points\":", "\"points\": ", 1);
+        assert_eq!(
+            changed
+                .verified::<TournamentPayload>(&keys)
+                .unwrap_err()
+                .code(),
+            "BAD_SIGNATURE"
+        );
+    }
     // The crosstable adds up to the games between each two.
     for row in &done.crosstable {
         let games: u32 = row.games.iter().sum();
@@ -1633,4 +1687,26 @@ async fn tournament_records_of_every_game_and_seat_count_are_canonical_and_recou
         assert!(!done.games.is_empty(), "{what}");
         assert_records_recount(&server, &done).await;
     }
+}
+
+/// Standard base64 (the tests' own).
+fn base64_of(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }

@@ -222,6 +222,63 @@ fn spec_pb(v: &TournamentView) -> pb::TournamentSpec {
     }
 }
 
+/// A finished tournament's signed receipt (JSON; empty before it ends):
+/// its final standings and the SHA-256 of each of its games' receipts
+/// (empty for a game that has none: skipped, or no longer stored), made on
+/// demand as a game's is (docs/RECEIPTS.md).
+async fn tournament_receipt(tournaments: &Tournaments, v: &TournamentView) -> String {
+    use crate::service::receipts::{
+        Receipt, TOURNAMENT_RECEIPT, TournamentGame, TournamentPayload, TournamentStanding,
+        sha256_hex,
+    };
+    let d = &v.doc;
+    if d.status != TournamentStatus::Finished {
+        return String::new();
+    }
+    let store = tournaments.sessions();
+    let key = store.referee_key();
+    let mut games = Vec::new();
+    for g in &d.games {
+        let Some(id) = g.state.game_id() else {
+            continue;
+        };
+        let receipt_sha256 = match store.find(id).await {
+            Ok(session) => session
+                .signed_receipt(key)
+                .map(|r| sha256_hex(r.to_json().as_bytes()))
+                .unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        games.push(TournamentGame {
+            game_id: id.to_string(),
+            receipt_sha256,
+        });
+    }
+    let standings = v
+        .table
+        .lines
+        .iter()
+        .map(|l| TournamentStanding {
+            entrant: d
+                .entrants
+                .get(l.entrant)
+                .map(|e| e.name.clone())
+                .unwrap_or_default(),
+            points: l.points,
+            games: l.games,
+        })
+        .collect();
+    let payload = TournamentPayload {
+        kind: TOURNAMENT_RECEIPT.to_string(),
+        tournament_id: d.id.clone(),
+        standings,
+        games,
+        key_id: key.id().to_string(),
+        ended_unix_ms: d.ended_ms,
+    };
+    Receipt::sign(&payload, key).to_json()
+}
+
 /// A tournament to the wire (`with_games`: its schedule too).
 pub fn tournament_pb(v: &TournamentView, with_games: bool) -> pb::Tournament {
     let d = &v.doc;
@@ -407,8 +464,12 @@ impl TournamentService for TournamentApi {
         if !platform {
             view = self.tournaments.as_spectators_see(view);
         }
+        // A spectator's receipt is over what the spectator is shown (none
+        // while a delayed game's end is not shown yet).
+        let mut tournament = tournament_pb(&view, true);
+        tournament.receipt = tournament_receipt(&self.tournaments, &view).await;
         Ok(Response::new(pb::GetTournamentResponse {
-            tournament: Some(tournament_pb(&view, true)),
+            tournament: Some(tournament),
         }))
     }
 
