@@ -109,6 +109,7 @@ fn a_play_run_plays_over_streams_and_reports_beside_submit_move() {
 fn the_idle_session_meter_reports_memory_per_game() {
     let report = memory_load_report(&["--idle-sessions", "2000"]);
     assert_eq!(report["sessions"], 2000);
+    assert_eq!(report["game"], "punct");
     let after = report["rss_after_kib"].as_u64().unwrap();
     let before = report["rss_before_kib"].as_u64().unwrap();
     assert!(after > before, "{report}");
@@ -116,6 +117,16 @@ fn the_idle_session_meter_reports_memory_per_game() {
         report["bytes_per_session"].as_f64().unwrap() > 0.0,
         "{report}"
     );
+}
+
+#[test]
+fn the_idle_session_meter_creates_games_of_the_game_asked_for() {
+    // The report names the game the server says it made (read back).
+    for game in ["dots", "punto"] {
+        let report = memory_load_report(&["--idle-sessions", "300", "--game", game]);
+        assert_eq!(report["game"], game, "{report}");
+        assert_eq!(report["sessions"], 300);
+    }
 }
 
 #[test]

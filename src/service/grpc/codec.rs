@@ -7,9 +7,17 @@
 //! up in its profile (docs/BENCHMARKS.md "A move played in place"). A
 //! buffer of 1 KiB grows as a larger request needs (an imported record),
 //! exactly as the 8 KiB one did past 8 KiB. The encode buffer keeps tonic's
-//! 8 KiB: a full `GetGame` answer is several KB and would otherwise grow
-//! its buffer on every call.
+//! 8 KiB for answers: a full `GetGame` answer is several KB and would
+//! otherwise grow its buffer on every call.
+//!
+//! A watch stream's encode buffer starts at [`STREAM_ENCODE_BUFFER_BYTES`]
+//! instead: the buffer lives as long as the stream, and a watcher is mostly
+//! idle between small events (a move's event is a few hundred bytes), so
+//! 8 KiB per open watch was most of what a silent watcher cost the server
+//! (docs/BENCHMARKS.md, "Watchers that never read"). A snapshot larger than
+//! the buffer grows it for that message, as tonic does past 8 KiB.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 
 use tonic::codec::{BufferSettings, Codec};
@@ -17,6 +25,9 @@ use tonic_prost::{ProstCodec, ProstDecoder, ProstEncoder};
 
 /// Bytes each call's decode buffer starts with.
 pub const DECODE_BUFFER_BYTES: usize = 1024;
+
+/// Bytes a watch stream's encode buffer starts with.
+pub const STREAM_ENCODE_BUFFER_BYTES: usize = 1024;
 
 /// tonic's yield threshold, unchanged.
 const YIELD_THRESHOLD: usize = 32 * 1024;
@@ -42,10 +53,55 @@ where
     type Decoder = ProstDecoder<U>;
 
     fn encoder(&mut self) -> Self::Encoder {
-        ProstCodec::<T, U>::raw_encoder(BufferSettings::default())
+        let settings = if is_stream_item::<T>() {
+            BufferSettings::new(STREAM_ENCODE_BUFFER_BYTES, YIELD_THRESHOLD)
+        } else {
+            BufferSettings::default()
+        };
+        ProstCodec::<T, U>::raw_encoder(settings)
     }
 
     fn decoder(&mut self) -> Self::Decoder {
         ProstCodec::<T, U>::raw_decoder(BufferSettings::new(DECODE_BUFFER_BYTES, YIELD_THRESHOLD))
+    }
+}
+
+/// Whether `T` is the item of a long-lived server stream (a watch), whose
+/// encode buffer is kept as long as the stream is open.
+fn is_stream_item<T: 'static>() -> bool {
+    TypeId::of::<T>() == TypeId::of::<super::pb::referee::v1::WatchGameResponse>()
+}
+
+#[cfg(test)]
+mod tests {
+    use tonic::codec::Encoder as _;
+
+    use super::*;
+    use crate::service::grpc::pb::referee::v1 as pb;
+
+    /// The encode buffer settings of `T`'s encoder (their fields are
+    /// private: compared as text).
+    fn encode_buffer<T: prost::Message + Send + 'static>() -> String {
+        let settings = SmallBufferCodec::<T, pb::GetGameRequest>::default()
+            .encoder()
+            .buffer_settings();
+        format!("{settings:?}")
+    }
+
+    #[test]
+    fn a_watch_stream_starts_small_and_answers_keep_tonics_buffer() {
+        let small = BufferSettings::new(STREAM_ENCODE_BUFFER_BYTES, YIELD_THRESHOLD);
+        assert_eq!(
+            encode_buffer::<pb::WatchGameResponse>(),
+            format!("{small:?}")
+        );
+        assert_eq!(
+            encode_buffer::<pb::GetGameResponse>(),
+            format!("{:?}", BufferSettings::default())
+        );
+        assert_ne!(
+            format!("{small:?}"),
+            format!("{:?}", BufferSettings::default())
+        );
     }
 }

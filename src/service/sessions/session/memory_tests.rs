@@ -40,7 +40,7 @@ async fn an_idle_game_makes_its_channels_only_when_they_are_used() {
 }
 
 #[tokio::test]
-async fn a_closed_idle_game_ends_a_watch_made_after_its_close() {
+async fn closing_an_idle_game_makes_its_close_token_cancelled() {
     let st = store();
     let (s, _) = st
         .create(GameRules::default(), BTreeMap::new())
