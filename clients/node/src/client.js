@@ -414,8 +414,10 @@ export class PlayStream {
     }
   }
 
-  /** Stops sending and cancels the stream. */
+  /** Stops sending and cancels the stream (its CANCELLED status is
+   * nobody's error). */
   close() {
+    this.#call.on('error', () => {});
     this.#call.end();
     this.#call.cancel();
   }
