@@ -588,13 +588,13 @@ async fn hidden_information_a_punto_seat_is_played_for_from_its_own_legal_moves(
             .into_inner()
         }
     };
-    for ply in 0..2 {
-        let moves = legal(&mut c, tokens[ply].clone()).await;
+    for (ply, token) in tokens.iter().enumerate().take(2) {
+        let moves = legal(&mut c, token.clone()).await;
         c.submit_move(pb::SubmitMoveRequest {
             game_id: id.clone(),
-            token: tokens[ply].clone(),
+            token: token.clone(),
             r#move: Some(moves.moves[0].clone()),
-            expected_ply: ply as u32,
+            expected_ply: u32::try_from(ply).expect("a ply"),
             request_id: String::new(),
         })
         .await
