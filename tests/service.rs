@@ -15,14 +15,14 @@ mod common;
 
 #[path = "service/api_properties.rs"]
 mod api_properties;
-#[path = "service/receipts.rs"]
-mod receipts;
 #[path = "service/delayed_spectators.rs"]
 mod delayed_spectators;
 #[path = "service/failure_policies.rs"]
 mod failure_policies;
 #[path = "service/play.rs"]
 mod play;
+#[path = "service/receipts.rs"]
+mod receipts;
 #[path = "service/security.rs"]
 mod security;
 #[path = "service/service_clocks.rs"]

@@ -66,10 +66,13 @@ where
     }
 }
 
-/// Whether `T` is the item of a long-lived server stream (a watch), whose
-/// encode buffer is kept as long as the stream is open.
+/// Whether `T` is the item of a long-lived server stream (a watch or a
+/// seat's Play stream), whose encode buffer is kept as long as the stream
+/// is open.
 fn is_stream_item<T: 'static>() -> bool {
-    TypeId::of::<T>() == TypeId::of::<super::pb::referee::v1::WatchGameResponse>()
+    use super::pb::referee::v1 as pb;
+    let t = TypeId::of::<T>();
+    t == TypeId::of::<pb::WatchGameResponse>() || t == TypeId::of::<pb::PlayResponse>()
 }
 
 #[cfg(test)]
@@ -95,6 +98,7 @@ mod tests {
             encode_buffer::<pb::WatchGameResponse>(),
             format!("{small:?}")
         );
+        assert_eq!(encode_buffer::<pb::PlayResponse>(), format!("{small:?}"));
         assert_eq!(
             encode_buffer::<pb::GetGameResponse>(),
             format!("{:?}", BufferSettings::default())

@@ -21,8 +21,8 @@ use super::convert::{self, event_pb, game_pb, move_pb, outcome_pb, seat_pb, stat
 use super::error::status;
 use super::games::Part;
 use super::pb::referee::v1 as pb;
-use super::readers;
 use super::play::{self, PlayStream};
+use super::readers;
 use super::shared::shared_view;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;

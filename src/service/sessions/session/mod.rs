@@ -39,8 +39,8 @@ mod lifecycle;
 #[cfg(test)]
 mod memory_tests;
 mod moves;
-mod proof;
 mod policy;
+mod proof;
 mod seats;
 mod slot;
 mod timer;
