@@ -77,6 +77,12 @@ export PUNCT_REFEREE_REQUIRE_NGINX=1
 # property tests still play thousands of games in seconds.
 BIN=target/ci/punct-referee
 
+stage "the Node kit's packages (tests/service runs real kit bots)"
+# npm ci from the committed package-lock.json, as scripts/test-clients.sh
+# does later; the service tests' kit bots then fail instead of skipping.
+(cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
+export PUNCT_REFEREE_REQUIRE_KITS=1
+
 stage "cargo test: build every target (profile ci)"
 cargo test --profile ci --locked --all-targets --no-run
 
