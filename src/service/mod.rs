@@ -261,11 +261,11 @@ pub async fn run_with_http(
         hub.clone(),
         options.webhooks.clone(),
     );
-    if let Some(hub) = hub {
+    let hook_worker = hub.map(|hub| {
         let owner = format!("{}-{:016x}", options.cluster.node_id, rand::random::<u64>());
         let worker = options.webhooks.clone();
-        webhooks::spawn(store.storage().clone(), hub, worker, owner, stop.clone());
-    }
+        webhooks::spawn(store.storage().clone(), hub, worker, owner, stop.clone())
+    });
     let cluster = join_cluster(&listener, &options, &store, postgres.clone()).await?;
     let tournaments = Tournaments::new(store.clone(), stop.clone());
     let tournament_cluster = resume_tournaments(&tournaments, &cluster, postgres).await?;
@@ -316,6 +316,10 @@ pub async fn run_with_http(
     stop.cancel();
     stop_tournaments(tournaments, options.drain_timeout).await;
     background.finish(options.drain_timeout).await;
+    // It holds the store (and, with SQLite, the data directory's lock).
+    if let Some(worker) = hook_worker {
+        let _ = worker.await;
+    }
     tracing::info!("stopped");
     result
 }

@@ -285,7 +285,9 @@ pub fn backoff(options: &WebhookOptions, attempts: u32) -> Duration {
 }
 
 /// Delivers until `stop`: leases due deliveries as `owner`, attempts each
-/// (at most 32 at once), settles it.
+/// (at most 32 at once), settles it. Returns once it let the store go: the
+/// outcomes of the attempts under way at `stop` are recorded if they come
+/// within 2 s (the others are sent again, by lease expiry).
 pub async fn run(
     storage: Arc<dyn Storage>,
     hub: Arc<Hub>,
@@ -293,10 +295,29 @@ pub async fn run(
     owner: String,
     stop: CancellationToken,
 ) {
+    let (outcomes, settling) = tokio::sync::mpsc::unbounded_channel();
+    let mut settler = tokio::spawn(settle_loop(storage.clone(), owner.clone(), settling));
+    deliver_loop(storage, hub, options, owner, stop, outcomes).await;
+    if tokio::time::timeout(Duration::from_secs(2), &mut settler)
+        .await
+        .is_err()
+    {
+        settler.abort();
+        let _ = settler.await;
+    }
+}
+
+/// [`run`]'s leasing and attempts; outcomes go to `outcomes`.
+async fn deliver_loop(
+    storage: Arc<dyn Storage>,
+    hub: Arc<Hub>,
+    options: WebhookOptions,
+    owner: String,
+    stop: CancellationToken,
+    outcomes: tokio::sync::mpsc::UnboundedSender<(i64, Settle)>,
+) {
     let options = Arc::new(options);
     let lease = options.timeout * 2 + options.connect_timeout + Duration::from_secs(5);
-    let (outcomes, settling) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(settle_loop(storage.clone(), owner.clone(), settling));
     let slots = Arc::new(tokio::sync::Semaphore::new(32));
     let mut endpoints: Arc<Vec<EndpointRow>> = Arc::new(Vec::new());
     let mut tick = 0u64;

@@ -28,6 +28,10 @@ fn event(id: &str, kind: &'static str, subject: &str, at_ms: i64) -> OutboxEvent
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one scenario read top to bottom: each step builds on the outbox the last one left"
+)]
 async fn outbox_suite(storage: &dyn Storage) {
     let hooks: &dyn WebhookStore = storage.webhooks().expect("an outbox");
     hooks
