@@ -270,6 +270,18 @@ async fn every_game_event_is_delivered_signed_in_order_through_refusals_and_a_re
     assert_eq!(delivered[2].1["data"]["status"], "finished");
     assert_eq!(delivered[2].1["data"]["outcome"]["reason"], "RESIGNATION");
     assert_eq!(delivered[2].1["data"]["ply"], 1);
+    // The end carries the game's signed receipt: the one ExportGame gives.
+    let exported = client
+        .export_game(pb::ExportGameRequest {
+            game_id: t.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let receipt: serde_json::Value = serde_json::from_str(&exported.receipt).unwrap();
+    assert_eq!(delivered[2].1["data"]["receipt"], receipt);
+    assert!(delivered[0].1["data"].get("receipt").is_none());
     // Retries kept their id: every request's id is one of the three.
     assert!(
         all.iter()

@@ -385,14 +385,50 @@ async fn deliver_loop(
                 .iter()
                 .find(|e| e.id == delivery.endpoint_id)
                 .cloned();
-            let (options, outcomes) = (options.clone(), outcomes.clone());
+            let (options, outcomes, hub) = (options.clone(), outcomes.clone(), hub.clone());
             tokio::spawn(async move {
+                let delivery = with_receipt(&hub, delivery).await;
                 let outcome = attempt(endpoint.as_ref(), &delivery, &options).await;
                 let _ = outcomes.send((delivery.seq, outcome));
                 drop(permit);
             });
         }
     }
+}
+
+/// `delivery` with, for a `game.ended` event, the game's signed receipt in
+/// `data.receipt` (docs/WEBHOOKS.md, "Bodies"). The outbox stores the body
+/// without it (the end is stored before the game is concluded in memory);
+/// it is signed when the delivery is sent, and as Ed25519 signatures are
+/// deterministic every attempt carries the same bytes (unless the referee
+/// key was rotated in between). The game is given a moment to be
+/// concluded in memory; a game no longer known goes without a receipt.
+async fn with_receipt(hub: &Hub, mut delivery: DeliveryRow) -> DeliveryRow {
+    if delivery.kind != super::events::GAME_ENDED {
+        return delivery;
+    }
+    let Some(source) = hub.receipts.0.get() else {
+        return delivery;
+    };
+    let Ok(mut body) = serde_json::from_str::<serde_json::Value>(&delivery.body) else {
+        return delivery;
+    };
+    let mut receipt = None;
+    for _ in 0..20 {
+        receipt = source(delivery.subject.clone()).await;
+        if receipt.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    if let (Some(receipt), Some(data)) = (
+        receipt,
+        body.get_mut("data").and_then(|d| d.as_object_mut()),
+    ) {
+        data.insert("receipt".to_owned(), receipt);
+        delivery.body = body.to_string();
+    }
+    delivery
 }
 
 /// Reads the endpoints (and tells `hub` what they subscribe to) and sets

@@ -107,8 +107,8 @@ pub fn game_created(game: &GameRow, ply: usize, end: Option<&OutcomeRow>) -> Out
     event(GAME_CREATED, &game.id, game.created_at_ms, data)
 }
 
-/// `game.ended`; the place a signed receipt of the game goes is
-/// `data.receipt` (added here when receipts are made).
+/// `game.ended`; the game's signed receipt is added as `data.receipt`
+/// when the delivery is sent (`deliver::with_receipt`).
 pub fn game_ended(kind: &str, end: &OutcomeRow) -> OutboxEvent {
     let data = json!({
         "game_id": end.game_id,

@@ -76,9 +76,41 @@ pub struct Hub {
     /// What the last document of each tournament said.
     tournaments: Mutex<HashMap<String, TournamentState>>,
     queue_limit: AtomicU32,
+    /// Where a `game.ended` delivery's receipt comes from (set once the
+    /// session store exists).
+    receipts: ReceiptSlot,
 }
 
+/// The hub's [`ReceiptSource`], once set.
+#[derive(Default)]
+struct ReceiptSlot(std::sync::OnceLock<ReceiptSource>);
+
+impl std::fmt::Debug for ReceiptSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "set"
+        } else {
+            "unset"
+        })
+    }
+}
+
+/// A finished game's signed receipt as JSON (docs/RECEIPTS.md), by game id;
+/// `None` while the game is unknown or not over. The session store's,
+/// given to the worker through [`Hub::set_receipts`].
+pub type ReceiptSource = Arc<
+    dyn Fn(String) -> futures_util::future::BoxFuture<'static, Option<serde_json::Value>>
+        + Send
+        + Sync,
+>;
+
 impl Hub {
+    /// Gives the worker the receipts `game.ended` deliveries carry (the
+    /// first source given stays).
+    pub fn set_receipts(&self, source: ReceiptSource) {
+        let _ = self.receipts.0.set(source);
+    }
+
     /// Sets the kinds some endpoint subscribes to.
     pub fn set_subscriptions<'a>(&self, kinds: impl IntoIterator<Item = &'a str>) {
         let mask = kinds.into_iter().fold(0, |m, k| m | events::bit(k));
