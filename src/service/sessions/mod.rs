@@ -17,6 +17,8 @@
 mod adjudicate;
 mod clock;
 mod create;
+#[cfg(test)]
+mod delay_tests;
 mod expiry;
 mod follow;
 mod listing;

@@ -201,36 +201,42 @@ impl Watch {
                     continue;
                 }
             };
-            // The last event queued (a delayed spectator's watch holds some).
-            let queued = match self.pending.back() {
-                Some(WatchItem::Event(e)) => e.sequence,
-                _ => self.last_sequence,
-            };
-            match received {
-                Ok(event) if event.sequence <= queued => {}
-                Ok(event) if event.sequence == queued + 1 => {
-                    self.pending.push_back(WatchItem::Event(event));
-                }
-                Ok(_) => {
-                    // A gap cannot happen (subscription and log agree), but
-                    // if it did, the log fills it.
-                    let missing = self.session.events_after(queued);
-                    self.pending
-                        .extend(missing.into_iter().map(WatchItem::Event));
-                }
-                Err(RecvError::Lagged(_)) => {
-                    let (snapshot, tail, sequence, rx) =
-                        self.session.resync(self.viewer, self.delayed);
-                    self.rx = rx;
-                    self.last_sequence = sequence;
-                    self.pending.clear();
-                    self.pending.push_back(snapshot);
-                    self.pending.extend(tail.into_iter().map(WatchItem::Event));
-                }
-                Err(RecvError::Closed) => {
-                    return Err(SessionError::NotFound(self.session.id().to_string()));
-                }
+            self.queue(received)?;
+        }
+    }
+
+    /// Queues what the broadcast channel gave: the next event, the log's
+    /// events over a gap, or a fresh snapshot after lagging behind.
+    fn queue(&mut self, received: Result<Arc<Event>, RecvError>) -> Result<(), SessionError> {
+        // The last event queued (a delayed spectator's watch holds some).
+        let queued = match self.pending.back() {
+            Some(WatchItem::Event(e)) => e.sequence,
+            _ => self.last_sequence,
+        };
+        match received {
+            Ok(event) if event.sequence <= queued => {}
+            Ok(event) if event.sequence == queued + 1 => {
+                self.pending.push_back(WatchItem::Event(event));
+            }
+            Ok(_) => {
+                // A gap cannot happen (subscription and log agree), but if
+                // it did, the log fills it.
+                let missing = self.session.events_after(queued);
+                self.pending
+                    .extend(missing.into_iter().map(WatchItem::Event));
+            }
+            Err(RecvError::Lagged(_)) => {
+                let (snapshot, tail, sequence, rx) = self.session.resync(self.viewer, self.delayed);
+                self.rx = rx;
+                self.last_sequence = sequence;
+                self.pending.clear();
+                self.pending.push_back(snapshot);
+                self.pending.extend(tail.into_iter().map(WatchItem::Event));
+            }
+            Err(RecvError::Closed) => {
+                return Err(SessionError::NotFound(self.session.id().to_string()));
             }
         }
+        Ok(())
     }
 }
