@@ -256,18 +256,7 @@ pub async fn run_with_http(
     edge.warn_if_open(&listener, http.as_ref().map(|p| &p.listener));
     let (store, postgres, hub) = open_store(&options)?;
     if let Some(hub) = &hub {
-        // Weak: the store holds the hub (through its storage).
-        let store = Arc::downgrade(&store);
-        hub.set_receipts(Arc::new(move |id: String| {
-            let store = store.clone();
-            Box::pin(async move {
-                let store = store.upgrade()?;
-                let session = store.find(&id).await.ok()?;
-                session
-                    .signed_receipt(store.referee_key())
-                    .map(|r| r.to_value())
-            })
-        }));
+        hub.set_receipts(webhooks::receipts_of(&store));
     }
     let stop = CancellationToken::new();
     let hooks = webhooks::api::WebhookApi::new(

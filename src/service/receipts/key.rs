@@ -364,7 +364,7 @@ impl RefereeKey {
             }
             Err(e) => return Err(io("cannot read the referee key file")(e)),
         };
-        warn_if_readable_by_others(path);
+        crate::service::storage::secret::warn_if_readable_by_others(path, "referee key");
         let pair = pair_of(path, &bytes)?;
         let since = std::fs::metadata(path)
             .and_then(|m| m.modified())
@@ -440,24 +440,6 @@ pub fn verifies(public_key: &[u8], message: &[u8], signature: &[u8]) -> bool {
     signature::UnparsedPublicKey::new(&signature::ED25519, public_key)
         .verify(message, signature)
         .is_ok()
-}
-
-fn warn_if_readable_by_others(path: &Path) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        if let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o007 != 0
-        {
-            tracing::warn!(
-                file = %path.display(),
-                mode = format!("{:o}", meta.permissions().mode() & 0o777),
-                "the referee key file is readable by anyone: chmod 600 it"
-            );
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ impl ServerSecret {
                 path.display()
             ))
         })?;
-        warn_if_readable_by_others(path);
+        warn_if_readable_by_others(path, "server secret");
         Ok(ServerSecret::from_bytes(&bytes))
     }
 
@@ -484,10 +484,10 @@ fn owner_only() -> std::fs::OpenOptions {
     options
 }
 
-/// A secret file anyone may read is still used, with a warning. (Group
-/// access is left alone: a Kubernetes Secret is mounted for the pod's
-/// group, `fsGroup`.)
-fn warn_if_readable_by_others(path: &Path) {
+/// A secret file anyone may read is still used, with a warning naming
+/// `what` it holds. (Group access is left alone: a Kubernetes Secret is
+/// mounted for the pod's group, `fsGroup`.)
+pub(crate) fn warn_if_readable_by_others(path: &Path, what: &str) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -497,7 +497,7 @@ fn warn_if_readable_by_others(path: &Path) {
             tracing::warn!(
                 file = %path.display(),
                 mode = format!("{:o}", meta.permissions().mode() & 0o777),
-                "the server secret file is readable by anyone: chmod 600 it"
+                "the {what} file is readable by anyone: chmod 600 it"
             );
         }
     }

@@ -104,6 +104,22 @@ pub type ReceiptSource = Arc<
         + Sync,
 >;
 
+/// The receipts of the games of `store` (it holds the hub, through its
+/// storage: the source holds it weakly).
+pub fn receipts_of(store: &Arc<crate::service::sessions::SessionStore>) -> ReceiptSource {
+    let store = Arc::downgrade(store);
+    Arc::new(move |id: String| {
+        let store = store.clone();
+        Box::pin(async move {
+            let store = store.upgrade()?;
+            let session = store.find(&id).await.ok()?;
+            session
+                .signed_receipt(store.referee_key())
+                .map(|r| r.to_value())
+        })
+    })
+}
+
 impl Hub {
     /// Gives the worker the receipts `game.ended` deliveries carry (the
     /// first source given stays).

@@ -182,8 +182,8 @@ async fn one_run(
                 channel,
                 (pool.clone(), encoded.clone()),
                 played.clone(),
-                i,
-                games,
+                (i, games),
+                false,
                 window,
                 errors,
             ))
@@ -285,12 +285,12 @@ async fn play_phase(
 ) -> Measured {
     measure(args, server_pid, games, |i, window, errors| {
         let channel = channels[i % channels.len()].clone();
-        tokio::spawn(super::play::play_games(
+        tokio::spawn(play_games(
             channel,
             (pool.clone(), encoded.clone()),
             played.clone(),
-            i,
-            games,
+            (i, games),
+            true,
             window,
             errors,
         ))
@@ -533,14 +533,15 @@ struct GameIdHead {
     game_id: String,
 }
 
-/// Moves: games from the pool, one after another, until the window ends.
+/// Moves: games from the pool, one after another, until the window ends,
+/// each over unary calls or (`over_play`) over one Play stream per seat.
 /// Task `task` of `tasks` plays pool games `task`, `task + tasks`, ….
 async fn play_games(
     channel: Channel,
     (pool, encoded): (Pool, Encoded),
     played: Played,
-    task: usize,
-    tasks: usize,
+    (task, tasks): (usize, usize),
+    over_play: bool,
     window: Window,
     errors: Arc<Errors>,
 ) -> Tally {
@@ -559,7 +560,12 @@ async fn play_games(
             return load.tally;
         };
         load.tally.games_started += 1;
-        match load.play_game(&game, &moves, &wire_moves).await {
+        let end = if over_play {
+            load.play_over_streams(&game, &moves, &wire_moves).await
+        } else {
+            load.play_game(&game, &moves, &wire_moves).await
+        };
+        match end {
             GameEnd::Finished => load.tally.games_finished += 1,
             GameEnd::Failed => {}
             GameEnd::WindowOver => break,

@@ -10,16 +10,14 @@
 //! once, the start once per stream) and the answers decoded only as far as
 //! the checks need ([`PlayHead`]): the figures are the server's.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::Channel;
 
-use super::moves::{Encoded, GameEnd, MovesTask, NewGame, Played, Pool, SubmitMoveHead};
-use super::tally::{Errors, Tally, Window, nanos};
+use super::moves::{GameEnd, MovesTask, NewGame, SubmitMoveHead};
+use super::tally::nanos;
 
 /// `referee.v1.PlayRequest` as the phase sends it: `start` or `move`
 /// (a oneof of two messages encodes as whichever is set).
@@ -112,41 +110,6 @@ struct Stream {
 /// The path of `Play`.
 const PLAY: &str = "/referee.v1.RefereeService/Play";
 
-/// The Play phase's task `task` of `tasks`: pool games `task`, `task +
-/// tasks`, … played over Play streams until the window ends.
-pub(super) async fn play_games(
-    channel: Channel,
-    (pool, encoded): (Pool, Encoded),
-    played: Played,
-    task: usize,
-    tasks: usize,
-    window: Window,
-    errors: Arc<Errors>,
-) -> Tally {
-    let mut load = MovesTask {
-        grpc: tonic::client::Grpc::new(channel),
-        window,
-        errors,
-        tally: Tally::default(),
-    };
-    let mut next = task;
-    while Instant::now() < window.end {
-        let moves = pool[next % pool.len()].clone();
-        let wire_moves = encoded[next % encoded.len()].clone();
-        next = next.wrapping_add(tasks);
-        let Some(game) = load.create_game(&played).await else {
-            return load.tally;
-        };
-        load.tally.games_started += 1;
-        match load.play_over_streams(&game, &moves, &wire_moves).await {
-            GameEnd::Finished => load.tally.games_finished += 1,
-            GameEnd::Failed => {}
-            GameEnd::WindowOver => break,
-        }
-    }
-    load.tally
-}
-
 impl MovesTask {
     /// Opens `token`'s stream of `game` and reads its snapshot.
     async fn open_stream(&mut self, game: &NewGame, token: &Bytes) -> Result<Stream, String> {
@@ -178,7 +141,7 @@ impl MovesTask {
 
     /// Plays `moves` (encoded: `wire_moves`) in `game` over one stream per
     /// seat, timing each move from its sending to its answer.
-    async fn play_over_streams(
+    pub(super) async fn play_over_streams(
         &mut self,
         game: &NewGame,
         moves: &[String],

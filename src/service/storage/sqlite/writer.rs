@@ -63,7 +63,7 @@ fn restart_log(conn: &Connection) {
 }
 
 pub(super) fn writer_loop(
-    mut conn: Connection,
+    conn: Connection,
     rx: mpsc::Receiver<Job>,
     commits: &AtomicU64,
     restart: &AtomicBool,
@@ -71,93 +71,101 @@ pub(super) fn writer_loop(
     policy: FoldPolicy,
 ) {
     let path = conn.path().map(PathBuf::from).unwrap_or_default();
-    let mut journal = Journal::new(policy);
-    if let Err(e) = journal.reload(&conn) {
+    let mut w = Writer {
+        conn,
+        path,
+        commits,
+        secret,
+        journal: Journal::new(policy),
+    };
+    if let Err(e) = w.journal.reload(&w.conn) {
         tracing::warn!(error = %e, "storage journal unreadable");
     }
-    if !journal.enabled() {
+    if !w.journal.enabled() {
         // Moves go straight into their games' rows: those of an earlier
         // run's journal first.
-        fold(&conn, &mut journal);
+        fold(&w.conn, &mut w.journal);
     }
     loop {
         // With moves in the journal, a writer left idle folds them.
-        let first = if journal.rows() == 0 {
+        let first = if w.journal.rows() == 0 {
             rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
         } else {
-            rx.recv_timeout(journal.idle())
+            rx.recv_timeout(w.journal.idle())
         };
         let first = match first {
             Ok(job) => job,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                fold(&conn, &mut journal);
+                fold(&w.conn, &mut w.journal);
                 continue;
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
         if restart.swap(false, Ordering::Relaxed) {
-            restart_log(&conn);
+            restart_log(&w.conn);
         }
         let mut writes = Vec::new();
         let mut next = Some(first);
         while let Some(job) = next.take() {
             match job {
-                Job::Write(w, reply) => writes.push((w, reply)),
+                Job::Write(write, reply) => writes.push((write, reply)),
                 Job::Recover(reply) => {
                     // Reads see every write queued before them.
-                    commit_batch(
-                        &mut conn,
-                        &path,
-                        std::mem::take(&mut writes),
-                        commits,
-                        secret,
-                        &mut journal,
-                    );
+                    w.commit(&mut writes);
                     let _ = reply.send(
                         read_games(
-                            &conn,
+                            &w.conn,
                             secret,
                             "WHERE status = 'in_progress' ORDER BY rowid",
                             &[],
                         )
-                        .map_err(|e| sql_error(&path, e)),
+                        .map_err(|e| sql_error(&w.path, e)),
                     );
                 }
                 Job::Run(job) => {
-                    commit_batch(
-                        &mut conn,
-                        &path,
-                        std::mem::take(&mut writes),
-                        commits,
-                        secret,
-                        &mut journal,
-                    );
-                    job(&mut conn, secret);
+                    w.commit(&mut writes);
+                    job(&mut w.conn, secret);
                 }
                 Job::Prune(before, reply) => {
-                    commit_batch(
-                        &mut conn,
-                        &path,
-                        std::mem::take(&mut writes),
-                        commits,
-                        secret,
-                        &mut journal,
-                    );
-                    let _ =
-                        reply.send(prune_batch(&mut conn, before).map_err(|e| sql_error(&path, e)));
+                    w.commit(&mut writes);
+                    let pruned = prune_batch(&mut w.conn, before);
+                    let _ = reply.send(pruned.map_err(|e| sql_error(&w.path, e)));
                 }
             }
             if writes.len() < MAX_BATCH {
                 next = rx.try_recv().ok();
             }
         }
-        commit_batch(&mut conn, &path, writes, commits, secret, &mut journal);
-        if journal.due() {
-            fold(&conn, &mut journal);
+        w.commit(&mut writes);
+        if w.journal.due() {
+            fold(&w.conn, &mut w.journal);
         }
     }
     // A clean stop leaves the journal folded.
-    fold(&conn, &mut journal);
+    fold(&w.conn, &mut w.journal);
+}
+
+/// The writer thread's connection and what each commit needs.
+struct Writer<'a> {
+    conn: Connection,
+    path: PathBuf,
+    commits: &'a AtomicU64,
+    secret: &'a ServerSecret,
+    journal: Journal,
+}
+
+impl Writer<'_> {
+    /// Commits the writes gathered so far (see [`commit_batch`]).
+    fn commit(&mut self, writes: &mut Vec<(Box<Write>, Reply)>) {
+        commit_batch(
+            &mut self.conn,
+            &self.path,
+            std::mem::take(writes),
+            self.commits,
+            self.secret,
+            &mut self.journal,
+        );
+    }
 }
 
 /// Folds the journal; a failure (a full disk) leaves it as it is, to be
