@@ -222,9 +222,9 @@ fn the_read_phases_measure_get_game_and_both_legal_move_views() {
     for r in reads {
         assert_eq!(r["errors"], 0, "{r}");
         assert!(r["answer_bytes"].as_u64().unwrap() > 0, "{r}");
-        // A full answer of the opening (170 KB) can outlast a short window
-        // on a loaded machine in a debug build; the others cannot.
-        if r["read"] != "ListLegalMoves full" {
+        // A legal-move list of the opening (66 KB as text, 170 KB in full)
+        // can outlast a short window on a loaded machine; the others cannot.
+        if !(r["read"].as_str().unwrap().starts_with("ListLegalMoves") && r["ply"] == 0) {
             assert!(r["calls"].as_u64().unwrap() > 0, "{r}");
             assert!(r["ratio"].as_f64().unwrap() > 0.0, "{r}");
         }

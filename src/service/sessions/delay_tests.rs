@@ -73,13 +73,15 @@ async fn played(
 }
 
 /// Every surface's bytes for `role`, without what names the game itself
-/// (its id and creation time).
+/// (its id and creation time, and the head of its move chain, whose root
+/// commits to the id: docs/RECEIPTS.md).
 async fn surfaces(s: &Arc<Session>, role: Role) -> Vec<Vec<u8>> {
     // The labels are the same in both games; a protobuf map is encoded in
     // no fixed order, so they are left out of the bytes compared.
     let anonymous = |mut g: crate::service::grpc::pb::referee::v1::Game| {
         g.game_id.clear();
         g.created_unix_ms = 0;
+        g.chain_head.clear();
         g.labels.clear();
         g.encode_to_vec()
     };
@@ -88,6 +90,7 @@ async fn surfaces(s: &Arc<Session>, role: Role) -> Vec<Vec<u8>> {
         if let Some(map) = value.as_object_mut() {
             map.remove("id");
             map.remove("created_unix_ms");
+            map.remove("chain_head");
         }
         value.to_string().into_bytes()
     };
