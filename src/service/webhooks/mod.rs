@@ -76,6 +76,8 @@ pub struct Hub {
     /// What the last document of each tournament said.
     tournaments: Mutex<HashMap<String, TournamentState>>,
     queue_limit: AtomicU32,
+    /// Whether the database is shared by replicas ([`Hub::wants`]).
+    shared: bool,
     /// Where a `game.ended` delivery's receipt comes from (set once the
     /// session store exists).
     receipts: ReceiptSlot,
@@ -133,8 +135,16 @@ impl Hub {
         self.mask.store(mask, Ordering::Relaxed);
     }
 
+    /// Whether writes carry events of `kind`. Those some endpoint known
+    /// here subscribes to, and, on a database replicas share, every game and
+    /// tournament event: an endpoint registered on another replica reaches
+    /// this one's list only at its next read, and the outbox's insert keeps
+    /// the events some endpoint subscribes to in the same transaction, so
+    /// none is missed in between. They are two a game; moves are many, and
+    /// are written only once an endpoint known here wants them.
     fn wants(&self, kind: &str) -> bool {
         self.mask.load(Ordering::Relaxed) & events::bit(kind) != 0
+            || (self.shared && kind != events::GAME_MOVE)
     }
 
     /// Game `id`'s kind: remembered, or (a game this replica took over
@@ -252,7 +262,10 @@ impl Hooked {
         let Some(store) = inner.webhooks() else {
             return (inner, None);
         };
-        let hub = Arc::new(Hub::default());
+        let hub = Arc::new(Hub {
+            shared: inner.shared(),
+            ..Hub::default()
+        });
         hub.queue_limit.store(
             u32::try_from(options.queue_limit).unwrap_or(u32::MAX),
             Ordering::Relaxed,
