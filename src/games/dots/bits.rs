@@ -206,11 +206,16 @@ fn fill_runs(seed: u64, pass: u64) -> u64 {
     // sum changed, with the seeds themselves, are each seeded run from its
     // lowest seed up.
     let up = ((pass.wrapping_add(seed) ^ pass) | seed) & pass;
-    // Towards lower bits a carry cannot run: a Kogge–Stone occluded fill.
+    // Towards lower bits a carry cannot run: a Kogge–Stone occluded fill,
+    // which stops once no run of `pass` is long enough for the next step
+    // (runs are short on a busy field).
     let (mut down, mut pd) = (seed, pass);
     for shift in [1, 2, 4, 8, 16, 32] {
         down |= pd & (down >> shift);
         pd &= pd >> shift;
+        if pd == 0 {
+            break;
+        }
     }
     up | down
 }

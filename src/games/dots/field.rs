@@ -580,23 +580,19 @@ impl Field {
         let inner_cols = bits::row_mask(x1 + 1) & !bits::row_mask(x0);
         let frame_cols = bits::row_mask((x1 + 2).min(64)) & !bits::row_mask(x0.saturating_sub(1));
         let (fy0, fy1) = (y0.saturating_sub(1), (y1 + 1).min(h - 1));
+        // Rows outside the frame are blocked (one comparison: `y - fy0`
+        // wraps for rows above it).
         let pass = |y: usize| {
-            if (fy0..=fy1).contains(&y) {
+            if y.wrapping_sub(fy0) <= fy1 - fy0 {
                 frame_cols & self.cells.0[y] & !blocked.0[y]
-            } else {
-                0
-            }
-        };
-        let inner = |y: usize| {
-            if (y0..=y1).contains(&y) {
-                inner_cols
             } else {
                 0
             }
         };
         let mut reached = Bits::EMPTY;
         for y in fy0..=fy1 {
-            reached.0[y] = pass(y) & (!inner(y) | self.edge.0[y]);
+            let inner = if y >= y0 && y <= y1 { inner_cols } else { 0 };
+            reached.0[y] = pass(y) & (!inner | self.edge.0[y]);
         }
         bits::flood_rows(&mut reached, pass, fy0, fy1, h, None);
         let mut area = Bits::EMPTY;
