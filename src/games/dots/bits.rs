@@ -200,14 +200,22 @@ impl BitOrAssign for Bits {
 /// cell reachable from the seed by horizontal steps through `pass`.
 #[inline]
 fn fill_runs(seed: u64, pass: u64) -> u64 {
-    // Kogge–Stone occluded fills, towards higher and towards lower bits.
-    let (mut up, mut pu) = (seed, pass);
+    // Towards higher bits, one addition: the lowest seed bit of a run
+    // carries through the rest of the run and out of it, onto a cell that
+    // is not in `pass` (or past bit 63), where the carry stops. The bits the
+    // sum changed, with the seeds themselves, are each seeded run from its
+    // lowest seed up.
+    let up = ((pass.wrapping_add(seed) ^ pass) | seed) & pass;
+    // Towards lower bits a carry cannot run: a Kogge–Stone occluded fill,
+    // which stops once no run of `pass` is long enough for the next step
+    // (runs are short on a busy field).
     let (mut down, mut pd) = (seed, pass);
     for shift in [1, 2, 4, 8, 16, 32] {
-        up |= pu & (up << shift);
-        pu &= pu << shift;
         down |= pd & (down >> shift);
         pd &= pd >> shift;
+        if pd == 0 {
+            break;
+        }
     }
     up | down
 }
@@ -219,15 +227,33 @@ fn fill_runs(seed: u64, pass: u64) -> u64 {
 /// cells must lie in `pass`.
 pub(crate) fn flood(region: &mut Bits, pass: &Bits, height: usize, stop: Option<&Bits>) -> bool {
     let h = height.min(MAX_SIDE);
-    let Some(mut lo) = (0..h).find(|&y| region.0[y] != 0) else {
+    let Some(lo) = (0..h).find(|&y| region.0[y] != 0) else {
         return false;
     };
-    let mut hi = (0..h).rev().find(|&y| region.0[y] != 0).unwrap_or(lo);
+    let hi = (0..h).rev().find(|&y| region.0[y] != 0).unwrap_or(lo);
     if let Some(stop) = stop
         && region.intersects(stop)
     {
         return true;
     }
+    flood_rows(region, |y| pass.0[y], lo, hi, h, stop)
+}
+
+/// [`flood`] for a region whose cells lie in rows `lo..=hi` (`hi < height`
+/// ≤ [`MAX_SIDE`]) and miss `stop`, with the passable cells of row `y` given
+/// by `pass(y)`: a caller that knows where its seed is skips the scans for
+/// it, and one whose mask is a combination of sets computes only the rows
+/// the flood visits.
+#[inline]
+pub(crate) fn flood_rows(
+    region: &mut Bits,
+    pass: impl Fn(usize) -> u64,
+    mut lo: usize,
+    mut hi: usize,
+    height: usize,
+    stop: Option<&Bits>,
+) -> bool {
+    let h = height.min(MAX_SIDE);
     loop {
         let mut changed = false;
         // Downward sweep: each row takes from the row above as just updated.
@@ -235,7 +261,8 @@ pub(crate) fn flood(region: &mut Bits, pass: &Bits, height: usize, stop: Option<
         for y in lo..h {
             let below = if y + 1 < h { region.0[y + 1] } else { 0 };
             let cur = region.0[y];
-            let grown = fill_runs((cur | above | below) & pass.0[y], pass.0[y]);
+            let p = pass(y);
+            let grown = fill_runs((cur | above | below) & p, p);
             if grown != cur {
                 region.0[y] = grown;
                 changed = true;
@@ -254,7 +281,8 @@ pub(crate) fn flood(region: &mut Bits, pass: &Bits, height: usize, stop: Option<
         for y in (0..=hi).rev() {
             let above = if y > 0 { region.0[y - 1] } else { 0 };
             let cur = region.0[y];
-            let grown = fill_runs((cur | above | below) & pass.0[y], pass.0[y]);
+            let p = pass(y);
+            let grown = fill_runs((cur | above | below) & p, p);
             if grown != cur {
                 region.0[y] = grown;
                 changed = true;
@@ -286,6 +314,13 @@ mod tests {
         assert_eq!(fill_runs(0b0000_0100, 0b0110_1110), 0b0000_1110);
         assert_eq!(fill_runs(1 << 63, u64::MAX), u64::MAX);
         assert_eq!(fill_runs(0, u64::MAX), 0);
+        // Two seeds in one run, runs without seeds, a run at the top bit.
+        let pass = 0b1111_0111_1011_1110 | 0b111 << 61;
+        let seed = 0b0101_0000_0000_0100 | 1 << 62;
+        assert_eq!(fill_runs(seed, pass), 0b1111_0000_0011_1110 | 0b111 << 61);
+        for (seed, pass) in [(1u64 << 5, u64::MAX), (0b1001 << 20, 0b1111 << 20)] {
+            assert_eq!(fill_runs(seed, pass), pass);
+        }
     }
 
     #[test]

@@ -170,6 +170,9 @@ pub struct Field {
     /// in a closed region of the base's owner, so a dot there is always
     /// checked with the full flood fills.
     dissolved: Bits,
+    /// How many playable cells are left (no dot, no holder): kept so that
+    /// [`Field::is_full`] after every move reads a number.
+    free: u32,
 }
 
 impl Field {
@@ -185,6 +188,7 @@ impl Field {
             held: [Bits::EMPTY; 2],
             markers: [Bits::EMPTY; 2],
             dissolved: Bits::EMPTY,
+            free: u32::from(options.width) * u32::from(options.height),
         }
     }
 
@@ -258,11 +262,7 @@ impl Field {
 
     /// Whether no playable cell is left (docs/rules/dots.md §7.1).
     pub fn is_full(&self) -> bool {
-        (0..usize::from(self.height)).all(|y| {
-            let taken =
-                self.dots[0].0[y] | self.dots[1].0[y] | self.held[0].0[y] | self.held[1].0[y];
-            self.cells.0[y] & !taken == 0
-        })
+        self.free == 0
     }
 
     /// The score of `colour`: the enemy dots it holds now (docs/rules/dots.md §6.7).
@@ -285,6 +285,10 @@ impl Field {
                 height: self.height,
             });
         };
+        let taken = self.dots[0].0[y] | self.dots[1].0[y] | self.held[0].0[y] | self.held[1].0[y];
+        if taken >> x & 1 == 0 {
+            return Ok((x, y)); // the common case: one word test
+        }
         for owner in Colour::ALL {
             if self.dots[owner.index()].contains(x, y) {
                 return Err(IllegalMove::Occupied { point: p, owner });
@@ -302,6 +306,7 @@ impl Field {
     pub(crate) fn put_start_dot(&mut self, colour: Colour, p: Point) {
         if let Some((x, y)) = self.index_of(p) {
             self.dots[colour.index()].insert(x, y);
+            self.free = self.playable().len();
         }
     }
 
@@ -332,16 +337,20 @@ impl Field {
         }
         let e = m.other();
         // §6: note the marker, put the dot, remove the marker.
-        let marker = if self.markers[m.index()].contains(x, y) {
-            Some(m)
-        } else if self.markers[e.index()].contains(x, y) {
-            Some(e)
-        } else {
+        let bit = 1u64 << x;
+        let marker = if (self.markers[0].0[y] | self.markers[1].0[y]) & bit == 0 {
             None
+        } else if self.markers[m.index()].0[y] & bit != 0 {
+            Some(m)
+        } else {
+            Some(e)
         };
-        self.dots[m.index()].insert(x, y);
-        self.markers[0].remove(x, y);
-        self.markers[1].remove(x, y);
+        self.dots[m.index()].0[y] |= bit;
+        self.free -= 1; // `check` found the cell playable
+        if marker.is_some() {
+            self.markers[0].0[y] &= !bit;
+            self.markers[1].0[y] &= !bit;
+        }
         let mut placement = Placement::default();
         if marker == Some(m) {
             // §6.5(a): own base, nothing else happens.
@@ -372,19 +381,39 @@ impl Field {
     /// which are off the field.
     fn ring(&self, m: Colour, x: usize, y: usize) -> (u8, u8) {
         let (w, h) = (usize::from(self.width), usize::from(self.height));
-        let own = &self.dots[m.index()];
-        let held = &self.held[m.other().index()];
-        let (mut non_mover, mut off) = (0u8, 0u8);
-        for (i, (dx, dy)) in RING.iter().enumerate() {
-            let (nx, ny) = (x.wrapping_add_signed(*dx), y.wrapping_add_signed(*dy));
-            if nx >= w || ny >= h {
-                off |= 1 << i;
-                non_mover |= 1 << i;
-            } else if !own.contains(nx, ny) || held.contains(nx, ny) {
-                non_mover |= 1 << i;
-            }
+        let (own, held) = (&self.dots[m.index()].0, &self.held[m.other().index()].0);
+        // Columns x-1, x, x+1 of row r's live `m` dots as bits 0, 1, 2 (a
+        // column off the field reads 0: no bit there).
+        let window = |r: usize| -> u8 {
+            let live = own[r] & !held[r];
+            ((u128::from(live) << 1) >> x) as u8 & 7
+        };
+        let top = if y > 0 { window(y - 1) } else { 0 };
+        let mid = window(y);
+        let bottom = if y + 1 < h { window(y + 1) } else { 0 };
+        // Into RING's order: N, NE, E, SE, S, SW, W, NW.
+        let live = (top >> 1 & 1)
+            | (top >> 2 & 1) << 1
+            | (mid >> 2 & 1) << 2
+            | (bottom >> 2 & 1) << 3
+            | (bottom >> 1 & 1) << 4
+            | (bottom & 1) << 5
+            | (mid & 1) << 6
+            | (top & 1) << 7;
+        let mut off = 0u8;
+        if y == 0 {
+            off |= 0b1000_0011; // NW, N, NE
         }
-        (non_mover, off)
+        if y + 1 >= h {
+            off |= 0b0011_1000; // SE, S, SW
+        }
+        if x == 0 {
+            off |= 0b1110_0000; // SW, W, NW
+        }
+        if x + 1 >= w {
+            off |= 0b0000_1110; // NE, E, SE
+        }
+        (!live, off)
     }
 
     /// §6.1–6.4: finds the regions closed by `m`'s dot at `(x, y)`, computes
@@ -400,11 +429,22 @@ impl Field {
         placement: &mut Placement,
         log: &mut Option<&mut TakeLog>,
     ) {
+        let mut first = Bits::EMPTY;
+        let Some(k) = self.first_closed(m, x, y, arcs, off_field, &mut first) else {
+            return; // every arc reaches the edge: nothing closed (§6.1)
+        };
+        let mut regions = [first, Bits::EMPTY, Bits::EMPTY, Bits::EMPTY];
+        // The arcs before the k-th are open; the k-th's region is
+        // regions[0]; the later ones are flooded here.
         let h = usize::from(self.height);
-        let pass = self.cells.and_not(&self.live(m));
-        let mut regions = [Bits::EMPTY; 4];
-        let mut n = 0;
-        for &arc in &arcs.masks[..usize::from(arcs.len)] {
+        let (cells, own, held) = (
+            &self.cells.0,
+            &self.dots[m.index()].0,
+            &self.held[m.other().index()].0,
+        );
+        let pass = |r: usize| cells[r] & !(own[r] & !held[r]);
+        let mut n = 1;
+        for &arc in &arcs.masks[k + 1..usize::from(arcs.len)] {
             if arc & off_field != 0 {
                 continue; // the arc touches the outside: open (§6.1)
             }
@@ -415,12 +455,12 @@ impl Field {
             };
             let (dx, dy) = RING[i];
             let (qx, qy) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
-            if regions[..n].iter().any(|r| r.contains(qx, qy)) {
-                continue; // the same region, reached around the other side
+            if self.edge.contains(qx, qy) || regions[..n].iter().any(|r| r.contains(qx, qy)) {
+                continue; // open, or the same region reached around the other side
             }
             let mut region = Bits::EMPTY;
             region.insert(qx, qy);
-            if !bits::flood(&mut region, &pass, h, Some(&self.edge)) {
+            if !bits::flood_rows(&mut region, pass, qy, qy, h, Some(&self.edge)) {
                 regions[n] = region;
                 n += 1;
             }
@@ -452,18 +492,80 @@ impl Field {
         }
     }
 
+    /// The first arc of the ring around `m`'s dot at `(x, y)` whose region
+    /// is closed, that region left in `region`: one flood per arc that stays
+    /// on the field, through the cells that are not live `m` dots, stopping
+    /// at the edge. Most dots close nothing, so this is the common path of
+    /// [`Field::enclose`]: it works in one set (`region`, empty on entry)
+    /// and reads the passable cells of just the rows it visits.
+    fn first_closed(
+        &self,
+        m: Colour,
+        x: usize,
+        y: usize,
+        arcs: Arcs,
+        off_field: u8,
+        region: &mut Bits,
+    ) -> Option<usize> {
+        let h = usize::from(self.height);
+        let (cells, own, held) = (
+            &self.cells.0,
+            &self.dots[m.index()].0,
+            &self.held[m.other().index()].0,
+        );
+        let pass = |r: usize| cells[r] & !(own[r] & !held[r]);
+        let mut touched = false;
+        for (k, &arc) in arcs.masks[..usize::from(arcs.len)].iter().enumerate() {
+            if arc & off_field != 0 {
+                continue; // open (§6.1)
+            }
+            let Some(i) = (0..8).step_by(2).find(|&i| arc >> i & 1 == 1) else {
+                continue;
+            };
+            let (dx, dy) = RING[i];
+            let (qx, qy) = (x.wrapping_add_signed(dx), y.wrapping_add_signed(dy));
+            if self.edge.contains(qx, qy) {
+                continue; // an edge cell: open
+            }
+            if region.contains(qx, qy) {
+                continue; // met by an earlier arc's flood, which reached the edge
+            }
+            if touched {
+                region.0[..h].fill(0); // a flood stays in rows 0..h
+            }
+            touched = true;
+            region.0[qy] = 1 << qx;
+            if !bits::flood_rows(region, pass, qy, qy, h, Some(&self.edge)) {
+                return Some(k);
+            }
+        }
+        None
+    }
+
     /// §6.2: the enclosed area of the closed region `region` of `p`: every
     /// cell from which no orthogonal path reaches the edge without stepping
     /// on the region or its wall (the live `p` dots next to it).
     fn enclosed_area(&self, region: &Bits, p: Colour) -> Bits {
         let h = usize::from(self.height);
-        let wall = region.grown(&self.cells) & self.live(p);
-        let blocked = *region | wall;
+        let Some(r0) = (0..h).find(|&y| region.0[y] != 0) else {
+            return Bits::EMPTY;
+        };
+        let r1 = (r0..h).rev().find(|&y| region.0[y] != 0).unwrap_or(r0);
+        // The wall: live `p` dots next to the region, so within one row of it.
+        let (own, held) = (&self.dots[p.index()].0, &self.held[p.other().index()].0);
+        let mut blocked = Bits::EMPTY;
+        for y in r0.saturating_sub(1)..=(r1 + 1).min(h - 1) {
+            let r = region.0[y];
+            let above = if y > 0 { region.0[y - 1] } else { 0 };
+            let below = if y + 1 < h { region.0[y + 1] } else { 0 };
+            let grown = (r | r << 1 | r >> 1 | above | below) & self.cells.0[y];
+            blocked.0[y] = r | (grown & own[y] & !held[y]);
+        }
         // Only the bounding box of region and wall can be enclosed: any cell
         // outside it walks straight away from the box to the edge. Flood the
         // box and a one-cell frame around it, from the frame and the edge.
         let (mut y0, mut y1, mut columns) = (usize::MAX, 0, 0u64);
-        for y in 0..h {
+        for y in r0.saturating_sub(1)..=(r1 + 1).min(h - 1) {
             if blocked.0[y] != 0 {
                 y0 = y0.min(y);
                 y1 = y;
@@ -478,37 +580,62 @@ impl Field {
         let inner_cols = bits::row_mask(x1 + 1) & !bits::row_mask(x0);
         let frame_cols = bits::row_mask((x1 + 2).min(64)) & !bits::row_mask(x0.saturating_sub(1));
         let (fy0, fy1) = (y0.saturating_sub(1), (y1 + 1).min(h - 1));
-        let mut inner = Bits::EMPTY;
-        let mut pass = Bits::EMPTY;
-        for y in fy0..=fy1 {
-            if (y0..=y1).contains(&y) {
-                inner.0[y] = inner_cols;
+        // Rows outside the frame are blocked (one comparison: `y - fy0`
+        // wraps for rows above it).
+        let pass = |y: usize| {
+            if y.wrapping_sub(fy0) <= fy1 - fy0 {
+                frame_cols & self.cells.0[y] & !blocked.0[y]
+            } else {
+                0
             }
-            pass.0[y] = frame_cols & self.cells.0[y] & !blocked.0[y];
+        };
+        let mut reached = Bits::EMPTY;
+        for y in fy0..=fy1 {
+            let inner = if y >= y0 && y <= y1 { inner_cols } else { 0 };
+            reached.0[y] = pass(y) & (!inner | self.edge.0[y]);
         }
-        let mut reached = pass.and_not(&inner) | (pass & self.edge);
-        bits::flood(&mut reached, &pass, h, None);
-        (inner & self.cells).and_not(&reached)
+        bits::flood_rows(&mut reached, pass, fy0, fy1, h, None);
+        let mut area = Bits::EMPTY;
+        for y in y0..=y1 {
+            area.0[y] = inner_cols & self.cells.0[y] & !reached.0[y];
+        }
+        area
     }
 
-    /// §6.3: `p` takes the area `area`.
+    /// §6.3: `p` takes the area `area`, word by word over the rows it spans.
     fn take(&mut self, p: Colour, area: &Bits) -> TakeKind {
-        let q = p.other();
-        let live_q = self.live(q);
-        if area.intersects(&live_q) {
+        let (pi, qi) = (p.index(), p.other().index());
+        let h = usize::from(self.height);
+        let Some(y0) = (0..h).find(|&y| area.0[y] != 0) else {
+            return TakeKind::Base; // an empty area marks nothing
+        };
+        let y1 = (y0..h).rev().find(|&y| area.0[y] != 0).unwrap_or(y0);
+        let rows = y0..=y1;
+        let playable = |f: &Field, y: usize| {
+            f.cells.0[y] & !(f.dots[0].0[y] | f.dots[1].0[y] | f.held[0].0[y] | f.held[1].0[y])
+        };
+        let live_q = |f: &Field, y: usize| f.dots[qi].0[y] & !f.held[pi].0[y];
+        if rows.clone().any(|y| area.0[y] & live_q(self, y) != 0) {
             // Capture: empty cells and Q's dots get holder P (Q's held empty
             // cells included), P's dots held by Q are freed, markers go.
-            let gained = area.and_not(&self.dots[p.index()]);
-            self.held[p.index()] |= gained;
-            self.held[q.index()] = self.held[q.index()].and_not(area);
-            self.markers[0] = self.markers[0].and_not(area);
-            self.markers[1] = self.markers[1].and_not(area);
+            for y in rows {
+                let a = area.0[y];
+                let before = playable(self, y).count_ones();
+                self.held[pi].0[y] |= a & !self.dots[pi].0[y];
+                self.held[qi].0[y] &= !a;
+                self.markers[0].0[y] &= !a;
+                self.markers[1].0[y] &= !a;
+                // Cells only become held here: never more playable ones.
+                self.free -= before - playable(self, y).count_ones();
+            }
             TakeKind::Capture
         } else {
             // Empty base: P's marker on every playable cell of the area.
-            let playable = *area & self.playable();
-            self.markers[p.index()] |= playable;
-            self.markers[q.index()] = self.markers[q.index()].and_not(&playable);
+            for y in rows {
+                let marked = area.0[y] & playable(self, y);
+                self.markers[pi].0[y] |= marked;
+                self.markers[qi].0[y] &= !marked;
+            }
             TakeKind::Base
         }
     }
@@ -575,6 +702,7 @@ impl Field {
         let lost_dots = (lost & self.dots[g]).len();
         self.held[o] |= lost.and_not(&self.dots[o]);
         self.held[g] = self.held[g].and_not(&lost);
+        self.free = self.playable().len();
         lost_dots
     }
 }
