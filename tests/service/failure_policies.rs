@@ -527,6 +527,24 @@ async fn bad_policies_are_refused_with_the_field() {
             .collect();
         assert_eq!(fields, vec![field.to_string()]);
     }
+    // The label the policy is stored under is not a game's to set.
+    let reserved = c
+        .create_game(pb::CreateGameRequest {
+            labels: [(
+                "failure-policy".to_string(),
+                "timeout=SUBSTITUTE".to_string(),
+            )]
+            .into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reserved.code(), Code::InvalidArgument);
+    assert!(
+        reserved.message().contains("reserved"),
+        "{}",
+        reserved.message()
+    );
     let listed = c
         .list_games(pb::ListGamesRequest::default())
         .await
