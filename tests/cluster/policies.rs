@@ -27,7 +27,7 @@ async fn a_game_taken_over_keeps_its_policy_and_its_substitutions() {
         .await
         .unwrap()
         .into_inner();
-    let policy = created.game.as_ref().unwrap().failure_policy.clone();
+    let policy = created.game.as_ref().unwrap().failure_policy;
     assert!(policy.is_some());
     let table = common::table_of(created.game.unwrap(), &created.seats);
     let occupied = || common::notation(common::CONNECTION_GAME[0]);
