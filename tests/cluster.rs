@@ -1606,5 +1606,7 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
 // (docs/CLUSTER.md, "Leases", "Fencing", "Takeover bound").
 #[path = "cluster/faults.rs"]
 mod faults;
+#[path = "cluster/policies.rs"]
+mod policies;
 #[path = "cluster/webhooks.rs"]
 mod webhooks;

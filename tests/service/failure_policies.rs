@@ -527,6 +527,24 @@ async fn bad_policies_are_refused_with_the_field() {
             .collect();
         assert_eq!(fields, vec![field.to_string()]);
     }
+    // The label the policy is stored under is not a game's to set.
+    let reserved = c
+        .create_game(pb::CreateGameRequest {
+            labels: [(
+                "failure-policy".to_string(),
+                "timeout=SUBSTITUTE".to_string(),
+            )]
+            .into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(reserved.code(), Code::InvalidArgument);
+    assert!(
+        reserved.message().contains("reserved"),
+        "{}",
+        reserved.message()
+    );
     let listed = c
         .list_games(pb::ListGamesRequest::default())
         .await
@@ -639,4 +657,164 @@ async fn hidden_information_a_punto_seat_is_played_for_from_its_own_legal_moves(
     // The spectator sees the same marks as the seat (a placed card is public).
     assert_eq!(seen.substitutions, mine.substitutions);
     server.stop().await.unwrap();
+}
+
+/// A server on the SQLite store in `dir`, signing receipts with a key kept
+/// there: stopped and started again on the same directory, it is a restart.
+async fn start_on(dir: &std::path::Path) -> TestServer {
+    use punct_referee::service::StorageConfig;
+    use punct_referee::service::storage::sqlite::{SqliteOptions, SyncMode};
+    TestServer::start_with(punct_referee::service::ServerOptions {
+        storage: StorageConfig::Sqlite(SqliteOptions {
+            dir: dir.to_path_buf(),
+            sync: SyncMode::Normal,
+            max_bytes: None,
+        }),
+        referee_key_file: Some(dir.join("referee.key")),
+        ..test_options()
+    })
+    .await
+}
+
+fn data_dir(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "punct-policy-{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ))
+}
+
+async fn export(c: &mut Client, id: &str) -> pb::ExportGameResponse {
+    c.export_game(pb::ExportGameRequest {
+        game_id: id.to_string(),
+        token: String::new(),
+    })
+    .await
+    .expect("export")
+    .into_inner()
+}
+
+#[tokio::test]
+async fn a_restarted_game_keeps_its_policy_and_its_substitutions() {
+    let dir = data_dir("restart");
+    let server = start_on(&dir).await;
+    let mut c = server.client().await;
+    let policy = pb::FailurePolicy {
+        on_illegal_move: SUBSTITUTE,
+        max_substitutions: 2,
+        ..Default::default()
+    };
+    let (t, created) = create_with(&mut c, None, policy).await;
+    let echoed = created.failure_policy.expect("the policy is echoed");
+    submit(&mut c, &t, 0, notation(CONNECTION_GAME[0]))
+        .await
+        .expect("legal");
+    // Black places on white's space: substituted (ply 2).
+    let answer = submit(&mut c, &t, 1, notation(CONNECTION_GAME[0]))
+        .await
+        .expect("substituted");
+    assert!(answer.substituted);
+    let before = get(&mut c, &t.id).await;
+    assert_eq!(before.substitutions.len(), 1);
+    let record = export(&mut c, &t.id).await;
+    assert!(
+        record.record.contains("x-substituted: 2\n"),
+        "{}",
+        record.record
+    );
+    server.stop().await.unwrap();
+
+    // Recovered: the same policy, the same marks, the same record, and no
+    // label of its own beside the game's.
+    let server = start_on(&dir).await;
+    let mut c = server.client().await;
+    let after = get(&mut c, &t.id).await;
+    assert_eq!(after.failure_policy.as_ref(), Some(&echoed));
+    assert_eq!(after.substitutions, before.substitutions);
+    assert_eq!(after.labels, before.labels);
+    let again = export(&mut c, &t.id).await;
+    assert_eq!(again.record, record.record);
+    assert_eq!(again.substitutions, record.substitutions);
+    // The policy still acts, and counts the substitution made before the
+    // restart: one more (ply 4), then black's third illegal move loses.
+    play_first_legal(&mut c, &t, 2).await;
+    let answer = submit(&mut c, &t, 3, notation(CONNECTION_GAME[0]))
+        .await
+        .expect("substituted after the restart");
+    assert!(answer.substituted);
+    play_first_legal(&mut c, &t, 4).await;
+    let refused = submit(&mut c, &t, 5, notation(CONNECTION_GAME[0]))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    let finished = get(&mut c, &t.id).await;
+    let outcome = finished.outcome.expect("over");
+    assert_eq!(
+        (outcome.reason.as_str(), outcome.winners),
+        ("RESIGNATION", vec![WHITE])
+    );
+    assert_eq!(finished.failure_ending, "SUBSTITUTION_CAP");
+    let plies: Vec<u32> = finished.substitutions.iter().map(|s| s.ply).collect();
+    assert_eq!(plies, vec![2, 4]);
+    let ended = export(&mut c, &t.id).await;
+    assert!(!ended.receipt.is_empty(), "a finished game has a receipt");
+    replay_substitutions(&mut c, &t.id, &finished.substitutions).await;
+    server.stop().await.unwrap();
+
+    // Read back finished after another restart: the same marks, record and
+    // receipt.
+    let server = start_on(&dir).await;
+    let mut c = server.client().await;
+    let archived = get(&mut c, &t.id).await;
+    assert_eq!(archived.substitutions, finished.substitutions);
+    assert_eq!(archived.failure_policy, finished.failure_policy);
+    let read_back = export(&mut c, &t.id).await;
+    assert_eq!(read_back.record, ended.record);
+    assert_eq!(read_back.receipt, ended.receipt);
+    server.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn timeout_substitutions_are_read_back_with_the_finished_game() {
+    let dir = data_dir("timeouts");
+    let server = start_on(&dir).await;
+    let mut c = server.client().await;
+    let policy = pb::FailurePolicy {
+        on_timeout: SUBSTITUTE,
+        max_substitutions: 1,
+        ..Default::default()
+    };
+    let (t, _) = create_with(&mut c, Some(per_move(150)), policy).await;
+    let mut spectator = watch(&mut c, &t.id, "").await;
+    play_first_legal(&mut c, &t, 0).await;
+    play_first_legal(&mut c, &t, 1).await;
+    // Played for white (3) and black (4), then white's flag loses.
+    let outcome = game_over(&mut spectator).await;
+    assert_eq!(outcome.reason, "TIMEOUT");
+    let finished = get(&mut c, &t.id).await;
+    let kinds: Vec<(u32, i32)> = finished
+        .substitutions
+        .iter()
+        .map(|s| (s.ply, s.kind))
+        .collect();
+    let timeout = pb::FailureKind::Timeout as i32;
+    assert_eq!(kinds, vec![(3, timeout), (4, timeout)]);
+    let ended = export(&mut c, &t.id).await;
+    assert!(ended.record.contains("x-substituted: 3,4\n"));
+    server.stop().await.unwrap();
+
+    let server = start_on(&dir).await;
+    let mut c = server.client().await;
+    let archived = get(&mut c, &t.id).await;
+    assert_eq!(archived.substitutions, finished.substitutions);
+    let read_back = export(&mut c, &t.id).await;
+    assert_eq!(read_back.record, ended.record);
+    assert_eq!(read_back.receipt, ended.receipt);
+    assert_eq!(read_back.substitutions, ended.substitutions);
+    server.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
 }

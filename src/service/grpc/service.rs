@@ -297,9 +297,14 @@ impl RefereeService for RefereeApi {
         let place = self.quotas.reserve_game(&caller.client())?;
         let (session, tokens) = self
             .store
-            .create_timed(rules, convert::labels(&req.labels), time_control, seed)
+            .create_with_policy(
+                rules,
+                convert::labels(&req.labels),
+                time_control,
+                seed,
+                policy,
+            )
             .await?;
-        session.set_failure_policy(policy);
         place.fill(&session);
         Ok(Response::new(pb::CreateGameResponse {
             game: Some(game_pb(&session.view(true))),

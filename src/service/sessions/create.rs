@@ -1,6 +1,7 @@
 //! Creating games: new, seeded, timed or imported; stored before their
 //! tokens are handed out, under the session limit.
 
+use super::policy::{FailurePolicy, POLICY_LABEL};
 use super::session::{Receipts, SessionInit};
 use super::{
     ClockMode, GameId, MAX_LABEL_KEY, MAX_LABEL_VALUE, MAX_LABELS, Session, SessionError,
@@ -103,6 +104,8 @@ pub struct Seating<'a> {
     /// Whether a seat's abort and a missed first move are that seat's loss
     /// ([`Session::forfeits`]): a tournament's games.
     pub forfeits: bool,
+    /// The game's failure policy (docs/POLICIES.md), stored with it.
+    pub policy: FailurePolicy,
 }
 
 /// Checks labels as `CreateGame` does (count, keys, values, and that a
@@ -131,6 +134,11 @@ pub fn check_labels(labels: &BTreeMap<String, String>) -> Result<(), SessionErro
             )));
         }
     }
+    if labels.contains_key(POLICY_LABEL) {
+        return Err(bad(format!(
+            "label `{POLICY_LABEL}` is reserved: a game's failure policy is `failure_policy`"
+        )));
+    }
     super::SpectatorDelay::check(labels)
 }
 
@@ -158,9 +166,24 @@ impl SessionStore {
         time_control: TimeControl,
         seed: Option<[u8; 32]>,
     ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
+        self.create_with_policy(rules, labels, time_control, seed, FailurePolicy::default())
+            .await
+    }
+
+    /// [`SessionStore::create_timed`] under a failure policy, stored with
+    /// the game (docs/POLICIES.md).
+    pub async fn create_with_policy(
+        &self,
+        rules: GameRules,
+        labels: BTreeMap<String, String>,
+        time_control: TimeControl,
+        seed: Option<[u8; 32]>,
+        policy: FailurePolicy,
+    ) -> Result<(Arc<Session>, Vec<Token>), SessionError> {
         let seating = Seating {
             tokens: &|_, _| Token::random(),
             forfeits: false,
+            policy,
         };
         self.create_seated(rules, labels, time_control, seed, seating)
             .await
@@ -209,6 +232,7 @@ impl SessionStore {
         let seating = Seating {
             tokens: &|_, _| Token::random(),
             forfeits: false,
+            policy: FailurePolicy::default(),
         };
         self.insert(replayed, all, TimeControl::default(), seating)
             .await
@@ -228,15 +252,22 @@ impl SessionStore {
         let id = GameId::random();
         let tokens: Vec<Token> = (0..seats).map(|seat| (seating.tokens)(&id, seat)).collect();
         let created_at = std::time::SystemTime::now();
+        // The policy is stored as a reserved label of the row, never one
+        // of the game's own labels (docs/POLICIES.md, "Restarts").
+        let mut stored_labels = labels.clone();
+        if !seating.policy.is_lose() {
+            stored_labels.insert(POLICY_LABEL.to_string(), seating.policy.to_stored());
+        }
         let write = Self::create_write(
             &id,
             &replayed,
-            &labels,
+            &stored_labels,
             &tokens,
             time_control,
             seating.forfeits,
             created_at,
         );
+        drop(stored_labels);
         let session = Arc::new(Session::new(
             SessionInit {
                 id,
@@ -278,6 +309,9 @@ impl SessionStore {
             return Err(SessionError::Unavailable(e.to_string()));
         }
         reservation.keep();
+        if !seating.policy.is_lose() {
+            session.init_policy(seating.policy, Vec::new());
+        }
         self.hold(session.clone());
         Ok((session, tokens))
     }
@@ -340,6 +374,7 @@ impl SessionStore {
                 clock_ms: 0,
                 played_at_ms: created_at_ms,
                 draw_offers: SeatSet::EMPTY,
+                substituted: None,
             })
             .collect();
         let end = replayed.game.outcome().map(|v| storage::OutcomeRow {

@@ -59,6 +59,9 @@ impl SessionStore {
         if let Some(end) = stored.end.as_ref().filter(|_| ended) {
             session.note_end(end.at_ms);
         }
+        // Marked before the moves are applied: no watcher sees a
+        // substituted move unmarked.
+        session.note_substitutions(super::recovery::substitutions_of(&replayed, &stored.moves)?);
         session.catch_up(
             replayed.game,
             &replayed.moves,

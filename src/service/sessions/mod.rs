@@ -45,8 +45,8 @@ pub use clock::{
     Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,
 };
 pub use policy::{
-    FailureAction, FailureKind, FailurePolicy, PAUSE_EXHAUSTED, SUBSTITUTION_CAP, Substitution,
-    pick as pick_substitution, substitution_seed,
+    FailureAction, FailureKind, FailurePolicy, PAUSE_EXHAUSTED, POLICY_LABEL, SUBSTITUTION_CAP,
+    Substitution, pick as pick_substitution, substitution_seed,
 };
 pub use presence::{PresenceSlot, SeatPresence};
 pub use recovery::StoredGameError;

@@ -3,6 +3,8 @@
 //! pure part: the policy, its bounds, and the reproducible draw of a
 //! substituted move. The session applies it (`session/policy.rs`).
 
+use std::collections::BTreeSet;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -20,6 +22,12 @@ pub(super) const DEFAULT_PAUSE: Duration = Duration::from_secs(60);
 /// How long the seat to move must be gone before the disconnect policy
 /// acts, when the policy does not say.
 pub(super) const DEFAULT_DISCONNECT_AFTER: Duration = Duration::from_secs(5);
+
+/// The label a game's policy is stored under with its row (docs/POLICIES.md,
+/// "Restarts"): reserved, never one of the game's own labels (creation
+/// refuses it; the session layer adds it to the stored row and takes it
+/// off when it reads the row back).
+pub const POLICY_LABEL: &str = "failure-policy";
 
 /// What the referee does about one kind of failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,6 +50,27 @@ pub enum FailureKind {
     IllegalMove,
     /// It was to move and held no stream for the disconnect time.
     Disconnect,
+}
+
+impl FailureAction {
+    /// The stable name (`LOSE`, `SUBSTITUTE`, `PAUSE`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            FailureAction::Lose => "LOSE",
+            FailureAction::Substitute => "SUBSTITUTE",
+            FailureAction::Pause => "PAUSE",
+        }
+    }
+
+    fn of_name(name: &str) -> Option<FailureAction> {
+        [
+            FailureAction::Lose,
+            FailureAction::Substitute,
+            FailureAction::Pause,
+        ]
+        .into_iter()
+        .find(|a| a.name() == name)
+    }
 }
 
 impl FailureKind {
@@ -107,6 +136,57 @@ impl FailurePolicy {
             .all(|a| *a == FailureAction::Lose)
     }
 
+    /// The policy as stored ([`POLICY_LABEL`]): `timeout=SUBSTITUTE
+    /// illegal_move=LOSE disconnect=PAUSE max_substitutions=3
+    /// pause_ms=60000 disconnect_after_ms=5000`.
+    pub fn to_stored(&self) -> String {
+        format!(
+            "timeout={} illegal_move={} disconnect={} max_substitutions={} pause_ms={} disconnect_after_ms={}",
+            self.on_timeout.name(),
+            self.on_illegal_move.name(),
+            self.on_disconnect.name(),
+            self.max_substitutions,
+            self.pause.as_millis(),
+            self.disconnect_after.as_millis(),
+        )
+    }
+
+    /// Reads a policy [`FailurePolicy::to_stored`] wrote; `Err` says what
+    /// is wrong with it.
+    pub fn of_stored(text: &str) -> Result<FailurePolicy, String> {
+        let mut policy = FailurePolicy::default();
+        let mut seen = BTreeSet::new();
+        for part in text.split_whitespace() {
+            let (key, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("`{part}` is not key=value"))?;
+            let action = || FailureAction::of_name(value).ok_or(format!("{key}: `{value}`"));
+            let number = || {
+                value
+                    .parse::<u64>()
+                    .map_err(|_| format!("{key}: `{value}`"))
+            };
+            match key {
+                "timeout" => policy.on_timeout = action()?,
+                "illegal_move" => policy.on_illegal_move = action()?,
+                "disconnect" => policy.on_disconnect = action()?,
+                "max_substitutions" => {
+                    policy.max_substitutions =
+                        u32::try_from(number()?).map_err(|_| format!("{key}: `{value}`"))?;
+                }
+                "pause_ms" => policy.pause = Duration::from_millis(number()?),
+                "disconnect_after_ms" => policy.disconnect_after = Duration::from_millis(number()?),
+                _ => return Err(format!("unknown key `{key}`")),
+            }
+            seen.insert(key);
+        }
+        if seen.len() != 6 {
+            return Err("every key must be given once".into());
+        }
+        policy.check().map_err(|e| e.to_string())?;
+        Ok(policy)
+    }
+
     /// Checks the bounds and that PAUSE is not asked of illegal moves (a
     /// refused move already leaves the seat its clock to try again).
     pub fn check(&self) -> Result<(), SessionError> {
@@ -155,6 +235,69 @@ pub struct Substitution {
     pub refused: Option<&'static str>,
     /// The move played (as a viewer may see it, in views).
     pub detail: MoveDetail,
+}
+
+impl Substitution {
+    /// The mark stored with the move ([`crate::service::storage::MoveRow::substituted`]):
+    /// the failure's name, and for an illegal move `:` and the rule the
+    /// seat's own move broke (`ILLEGAL_MOVE:OCCUPIED`).
+    pub fn mark(&self) -> String {
+        mark(self.kind, self.refused)
+    }
+}
+
+/// The stored mark of a move substituted for `kind` ([`Substitution::mark`]).
+fn mark(kind: FailureKind, refused: Option<&str>) -> String {
+    match refused {
+        Some(reason) => format!("{}:{reason}", kind.name()),
+        None => kind.name().to_string(),
+    }
+}
+
+/// The failure and refusal a stored mark names ([`Substitution::mark`]);
+/// `None` for a mark no version wrote.
+pub(super) fn of_mark(mark: &str) -> Option<(FailureKind, Option<&'static str>)> {
+    let (name, reason) = match mark.split_once(':') {
+        Some((name, reason)) => (name, Some(reason)),
+        None => (mark, None),
+    };
+    let kind = [
+        FailureKind::Timeout,
+        FailureKind::IllegalMove,
+        FailureKind::Disconnect,
+    ]
+    .into_iter()
+    .find(|k| k.name() == name)?;
+    match (kind, reason) {
+        (FailureKind::IllegalMove, Some(reason)) => Some((kind, Some(intern_reason(reason)?))),
+        (FailureKind::IllegalMove, None) | (_, Some(_)) => None,
+        (_, None) => Some((kind, None)),
+    }
+}
+
+/// A refusal's reason read back from storage, as the `'static` name a rule
+/// gives it: each distinct name is kept once for the process (reasons are
+/// the few upper-case names the games' rules use: anything else is not
+/// one).
+fn intern_reason(reason: &str) -> Option<&'static str> {
+    let name_like = (1..=64).contains(&reason.len())
+        && reason
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if !name_like {
+        return None;
+    }
+    static REASONS: OnceLock<Mutex<BTreeSet<&'static str>>> = OnceLock::new();
+    let mut known = REASONS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(&kept) = known.get(reason) {
+        return Some(kept);
+    }
+    let kept: &'static str = Box::leak(reason.to_owned().into_boxed_str());
+    known.insert(kept);
+    Some(kept)
 }
 
 /// The seed a game's substitutions are drawn from: a hash of its id, so
@@ -207,6 +350,41 @@ mod tests {
         // 500 draws over 5 moves: each far from 0 and from 500.
         assert!(seen.iter().all(|c| (50..=150).contains(c)), "{seen:?}");
         assert_ne!(seed, substitution_seed("0123456789abcdef0123456789abcdee"));
+    }
+
+    #[test]
+    fn a_policy_and_its_marks_read_back_as_stored() {
+        let policy = FailurePolicy {
+            on_timeout: FailureAction::Substitute,
+            on_illegal_move: FailureAction::Substitute,
+            on_disconnect: FailureAction::Pause,
+            max_substitutions: 7,
+            pause: Duration::from_millis(1234),
+            disconnect_after: Duration::from_millis(99),
+        };
+        assert_eq!(FailurePolicy::of_stored(&policy.to_stored()), Ok(policy));
+        assert!(FailurePolicy::of_stored("timeout=SUBSTITUTE").is_err());
+        let pause_illegal = policy
+            .to_stored()
+            .replace("illegal_move=SUBSTITUTE", "illegal_move=PAUSE");
+        assert!(FailurePolicy::of_stored(&pause_illegal).is_err());
+        let illegal = mark(FailureKind::IllegalMove, Some("OCCUPIED"));
+        assert_eq!(illegal, "ILLEGAL_MOVE:OCCUPIED");
+        assert_eq!(
+            of_mark(&illegal),
+            Some((FailureKind::IllegalMove, Some("OCCUPIED")))
+        );
+        assert_eq!(of_mark("TIMEOUT"), Some((FailureKind::Timeout, None)));
+        assert_eq!(of_mark("DISCONNECT"), Some((FailureKind::Disconnect, None)));
+        for bad in [
+            "",
+            "LATE",
+            "TIMEOUT:X",
+            "ILLEGAL_MOVE",
+            "ILLEGAL_MOVE:bad reason",
+        ] {
+            assert_eq!(of_mark(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Games read back from storage: recovered at start, taken over from
 //! another replica, released to one, or finished and read back on demand.
 
+use super::policy::{FailurePolicy, POLICY_LABEL, Substitution, of_mark};
 use super::session::{Fingerprint, Receipts, SessionInit};
 use super::{
     Clock, ClockMode, GameId, MoveReceipt, MoveStamp, Session, SessionError, SessionStore,
@@ -67,6 +68,17 @@ pub enum StoredGameError {
         stored: usize,
         /// Seats of the game.
         game: usize,
+    },
+    /// Its stored failure policy does not read.
+    #[error("stored failure policy: {0}")]
+    Policy(String),
+    /// A stored move's substitution mark names no failure.
+    #[error("move {ply}: stored substitution mark `{mark}` names no failure")]
+    Mark {
+        /// The move's ply.
+        ply: u32,
+        /// The mark.
+        mark: String,
     },
 }
 
@@ -248,12 +260,15 @@ impl SessionStore {
         }
         let clock = restored_clock(&replayed, &moves, time_control, charged);
         let receipts = receipts_of(&replayed, &moves);
-        Ok(Arc::new(Session::new(
+        let mut labels = row.labels;
+        let policy = policy_of(labels.remove(POLICY_LABEL).as_deref())?;
+        let substitutions = substitutions_of(&replayed, &moves)?;
+        let session = Arc::new(Session::new(
             SessionInit {
                 lease: self.storage.lease_of(&row.id),
                 id: GameId(row.id),
                 serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
-                labels: row.labels,
+                labels,
                 forfeits: row.forfeits,
                 token_hashes: row
                     .seats
@@ -273,7 +288,11 @@ impl SessionStore {
                 ended_ms: end.map(|e| e.at_ms),
             },
             &self.limits,
-        )))
+        ));
+        if !policy.is_lose() || !substitutions.is_empty() {
+            session.init_policy(policy, substitutions);
+        }
+        Ok(session)
     }
 
     /// A stored game replayed from its moves: a finished one (`archived`)
@@ -457,6 +476,40 @@ fn restored_clock(
         &stamps,
         now.checked_sub(charged).unwrap_or(now),
     )
+}
+
+/// The failure policy stored with a game ([`POLICY_LABEL`]; none: every
+/// failure loses).
+fn policy_of(stored: Option<&str>) -> Result<FailurePolicy, StoredGameError> {
+    stored.map_or(Ok(FailurePolicy::default()), |text| {
+        FailurePolicy::of_stored(text).map_err(StoredGameError::Policy)
+    })
+}
+
+/// The substitutions the stored moves were, from their marks
+/// (docs/POLICIES.md, "Restarts"), each with its move as replayed.
+pub(super) fn substitutions_of(
+    replayed: &Replayed,
+    moves: &[MoveRow],
+) -> Result<Vec<Substitution>, StoredGameError> {
+    let mut substitutions = Vec::new();
+    for (m, report) in moves.iter().zip(&replayed.moves) {
+        let Some(mark) = &m.substituted else {
+            continue;
+        };
+        let (kind, refused) = of_mark(mark).ok_or_else(|| StoredGameError::Mark {
+            ply: m.ply,
+            mark: mark.clone(),
+        })?;
+        substitutions.push(Substitution {
+            ply: report.ply,
+            seat: report.seat,
+            kind,
+            refused,
+            detail: report.detail.clone(),
+        });
+    }
+    Ok(substitutions)
 }
 
 /// The answers to the stored moves' request ids, so that a retry after a

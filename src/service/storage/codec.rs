@@ -164,6 +164,8 @@ pub(crate) struct MoveColumns {
     pub request_id: Option<String>,
     pub clock_ms: i64,
     pub played_at_ms: i64,
+    /// The substitution mark ([`MoveRow::substituted`]).
+    pub substituted: Option<String>,
 }
 
 /// Stored games put together from their rows: the games first, then the
@@ -293,6 +295,7 @@ impl Assembly {
             clock_ms: row.clock_ms.max(0) as u64,
             played_at_ms: row.played_at_ms,
             draw_offers: SeatSet::EMPTY,
+            substituted: row.substituted,
         });
         Ok(())
     }

@@ -109,6 +109,10 @@ pub struct MoveRow {
     pub played_at_ms: i64,
     /// The seats agreeing to a standing draw offer after the move.
     pub draw_offers: SeatSet,
+    /// The failure a substituted move was played for (docs/POLICIES.md,
+    /// "Restarts"): `TIMEOUT`, `DISCONNECT` or `ILLEGAL_MOVE:<reason>`;
+    /// `None` for a move its seat made.
+    pub substituted: Option<String>,
 }
 
 /// How a game left play.

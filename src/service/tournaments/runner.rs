@@ -260,6 +260,7 @@ async fn start_game(
             seat,
         ))
     };
+    let policy = entry.lock().doc.failure_policy();
     let created = ts
         .sessions
         .create_seated(
@@ -270,6 +271,7 @@ async fn start_game(
             crate::service::sessions::Seating {
                 tokens: &seat_token,
                 forfeits: true,
+                policy,
             },
         )
         .await;
@@ -280,7 +282,6 @@ async fn start_game(
             return Err(());
         }
     };
-    session.set_failure_policy(entry.lock().doc.failure_policy());
     play_opening(&session, opening.iter().flatten()).await;
     let game_id = session.id().to_string();
     let (number, seats, commit) = {

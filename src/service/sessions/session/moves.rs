@@ -357,6 +357,7 @@ impl Session {
             clock_ms: u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX),
             played_at_ms: storage::unix_ms(SystemTime::now()),
             draw_offers: draw_after,
+            substituted: st.policy.mark(report.ply, seat, &report.detail.notation),
         };
         let end = report
             .outcome

@@ -81,27 +81,56 @@ impl PolicyState {
         let used = self.paused.get(seat.index()).copied().unwrap_or_default();
         self.policy.pause.saturating_sub(used)
     }
+
+    /// The mark to store with the move `seat` makes at `ply` (the ply
+    /// after it) when it is the substitution decided for that ply: the
+    /// move the policy chose, not one the seat got in meanwhile.
+    pub(super) fn mark(&self, ply: u32, seat: Seat, notation: &str) -> Option<String> {
+        self.substitutions
+            .iter()
+            .rev()
+            .find(|s| s.ply == ply && s.seat == seat && s.detail.notation == notation)
+            .map(Substitution::mark)
+    }
 }
 
 impl Session {
-    /// Sets the game's failure policy: once, by its creator, before any
-    /// move (a new game's creation does it before handing out the game).
-    pub fn set_failure_policy(self: &Arc<Self>, policy: FailurePolicy) {
-        let untimed = {
-            let mut st = self.lock();
-            st.policy = PolicyState {
-                policy,
-                seed: substitution_seed(self.id.as_str()),
-                paused: vec![Duration::ZERO; self.seats.count()],
-                ..PolicyState::default()
-            };
-            st.clock.control().is_untimed()
+    /// Sets the game's failure policy and the substitutions its stored
+    /// moves were (docs/POLICIES.md, "Restarts"): at creation, before the
+    /// session is held, and when a stored game is read back (recovered,
+    /// taken over, followed, listed). The pause time used starts afresh.
+    /// The session's timer, started when it is held, runs for a disconnect
+    /// policy also without a clock.
+    pub(in crate::service::sessions) fn init_policy(
+        &self,
+        policy: FailurePolicy,
+        substitutions: Vec<Substitution>,
+    ) {
+        let mut st = self.lock();
+        st.policy = PolicyState {
+            policy,
+            seed: substitution_seed(self.id.as_str()),
+            substitutions,
+            paused: vec![Duration::ZERO; self.seats.count()],
+            ..PolicyState::default()
         };
-        // A disconnect policy needs a timer also without a clock.
-        if untimed && policy.on_disconnect != FailureAction::Lose {
-            self.spawn_timer();
-        }
+        drop(st);
         self.timer.wake();
+    }
+
+    /// A follower's substitutions, as the database has them now (the
+    /// policy does not act on a follower: its owner's does).
+    pub(in crate::service::sessions) fn note_substitutions(
+        &self,
+        substitutions: Vec<Substitution>,
+    ) {
+        self.lock().policy.substitutions = substitutions;
+    }
+
+    /// Whether the policy acts on disconnects: the timer then runs also
+    /// without a clock.
+    pub(super) fn watches_disconnects(&self) -> bool {
+        self.lock().policy.policy.on_disconnect != FailureAction::Lose
     }
 
     /// The game's failure policy.
@@ -322,20 +351,27 @@ impl Session {
             return false;
         }
         let ply = st.game.ply() + 1;
-        let chosen = &legal[pick(&st.policy.seed, ply, legal.len())];
-        let Ok(decided) = self.decide_move(st, seat, &chosen.detail.to_input(), None, at) else {
+        let chosen = legal[pick(&st.policy.seed, ply, legal.len())]
+            .detail
+            .clone();
+        // Marked before it is decided: the move's write carries the mark.
+        st.policy.substitutions.push(Substitution {
+            ply,
+            seat,
+            kind,
+            refused,
+            detail: chosen.clone(),
+        });
+        let Ok(decided) = self.decide_move(st, seat, &chosen.to_input(), None, at) else {
+            st.policy.substitutions.pop();
             return false;
         };
         self.handoff.persist_later(decided.write);
         st.game = decided.game;
         st.draw_offers = decided.draw_after;
-        st.policy.substitutions.push(Substitution {
-            ply: decided.report.ply,
-            seat,
-            kind,
-            refused,
-            detail: decided.report.detail.clone(),
-        });
+        if let Some(last) = st.policy.substitutions.last_mut() {
+            last.detail = decided.report.detail.clone();
+        }
         self.count_substitution(kind);
         self.apply_move(st, &decided.report, at);
         true

@@ -74,7 +74,9 @@ impl Session {
     /// or dropped (it holds only a weak reference). Without a tokio runtime
     /// there is no timer; deadlines then take effect at the next call.
     pub(in crate::service::sessions) fn start_timer(self: &Arc<Self>) {
-        if self.lock().clock.control().is_untimed() {
+        // A disconnect policy needs a timer also without a clock.
+        let untimed = self.lock().clock.control().is_untimed();
+        if untimed && !self.watches_disconnects() {
             return;
         }
         self.spawn_timer();

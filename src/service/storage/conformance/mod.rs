@@ -70,6 +70,13 @@ fn mv(id: &str, ply: u32) -> MoveRow {
         clock_ms: u64::from(ply) * 100,
         played_at_ms: 1_700_000_000_000 + i64::from(ply),
         draw_offers: SeatSet::EMPTY,
+        // Moves 3 and 4 were played by a failure policy: every read back
+        // must keep their marks.
+        substituted: match ply {
+            3 => Some("TIMEOUT".into()),
+            4 => Some("ILLEGAL_MOVE:OCCUPIED".into()),
+            _ => None,
+        },
     }
 }
 
@@ -96,6 +103,11 @@ async fn suite(storage: &dyn Storage) {
     assert_eq!(
         games[0].moves,
         (1..=3).map(|p| mv("a", p)).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        games[0].moves[2].substituted.as_deref(),
+        Some("TIMEOUT"),
+        "a move's substitution mark is kept with it"
     );
     assert_eq!(games[0].draw_offers, SeatSet::only(Seat::FIRST));
     assert_eq!(games[1].moves, vec![mv("b", 1), mv("b", 2)]);

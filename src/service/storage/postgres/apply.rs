@@ -342,8 +342,9 @@ async fn insert_move(tx: &Transaction<'_>, mv: &MoveRow, target: &str) -> Result
     let err = |e| pg_error(target, e);
     let stmt = tx
         .prepare_cached(
-            "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
+                substituted)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .await
         .map_err(err)?;
@@ -357,6 +358,7 @@ async fn insert_move(tx: &Transaction<'_>, mv: &MoveRow, target: &str) -> Result
             &mv.request_id,
             &ms(mv.clock_ms),
             &mv.played_at_ms,
+            &mv.substituted,
         ],
     )
     .await

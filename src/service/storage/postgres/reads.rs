@@ -61,7 +61,7 @@ pub(super) async fn read_games(
     }
     let moves = client
         .query(
-            "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms
+            "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms, substituted
              FROM moves WHERE game_id = ANY($1) ORDER BY game_id, ply",
             &[&ids],
         )
@@ -75,6 +75,7 @@ pub(super) async fn read_games(
             request_id: r.get(4),
             clock_ms: r.get(5),
             played_at_ms: r.get(6),
+            substituted: r.get(7),
         };
         games.push_move(r.get(0), row).map_err(corrupt)?;
     }

@@ -24,7 +24,16 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     SCHEMA_5,
     SCHEMA_6,
     super::outbox::SCHEMA_7,
+    SCHEMA_8,
 ];
+
+/// Version 8: the substitution mark of a move a failure policy played for
+/// its seat (docs/POLICIES.md, "Restarts"). Every stored move is its
+/// seat's own: a version-7 server kept no marks. A table that has the
+/// column already keeps it.
+const SCHEMA_8: &str = r#"
+ALTER TABLE moves ADD COLUMN IF NOT EXISTS substituted TEXT;
+"#;
 
 /// Version 6: the `forfeits` column, set for the games a tournament made
 /// (an older version told them by their `tournament_id` label). The same

@@ -141,7 +141,7 @@ impl Journal {
         self.waiting = 0;
         let mut statement = conn.prepare_cached(
             "SELECT seq, game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                draw_offers
+                draw_offers, substituted
              FROM journal ORDER BY seq",
         )?;
         let mut rows = statement.query([])?;
@@ -163,6 +163,7 @@ impl Journal {
                 clock_ms: r.get::<_, i64>(6)?.max(0) as u64,
                 played_at_ms: r.get(7)?,
                 draw_offers,
+                substituted: r.get(9)?,
             };
             let pending = self.games.entry(game_id).or_default();
             self.waiting += usize::from(pending.moves.is_empty());
@@ -196,8 +197,8 @@ impl Journal {
         }
         tx.prepare_cached(
             "INSERT INTO journal (game_id, ply, seat, notation, request_id, clock_ms,
-                played_at_ms, draw_offers)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                played_at_ms, draw_offers, substituted)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?
         .execute(params![
             mv.game_id,
@@ -208,6 +209,7 @@ impl Journal {
             mv.clock_ms as i64,
             mv.played_at_ms,
             offers_column(mv.draw_offers),
+            mv.substituted,
         ])?;
         let seq = tx.last_insert_rowid();
         let pending = self.games.entry(mv.game_id.clone()).or_default();

@@ -43,7 +43,7 @@ pub(super) fn read_games(
         "SELECT seat, name, token_sha256 FROM seats WHERE game_id = ?1 ORDER BY seat",
     )?;
     let mut moves = conn.prepare_cached(
-        "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms
+        "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms, substituted
          FROM moves WHERE game_id = ?1 ORDER BY ply",
     )?;
     for id in games.ids() {
@@ -56,7 +56,7 @@ pub(super) fn read_games(
             let hash = hash.map_or(Vec::new(), |h| h.to_vec());
             games.push_seat(&id, number, name, &hash).map_err(corrupt)?;
         }
-        for row in moves.query_map([&id], move_columns)? {
+        for row in moves.query_map([&id], |r| move_columns(r, 6))? {
             games.push_move(&id, row?).map_err(corrupt)?;
         }
     }
@@ -66,7 +66,7 @@ pub(super) fn read_games(
         // index, so it is read whole, once per read.
         let mut journal = conn.prepare_cached(
             "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms, game_id,
-                draw_offers
+                draw_offers, substituted
              FROM journal ORDER BY seq",
         )?;
         let mut rows = journal.query([])?;
@@ -74,7 +74,7 @@ pub(super) fn read_games(
             let id: String = r.get(6)?;
             let offers: Option<String> = r.get(7)?;
             games
-                .push_journaled(&id, move_columns(r)?, offers.as_deref())
+                .push_journaled(&id, move_columns(r, 8)?, offers.as_deref())
                 .map_err(corrupt)?;
         }
     }
@@ -113,9 +113,10 @@ fn game_columns(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameColumns> {
     })
 }
 
-/// The columns of a row of `moves`. A database migrated from version 1 may
-/// hold a seat number as text.
-fn move_columns(r: &rusqlite::Row<'_>) -> rusqlite::Result<MoveColumns> {
+/// The columns of a row of `moves` (or of `journal`), its substitution mark
+/// in column `substituted`. A database migrated from version 1 may hold a
+/// seat number as text.
+fn move_columns(r: &rusqlite::Row<'_>, substituted: usize) -> rusqlite::Result<MoveColumns> {
     let seat = match r.get::<_, rusqlite::types::Value>(1)? {
         rusqlite::types::Value::Integer(n) => Some(n),
         rusqlite::types::Value::Text(t) => t.parse().ok(),
@@ -128,5 +129,6 @@ fn move_columns(r: &rusqlite::Row<'_>) -> rusqlite::Result<MoveColumns> {
         request_id: r.get(3)?,
         clock_ms: r.get(4)?,
         played_at_ms: r.get(5)?,
+        substituted: r.get(substituted)?,
     })
 }

@@ -112,6 +112,7 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             migrate_4_to_5(conn, secret).map_err(err)?;
             migrate_5_to_6(conn).map_err(err)?;
             super::outbox::migrate_6_to_7(conn).map_err(err)?;
+            migrate_7_to_8(conn).map_err(err)?;
         }
         4..=SCHEMA_VERSION => {
             let stored: String = conn
@@ -128,6 +129,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             }
             if version <= 6 {
                 super::outbox::migrate_6_to_7(conn).map_err(err)?;
+            }
+            if version <= 7 {
+                migrate_7_to_8(conn).map_err(err)?;
             }
         }
         v => {
@@ -310,6 +314,28 @@ fn migrate_5_to_6(conn: &Connection) -> rusqlite::Result<()> {
              );
              PRAGMA user_version = 6;",
         )
+    })
+}
+
+/// From version 7 to version 8, in one transaction: the substitution mark
+/// of a move a failure policy played for its seat (docs/POLICIES.md,
+/// "Restarts"), on `moves` and on the journal. Every stored move is its
+/// seat's own: a version-7 server kept no marks. A table that has the
+/// column already keeps it (a journal made by this binary's version-6
+/// step has not).
+fn migrate_7_to_8(conn: &Connection) -> rusqlite::Result<()> {
+    in_transaction(conn, |tx| {
+        for table in ["moves", "journal"] {
+            let has: bool = tx.query_row(
+                &format!("SELECT EXISTS (SELECT 1 FROM pragma_table_info('{table}') WHERE name = 'substituted')"),
+                [],
+                |r| r.get(0),
+            )?;
+            if !has {
+                tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN substituted TEXT;"))?;
+            }
+        }
+        tx.execute_batch("PRAGMA user_version = 8;")
     })
 }
 

@@ -406,8 +406,9 @@ fn insert_game(
 
 pub(super) fn insert_move(tx: &Connection, mv: &MoveRow) -> rusqlite::Result<()> {
     tx.prepare_cached(
-        "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
+            substituted)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         mv.game_id,
@@ -417,6 +418,7 @@ pub(super) fn insert_move(tx: &Connection, mv: &MoveRow) -> rusqlite::Result<()>
         mv.request_id,
         mv.clock_ms as i64,
         mv.played_at_ms,
+        mv.substituted,
     ])?;
     Ok(())
 }
