@@ -364,3 +364,120 @@ fn a_short_punto_load_run_replays_whole_three_seat_matches() {
         "{report}"
     );
 }
+
+/// Runs `load --spawn ARGS --json -` against a durable server (SQLite,
+/// `--sync off`) and returns its JSON report and table; the run must
+/// succeed.
+fn durable_load_report(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(["load", "--spawn", "--seconds", "1", "--warmup", "0.2"])
+        .args(["--channels", "2", "--pool", "8", "--games", "4"])
+        .args(args)
+        .args(["--json", "-", "--", "--sync", "off"])
+        .output()
+        .expect("run the load generator");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap()
+}
+
+#[test]
+fn webhooks_of_a_load_run_arrive_signed_at_the_tools_receiver() {
+    let report = durable_load_report(&["--webhooks", "created,ended"]);
+    let hooks = &report["webhooks"];
+    assert_eq!(
+        hooks["kinds"],
+        serde_json::json!(["game.created", "game.ended"])
+    );
+    let created = hooks["by_kind"]["game.created"].as_u64().unwrap_or(0);
+    let ended = hooks["by_kind"]["game.ended"].as_u64().unwrap_or(0);
+    // Every game created in the run (warm-up included) was reported; the
+    // pool's short games end within the run, but the last ones may not.
+    assert!(created > 0 && ended > 0 && ended <= created, "{hooks}");
+    assert!(
+        created >= report["runs"][0]["games_started"].as_u64().unwrap(),
+        "{report}"
+    );
+    assert_eq!(hooks["received"].as_u64(), Some(created + ended), "{hooks}");
+    assert_eq!(hooks["bad_signatures"], 0, "{hooks}");
+    assert_eq!(hooks["pending_at_end"], 0, "{hooks}");
+    assert!(
+        hooks["verified"].as_u64().unwrap() >= created + ended,
+        "{hooks}"
+    );
+    assert!(report["runs"][0].get("webhooks").is_none(), "{report}");
+}
+
+#[test]
+fn compare_webhooks_alternates_phases_with_and_without_an_endpoint() {
+    let report = durable_load_report(&["--compare-webhooks", "--rounds", "2"]);
+    let run = &report["runs"][0];
+    assert_eq!(run["errors"], 0, "{run}");
+    let c = &run["webhooks"];
+    assert_eq!(
+        c["kinds"],
+        serde_json::json!(["game.created", "game.ended"])
+    );
+    let rounds = c["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{c}");
+    // The order alternates, so drift on the machine falls on both sides.
+    assert_eq!(rounds[0]["endpoint_first"], false);
+    assert_eq!(rounds[1]["endpoint_first"], true);
+    for r in rounds {
+        let (off, on) = (
+            r["without_moves_per_sec"].as_f64().unwrap(),
+            r["with_moves_per_sec"].as_f64().unwrap(),
+        );
+        assert!(off > 0.0 && on > 0.0, "{r}");
+        assert!(
+            (r["ratio"].as_f64().unwrap() - on / off).abs() < 1e-9,
+            "{r}"
+        );
+        assert!(r["with_server_us_per_move"].as_f64().is_some(), "{r}");
+    }
+    let median = c["median_ratio"].as_f64().unwrap();
+    let (a, b) = (
+        rounds[0]["ratio"].as_f64().unwrap(),
+        rounds[1]["ratio"].as_f64().unwrap(),
+    );
+    assert!((median - (a + b) / 2.0).abs() < 1e-9, "{c}");
+    // Only the phases with the endpoint were delivered, each drained
+    // before the endpoint was deleted.
+    let hooks = &report["webhooks"];
+    assert!(
+        hooks["by_kind"]["game.created"].as_u64().unwrap() > 0,
+        "{hooks}"
+    );
+    assert_eq!(hooks["bad_signatures"], 0, "{hooks}");
+    assert_eq!(hooks["pending_at_end"], 0, "{hooks}");
+}
+
+#[test]
+fn webhook_flags_are_checked_before_anything_starts() {
+    for (args, says) in [
+        (&["--webhooks", "created"][..], "--spawn"),
+        (
+            &["--spawn", "--webhooks", "created,bogus"],
+            "`bogus` is not an event kind",
+        ),
+        (
+            &["--spawn", "--compare-webhooks", "--play"],
+            "--compare-webhooks",
+        ),
+    ] {
+        let out = Command::new(BIN)
+            .arg("load")
+            .args(args)
+            .output()
+            .expect("run the load generator");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(says),
+            "{args:?}: {stderr}"
+        );
+    }
+}

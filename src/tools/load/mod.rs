@@ -40,6 +40,12 @@
 //! hold a million games, and keeps its durable store in a fresh temporary
 //! directory (removed at the end), unless those arguments say otherwise.
 //!
+//! `--webhooks KINDS` (with `--spawn`) registers an endpoint for those
+//! event kinds that delivers to a receiver inside this tool, and reports
+//! what arrived, signatures checked; `--compare-webhooks` alternates moves
+//! phases without and with that endpoint in each round and reports their
+//! ratio (`webhooks`).
+//!
 //! `--idle-sessions N` (with `--spawn`) instead creates N games of `--game`
 //! (with its options) that never move and reports the server's resident
 //! memory (`VmRSS` of `/proc/<pid>/status`) before and after, per game.
@@ -52,7 +58,8 @@
 //! games of `--play` over `Play` streams; `tally`
 //! measures them (windows, latencies, errors); `procfs` reads the CPU time
 //! and memory of processes; `report` prints and writes the figures; `idle`
-//! is the `--idle-sessions` meter.
+//! is the `--idle-sessions` meter; `webhooks` the receiver and endpoint of
+//! `--webhooks`.
 
 mod idle;
 mod moves;
@@ -63,6 +70,7 @@ mod reads;
 mod report;
 mod spawn;
 mod tally;
+mod webhooks;
 
 use std::path::PathBuf;
 
@@ -74,6 +82,7 @@ pub use self::procfs::rss_kib;
 pub use self::reads::ReadReport;
 pub use self::report::{IdleReport, Latency, LoadReport, RunReport};
 use self::spawn::SpawnedServer;
+pub use self::webhooks::{PairRound, WebhookComparison, WebhookTally};
 use crate::tools::games::GameChoice;
 use crate::tools::rpc::ServerAddress;
 
@@ -154,6 +163,17 @@ pub struct LoadArgs {
     /// --spawn).
     #[arg(long, value_name = "N")]
     pub idle_sessions: Option<usize>,
+    /// Register a webhook endpoint on the spawned server for these event
+    /// kinds (`created`, `ended`, `move` or full names, comma-separated),
+    /// delivering to a receiver in this tool that checks every signature,
+    /// and report the deliveries (docs/BENCHMARKS.md, "Webhooks").
+    #[arg(long, value_delimiter = ',', value_name = "KINDS")]
+    pub webhooks: Vec<String>,
+    /// Each round, a moves phase with no webhook endpoint and one with the
+    /// endpoint of --webhooks (default: created,ended), in alternating
+    /// order after one baseline; reports their ratios and medians.
+    #[arg(long)]
+    pub compare_webhooks: bool,
     /// Arguments of the spawned server (after `--`), e.g.
     /// `-- --max-concurrent-calls 8192`.
     #[arg(last = true, value_name = "SERVER_ARGS")]
@@ -193,6 +213,16 @@ fn check(args: &LoadArgs) -> Result<ServerAddress, String> {
     if !args.server_args.is_empty() && !args.spawn {
         return Err("server arguments (after `--`) need --spawn".into());
     }
+    if (!args.webhooks.is_empty() || args.compare_webhooks) && !args.spawn {
+        return Err("--webhooks and --compare-webhooks deliver to this tool: use --spawn".into());
+    }
+    if args.compare_webhooks && (args.play || args.reads || args.idle_sessions.is_some()) {
+        return Err(
+            "--compare-webhooks compares moves phases: not with --play, --reads or --idle-sessions"
+                .into(),
+        );
+    }
+    webhooks::kinds(args)?;
     if args.spawn && !args.also.is_empty() {
         return Err("--also names running replicas: it does not go with --spawn".into());
     }
@@ -208,8 +238,9 @@ async fn run_checked(args: &LoadArgs, address: ServerAddress) -> Result<(), Stri
         .idle_sessions
         .map_or(SPAWNED_MAX_SESSIONS, |n| n.saturating_add(10_000))
         .max(SPAWNED_MAX_SESSIONS);
+    let kinds = webhooks::kinds(args)?;
     let spawned = if args.spawn {
-        Some(SpawnedServer::start(&args.server_args, max_sessions).await?)
+        Some(SpawnedServer::start(&args.server_args, max_sessions, !kinds.is_empty()).await?)
     } else {
         None
     };
@@ -221,7 +252,16 @@ async fn run_checked(args: &LoadArgs, address: ServerAddress) -> Result<(), Stri
     let result = match connect(&replicas, args.channels).await {
         Ok(channels) => match (args.idle_sessions, &spawned) {
             (Some(n), Some(server)) => idle::idle_sessions(args, &channels, server, n).await,
-            _ => moves::load(args, &channels, &address, spawned.as_ref().map(|s| s.pid)).await,
+            _ => {
+                with_hooks(
+                    args,
+                    &channels,
+                    &address,
+                    spawned.as_ref().map(|s| s.pid),
+                    kinds,
+                )
+                .await
+            }
         },
         Err(e) => Err(e),
     };
@@ -229,6 +269,26 @@ async fn run_checked(args: &LoadArgs, address: ServerAddress) -> Result<(), Stri
         server.stop().await;
     }
     result
+}
+
+/// The move load, with the receiver and endpoint of `--webhooks` when
+/// `kinds` is not empty (registered for the whole run unless
+/// `--compare-webhooks` registers it for half of each round).
+async fn with_hooks(
+    args: &LoadArgs,
+    channels: &[Channel],
+    address: &ServerAddress,
+    pid: Option<u32>,
+    kinds: Vec<String>,
+) -> Result<(), String> {
+    if kinds.is_empty() {
+        return moves::load(args, channels, address, pid, None).await;
+    }
+    let hooks = webhooks::Hooks::start(channels[0].clone(), kinds).await?;
+    if !args.compare_webhooks {
+        hooks.register().await?;
+    }
+    moves::load(args, channels, address, pid, Some(&hooks)).await
 }
 
 /// `n` HTTP/2 connections, spread over `replicas` round robin.

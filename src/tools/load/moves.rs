@@ -19,6 +19,7 @@ use super::procfs::{self, CpuTicks};
 use super::reads::{self, Point, Read, ReadReport};
 use super::report::{self, LoadReport, Round, RunReport, take_median};
 use super::tally::{Errors, Phase, Tally, Window, join, nanos};
+use super::webhooks::{self, Hooks};
 use crate::games::GameRules;
 use crate::service::grpc::games::WireGame;
 use crate::service::grpc::pb::referee::v1 as pb;
@@ -86,6 +87,7 @@ pub(super) async fn load(
     channels: &[Channel],
     address: &ServerAddress,
     server_pid: Option<u32>,
+    hooks: Option<&Hooks>,
 ) -> Result<(), String> {
     let (pool, played) = pool_and_game(args)?;
     let average = pool.iter().map(|g| g.len()).sum::<usize>() as f64 / pool.len() as f64;
@@ -102,6 +104,7 @@ pub(super) async fn load(
         pool: pool.len(),
         pool_average_plies: average,
         runs: Vec::new(),
+        webhooks: None,
     };
     let points = if args.reads {
         reads::points(args, &channels[0], &pool, &played.create, played.game).await?
@@ -114,21 +117,19 @@ pub(super) async fn load(
         report::print_header(&report);
     }
     for &games in &args.games {
-        let run = one_run(
-            args,
-            channels,
-            (&pool, &encoded),
-            &played,
-            games,
-            server_pid,
-            &points,
-        )
-        .await;
+        let (pair, run) = ((&pool, &encoded), &played);
+        let run = match hooks.filter(|_| args.compare_webhooks) {
+            Some(h) => {
+                webhooks::compare_run(args, channels, pair, run, games, server_pid, h).await?
+            }
+            None => one_run(args, channels, pair, run, games, server_pid, &points).await,
+        };
         if table {
             report::print_row(&run);
         }
         report.runs.push(run);
     }
+    report.webhooks = webhooks::finish(args, hooks, table).await?;
     report::write_json(args, &report)?;
     let errors: u64 = report
         .runs
@@ -147,7 +148,7 @@ pub(super) async fn load(
 }
 
 /// A phase measured: the merged tallies, the CPU time, the errors.
-struct Measured {
+pub(super) struct Measured {
     phase: Phase,
     cpu: CpuTicks,
     errors: u64,
@@ -378,7 +379,7 @@ fn read_report(
 
 /// Runs `tasks` tasks made by `spawn` through one window after the warm-up,
 /// sampling the CPU time meanwhile.
-async fn measure(
+pub(super) async fn measure(
     args: &LoadArgs,
     server_pid: Option<u32>,
     tasks: usize,
@@ -403,7 +404,7 @@ async fn measure(
 }
 
 /// The figures of one concurrency from its two phases.
-fn run_report(games: usize, baseline: &Measured, moves: Measured) -> RunReport {
+pub(super) fn run_report(games: usize, baseline: &Measured, moves: Measured) -> RunReport {
     let moves_per_sec = moves.phase.calls as f64 / moves.seconds;
     let baseline_per_sec = baseline.phase.calls as f64 / baseline.seconds;
     let (b, m) = (&baseline.phase, &moves.phase);
@@ -434,11 +435,12 @@ fn run_report(games: usize, baseline: &Measured, moves: Measured) -> RunReport {
         play: None,
         reads: Vec::new(),
         rounds: Vec::new(),
+        webhooks: None,
     }
 }
 
 /// Baseline: health checks until the window ends.
-async fn check_health(
+pub(super) async fn check_health(
     mut client: HealthClient<Channel>,
     window: Window,
     errors: Arc<Errors>,
@@ -536,7 +538,7 @@ struct GameIdHead {
 /// Moves: games from the pool, one after another, until the window ends,
 /// each over unary calls or (`over_play`) over one Play stream per seat.
 /// Task `task` of `tasks` plays pool games `task`, `task + tasks`, ….
-async fn play_games(
+pub(super) async fn play_games(
     channel: Channel,
     (pool, encoded): (Pool, Encoded),
     played: Played,

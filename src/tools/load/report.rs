@@ -59,6 +59,10 @@ pub struct RunReport {
     /// Every round's ratios (`--rounds`), in the order they ran; the figures
     /// above are those of the median round, the errors those of all.
     pub rounds: Vec<Round>,
+    /// `--compare-webhooks`: the moves phases with and without an endpoint
+    /// (the figures above are of the median pair's phase without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<super::webhooks::WebhookComparison>,
 }
 
 /// The play phase of one round (`--play`): moves over `Play` streams.
@@ -155,6 +159,9 @@ pub struct LoadReport {
     pub pool_average_plies: f64,
     /// One entry per concurrency.
     pub runs: Vec<RunReport>,
+    /// `--webhooks`: what the tool's receiver got.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<super::webhooks::WebhookTally>,
 }
 
 /// The report of `--idle-sessions`.
@@ -239,6 +246,9 @@ pub(super) fn print_row(run: &RunReport) {
     );
     if run.rounds.len() > 1 {
         println!("{:>6}   {}", "", rounds_text(&run.rounds));
+    }
+    if let Some(c) = &run.webhooks {
+        super::webhooks::print_comparison(c);
     }
     for e in run.baseline_first_errors.iter().chain(&run.first_errors) {
         println!("       error: {e}");

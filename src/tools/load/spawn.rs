@@ -25,11 +25,13 @@ pub(super) struct SpawnedServer {
 
 impl SpawnedServer {
     /// Starts the server with `extra` arguments, holding up to
-    /// `max_sessions` games unless they say otherwise, and waits until it
-    /// serves.
+    /// `max_sessions` games unless they say otherwise (and, with
+    /// `webhooks`, delivering webhooks to loopback addresses), and waits
+    /// until it serves.
     pub(super) async fn start(
         extra: &[String],
         max_sessions: usize,
+        webhooks: bool,
     ) -> Result<SpawnedServer, String> {
         let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
         // A free port: bound and released at once (another process could
@@ -53,6 +55,7 @@ impl SpawnedServer {
             .env("PUNCT_REFEREE_METRICS_LISTEN", "127.0.0.1:0")
             .env("PUNCT_REFEREE_LOG", "warn")
             .env("PUNCT_REFEREE_DATA_DIR", &data_dir)
+            .envs(webhooks.then_some(("PUNCT_REFEREE_WEBHOOK_ALLOW_PRIVATE", "true")))
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
