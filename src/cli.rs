@@ -88,7 +88,8 @@ enum Command {
         tls_ca: Option<std::path::PathBuf>,
     },
     /// Talk to a running referee: new, show, moves, play, watch, export,
-    /// import, games, and organise tournaments (`client tournament …`).
+    /// import, games, organise tournaments (`client tournament …`) and
+    /// manage webhook endpoints (`client webhooks …`).
     Client(ClientArgs),
     /// Play bots against each other over RPC and print a crosstable.
     Tournament(TournamentArgs),

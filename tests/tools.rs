@@ -22,3 +22,5 @@ mod load;
 mod tournament;
 #[path = "tools/verify.rs"]
 mod verify;
+#[path = "tools/webhooks_cli.rs"]
+mod webhooks_cli;

@@ -3,7 +3,7 @@
 //! no event is ever being delivered by two replicas at once (the receiver
 //! counts the requests of each id in progress).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use punct_referee::service::grpc::pb::referee::v1::webhook_service_client::WebhookServiceClient;
 
@@ -156,25 +156,9 @@ async fn three_replicas_deliver_every_event_once_at_a_time_through_a_kill() {
     children[2].kill().unwrap();
     children[2].wait().unwrap();
 
-    let by_event = common::within(90, async {
-        loop {
-            let mut by_event: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-            for (id, kind, game) in &state.lock().unwrap().got {
-                let ids = by_event.entry((game.clone(), kind.clone())).or_default();
-                if !ids.contains(id) {
-                    ids.push(id.clone());
-                }
-            }
-            if expected
-                .iter()
-                .all(|(g, k)| by_event.contains_key(&(g.clone(), (*k).to_owned())))
-            {
-                return by_event;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
+    let by_event =
+        common::webhooks::until_delivered(90, &expected, || state.lock().unwrap().got.clone())
+            .await;
     assert_eq!(by_event.len(), expected.len(), "nothing else was sent");
     for (event, ids) in &by_event {
         assert_eq!(ids.len(), 1, "{event:?}: one id");

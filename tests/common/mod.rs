@@ -17,6 +17,7 @@ use tonic::transport::{Channel, Endpoint};
 pub mod postgres;
 pub mod process;
 pub mod strict_records;
+pub mod webhooks;
 
 pub type Client = RefereeServiceClient<Channel>;
 

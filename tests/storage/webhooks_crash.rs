@@ -4,7 +4,6 @@
 
 use crate::common;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -117,28 +116,19 @@ async fn a_killed_server_delivers_every_event_after_its_restart_under_stable_ids
     assert!(delivered_before < expected.len(), "killed mid-deliveries");
 
     let referee = Referee::start(&mut serve(&dir)).await;
-    let by_event = common::within(60, async {
-        loop {
-            let mut by_event: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-            for (id, body) in got.lock().unwrap().iter() {
+    let by_event = common::webhooks::until_delivered(60, &expected, || {
+        got.lock()
+            .unwrap()
+            .iter()
+            .map(|(id, body)| {
                 let b: serde_json::Value = serde_json::from_str(body).unwrap();
-                let key = (
-                    b["data"]["game_id"].as_str().unwrap().to_owned(),
+                (
+                    id.clone(),
                     b["type"].as_str().unwrap().to_owned(),
-                );
-                let ids = by_event.entry(key).or_default();
-                if !ids.contains(id) {
-                    ids.push(id.clone());
-                }
-            }
-            if expected
-                .iter()
-                .all(|(g, k)| by_event.contains_key(&(g.clone(), (*k).to_owned())))
-            {
-                return by_event;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+                    b["data"]["game_id"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
     })
     .await;
     assert_eq!(by_event.len(), expected.len(), "nothing else was sent");

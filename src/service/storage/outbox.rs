@@ -210,6 +210,11 @@ pub trait WebhookStore: Send + Sync {
 
     /// The pending deliveries.
     fn backlog(&self) -> Result<Backlog, StorageError>;
+
+    /// Deletes at most `limit` delivered deliveries of events that
+    /// happened before `before_ms` (the retention, docs/WEBHOOKS.md);
+    /// pending and failed ones stay. How many.
+    fn prune_delivered(&self, before_ms: i64, limit: usize) -> Result<u64, StorageError>;
 }
 
 /// Seals an endpoint secret (1 to 64 bytes) for storage: its length, then

@@ -19,6 +19,13 @@ use super::{Hub, WebhookOptions};
 use crate::service::storage::outbox::{DeliveryRow, EndpointRow, Settle};
 use crate::service::storage::{Storage, unix_ms};
 
+/// Free attempt slots (of 32) the worker waits for before it leases
+/// again, when the last lease filled every free slot.
+const LEASE_BATCH: u32 = 16;
+/// How long the settling of an outcome waits for others to share its
+/// commit.
+const SETTLE_GATHER: Duration = Duration::from_millis(20);
+
 /// Deliveries made (2xx answers).
 pub const DELIVERIES: &str = "referee_webhook_deliveries_total";
 /// Attempts that failed (label `final`: whether it was the last).
@@ -331,9 +338,11 @@ async fn deliver_loop(
             () = tokio::time::sleep(pause) => {}
         }
         if busy {
+            // Lease again once a batch's worth of slots is free, not at
+            // each one: a lease is a transaction (a commit on SQLite).
             tokio::select! {
                 () = stop.cancelled() => return,
-                free = slots.acquire() => drop(free),
+                free = slots.acquire_many(LEASE_BATCH) => drop(free),
             }
         }
         busy = false;
@@ -465,9 +474,9 @@ async fn refresh(storage: &Arc<dyn Storage>, hub: &Hub) -> Option<Vec<EndpointRo
     }
 }
 
-/// Records the outcomes of attempts as they come, those that came together
-/// in one call ([`WebhookStore::settle_all`]: one commit on SQLite), until
-/// the worker stops.
+/// Records the outcomes of attempts as they come, those that came within
+/// [`SETTLE_GATHER`] of each other in one call ([`WebhookStore::settle_all`]:
+/// one commit on SQLite), until the worker stops.
 ///
 /// [`WebhookStore::settle_all`]: crate::service::storage::outbox::WebhookStore::settle_all
 async fn settle_loop(
@@ -477,10 +486,19 @@ async fn settle_loop(
 ) {
     while let Some(first) = settling.recv().await {
         let mut batch = vec![first];
-        while batch.len() < 256
-            && let Ok(next) = settling.try_recv()
-        {
-            batch.push(next);
+        // The outcomes that come within a moment of the first go in the
+        // same commit (a delivered row is recorded up to that much later;
+        // a crash in between sends it again, as at any time before).
+        let gather = tokio::time::sleep(SETTLE_GATHER);
+        tokio::pin!(gather);
+        while batch.len() < 256 {
+            tokio::select! {
+                next = settling.recv() => match next {
+                    Some(next) => batch.push(next),
+                    None => break,
+                },
+                () = &mut gather => break,
+            }
         }
         let (s, who) = (storage.clone(), owner.clone());
         let settled =

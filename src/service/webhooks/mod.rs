@@ -6,6 +6,7 @@
 pub mod api;
 pub mod deliver;
 pub mod events;
+pub mod retention;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -46,6 +47,9 @@ pub struct WebhookOptions {
     pub ca_file: std::path::PathBuf,
     /// How often the worker looks for due deliveries.
     pub poll: Duration,
+    /// How long delivered rows are kept (from their event); `None`: for
+    /// ever ([`retention`]).
+    pub retention: Option<Duration>,
 }
 
 impl Default for WebhookOptions {
@@ -61,6 +65,7 @@ impl Default for WebhookOptions {
             queue_limit: 10_000,
             ca_file: "/etc/ssl/certs/ca-certificates.crt".into(),
             poll: Duration::from_millis(250),
+            retention: Some(Duration::from_secs(7 * 86_400)),
         }
     }
 }
@@ -408,6 +413,16 @@ pub struct WebhookFlags {
         default_value = "/etc/ssl/certs/ca-certificates.crt"
     )]
     pub webhook_ca_file: std::path::PathBuf,
+    /// How long delivered webhook deliveries are kept, from their event:
+    /// a number and s, m, h or d; `off` keeps them (failed ones are kept
+    /// until replayed).
+    #[arg(
+        long,
+        env = "PUNCT_REFEREE_WEBHOOK_RETENTION",
+        default_value = "7d",
+        value_parser = retention::flag
+    )]
+    pub webhook_retention: retention::Retention,
 }
 
 impl WebhookFlags {
@@ -428,6 +443,7 @@ impl WebhookFlags {
             max_backoff: Duration::from_millis(self.webhook_max_backoff_ms),
             queue_limit: self.webhook_queue_limit,
             ca_file: self.webhook_ca_file.clone(),
+            retention: self.webhook_retention.0,
             ..WebhookOptions::default()
         }
     }
@@ -451,6 +467,12 @@ pub fn spawn(
                 tracing::warn!(error = %e, "webhook leases not released");
             }
         }
+        let pruning = tokio::spawn(retention::run(
+            storage.clone(),
+            options.retention,
+            stop.clone(),
+        ));
         deliver::run(storage, hub, options, owner, stop).await;
+        let _ = pruning.await;
     })
 }

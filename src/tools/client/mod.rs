@@ -5,8 +5,9 @@
 //! legal moves, `play` submits a move for the seat to move, `watch` prints
 //! the board live as moves arrive, `export`/`import` move game records in and
 //! out, `games` lists the games the referee offers with their rule options,
-//! and `tournament …` are the organiser's commands for a tournament of
-//! remote entrants ([`tournament`]).
+//! `tournament …` are the organiser's commands for a tournament of
+//! remote entrants ([`tournament`]), and `webhooks …` a platform's for its
+//! webhook endpoints ([`webhooks`]).
 //!
 //! One file per subcommand (mini-redis' `cmd/` style), each making its calls
 //! through [`crate::tools::rpc`] and printing; this file holds the flags and
@@ -24,6 +25,7 @@ mod show;
 pub mod tokens;
 pub mod tournament;
 mod watch;
+pub mod webhooks;
 
 use std::path::PathBuf;
 
@@ -144,6 +146,10 @@ pub enum ClientCommand {
     /// entrants' keys), add-entrant, start, show, follow, cancel, export.
     #[command(subcommand)]
     Tournament(tournament::TournamentCommand),
+    /// A platform's webhook endpoints: add (prints the secret once), list,
+    /// delete, deliveries, replay.
+    #[command(subcommand)]
+    Webhooks(webhooks::WebhookCommand),
 }
 
 pub(crate) fn parse_label(s: &str) -> Result<(String, String), String> {
@@ -272,6 +278,7 @@ pub async fn run(args: ClientArgs) -> Result<(), String> {
         ClientCommand::Import { file } => import::run(c, &file).await,
         ClientCommand::Games => games::run(c).await,
         ClientCommand::Tournament(command) => tournament::run(c, command).await,
+        ClientCommand::Webhooks(command) => webhooks::run(c, command).await,
     }
 }
 

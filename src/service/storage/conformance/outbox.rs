@@ -177,6 +177,99 @@ async fn outbox_suite(storage: &dyn Storage) {
     assert_eq!(hooks.endpoints().unwrap().len(), 1);
 }
 
+/// The retention: delivered rows of events before the cut are deleted,
+/// in batches of at most the limit; pending and failed rows, and newer
+/// delivered ones, stay.
+async fn retention_suite(storage: &dyn Storage) {
+    let hooks: &dyn WebhookStore = storage.webhooks().expect("an outbox");
+    hooks
+        .create_endpoint(&endpoint("e", &["game.created"]))
+        .unwrap();
+    for (i, at) in [10, 20, 30, 40, 50, 60].into_iter().enumerate() {
+        let id = format!("p{i}");
+        storage
+            .write(Write::Outboxed(
+                Box::new(Write::Create(game(&id), Vec::new(), None)),
+                vec![OutboxEvent {
+                    id: format!("m{i}"),
+                    ..event("", "game.created", &id, at)
+                }],
+            ))
+            .await
+            .unwrap();
+    }
+    let leased = hooks.lease("r", 100, 1000, 10).unwrap();
+    assert_eq!(leased.len(), 6);
+    let failed = Settle::Failed {
+        error: "answered 410".into(),
+    };
+    // m0, m1, m3 and m5 delivered, m2 failed, m4 still pending.
+    let outcomes: Vec<(i64, Settle)> = leased
+        .iter()
+        .filter(|d| d.event_id != "m4")
+        .map(|d| {
+            let outcome = if d.event_id == "m2" {
+                failed.clone()
+            } else {
+                Settle::Delivered
+            };
+            (d.seq, outcome)
+        })
+        .collect();
+    assert_eq!(hooks.settle_all("r", &outcomes).unwrap(), 5);
+    assert_eq!(hooks.prune_delivered(55, 2).unwrap(), 2, "a batch at most");
+    assert_eq!(hooks.prune_delivered(55, 2).unwrap(), 1);
+    assert_eq!(hooks.prune_delivered(55, 2).unwrap(), 0);
+    let mut left: Vec<(String, String)> = hooks
+        .deliveries("e", None, 10)
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.event_id, d.status))
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [
+            ("m2".to_owned(), "failed".to_owned()),
+            ("m4".to_owned(), "pending".to_owned()),
+            ("m5".to_owned(), "delivered".to_owned()),
+        ]
+    );
+    // A failed delivery replayed and delivered is pruned in its turn.
+    assert_eq!(hooks.replay("e", Some("m2"), 0, 100).unwrap(), 1);
+    let replayed = hooks.lease("r", 100, 1000, 10).unwrap();
+    assert_eq!(replayed.len(), 1, "m4 is still leased");
+    assert!(
+        hooks
+            .settle(replayed[0].seq, "r", &Settle::Delivered)
+            .unwrap()
+    );
+    assert_eq!(hooks.prune_delivered(55, 500).unwrap(), 1);
+    assert_eq!(hooks.deliveries("e", None, 10).unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn sqlite_prunes_delivered_webhook_deliveries() {
+    let dir = tempdir();
+    let options = SqliteOptions {
+        dir: dir.clone(),
+        sync: SyncMode::Normal,
+        max_bytes: None,
+    };
+    retention_suite(&SqliteStorage::open(&options).unwrap()).await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn postgres_prunes_delivered_webhook_deliveries() {
+    let Some(server) = test_database_url() else {
+        return;
+    };
+    let url = fresh_database(&server);
+    let s = open_pg(&url).await.unwrap();
+    retention_suite(&s).await;
+}
+
 #[tokio::test]
 async fn sqlite_keeps_the_webhook_outbox() {
     let dir = tempdir();

@@ -45,6 +45,13 @@ CREATE INDEX IF NOT EXISTS webhook_pending ON webhook_deliveries (endpoint_id, s
 CREATE INDEX IF NOT EXISTS webhook_due ON webhook_deliveries (next_at_ms) WHERE status = 'pending';
 "#;
 
+/// Version 9: an index of the delivered rows by the time of their event,
+/// which the retention prunes by.
+pub(super) const SCHEMA_9: &str = r#"
+CREATE INDEX IF NOT EXISTS webhook_delivered ON webhook_deliveries (created_at_ms)
+    WHERE status = 'delivered';
+"#;
+
 /// Inserts the deliveries of `events` (see the SQLite backend's twin).
 pub(super) async fn insert_events(
     tx: &Transaction<'_>,
@@ -300,6 +307,55 @@ impl WebhookStore for PostgresStorage {
                     "UPDATE webhook_deliveries SET lease_owner = NULL, lease_until_ms = NULL
                      WHERE lease_owner IS NOT NULL",
                     &[],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))
+        })
+    }
+
+    /// One statement, so one transaction, for all of them.
+    fn settle_all(&self, owner: &str, outcomes: &[(i64, Settle)]) -> Result<u64, StorageError> {
+        let owner = owner.to_owned();
+        let mut seqs = Vec::with_capacity(outcomes.len());
+        let mut statuses = Vec::with_capacity(outcomes.len());
+        let mut errors = Vec::with_capacity(outcomes.len());
+        let mut nexts: Vec<Option<i64>> = Vec::with_capacity(outcomes.len());
+        for (seq, outcome) in outcomes {
+            seqs.push(*seq);
+            statuses.push(outcome.status().to_owned());
+            errors.push(outcome.error().to_owned());
+            nexts.push(match outcome {
+                Settle::Retry { at_ms, .. } => Some(*at_ms),
+                _ => None,
+            });
+        }
+        self.call(|pool, target| async move {
+            let client = get(&pool, &target).await?;
+            client
+                .execute(
+                    "UPDATE webhook_deliveries w SET status = o.status, attempts = w.attempts + 1,
+                        last_error = o.error, next_at_ms = coalesce(o.next, w.next_at_ms),
+                        lease_owner = NULL, lease_until_ms = NULL
+                     FROM unnest($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::BIGINT[])
+                          AS o(seq, status, error, next)
+                     WHERE w.seq = o.seq AND w.lease_owner = $5 AND w.status = 'pending'",
+                    &[&seqs, &statuses, &errors, &nexts, &owner],
+                )
+                .await
+                .map_err(|e| pg_error(&target, e))
+        })
+    }
+
+    fn prune_delivered(&self, before_ms: i64, limit: usize) -> Result<u64, StorageError> {
+        let limit = limit as i64;
+        self.call(|pool, target| async move {
+            let client = get(&pool, &target).await?;
+            client
+                .execute(
+                    "DELETE FROM webhook_deliveries WHERE seq IN (
+                        SELECT seq FROM webhook_deliveries
+                        WHERE status = 'delivered' AND created_at_ms < $1 LIMIT $2)",
+                    &[&before_ms, &limit],
                 )
                 .await
                 .map_err(|e| pg_error(&target, e))

@@ -53,6 +53,19 @@ pub(super) fn migrate_6_to_7(conn: &Connection) -> rusqlite::Result<()> {
     })
 }
 
+/// From version 8 to version 9, in one transaction: an index of the
+/// delivered rows by the time of their event, which the retention prunes
+/// by.
+pub(super) fn migrate_8_to_9(conn: &Connection) -> rusqlite::Result<()> {
+    in_transaction(conn, |tx| {
+        tx.execute_batch(
+            "CREATE INDEX IF NOT EXISTS webhook_delivered ON webhook_deliveries (created_at_ms)
+                WHERE status = 'delivered';
+            PRAGMA user_version = 9;",
+        )
+    })
+}
+
 /// Inserts the deliveries of `events`, one per endpoint subscribed to the
 /// event's kind: pending, or failed at once when the endpoint already has
 /// its queue limit pending.
@@ -305,6 +318,19 @@ impl WebhookStore for SqliteStorage {
                  WHERE lease_owner IS NOT NULL",
                 [],
             )?;
+            Ok(n as u64)
+        })
+    }
+
+    fn prune_delivered(&self, before_ms: i64, limit: usize) -> Result<u64, StorageError> {
+        self.on_writer(move |conn, _| {
+            let n = conn
+                .prepare_cached(
+                    "DELETE FROM webhook_deliveries WHERE seq IN (
+                        SELECT seq FROM webhook_deliveries
+                        WHERE status = 'delivered' AND created_at_ms < ?1 LIMIT ?2)",
+                )?
+                .execute(params![before_ms, limit as i64])?;
             Ok(n as u64)
         })
     }

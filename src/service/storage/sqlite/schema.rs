@@ -113,6 +113,7 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             migrate_5_to_6(conn).map_err(err)?;
             super::outbox::migrate_6_to_7(conn).map_err(err)?;
             migrate_7_to_8(conn).map_err(err)?;
+            super::outbox::migrate_8_to_9(conn).map_err(err)?;
         }
         4..=SCHEMA_VERSION => {
             let stored: String = conn
@@ -132,6 +133,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             }
             if version <= 7 {
                 migrate_7_to_8(conn).map_err(err)?;
+            }
+            if version <= 8 {
+                super::outbox::migrate_8_to_9(conn).map_err(err)?;
             }
         }
         v => {
