@@ -64,6 +64,9 @@ pub enum WebhookCommand {
     },
 }
 
+/// The webhook service over the client's connection.
+type Service = WebhookServiceClient<crate::tools::rpc::KeyedChannel>;
+
 /// Runs one `client webhooks` command.
 pub async fn run(c: &mut Connection, command: WebhookCommand) -> Result<(), String> {
     let mut service = WebhookServiceClient::new(c.channel.clone());
@@ -72,41 +75,8 @@ pub async fn run(c: &mut Connection, command: WebhookCommand) -> Result<(), Stri
             url,
             events,
             description,
-        } => {
-            let created = service
-                .create_webhook_endpoint(pb::CreateWebhookEndpointRequest {
-                    url,
-                    event_kinds: events.iter().map(|e| e.trim().to_owned()).collect(),
-                    secret: String::new(),
-                    description,
-                })
-                .await
-                .map_err(refused)?
-                .into_inner();
-            let endpoint = created.endpoint.unwrap_or_default();
-            println!("{}", endpoint.id);
-            println!("{}", created.secret);
-            eprintln!("the second line is the endpoint's signing secret: it is not shown again");
-            Ok(())
-        }
-        WebhookCommand::List => {
-            let listed = service
-                .list_webhook_endpoints(pb::ListWebhookEndpointsRequest {})
-                .await
-                .map_err(refused)?
-                .into_inner();
-            for e in listed.endpoints {
-                println!(
-                    "{}\t{}\t{}\t{}\t{}",
-                    e.id,
-                    e.url,
-                    e.event_kinds.join(","),
-                    rfc3339(e.created_at_ms),
-                    e.description
-                );
-            }
-            Ok(())
-        }
+        } => add(&mut service, url, &events, description).await,
+        WebhookCommand::List => list(&mut service).await,
         WebhookCommand::Delete { endpoint } => {
             service
                 .delete_webhook_endpoint(pb::DeleteWebhookEndpointRequest {
@@ -121,30 +91,7 @@ pub async fn run(c: &mut Connection, command: WebhookCommand) -> Result<(), Stri
             endpoint,
             status,
             limit,
-        } => {
-            let listed = service
-                .list_webhook_deliveries(pb::ListWebhookDeliveriesRequest {
-                    endpoint_id: endpoint,
-                    status: status.unwrap_or_default(),
-                    limit,
-                })
-                .await
-                .map_err(refused)?
-                .into_inner();
-            for d in listed.deliveries {
-                println!(
-                    "{}\t{}\t{}\t{}\t{}\t{}\t{}",
-                    d.event_id,
-                    d.event_kind,
-                    d.subject_id,
-                    d.status,
-                    d.attempts,
-                    rfc3339(d.created_at_ms),
-                    d.last_error
-                );
-            }
-            Ok(())
-        }
+        } => deliveries(&mut service, endpoint, status, limit).await,
         WebhookCommand::Replay {
             endpoint,
             event,
@@ -164,4 +111,79 @@ pub async fn run(c: &mut Connection, command: WebhookCommand) -> Result<(), Stri
             Ok(())
         }
     }
+}
+
+/// `add`: the id, then the secret (the only time it is shown).
+async fn add(
+    service: &mut Service,
+    url: String,
+    events: &[String],
+    description: String,
+) -> Result<(), String> {
+    let created = service
+        .create_webhook_endpoint(pb::CreateWebhookEndpointRequest {
+            url,
+            event_kinds: events.iter().map(|e| e.trim().to_owned()).collect(),
+            secret: String::new(),
+            description,
+        })
+        .await
+        .map_err(refused)?
+        .into_inner();
+    let endpoint = created.endpoint.unwrap_or_default();
+    println!("{}", endpoint.id);
+    println!("{}", created.secret);
+    eprintln!("the second line is the endpoint's signing secret: it is not shown again");
+    Ok(())
+}
+
+/// `list`: one endpoint a line, never its secret.
+async fn list(service: &mut Service) -> Result<(), String> {
+    let listed = service
+        .list_webhook_endpoints(pb::ListWebhookEndpointsRequest {})
+        .await
+        .map_err(refused)?
+        .into_inner();
+    for e in listed.endpoints {
+        println!(
+            "{}\t{}\t{}\t{}\t{}",
+            e.id,
+            e.url,
+            e.event_kinds.join(","),
+            rfc3339(e.created_at_ms),
+            e.description
+        );
+    }
+    Ok(())
+}
+
+/// `deliveries`: one a line, newest first.
+async fn deliveries(
+    service: &mut Service,
+    endpoint: String,
+    status: Option<String>,
+    limit: u32,
+) -> Result<(), String> {
+    let listed = service
+        .list_webhook_deliveries(pb::ListWebhookDeliveriesRequest {
+            endpoint_id: endpoint,
+            status: status.unwrap_or_default(),
+            limit,
+        })
+        .await
+        .map_err(refused)?
+        .into_inner();
+    for d in listed.deliveries {
+        println!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            d.event_id,
+            d.event_kind,
+            d.subject_id,
+            d.status,
+            d.attempts,
+            rfc3339(d.created_at_ms),
+            d.last_error
+        );
+    }
+    Ok(())
 }
