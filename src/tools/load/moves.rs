@@ -117,12 +117,12 @@ pub(super) async fn load(
         report::print_header(&report);
     }
     for &games in &args.games {
-        let (pair, run) = ((&pool, &encoded), &played);
+        let (pair, game) = ((&pool, &encoded), &played);
         let run = match hooks.filter(|_| args.compare_webhooks) {
             Some(h) => {
-                webhooks::compare_run(args, channels, pair, run, games, server_pid, h).await?
+                webhooks::compare_run(args, channels, pair, game, games, server_pid, h).await?
             }
-            None => one_run(args, channels, pair, run, games, server_pid, &points).await,
+            None => one_run(args, channels, pair, game, games, server_pid, &points).await,
         };
         if table {
             report::print_row(&run);
