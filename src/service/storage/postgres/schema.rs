@@ -25,6 +25,7 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     SCHEMA_6,
     super::outbox::SCHEMA_7,
     SCHEMA_8,
+    super::journal::SCHEMA_9,
 ];
 
 /// Version 8: the substitution mark of a move a failure policy played for
