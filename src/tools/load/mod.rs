@@ -154,6 +154,13 @@ pub struct LoadArgs {
     /// --spawn).
     #[arg(long, value_name = "N")]
     pub idle_sessions: Option<usize>,
+    /// Processes whose CPU time is counted as the server's (with that of
+    /// their children: give a PostgreSQL server's postmaster to count its
+    /// backends), comma-separated: without --spawn, the replicas of a
+    /// cluster and their database (docs/BENCHMARKS.md, "Cluster on
+    /// PostgreSQL"); with it, added to the spawned server's.
+    #[arg(long, value_delimiter = ',', value_name = "PID")]
+    pub cpu_of: Vec<u32>,
     /// Arguments of the spawned server (after `--`), e.g.
     /// `-- --max-concurrent-calls 8192`.
     #[arg(last = true, value_name = "SERVER_ARGS")]
@@ -221,7 +228,14 @@ async fn run_checked(args: &LoadArgs, address: ServerAddress) -> Result<(), Stri
     let result = match connect(&replicas, args.channels).await {
         Ok(channels) => match (args.idle_sessions, &spawned) {
             (Some(n), Some(server)) => idle::idle_sessions(args, &channels, server, n).await,
-            _ => moves::load(args, &channels, &address, spawned.as_ref().map(|s| s.pid)).await,
+            _ => {
+                let pids: Vec<u32> = spawned
+                    .iter()
+                    .map(|s| s.pid)
+                    .chain(args.cpu_of.iter().copied())
+                    .collect();
+                moves::load(args, &channels, &address, &pids).await
+            }
         },
         Err(e) => Err(e),
     };

@@ -85,7 +85,7 @@ pub(super) async fn load(
     args: &LoadArgs,
     channels: &[Channel],
     address: &ServerAddress,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
 ) -> Result<(), String> {
     let (pool, played) = pool_and_game(args)?;
     let average = pool.iter().map(|g| g.len()).sum::<usize>() as f64 / pool.len() as f64;
@@ -120,7 +120,7 @@ pub(super) async fn load(
             (&pool, &encoded),
             &played,
             games,
-            server_pid,
+            server_pids,
             &points,
         )
         .await;
@@ -163,11 +163,11 @@ async fn one_run(
     (pool, encoded): (&Pool, &Encoded),
     played: &Played,
     games: usize,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
     points: &[Point],
 ) -> RunReport {
     let baseline_phase = || {
-        measure(args, server_pid, games, |i, window, errors| {
+        measure(args, server_pids, games, |i, window, errors| {
             let client = HealthClient::new(channels[i % channels.len()].clone());
             tokio::spawn(check_health(client, window, errors))
         })
@@ -176,7 +176,7 @@ async fn one_run(
     let mut baseline = None;
     for _ in 0..args.rounds {
         let b = baseline_phase().await;
-        let moves = measure(args, server_pid, games, |i, window, errors| {
+        let moves = measure(args, server_pids, games, |i, window, errors| {
             let channel = channels[i % channels.len()].clone();
             tokio::spawn(play_games(
                 channel,
@@ -191,7 +191,7 @@ async fn one_run(
         .await;
         let mut report = run_report(games, &b, moves);
         if args.play {
-            let streamed = play_phase(args, channels, (pool, encoded), played, games, server_pid);
+            let streamed = play_phase(args, channels, (pool, encoded), played, games, server_pids);
             report.play = Some(play_report(&b, &report, streamed.await));
         }
         runs.push(report);
@@ -216,7 +216,7 @@ async fn one_run(
                     None
                 };
                 let size = Arc::new(std::sync::OnceLock::new());
-                let measured = measure(args, server_pid, games, |i, window, errors| {
+                let measured = measure(args, server_pids, games, |i, window, errors| {
                     tokio::spawn(reads::read_games(
                         channels[i % channels.len()].clone(),
                         read,
@@ -281,9 +281,9 @@ async fn play_phase(
     (pool, encoded): (&Pool, &Encoded),
     played: &Played,
     games: usize,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
 ) -> Measured {
-    measure(args, server_pid, games, |i, window, errors| {
+    measure(args, server_pids, games, |i, window, errors| {
         let channel = channels[i % channels.len()].clone();
         tokio::spawn(play_games(
             channel,
@@ -380,13 +380,13 @@ fn read_report(
 /// sampling the CPU time meanwhile.
 async fn measure(
     args: &LoadArgs,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
     tasks: usize,
     mut spawn: impl FnMut(usize, Window, Arc<Errors>) -> tokio::task::JoinHandle<Tally>,
 ) -> Measured {
     let errors = Arc::new(Errors::default());
     let window = Window::after_warmup(args);
-    let cpu = tokio::spawn(procfs::cpu_in(window, server_pid));
+    let cpu = tokio::spawn(procfs::cpu_in(window, server_pids.to_vec()));
     let tasks: Vec<_> = (0..tasks)
         .map(|i| spawn(i, window, errors.clone()))
         .collect();
