@@ -136,12 +136,23 @@ impl WriterJournal {
 /// `games` (ply, standing draw offer, last change) in one statement of the
 /// open transaction `tx`; how many moves it folded. Any replica may fold
 /// any game: the rows it moves are acknowledged moves either way, and the
-/// game's row only goes forward.
+/// game's row only goes forward. The games' rows are locked first, in id
+/// order, the order in which appends lock them: a fold and another
+/// replica's batch never wait for each other in a cycle.
 pub(super) async fn fold_games(
     tx: &Transaction<'_>,
     ids: &[&str],
     target: &str,
 ) -> Result<i64, StorageError> {
+    let stmt = tx
+        .prepare_cached(
+            "SELECT id FROM games WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE",
+        )
+        .await
+        .map_err(|e| pg_error(target, e))?;
+    tx.execute(&stmt, &[&ids])
+        .await
+        .map_err(|e| pg_error(target, e))?;
     let stmt = tx
         .prepare_cached(
             "WITH folded AS (
