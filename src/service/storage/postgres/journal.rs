@@ -225,6 +225,30 @@ pub(super) async fn append(
     let mut ids: Vec<&str> = moves.iter().map(|(m, _)| m.game_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
+    check(tx, moves, &ids, target, node).await?;
+    insert(tx, moves, target).await?;
+    let stmt = tx
+        .prepare_cached(
+            "SELECT pg_notify('referee_games',
+                id || ' ' || floor(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint::text)
+             FROM unnest($1::text[]) AS id",
+        )
+        .await
+        .map_err(err)?;
+    tx.execute(&stmt, &[&ids]).await.map_err(err)?;
+    Ok(())
+}
+
+/// Locks the rows of games `ids` (in id order) in share mode and checks
+/// each of `moves` against them (see [`append`]).
+async fn check(
+    tx: &Transaction<'_>,
+    moves: &[(&MoveRow, i64)],
+    ids: &[&str],
+    target: &str,
+    node: &Node,
+) -> Result<(), StorageError> {
+    let err = |e| pg_error(target, e);
     let stmt = tx
         .prepare_cached(
             "SELECT g.id, g.owner, g.epoch, g.status = 'in_progress',
@@ -259,6 +283,16 @@ pub(super) async fn append(
             return Err(refused(tx, node, &mv.game_id, *epoch, target, stale).await);
         }
     }
+    Ok(())
+}
+
+/// Inserts `moves` into the journal, in one statement.
+async fn insert(
+    tx: &Transaction<'_>,
+    moves: &[(&MoveRow, i64)],
+    target: &str,
+) -> Result<(), StorageError> {
+    let err = |e| pg_error(target, e);
     let column = |f: fn(&MoveRow) -> i64| moves.iter().map(|(m, _)| f(m)).collect::<Vec<i64>>();
     let game_ids: Vec<&str> = moves.iter().map(|(m, _)| m.game_id.as_str()).collect();
     let notations: Vec<&str> = moves.iter().map(|(m, _)| m.notation.as_str()).collect();
@@ -297,15 +331,6 @@ pub(super) async fn append(
     )
     .await
     .map_err(err)?;
-    let stmt = tx
-        .prepare_cached(
-            "SELECT pg_notify('referee_games',
-                id || ' ' || floor(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint::text)
-             FROM unnest($1::text[]) AS id",
-        )
-        .await
-        .map_err(err)?;
-    tx.execute(&stmt, &[&ids]).await.map_err(err)?;
     Ok(())
 }
 

@@ -103,33 +103,45 @@ async fn read_in_snapshot(
         games.push_move(r.get(0), row).map_err(corrupt)?;
     }
     if games.any_in_progress() {
-        // Moves not folded yet (docs/STORAGE.md, "The move journal"), after
-        // the folded ones; the last one gives the standing draw offer.
-        let journaled = client
-            .query(
-                "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                    substituted, draw_offers
-                 FROM journal WHERE game_id = ANY($1) ORDER BY game_id, ply",
-                &[&ids],
-            )
-            .await
-            .map_err(err)?;
-        for r in &journaled {
-            let row = MoveColumns {
-                ply: r.get(1),
-                seat: Some(r.get(2)),
-                notation: r.get(3),
-                request_id: r.get(4),
-                clock_ms: r.get(5),
-                played_at_ms: r.get(6),
-                substituted: r.get(7),
-            };
-            games
-                .push_journaled(r.get(0), row, r.get::<_, Option<&str>>(8))
-                .map_err(corrupt)?;
-        }
+        read_journaled(client, &mut games, &ids, target).await?;
     }
     games.finish().map_err(corrupt)
+}
+
+/// Moves not folded yet of games `ids` (docs/STORAGE.md, "The move
+/// journal on PostgreSQL"), after the folded ones; the last one gives the
+/// ply and the standing draw offer.
+async fn read_journaled(
+    client: &tokio_postgres::Client,
+    games: &mut Assembly,
+    ids: &[String],
+    target: &str,
+) -> Result<(), StorageError> {
+    let corrupt = |e: BadRow| bad_row(target, e.0);
+    let journaled = client
+        .query(
+            "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
+                    substituted, draw_offers
+                 FROM journal WHERE game_id = ANY($1) ORDER BY game_id, ply",
+            &[&ids],
+        )
+        .await
+        .map_err(|e| pg_error(target, e))?;
+    for r in &journaled {
+        let row = MoveColumns {
+            ply: r.get(1),
+            seat: Some(r.get(2)),
+            notation: r.get(3),
+            request_id: r.get(4),
+            clock_ms: r.get(5),
+            played_at_ms: r.get(6),
+            substituted: r.get(7),
+        };
+        games
+            .push_journaled(r.get(0), row, r.get::<_, Option<&str>>(8))
+            .map_err(corrupt)?;
+    }
+    Ok(())
 }
 
 /// The columns of a row of `games`, as [`read_games`] selects them.
