@@ -9,7 +9,11 @@
 # (--storage postgres, their own node ids), then `punct-referee load` with
 # its connections spread over them (--address, --also), then the replicas
 # stopped. Extra arguments go to the load tool (default: --games 16,64
-# --seconds 5 --warmup 1 --channels 6).
+# --seconds 5 --warmup 1 --channels 6). The server CPU the load tool
+# reports per call is that of the replicas and of the PostgreSQL server
+# (its postmaster and backends: --cpu-of), so one replica and three are
+# compared by the CPU a move costs the whole cluster, not only by moves/s
+# on a machine whose cores they share.
 set -euo pipefail
 bin=${1:?usage: $0 BINARY [LOAD ARGS…]}
 shift
@@ -59,11 +63,15 @@ for replicas in 1 3; do
         done
     done
     also=$(IFS=,; echo "${addrs[*]:1}")
-    echo "== $replicas replica(s): ${addrs[*]}"
+    # The postmaster: the parent of the checkpointer.
+    checkpointer=$(psql "$server" -Atc "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")
+    postmaster=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$checkpointer/stat")
+    cpu_of=$(IFS=,; echo "${pids[*]},$postmaster")
+    echo "== $replicas replica(s): ${addrs[*]} (CPU of processes $cpu_of)"
     if [ -n "$also" ]; then
-        "$bin" load --address "http://${addrs[0]}" --also "$also" "${load_args[@]}"
+        "$bin" load --address "http://${addrs[0]}" --also "$also" --cpu-of "$cpu_of" "${load_args[@]}"
     else
-        "$bin" load --address "http://${addrs[0]}" "${load_args[@]}"
+        "$bin" load --address "http://${addrs[0]}" --cpu-of "$cpu_of" "${load_args[@]}"
     fi
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done

@@ -1069,7 +1069,10 @@ async fn a_takeover_charges_the_ownerless_time_only_when_asked() {
         // database's clock, black's turn had run this long by then.
         let turn_at_expiry: i64 = db
             .query_one(
-                "SELECT (EXTRACT(EPOCH FROM (n.expires_at - g.turn_started_at)) * 1000)::bigint
+                // The turn's start: the row's, or the game's last move in
+                // the move journal (docs/CLUSTER.md, "Clocks across failover").
+                "SELECT (EXTRACT(EPOCH FROM (n.expires_at - GREATEST(g.turn_started_at,
+                    (SELECT max(j.at) FROM journal j WHERE j.game_id = g.id)))) * 1000)::bigint
                  FROM games g JOIN nodes n ON n.node_id = g.owner WHERE g.id = $1",
                 &[&table.id],
             )

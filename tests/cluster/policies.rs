@@ -86,7 +86,9 @@ async fn a_game_taken_over_keeps_its_policy_and_its_substitutions() {
     assert_eq!(plies, vec![2, 4]);
     let stored: Vec<(i64, Option<String>)> = db
         .query(
-            "SELECT ply, substituted FROM moves WHERE game_id = $1 ORDER BY ply",
+            // Folded or still in the move journal (docs/STORAGE.md).
+            "SELECT ply, substituted FROM moves WHERE game_id = $1
+             UNION ALL SELECT ply, substituted FROM journal WHERE game_id = $1 ORDER BY ply",
             &[&table.id],
         )
         .await

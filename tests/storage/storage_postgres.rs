@@ -297,17 +297,35 @@ async fn record_moves(client: &mut Client, id: &str) -> Vec<String> {
         .collect()
 }
 
+/// [`start`], its move journal folded past `fold_rows` moves when given
+/// (`PUNCT_REFEREE_JOURNAL_FOLD_ROWS`, docs/STORAGE.md "The move journal").
+async fn start_folding(url: &str, fold_rows: Option<&str>) -> Referee {
+    let mut command = serve(url, &[]);
+    if let Some(rows) = fold_rows {
+        command.env("PUNCT_REFEREE_JOURNAL_FOLD_ROWS", rows);
+    }
+    Referee::start(&mut command).await
+}
+
 /// Several games played at once, the referee SIGKILLed in the middle: after
 /// the restart every acknowledged move is stored, in order; the move in
-/// flight is wholly there or wholly absent, and its retry says which.
+/// flight is wholly there or wholly absent, and its retry says which. With
+/// the move journal's default folds (the kill lands among appends), a fold
+/// every two moves and every move (the kill lands in folds too), and no
+/// journal; the restart reads the journal back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acknowledged_moves_survive_sigkill_on_postgres() {
     let Some(server) = test_database_url() else {
         return;
     };
-    for seed in [11_u64, 12] {
+    for (seed, fold_rows) in [
+        (11_u64, None),
+        (12, Some("2")),
+        (13, Some("1")),
+        (14, Some("0")),
+    ] {
         let url = fresh_database(&server, "punct_it").await;
-        let referee = start(&url).await;
+        let referee = start_folding(&url, fold_rows).await;
         let mut client = referee.client().await;
         let mut games = Vec::new();
         for i in 0..6 {
@@ -340,7 +358,7 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
             common::within(30, player).await.unwrap();
         }
 
-        let referee = start(&url).await;
+        let referee = start_folding(&url, fold_rows).await;
         let mut client = referee.client().await;
         let mut total_acked = 0;
         for (table, seen, _) in &games {
@@ -350,7 +368,7 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
             let acked: Vec<String> = seen.acked.iter().map(|(n, _)| n.clone()).collect();
             assert!(
                 stored.len() >= acked.len() && stored[..acked.len()] == acked[..],
-                "seed {seed}: acknowledged {acked:?}, stored {stored:?}"
+                "seed {seed} (folds {fold_rows:?}): acknowledged {acked:?}, stored {stored:?}"
             );
             let extra = &stored[acked.len()..];
             match (&seen.in_flight, extra) {
@@ -382,7 +400,14 @@ async fn acknowledged_moves_survive_sigkill_on_postgres() {
 async fn dump(url: &str) -> String {
     let client = sql(url).await;
     let mut out = String::new();
-    for table in ["games", "seats", "moves", "tournaments", "referee_secret"] {
+    for table in [
+        "games",
+        "seats",
+        "moves",
+        "journal",
+        "tournaments",
+        "referee_secret",
+    ] {
         for row in client
             .query(&format!("SELECT t::text FROM {table} t"), &[])
             .await

@@ -174,6 +174,13 @@ pub struct LoadArgs {
     /// order after one baseline; reports their ratios and medians.
     #[arg(long)]
     pub compare_webhooks: bool,
+    /// Processes whose CPU time is counted as the server's (with that of
+    /// their children: give a PostgreSQL server's postmaster to count its
+    /// backends), comma-separated: without --spawn, the replicas of a
+    /// cluster and their database (docs/BENCHMARKS.md, "Cluster on
+    /// PostgreSQL"); with it, added to the spawned server's.
+    #[arg(long, value_delimiter = ',', value_name = "PID")]
+    pub cpu_of: Vec<u32>,
     /// Arguments of the spawned server (after `--`), e.g.
     /// `-- --max-concurrent-calls 8192`.
     #[arg(last = true, value_name = "SERVER_ARGS")]
@@ -253,14 +260,12 @@ async fn run_checked(args: &LoadArgs, address: ServerAddress) -> Result<(), Stri
         Ok(channels) => match (args.idle_sessions, &spawned) {
             (Some(n), Some(server)) => idle::idle_sessions(args, &channels, server, n).await,
             _ => {
-                with_hooks(
-                    args,
-                    &channels,
-                    &address,
-                    spawned.as_ref().map(|s| s.pid),
-                    kinds,
-                )
-                .await
+                let pids: Vec<u32> = spawned
+                    .iter()
+                    .map(|s| s.pid)
+                    .chain(args.cpu_of.iter().copied())
+                    .collect();
+                with_hooks(args, &channels, &address, &pids, kinds).await
             }
         },
         Err(e) => Err(e),
@@ -278,17 +283,17 @@ async fn with_hooks(
     args: &LoadArgs,
     channels: &[Channel],
     address: &ServerAddress,
-    pid: Option<u32>,
+    pids: &[u32],
     kinds: Vec<String>,
 ) -> Result<(), String> {
     if kinds.is_empty() {
-        return moves::load(args, channels, address, pid, None).await;
+        return moves::load(args, channels, address, pids, None).await;
     }
     let hooks = webhooks::Hooks::start(channels[0].clone(), kinds).await?;
     if !args.compare_webhooks {
         hooks.register().await?;
     }
-    moves::load(args, channels, address, pid, Some(&hooks)).await
+    moves::load(args, channels, address, pids, Some(&hooks)).await
 }
 
 /// `n` HTTP/2 connections, spread over `replicas` round robin.

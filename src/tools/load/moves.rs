@@ -86,7 +86,7 @@ pub(super) async fn load(
     args: &LoadArgs,
     channels: &[Channel],
     address: &ServerAddress,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
     hooks: Option<&Hooks>,
 ) -> Result<(), String> {
     let (pool, played) = pool_and_game(args)?;
@@ -120,9 +120,9 @@ pub(super) async fn load(
         let (pair, game) = ((&pool, &encoded), &played);
         let run = match hooks.filter(|_| args.compare_webhooks) {
             Some(h) => {
-                webhooks::compare_run(args, channels, pair, game, games, server_pid, h).await?
+                webhooks::compare_run(args, channels, pair, game, games, server_pids, h).await?
             }
-            None => one_run(args, channels, pair, game, games, server_pid, &points).await,
+            None => one_run(args, channels, pair, game, games, server_pids, &points).await,
         };
         if table {
             report::print_row(&run);
@@ -164,11 +164,11 @@ async fn one_run(
     (pool, encoded): (&Pool, &Encoded),
     played: &Played,
     games: usize,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
     points: &[Point],
 ) -> RunReport {
     let baseline_phase = || {
-        measure(args, server_pid, games, |i, window, errors| {
+        measure(args, server_pids, games, |i, window, errors| {
             let client = HealthClient::new(channels[i % channels.len()].clone());
             tokio::spawn(check_health(client, window, errors))
         })
@@ -177,7 +177,7 @@ async fn one_run(
     let mut baseline = None;
     for _ in 0..args.rounds {
         let b = baseline_phase().await;
-        let moves = measure(args, server_pid, games, |i, window, errors| {
+        let moves = measure(args, server_pids, games, |i, window, errors| {
             let channel = channels[i % channels.len()].clone();
             tokio::spawn(play_games(
                 channel,
@@ -192,7 +192,7 @@ async fn one_run(
         .await;
         let mut report = run_report(games, &b, moves);
         if args.play {
-            let streamed = play_phase(args, channels, (pool, encoded), played, games, server_pid);
+            let streamed = play_phase(args, channels, (pool, encoded), played, games, server_pids);
             report.play = Some(play_report(&b, &report, streamed.await));
         }
         runs.push(report);
@@ -217,7 +217,7 @@ async fn one_run(
                     None
                 };
                 let size = Arc::new(std::sync::OnceLock::new());
-                let measured = measure(args, server_pid, games, |i, window, errors| {
+                let measured = measure(args, server_pids, games, |i, window, errors| {
                     tokio::spawn(reads::read_games(
                         channels[i % channels.len()].clone(),
                         read,
@@ -282,9 +282,9 @@ async fn play_phase(
     (pool, encoded): (&Pool, &Encoded),
     played: &Played,
     games: usize,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
 ) -> Measured {
-    measure(args, server_pid, games, |i, window, errors| {
+    measure(args, server_pids, games, |i, window, errors| {
         let channel = channels[i % channels.len()].clone();
         tokio::spawn(play_games(
             channel,
@@ -381,13 +381,13 @@ fn read_report(
 /// sampling the CPU time meanwhile.
 pub(super) async fn measure(
     args: &LoadArgs,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
     tasks: usize,
     mut spawn: impl FnMut(usize, Window, Arc<Errors>) -> tokio::task::JoinHandle<Tally>,
 ) -> Measured {
     let errors = Arc::new(Errors::default());
     let window = Window::after_warmup(args);
-    let cpu = tokio::spawn(procfs::cpu_in(window, server_pid));
+    let cpu = tokio::spawn(procfs::cpu_in(window, server_pids.to_vec()));
     let tasks: Vec<_> = (0..tasks)
         .map(|i| spawn(i, window, errors.clone()))
         .collect();

@@ -27,17 +27,48 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(utime + stime)
 }
 
+/// The parent of process `pid`, from `/proc/<pid>/stat`.
+fn parent(pid: u32) -> Option<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    text.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// CPU ticks of processes `pids` and of their children so far (`None`:
+/// none given, or one of them is gone). A child that ended within a window
+/// takes its ticks with it: the backends of a database's pool live as long
+/// as the pool.
+fn server_ticks(pids: &[u32]) -> Option<u64> {
+    if pids.is_empty() {
+        return None;
+    }
+    let mut total = 0;
+    for &pid in pids {
+        total += cpu_ticks(pid)?;
+    }
+    let children = std::fs::read_dir("/proc").ok()?.filter_map(|e| {
+        let child: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        pids.contains(&parent(child)?).then_some(child)
+    });
+    Some(total + children.filter_map(cpu_ticks).sum::<u64>())
+}
+
 /// CPU ticks of the server and of this process spent within a window.
 pub(super) type CpuTicks = (Option<u64>, Option<u64>);
 
-/// CPU ticks of the server (if spawned) and of this process spent within
-/// `window`: sampled when it starts and when it ends.
-pub(super) async fn cpu_in(window: Window, server: Option<u32>) -> CpuTicks {
+/// CPU ticks of the server (the processes `server` and their children:
+/// the spawned server, or those of `--cpu-of`) and of this process spent
+/// within `window`: sampled when it starts and when it ends.
+pub(super) async fn cpu_in(window: Window, server: Vec<u32>) -> CpuTicks {
     let me = std::process::id();
     tokio::time::sleep_until(window.start.into()).await;
-    let start = (server.and_then(cpu_ticks), cpu_ticks(me));
+    let start = (server_ticks(&server), cpu_ticks(me));
     tokio::time::sleep_until(window.end.into()).await;
-    let end = (server.and_then(cpu_ticks), cpu_ticks(me));
+    let end = (server_ticks(&server), cpu_ticks(me));
     let delta = |a: Option<u64>, b: Option<u64>| Some(b?.saturating_sub(a?));
     (delta(start.0, end.0), delta(start.1, end.1))
 }

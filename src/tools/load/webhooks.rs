@@ -425,12 +425,12 @@ pub(super) async fn compare_run(
     (pool, encoded): (&Pool, &Encoded),
     played: &Played,
     games: usize,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
     hooks: &Hooks,
 ) -> Result<RunReport, String> {
     let mut pairs = Vec::with_capacity(args.rounds);
     for round in 0..args.rounds {
-        let baseline = baseline_phase(args, channels, games, server_pid).await;
+        let baseline = baseline_phase(args, channels, games, server_pids).await;
         let endpoint_first = round % 2 == 1;
         let mut off = None;
         let mut on = None;
@@ -439,7 +439,7 @@ pub(super) async fn compare_run(
                 hooks.register().await?;
             }
             let moves =
-                moves_phase(args, channels, (pool, encoded), played, games, server_pid).await;
+                moves_phase(args, channels, (pool, encoded), played, games, server_pids).await;
             if with_endpoint {
                 hooks.unregister().await?;
             }
@@ -487,9 +487,9 @@ async fn baseline_phase(
     args: &LoadArgs,
     channels: &[Channel],
     games: usize,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
 ) -> Measured {
-    measure(args, server_pid, games, |i, window, errors| {
+    measure(args, server_pids, games, |i, window, errors| {
         let client = HealthClient::new(channels[i % channels.len()].clone());
         tokio::spawn(check_health(client, window, errors))
     })
@@ -503,9 +503,9 @@ async fn moves_phase(
     (pool, encoded): (&Pool, &Encoded),
     played: &Played,
     games: usize,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
 ) -> Measured {
-    measure(args, server_pid, games, |i, window, errors| {
+    measure(args, server_pids, games, |i, window, errors| {
         let channel = channels[i % channels.len()].clone();
         tokio::spawn(play_games(
             channel,

@@ -168,8 +168,9 @@ async fn postgres_a_commit_whose_answer_is_lost_lists_its_game_to_be_read_back()
     a.write(Write::Create(game("g"), vec![], None))
         .await
         .unwrap();
-    // Commits of moves take a second from now on (a deferred trigger), so
-    // the connection can be cut while one is under way.
+    // Commits of moves take a second from now on (a deferred trigger on
+    // the move journal, where a move that leaves its game in play goes, and
+    // on `moves`), so the connection can be cut while one is under way.
     let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
         .await
         .unwrap();
@@ -179,6 +180,8 @@ async fn postgres_a_commit_whose_answer_is_lost_lists_its_game_to_be_read_back()
             "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS
                 $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
              CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON moves
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();
+             CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON journal
                 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();",
         )
         .await
@@ -202,7 +205,7 @@ async fn postgres_a_commit_whose_answer_is_lost_lists_its_game_to_be_read_back()
     // over again by its owner), the game has it.
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
     admin
-        .batch_execute("DROP TRIGGER slow_commit ON moves")
+        .batch_execute("DROP TRIGGER slow_commit ON moves; DROP TRIGGER slow_commit ON journal")
         .await
         .unwrap();
     let taken = a.take_over("g").await.unwrap().expect("its own game");

@@ -5,6 +5,7 @@ mod journal;
 mod leases;
 mod outbox;
 mod postgres_backend;
+mod postgres_journal;
 mod sqlite_backend;
 
 use std::collections::BTreeMap;

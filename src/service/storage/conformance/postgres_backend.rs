@@ -453,7 +453,7 @@ async fn back_to_version_4(url: &str, seed: &[u8; 32], token: &str, opening_seed
     tokio::spawn(connection);
     client
         .batch_execute(
-            "DROP TABLE referee_secret; ALTER TABLE games DROP COLUMN forfeits;
+            "DROP TABLE referee_secret; DROP TABLE journal; ALTER TABLE games DROP COLUMN forfeits;
              UPDATE referee_schema SET version = 4;",
         )
         .await

@@ -213,7 +213,7 @@ async fn advance(
 
 /// Why a fenced update of `game_id`'s row changed nothing: the fenced error
 /// when the lease moved (the lease is forgotten), else `otherwise`.
-async fn refused(
+pub(super) async fn refused(
     tx: &Transaction<'_>,
     node: &Node,
     game_id: &str,

@@ -77,7 +77,11 @@ impl Leased {
     fn taken_columns(self) -> &'static str {
         match self {
             Leased::Game => {
-                "(EXTRACT(EPOCH FROM (now() - COALESCE(turn_started_at, now()))) * 1000)::bigint"
+                // The last event: the row's, or the game's last journaled
+                // move's (docs/STORAGE.md, "The move journal").
+                "(EXTRACT(EPOCH FROM (now() - COALESCE(GREATEST(turn_started_at,
+                    (SELECT max(j.at) FROM journal j WHERE j.game_id = games.id)), now())))
+                    * 1000)::bigint"
             }
             Leased::Tournament => "status, document, created_at_ms",
         }

@@ -17,6 +17,7 @@
 //! columns kept for leases: docs/STORAGE.md.
 
 mod apply;
+mod journal;
 mod leases;
 mod notices;
 mod outbox;
@@ -33,6 +34,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Pool;
 use tokio::sync::{mpsc, oneshot};
 
+use self::journal::fold_everything;
 pub use self::leases::{Leased, Ownership, TakenOver};
 use self::leases::{Node, idle_timeout, release_all};
 use self::notices::listen;
@@ -40,10 +42,11 @@ pub use self::notices::{NOTIFY_CHANNEL, Notice};
 use self::reads::read_games;
 use self::schema::connect;
 use self::writer::writer_loop;
+use super::sqlite::FoldPolicy;
 use super::{ServerSecret, StorageError, StoredGame, Write};
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').
@@ -207,6 +210,17 @@ impl PostgresStorage {
         options: &PostgresOptions,
         secret: ServerSecret,
     ) -> Result<PostgresStorage, StorageError> {
+        PostgresStorage::open_folding(options, secret, FoldPolicy::from_env())
+    }
+
+    /// [`PostgresStorage::open_with_secret`] with the move journal folded
+    /// as `policy` says (docs/STORAGE.md, "The move journal"; `rows` 0: no
+    /// journal, each move written into its game's rows).
+    pub(crate) fn open_folding(
+        options: &PostgresOptions,
+        secret: ServerSecret,
+        policy: FoldPolicy,
+    ) -> Result<PostgresStorage, StorageError> {
         let config = options.config()?;
         let listen_config = config.clone();
         let target = options.target();
@@ -219,6 +233,7 @@ impl PostgresStorage {
             target: target.clone(),
             commits: commits.clone(),
             node: node.clone(),
+            policy,
         };
         let thread = thread::Builder::new()
             .name("storage-postgres".into())
@@ -402,6 +417,7 @@ struct Start {
     target: String,
     commits: Arc<AtomicU64>,
     node: Arc<Node>,
+    policy: FoldPolicy,
 }
 
 /// What the storage thread hands back once connected: its runtime, the
@@ -432,6 +448,7 @@ impl Start {
             target,
             commits,
             node,
+            policy,
         } = self;
         let pool = match runtime.block_on(connect(config, pool_size, &target, &node.secret)) {
             Ok(pool) => pool,
@@ -440,6 +457,13 @@ impl Start {
                 return;
             }
         };
+        // What an earlier run left in the journal (a kill, a crash) is
+        // folded before any write: each writer folds only what it journals.
+        match runtime.block_on(fold_everything(&pool, &target)) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(moves = n, "storage journal folded at start"),
+            Err(e) => tracing::warn!(error = %e, "storage journal fold at start failed"),
+        }
         let (alive, mut all_stopped) = mpsc::channel::<()>(1);
         let writers: Vec<_> = (0..WRITERS)
             .map(|_| {
@@ -451,6 +475,7 @@ impl Start {
                     commits.clone(),
                     target.clone(),
                     node.clone(),
+                    policy,
                 );
                 runtime.spawn(writer);
                 tx

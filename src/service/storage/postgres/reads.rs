@@ -14,8 +14,31 @@ pub(super) fn bad_row(target: &str, what: String) -> StorageError {
 
 /// The games `filter` (a `WHERE …` clause with its order and limit) picks,
 /// with their seats, moves and ends (seats and moves of all of them read in
-/// one query each).
+/// one query each), all read in one snapshot (a read-only repeatable-read
+/// transaction): a fold of the journal committed meanwhile is seen wholly
+/// or not at all.
 pub(super) async fn read_games(
+    client: &tokio_postgres::Client,
+    secret: &ServerSecret,
+    filter: &str,
+    params: &[&(dyn ToSql + Sync)],
+    target: &str,
+) -> Result<Vec<StoredGame>, StorageError> {
+    client
+        .batch_execute("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        .await
+        .map_err(|e| pg_error(target, e))?;
+    let games = read_in_snapshot(client, secret, filter, params, target).await;
+    let end = if games.is_ok() { "COMMIT" } else { "ROLLBACK" };
+    // The connection goes back to the pool: never inside a transaction.
+    client
+        .batch_execute(end)
+        .await
+        .map_err(|e| pg_error(target, e))?;
+    games
+}
+
+async fn read_in_snapshot(
     client: &tokio_postgres::Client,
     secret: &ServerSecret,
     filter: &str,
@@ -79,7 +102,46 @@ pub(super) async fn read_games(
         };
         games.push_move(r.get(0), row).map_err(corrupt)?;
     }
+    if games.any_in_progress() {
+        read_journaled(client, &mut games, &ids, target).await?;
+    }
     games.finish().map_err(corrupt)
+}
+
+/// Moves not folded yet of games `ids` (docs/STORAGE.md, "The move
+/// journal on PostgreSQL"), after the folded ones; the last one gives the
+/// ply and the standing draw offer.
+async fn read_journaled(
+    client: &tokio_postgres::Client,
+    games: &mut Assembly,
+    ids: &[String],
+    target: &str,
+) -> Result<(), StorageError> {
+    let corrupt = |e: BadRow| bad_row(target, e.0);
+    let journaled = client
+        .query(
+            "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
+                    substituted, draw_offers
+                 FROM journal WHERE game_id = ANY($1) ORDER BY game_id, ply",
+            &[&ids],
+        )
+        .await
+        .map_err(|e| pg_error(target, e))?;
+    for r in &journaled {
+        let row = MoveColumns {
+            ply: r.get(1),
+            seat: Some(r.get(2)),
+            notation: r.get(3),
+            request_id: r.get(4),
+            clock_ms: r.get(5),
+            played_at_ms: r.get(6),
+            substituted: r.get(7),
+        };
+        games
+            .push_journaled(r.get(0), row, r.get::<_, Option<&str>>(8))
+            .map_err(corrupt)?;
+    }
+    Ok(())
 }
 
 /// The columns of a row of `games`, as [`read_games`] selects them.

@@ -26,6 +26,7 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     super::outbox::SCHEMA_7,
     SCHEMA_8,
     super::outbox::SCHEMA_9,
+    super::journal::SCHEMA_10,
 ];
 
 /// Version 8: the substitution mark of a move a failure policy played for

@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Pool;
 use tokio::sync::mpsc;
 
-use super::super::{StorageError, Write};
+use super::super::sqlite::FoldPolicy;
+use super::super::{MoveRow, StorageError, Write};
 use super::apply::apply;
-use super::leases::Node;
+use super::journal::{self, WriterJournal, journal_prefix};
+use super::leases::{Leased, Node};
 use super::{
     CONFLICT_RETRIES, LeasedWrite, MAX_BATCH, Reply, get, is_conflict, is_conflict_text, pg_error,
     write_game,
@@ -27,11 +29,34 @@ pub(super) async fn writer_loop(
     commits: Arc<AtomicU64>,
     target: String,
     node: Arc<Node>,
+    policy: FoldPolicy,
 ) {
+    let mut journal = WriterJournal::new(policy);
     let mut batch = Vec::new();
-    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        commit_batch(&pool, &target, &node, std::mem::take(&mut batch), &commits).await;
+    loop {
+        let got = if journal.rows() > 0 {
+            // `recv_many` is cancel safe: nothing queued is lost.
+            match tokio::time::timeout(journal.idle(), rx.recv_many(&mut batch, MAX_BATCH)).await {
+                Ok(n) => n,
+                Err(_) => {
+                    journal.fold(&pool, &target).await;
+                    continue;
+                }
+            }
+        } else {
+            rx.recv_many(&mut batch, MAX_BATCH).await
+        };
+        if got == 0 {
+            break;
+        }
+        let writes = std::mem::take(&mut batch);
+        commit_batch(&pool, &target, &node, writes, &commits, &mut journal).await;
+        if journal.due() {
+            journal.fold(&pool, &target).await;
+        }
     }
+    // A clean stop leaves the journal folded.
+    journal.fold(&pool, &target).await;
 }
 
 /// Commits `writes` in one transaction and answers each once it has
@@ -50,6 +75,7 @@ async fn commit_batch(
     node: &Node,
     mut writes: Vec<(Box<LeasedWrite>, Reply)>,
     commits: &AtomicU64,
+    journal: &mut WriterJournal,
 ) {
     if writes.is_empty() {
         return;
@@ -59,9 +85,11 @@ async fn commit_batch(
     // Stable: the writes of one game stay in their order.
     writes.sort_by(|a, b| write_game(&a.0.write).cmp(write_game(&b.0.write)));
     let mut transactions = 0;
-    let together = transact_retrying(pool, target, node, &writes, &mut transactions).await;
+    let on = journal.enabled();
+    let together = transact_retrying(pool, target, node, &writes, on, &mut transactions).await;
     match together {
-        Ok(()) => {
+        Ok(appended) => {
+            journal.note(&appended);
             for (_, reply) in writes {
                 let _ = reply.send(Ok(()));
             }
@@ -87,9 +115,13 @@ async fn commit_batch(
         Err(_) if n > 1 => {
             for (w, reply) in writes {
                 let one = [(w, ())];
-                let alone = transact_retrying(pool, target, node, &one, &mut transactions).await;
+                let alone =
+                    transact_retrying(pool, target, node, &one, on, &mut transactions).await;
                 let [(w, ())] = one;
-                let _ = reply.send(alone.map_err(|f| match (f, game_of(&w.write)) {
+                if let Ok(appended) = &alone {
+                    journal.note(appended);
+                }
+                let _ = reply.send(alone.map(drop).map_err(|f| match (f, game_of(&w.write)) {
                     (Failure::Uncertain(e), Some(id)) => {
                         tracing::warn!(error = %e, "storage commit outcome unknown");
                         node.unsure(id);
@@ -135,6 +167,10 @@ fn game_of(write: &Write) -> Option<&str> {
     }
 }
 
+/// The ids of the games of the moves a transaction journaled (one per
+/// move).
+type Appended = Vec<String>;
+
 /// [`transact`], run again (up to [`CONFLICT_RETRIES`] times in all) while
 /// PostgreSQL rolls it back as a deadlock victim or a serialization
 /// failure; counts the transactions in `transactions`.
@@ -143,13 +179,22 @@ async fn transact_retrying<R>(
     target: &str,
     node: &Node,
     writes: &[(Box<LeasedWrite>, R)],
+    journal: bool,
     transactions: &mut u64,
-) -> Result<(), Failure> {
+) -> Result<Appended, Failure> {
     let mut attempt = 0;
     loop {
         attempt += 1;
         *transactions += 1;
-        match transact(pool, target, node, writes.iter().map(|(w, _)| &**w)).await {
+        match transact(
+            pool,
+            target,
+            node,
+            writes.iter().map(|(w, _)| &**w),
+            journal,
+        )
+        .await
+        {
             Err(Failure::Conflict(e)) if attempt < CONFLICT_RETRIES => {
                 tracing::info!(error = %e, attempt, "storage transaction conflict; run again");
                 // A little apart, so the two sides do not meet again.
@@ -170,8 +215,9 @@ async fn transact<'w>(
     target: &str,
     node: &Node,
     writes: impl Iterator<Item = &'w LeasedWrite> + Clone,
-) -> Result<(), Failure> {
-    let result = transact_once(pool, target, node, writes.clone()).await;
+    journal: bool,
+) -> Result<Appended, Failure> {
+    let result = transact_once(pool, target, node, writes.clone(), journal).await;
     if let Err(Failure::Refused(_) | Failure::Conflict(_)) = &result {
         // Rolled back: the leases its creations took are not held (a
         // retry takes them again).
@@ -186,12 +232,17 @@ async fn transact<'w>(
     result
 }
 
+/// Applies `writes` in one transaction and commits it: with `journal`, the
+/// moves a journal takes (each game's first writes of the batch, while they
+/// are moves that leave it in play) are appended together first, and each
+/// game's other writes are applied after a fold of the game.
 async fn transact_once<'w>(
     pool: &Pool,
     target: &str,
     node: &Node,
     writes: impl Iterator<Item = &'w LeasedWrite>,
-) -> Result<(), Failure> {
+    journal: bool,
+) -> Result<Appended, Failure> {
     let refused = |e: tokio_postgres::Error| {
         if is_conflict(&e) {
             Failure::Conflict(pg_error(target, e))
@@ -199,18 +250,68 @@ async fn transact_once<'w>(
             Failure::Refused(pg_error(target, e))
         }
     };
+    let failed = |e: StorageError| {
+        if is_conflict_text(&e) {
+            Failure::Conflict(e)
+        } else {
+            Failure::Refused(e)
+        }
+    };
+    let writes: Vec<&LeasedWrite> = writes.collect();
+    let journaled = if journal {
+        journal_prefix(
+            writes
+                .iter()
+                .map(|w| (write_game(&w.write), journal_move(&w.write))),
+        )
+    } else {
+        Vec::new()
+    };
     let mut client = get(pool, target).await.map_err(Failure::Refused)?;
     let tx = client.transaction().await.map_err(refused)?;
-    for w in writes {
+    let mut appended = Vec::with_capacity(journaled.len());
+    if !journaled.is_empty() {
+        let mut moves = Vec::with_capacity(journaled.len());
+        for &i in &journaled {
+            let w = writes[i];
+            let Some(mv) = journal_move(&w.write) else {
+                continue;
+            };
+            let epoch = node
+                .fence(Leased::Game, &mv.game_id, w.epoch)
+                .map_err(Failure::Refused)?;
+            moves.push((mv, epoch));
+            appended.push(mv.game_id.clone());
+        }
+        journal::append(&tx, &moves, target, node)
+            .await
+            .map_err(failed)?;
+        for &i in &journaled {
+            if let Write::Outboxed(_, events) = &writes[i].write {
+                super::outbox::insert_events(&tx, events, target)
+                    .await
+                    .map_err(failed)?;
+            }
+        }
+    }
+    let mut folded = std::collections::HashSet::new();
+    let mut next = journaled.iter().peekable();
+    for (i, w) in writes.iter().enumerate() {
+        if next.peek() == Some(&&i) {
+            next.next();
+            continue;
+        }
+        if journal
+            && !matches!(w.write.change(), Write::Create(..) | Write::Tournament(_))
+            && folded.insert(write_game(&w.write))
+        {
+            journal::fold_games(&tx, &[write_game(&w.write)], target)
+                .await
+                .map_err(failed)?;
+        }
         apply(&tx, &w.write, w.epoch, target, node)
             .await
-            .map_err(|e| {
-                if is_conflict_text(&e) {
-                    Failure::Conflict(e)
-                } else {
-                    Failure::Refused(e)
-                }
-            })?;
+            .map_err(failed)?;
     }
     tx.commit().await.map_err(|e| {
         // A refusal by the server (a deferred constraint, a serialization
@@ -220,5 +321,16 @@ async fn transact_once<'w>(
         } else {
             Failure::Uncertain(pg_error(target, e))
         }
-    })
+    })?;
+    Ok(appended)
+}
+
+/// The move of `write` if a journal takes it: a move that leaves its game
+/// in play (with or without webhook events).
+fn journal_move(write: &Write) -> Option<&MoveRow> {
+    match write {
+        Write::Move(mv, None) => Some(mv),
+        Write::Outboxed(inner, _) => journal_move(inner),
+        _ => None,
+    }
 }

@@ -21,9 +21,9 @@ use std::thread;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
-pub(crate) use self::journal::FoldPolicy;
 #[cfg(test)]
 pub(crate) use self::journal::{FOLD_IDLE, FOLD_PER_GAME, FOLD_ROWS};
+pub(crate) use self::journal::{FoldPolicy, MAX_FOLD_ROWS};
 use self::reads::read_games;
 use self::schema::{open_connection, writer_connection};
 use self::writer::{checkpoint_loop, writer_loop};
