@@ -174,6 +174,8 @@ pub struct Session {
     handoff: Handoff,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
+    /// Set when the game moved to another replica ([`Session::moved`]).
+    moved: std::sync::atomic::AtomicBool,
     /// How far behind the live game spectators are kept (from the
     /// `spectator-delay` label; [`delay`]).
     delay: Option<SpectatorDelay>,
@@ -242,11 +244,12 @@ impl Session {
             }),
             watchers: Watchers::new(),
             life: Lifecycle::default(),
-            presence: Presence::new(seat_names.len(), tick),
+            presence: Presence::new(tick),
             timer: Timer::default(),
             limits: limits.clone(),
             handoff,
             archived,
+            moved: std::sync::atomic::AtomicBool::new(false),
             delay,
             attachment: Attachment::default(),
             id,
@@ -368,7 +371,7 @@ impl Session {
 
     /// Each seat's presence now, first seat first.
     pub fn presence(&self) -> Vec<SeatPresence> {
-        self.presence.read(time::Instant::now())
+        self.presence.read(self.seats.count(), time::Instant::now())
     }
 
     /// Whether this is a copy of a game another replica owns.

@@ -269,7 +269,11 @@ impl Session {
             return None;
         }
         let now = time::Instant::now();
-        let p = self.presence.read(now).get(seat.index()).copied()?;
+        let p = self
+            .presence
+            .read(self.seats.count(), now)
+            .get(seat.index())
+            .copied()?;
         if p.connected {
             return None;
         }
@@ -315,7 +319,7 @@ impl Session {
         let policy = st.policy.policy;
         let away = self
             .presence
-            .read(now)
+            .read(self.seats.count(), now)
             .get(seat.index())
             .is_some_and(|p| !p.connected && p.away_for >= policy.disconnect_after);
         let (kind, action) = match policy.on_disconnect {
@@ -368,7 +372,12 @@ impl Session {
             if !st.log.movers().contains(seat) {
                 return;
             }
-            let Some(p) = self.presence.read(now).get(seat.index()).copied() else {
+            let Some(p) = self
+                .presence
+                .read(self.seats.count(), now)
+                .get(seat.index())
+                .copied()
+            else {
                 return;
             };
             if p.connected || p.away_for < policy.disconnect_after {

@@ -98,8 +98,10 @@ impl Session {
         // Join only once the watch is sure to start (a refused one flips
         // nothing), then read presence after subscribing to its changes: the
         // first snapshot shows this player, and no later flip is missed.
-        let presence_slot: Option<PresenceSlot> = role.seat().map(|s| self.presence.join(s));
-        let mut presence_rx = self.presence.subscribe();
+        let presence_slot: Option<PresenceSlot> = role
+            .seat()
+            .map(|s| self.presence.join(self.seats.count(), s));
+        let mut presence_rx = self.presence.subscribe(self.seats.count());
         presence_rx.borrow_and_update();
         if delay.is_none() {
             view.presence = self.presence();
