@@ -29,6 +29,10 @@ pub(in crate::service::sessions) struct Fingerprint {
 /// The stored answers to a game's request ids: a map made by the first
 /// one (a game whose moves name no request id holds one pointer).
 #[derive(Debug, Default)]
+#[allow(
+    clippy::box_collection,
+    reason = "one pointer, not a map's 48 bytes, in every game without a request id"
+)]
 pub(in crate::service::sessions) struct Receipts(
     Option<Box<HashMap<String, (Fingerprint, MoveReceipt)>>>,
 );
