@@ -3,8 +3,8 @@
 
 use super::session::Role;
 use super::{
-    DEFAULT_PAGE_SIZE, GameId, ListQuery, MAX_PAGE_SIZE, Session, SessionError, SessionStore,
-    SessionView, StoredGameError, Token,
+    DEFAULT_PAGE_SIZE, ListQuery, MAX_PAGE_SIZE, Session, SessionError, SessionStore, SessionView,
+    StoredGameError, Token,
 };
 use crate::service::storage::{self, ArchiveQuery, ListKey, StoredGame};
 use std::collections::BTreeMap;
@@ -240,7 +240,7 @@ impl SessionStore {
             let full = batch.len() == limit;
             for g in batch {
                 cursor = Some(g.key());
-                if !self.sessions.contains_key(&GameId(g.game.id.clone())) {
+                if !self.sessions.contains_key(g.game.id.as_str()) {
                     out.push(g);
                 }
             }

@@ -65,8 +65,12 @@ pub use create::{Seating, check_labels};
 /// listings sorted by creation time and then id keep the order games were
 /// created in even within one millisecond, and ids of different processes
 /// (replicas) do not collide.
+///
+/// Shared, not copied: the store's map, the session and its hand-off to
+/// storage hold one text between them (docs/BENCHMARKS.md, "Memory per
+/// idle game").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct GameId(String);
+pub struct GameId(Arc<str>);
 
 impl GameId {
     /// A fresh id, later than every id this process made before.
@@ -79,7 +83,7 @@ impl GameId {
             })
             .unwrap_or(0);
         let stamp = now.max(previous.wrapping_add(1));
-        GameId(format!("{stamp:016x}{:016x}", rand::random::<u64>()))
+        GameId(format!("{stamp:016x}{:016x}", rand::random::<u64>()).into())
     }
 
     /// The id as text.
@@ -236,7 +240,8 @@ pub struct ListQuery {
 #[derive(Debug)]
 pub struct SessionStore {
     sessions: DashMap<GameId, Arc<Session>>,
-    limits: Limits,
+    /// Shared with every session (one copy, not one per game).
+    limits: Arc<Limits>,
     storage: Arc<dyn Storage>,
     /// Sessions held or being created; reserved before insertion so that the
     /// limit holds under concurrent creation.
@@ -265,7 +270,7 @@ impl SessionStore {
     pub fn with_storage(limits: Limits, storage: Arc<dyn Storage>) -> SessionStore {
         SessionStore {
             sessions: DashMap::new(),
-            limits,
+            limits: Arc::new(limits),
             storage,
             count: AtomicUsize::new(0),
             serial: AtomicU64::new(0),
@@ -324,7 +329,7 @@ impl SessionStore {
 
     /// Whether game `id` is held in memory (as its owner, or read back).
     pub fn holds(&self, id: &str) -> bool {
-        self.sessions.contains_key(&GameId(id.to_string()))
+        self.sessions.contains_key(id)
     }
 
     /// The ids of the games held in progress.

@@ -38,39 +38,37 @@ pub struct SeatPresence {
 #[derive(Debug)]
 pub(super) struct Presence {
     board: OnceLock<Arc<watch::Sender<PresenceBoard>>>,
-    seats: usize,
     /// When the game was made: the start of every seat's absence.
     since: Instant,
 }
 
 impl Presence {
-    pub(super) fn new(seats: usize, now: Instant) -> Presence {
+    pub(super) fn new(now: Instant) -> Presence {
         Presence {
             board: OnceLock::new(),
-            seats,
             since: now,
         }
     }
 
-    /// The channel, made on first use.
-    fn channel(&self) -> &Arc<watch::Sender<PresenceBoard>> {
+    /// The channel of a game of `seats` seats, made on first use.
+    fn channel(&self, seats: usize) -> &Arc<watch::Sender<PresenceBoard>> {
         self.board.get_or_init(|| {
             let (tx, _) = watch::channel(PresenceBoard {
-                streams: vec![0; self.seats],
-                away_since: vec![self.since; self.seats],
+                streams: vec![0; seats],
+                away_since: vec![self.since; seats],
             });
             Arc::new(tx)
         })
     }
 
-    /// Every seat at `now`, first seat first.
-    pub(super) fn read(&self, now: Instant) -> Vec<SeatPresence> {
+    /// Every seat (of `seats`) at `now`, first seat first.
+    pub(super) fn read(&self, seats: usize, now: Instant) -> Vec<SeatPresence> {
         let Some(channel) = self.board.get() else {
             let away = SeatPresence {
                 connected: false,
                 away_for: now.saturating_duration_since(self.since),
             };
-            return vec![away; self.seats];
+            return vec![away; seats];
         };
         let board = channel.borrow();
         board
@@ -92,14 +90,15 @@ impl Presence {
     }
 
     /// A receiver woken when a seat's presence flips.
-    pub(super) fn subscribe(&self) -> watch::Receiver<PresenceBoard> {
-        self.channel().subscribe()
+    pub(super) fn subscribe(&self, seats: usize) -> watch::Receiver<PresenceBoard> {
+        self.channel(seats).subscribe()
     }
 
-    /// Counts one more open stream of `seat` until the slot is dropped.
-    pub(super) fn join(&self, seat: Seat) -> PresenceSlot {
+    /// Counts one more open stream of `seat` (of `seats`) until the slot
+    /// is dropped.
+    pub(super) fn join(&self, seats: usize, seat: Seat) -> PresenceSlot {
         let i = seat.index();
-        let channel = self.channel();
+        let channel = self.channel(seats);
         channel.send_if_modified(|b| {
             b.streams[i] += 1;
             b.streams[i] == 1

@@ -266,7 +266,7 @@ impl SessionStore {
         let session = Arc::new(Session::new(
             SessionInit {
                 lease: self.storage.lease_of(&row.id),
-                id: GameId(row.id),
+                id: GameId(row.id.into()),
                 serial: self.serial.fetch_add(1, Ordering::SeqCst) + 1,
                 labels,
                 forfeits: row.forfeits,
@@ -354,7 +354,7 @@ impl SessionStore {
     /// replica owns it now. Its watchers end with `UNAVAILABLE` (`GAME_MOVED`)
     /// and resume elsewhere with `from_ply`. Returns whether it was held.
     pub fn release(&self, id: &str) -> bool {
-        let Some((_, session)) = self.sessions.remove(&GameId(id.to_string())) else {
+        let Some((_, session)) = self.sessions.remove(id) else {
             return false;
         };
         session.move_away();

@@ -240,7 +240,7 @@ impl Session {
         let this = self.clone();
         to_the_end(async move {
             let _writing = this.handoff.turn().await?;
-            let abandon_after = this.abandon_after;
+            let abandon_after = this.limits.abandon_after;
             let presence = this.presence();
             this.conclude_stored(Viewer::Seat(seat), |st| {
                 if let Some(outcome) = st.game.outcome() {

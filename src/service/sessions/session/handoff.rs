@@ -1,8 +1,8 @@
 //! The hand-off to storage: the write turn, writes, and what their failures
 //! mean to a caller.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -17,17 +17,28 @@ use crate::service::telemetry;
 pub(super) struct Handoff {
     id: GameId,
     storage: Arc<dyn Storage>,
-    /// The epoch of the lease this replica holds on the game (cluster
-    /// storage; `None` elsewhere): every write names it.
-    lease: Option<i64>,
-    /// A copy of a game another replica owns: it never writes.
-    follower: bool,
+    /// Who writes the game's changes.
+    writer: Writer,
     /// The write turn, one permit: held while a change is decided, stored
-    /// and applied (see [`Handoff::turn`]).
-    writing: Semaphore,
+    /// and applied (see [`Handoff::turn`]). Made by the first change: a
+    /// game that never changes holds none (docs/BENCHMARKS.md, "Memory per
+    /// idle game").
+    writing: OnceLock<Box<Semaphore>>,
     /// When the game ended as its stored ending says, Unix ms (0: not
     /// ended): the time its receipt signs, the same after a restart.
     ended_ms: AtomicI64,
+}
+
+/// Who writes a game's changes.
+#[derive(Debug, Clone, Copy)]
+enum Writer {
+    /// This replica, without a lease (one server).
+    Sole,
+    /// This replica, under the lease of this epoch (cluster storage):
+    /// every write names it.
+    Leased(i64),
+    /// Another replica: this copy never writes.
+    Follower,
 }
 
 impl Handoff {
@@ -40,29 +51,45 @@ impl Handoff {
         Handoff {
             id,
             storage,
-            lease,
-            follower,
-            writing: Semaphore::const_new(1),
+            writer: match (follower, lease) {
+                (true, _) => Writer::Follower,
+                (false, Some(epoch)) => Writer::Leased(epoch),
+                (false, None) => Writer::Sole,
+            },
+            writing: OnceLock::new(),
             ended_ms: AtomicI64::new(0),
         }
     }
 
     /// Whether this is a copy of a game another replica owns.
     pub(super) fn follower(&self) -> bool {
-        self.follower
+        matches!(self.writer, Writer::Follower)
+    }
+
+    /// The lease every write names (`None`: no lease).
+    fn lease(&self) -> Option<i64> {
+        match self.writer {
+            Writer::Leased(epoch) => Some(epoch),
+            Writer::Sole | Writer::Follower => None,
+        }
+    }
+
+    /// The write turn, made on first use.
+    fn writing(&self) -> &Semaphore {
+        self.writing.get_or_init(|| Box::new(Semaphore::new(1)))
     }
 
     /// Whether a change may be applied in place, with no copy to decide it
     /// on: the storage keeps nothing, so no write can fail
     /// ([`Storage::discards_writes`]), and this copy is the owner.
     pub(super) fn in_place(&self) -> bool {
-        self.storage.discards_writes() && !self.follower
+        self.storage.discards_writes() && !self.follower()
     }
 
     /// Waits for this game's turn to change it: one change at a time, from
     /// its decision until it is applied (or dropped).
     pub(super) async fn turn(&self) -> Result<SemaphorePermit<'_>, SessionError> {
-        self.writing
+        self.writing()
             .acquire()
             .await
             .map_err(|_| SessionError::Unavailable("the game is closed to changes".into()))
@@ -70,7 +97,7 @@ impl Handoff {
 
     /// Gives back a turn that was forgotten (taken by a task of its own).
     pub(super) fn give_back_turn(&self) {
-        self.writing.add_permits(1);
+        self.writing().add_permits(1);
     }
 
     /// Writes `write` and waits for it; a failure is `UNAVAILABLE`.
@@ -81,11 +108,11 @@ impl Handoff {
 
     /// Queues `write`: its commit, to wait for; a follower writes nothing.
     pub(super) fn start(&self, write: Write) -> Result<storage::Commit, SessionError> {
-        if self.follower {
+        if self.follower() {
             // The owner decides; the caller is sent there.
             return Err(SessionError::Moved(self.id.to_string()));
         }
-        Ok(self.storage.write_leased(write, self.lease))
+        Ok(self.storage.write_leased(write, self.lease()))
     }
 
     /// A write's outcome as the caller sees it: a fenced write means the
@@ -108,10 +135,10 @@ impl Handoff {
     /// Queues `write` without waiting (endings a deadline decided, expiry):
     /// writes are applied in queue order, so it lands before any later one.
     pub(super) fn persist_later(&self, write: Write) {
-        if self.follower {
+        if self.follower() {
             return;
         }
-        let commit = self.storage.write_leased(write, self.lease);
+        let commit = self.storage.write_leased(write, self.lease());
         let id = self.id.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {

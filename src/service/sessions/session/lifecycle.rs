@@ -2,7 +2,7 @@
 //! a follower's catching up, expiry and closing.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio::time;
@@ -18,15 +18,13 @@ use crate::service::telemetry;
 
 /// Whether a session still serves here: closed when it is dropped from the
 /// store or the server shuts down, or because the game moved to another
-/// replica.
+/// replica (then also [`Session::moved`]).
 #[derive(Debug, Default)]
 pub(super) struct Lifecycle {
     /// Made by its first reader (a watcher, the timer, a close): a token
     /// is a tree node with a lock and a list, which an idle game does
     /// without.
     closed: OnceLock<CancellationToken>,
-    /// Set when the game moved to another replica.
-    moved: AtomicBool,
 }
 
 impl Lifecycle {
@@ -39,19 +37,10 @@ impl Lifecycle {
         self.closed().cancel();
     }
 
-    fn move_away(&self) {
-        self.moved.store(true, Ordering::SeqCst);
-        self.closed().cancel();
-    }
-
     /// Whether the token is made.
     #[cfg(test)]
     pub(super) fn is_made(&self) -> bool {
         self.closed.get().is_some()
-    }
-
-    fn moved(&self) -> bool {
-        self.moved.load(Ordering::SeqCst)
     }
 }
 
@@ -69,12 +58,13 @@ impl Session {
     /// Ends the session here because another replica owns the game now:
     /// watchers end with [`SessionError::Moved`], the timer stops.
     pub(in crate::service::sessions) fn move_away(&self) {
-        self.life.move_away();
+        self.moved.store(true, Ordering::SeqCst);
+        self.life.close();
     }
 
     /// Whether the game moved to another replica.
     pub(in crate::service::sessions) fn moved(&self) -> bool {
-        self.life.moved()
+        self.moved.load(Ordering::SeqCst)
     }
 
     /// Whether the store should drop this session at `now`.

@@ -79,5 +79,62 @@ fn a_session_stays_small() {
     // A regression guard for what every game holds inline (an idle game's
     // whole heap is about twice this; docs/BENCHMARKS.md).
     let size = std::mem::size_of::<Session>();
-    assert!(size <= 920, "{size} bytes");
+    assert!(size <= 616, "{size} bytes");
+}
+
+#[tokio::test]
+async fn a_game_without_a_failure_policy_holds_no_policy_state() {
+    use super::super::{FailureAction, FailurePolicy};
+    let st = store();
+    let (s, _) = st
+        .create(GameRules::default(), BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(!s.lock().policy.is_made());
+    assert_eq!(s.failure_policy(), FailurePolicy::default());
+    // Every failure losing is no policy at all.
+    s.init_policy(FailurePolicy::default(), Vec::new());
+    assert!(!s.lock().policy.is_made());
+    let pausing = FailurePolicy {
+        on_timeout: FailureAction::Pause,
+        ..FailurePolicy::default()
+    };
+    s.init_policy(pausing, Vec::new());
+    assert!(s.lock().policy.is_made());
+    assert_eq!(s.failure_policy(), pausing);
+    assert_eq!(s.view(false).failure.policy, pausing);
+}
+
+#[tokio::test]
+async fn labels_and_request_ids_are_held_only_when_given() {
+    let st = store();
+    let (bare, _) = st
+        .create(GameRules::default(), BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(bare.labels.is_none() && bare.labels().is_empty());
+    let labels = BTreeMap::from([("event".to_string(), "club night".to_string())]);
+    let (labelled, tokens) = st
+        .create(GameRules::default(), labels.clone())
+        .await
+        .unwrap();
+    assert_eq!(labelled.labels(), &labels);
+    assert_eq!(labelled.view(false).labels, labels);
+
+    // A retried request id gets its first answer back.
+    let seat = labelled.view(false).to_move.unwrap();
+    let token = tokens[seat.index()].to_string();
+    let (_, _, moves) = labelled.legal_moves(None, Role::Spectator);
+    let mv = moves[0].detail.to_input();
+    assert!(labelled.lock().receipts.get("r1").is_none());
+    let first = labelled
+        .submit(labelled.role(&token), mv.clone(), 0, Some("r1"))
+        .await
+        .unwrap();
+    let again = labelled
+        .submit(labelled.role(&token), mv, 0, Some("r1"))
+        .await
+        .unwrap();
+    assert!(!first.replayed && again.replayed);
+    assert_eq!(first.report, again.report);
 }

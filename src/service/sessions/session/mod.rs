@@ -86,8 +86,9 @@ struct State {
     /// The head of the move chain after the last move (docs/RECEIPTS.md):
     /// only the head is kept, an earlier one is recomputed from the log.
     chain: [u8; 32],
-    /// The failure policy and what it did.
-    policy: policy::PolicyState,
+    /// The failure policy and what it did (held once it differs from no
+    /// policy at all).
+    policy: policy::PolicySlot,
 }
 
 /// What a session starts from: a new game, an import, or a game recovered
@@ -153,7 +154,13 @@ pub struct Session {
     game_name: &'static str,
     serial: u64,
     created_at: SystemTime,
-    labels: BTreeMap<String, String>,
+    /// Labels given at creation, held only when there are some (most games
+    /// have none: an empty slot is one pointer).
+    #[allow(
+        clippy::box_collection,
+        reason = "one pointer, not a map's 24 bytes, in every game without labels"
+    )]
+    labels: Option<Box<BTreeMap<String, String>>>,
     /// Whether a seat's abort and a missed first move are that seat's loss
     /// ([`Session::forfeits`]).
     forfeits: bool,
@@ -166,10 +173,13 @@ pub struct Session {
     life: Lifecycle,
     presence: Presence,
     timer: Timer,
-    abandon_after: std::time::Duration,
+    /// The store's limits, shared by its sessions.
+    limits: Arc<Limits>,
     handoff: Handoff,
     /// Read back from storage after it finished (see [`SessionInit`]).
     archived: bool,
+    /// Set when the game moved to another replica ([`Session::moved`]).
+    moved: std::sync::atomic::AtomicBool,
     /// How far behind the live game spectators are kept (from the
     /// `spectator-delay` label; [`delay`]).
     delay: Option<SpectatorDelay>,
@@ -178,7 +188,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub(super) fn new(init: SessionInit<'_>, limits: &Limits) -> Session {
+    pub(super) fn new(init: SessionInit<'_>, limits: &Arc<Limits>) -> Session {
         let SessionInit {
             id,
             serial,
@@ -215,7 +225,7 @@ impl Session {
             game_name: game.rules().game_name(),
             serial,
             created_at,
-            labels,
+            labels: (!labels.is_empty()).then(|| Box::new(labels)),
             forfeits,
             seats: Seats::new(seat_names, token_hashes),
             private,
@@ -234,15 +244,16 @@ impl Session {
                 pending: false,
                 legal: None,
                 chain,
-                policy: policy::PolicyState::default(),
+                policy: policy::PolicySlot::default(),
             }),
-            watchers: Watchers::new(limits),
+            watchers: Watchers::new(),
             life: Lifecycle::default(),
-            presence: Presence::new(seat_names.len(), tick),
+            presence: Presence::new(tick),
             timer: Timer::default(),
-            abandon_after: limits.abandon_after,
+            limits: limits.clone(),
             handoff,
             archived,
+            moved: std::sync::atomic::AtomicBool::new(false),
             delay,
             attachment: Attachment::default(),
             id,
@@ -295,7 +306,8 @@ impl Session {
 
     /// Labels given at creation.
     pub fn labels(&self) -> &BTreeMap<String, String> {
-        &self.labels
+        static NONE: BTreeMap<String, String> = BTreeMap::new();
+        self.labels.as_deref().unwrap_or(&NONE)
     }
 
     /// Whether a seat's abort and a missed first-move deadline end the
@@ -316,6 +328,11 @@ impl Session {
         let mut st = self.lock();
         self.settle(&mut st, time::Instant::now());
         st
+    }
+
+    /// Events the watchers' broadcast ring holds for slow ones.
+    fn watch_buffer(&self) -> usize {
+        self.limits.watch_buffer.max(1)
     }
 
     /// What the game calls `seat`.
@@ -358,7 +375,7 @@ impl Session {
 
     /// Each seat's presence now, first seat first.
     pub fn presence(&self) -> Vec<SeatPresence> {
-        self.presence.read(time::Instant::now())
+        self.presence.read(self.seats.count(), time::Instant::now())
     }
 
     /// Whether this is a copy of a game another replica owns.

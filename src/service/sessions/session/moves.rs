@@ -26,8 +26,40 @@ pub(in crate::service::sessions) struct Fingerprint {
     pub(in crate::service::sessions) played: MoveDetail,
 }
 
-/// A stored answer to a request id.
-pub(in crate::service::sessions) type Receipts = HashMap<String, (Fingerprint, MoveReceipt)>;
+/// The stored answers to a game's request ids: a map made by the first
+/// one (a game whose moves name no request id holds one pointer).
+#[derive(Debug, Default)]
+#[allow(
+    clippy::box_collection,
+    reason = "one pointer, not a map's 48 bytes, in every game without a request id"
+)]
+pub(in crate::service::sessions) struct Receipts(
+    Option<Box<HashMap<String, (Fingerprint, MoveReceipt)>>>,
+);
+
+impl Receipts {
+    /// No answer yet.
+    pub(in crate::service::sessions) fn new() -> Receipts {
+        Receipts(None)
+    }
+
+    /// Keeps the answer to request id `id`.
+    pub(in crate::service::sessions) fn insert(
+        &mut self,
+        id: String,
+        answer: (Fingerprint, MoveReceipt),
+    ) {
+        self.0.get_or_insert_with(Box::default).insert(id, answer);
+    }
+
+    /// The answer to request id `id`.
+    pub(in crate::service::sessions) fn get(
+        &self,
+        id: &str,
+    ) -> Option<&(Fingerprint, MoveReceipt)> {
+        self.0.as_ref()?.get(id)
+    }
+}
 
 /// A move decided on a copy of the game, waiting to be stored.
 pub(super) struct PendingMove {

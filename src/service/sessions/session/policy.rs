@@ -6,7 +6,8 @@
 //! the clock see a normal move; this module only decides when, draws the
 //! move and remembers which moves were substituted.
 
-use std::sync::Arc;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use tokio::time;
@@ -35,6 +36,44 @@ pub(super) struct PolicyState {
     held: Option<(Seat, u32, time::Instant)>,
     /// Why the policy ended the game, if it did.
     ending: Option<&'static str>,
+}
+
+/// A session's [`PolicyState`], held only once it differs from the state
+/// of a game without a policy (every failure loses, nothing substituted,
+/// held or used): most games never need one, and an empty slot is one
+/// pointer (docs/BENCHMARKS.md, "Memory per idle game"). It reads as that
+/// idle state while empty, and is made by its first change.
+#[derive(Debug, Default)]
+pub(super) struct PolicySlot(Option<Box<PolicyState>>);
+
+/// What an empty [`PolicySlot`] reads as.
+static IDLE: LazyLock<PolicyState> = LazyLock::new(PolicyState::default);
+
+impl PolicySlot {
+    /// A slot holding `state`, or nothing when it is the idle state.
+    fn new(state: PolicyState) -> PolicySlot {
+        PolicySlot((!state.is_idle()).then(|| Box::new(state)))
+    }
+
+    /// Whether the state is held.
+    #[cfg(test)]
+    pub(super) fn is_made(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl Deref for PolicySlot {
+    type Target = PolicyState;
+
+    fn deref(&self) -> &PolicyState {
+        self.0.as_deref().unwrap_or(&IDLE)
+    }
+}
+
+impl DerefMut for PolicySlot {
+    fn deref_mut(&mut self) -> &mut PolicyState {
+        self.0.get_or_insert_with(Box::default)
+    }
 }
 
 /// What the failure policy shows of a game, as one viewer may see it.
@@ -68,6 +107,26 @@ fn rule_failure(reason: &str) -> bool {
 }
 
 impl PolicyState {
+    /// Whether this is the state of a game without a policy, which
+    /// nothing reads but its defaults: the seed and the pause time are
+    /// only used by a policy that substitutes or pauses. (Every field is
+    /// named, so a new one must be decided on here.)
+    fn is_idle(&self) -> bool {
+        let PolicyState {
+            policy,
+            seed: _,
+            substitutions,
+            paused,
+            held,
+            ending,
+        } = self;
+        *policy == FailurePolicy::default()
+            && substitutions.is_empty()
+            && paused.iter().all(Duration::is_zero)
+            && held.is_none()
+            && ending.is_none()
+    }
+
     fn used(&self, seat: Seat) -> u32 {
         let n = self.substitutions.iter().filter(|s| s.seat == seat).count();
         u32::try_from(n).unwrap_or(u32::MAX)
@@ -107,13 +166,13 @@ impl Session {
         substitutions: Vec<Substitution>,
     ) {
         let mut st = self.lock();
-        st.policy = PolicyState {
+        st.policy = PolicySlot::new(PolicyState {
             policy,
             seed: substitution_seed(self.id.as_str()),
             substitutions,
             paused: vec![Duration::ZERO; self.seats.count()],
             ..PolicyState::default()
-        };
+        });
         drop(st);
         self.timer.wake();
     }
@@ -124,7 +183,11 @@ impl Session {
         &self,
         substitutions: Vec<Substitution>,
     ) {
-        self.lock().policy.substitutions = substitutions;
+        let mut st = self.lock();
+        // Nothing to note keeps the slot empty.
+        if !(substitutions.is_empty() && st.policy.substitutions.is_empty()) {
+            st.policy.substitutions = substitutions;
+        }
     }
 
     /// Whether the policy acts on disconnects: the timer then runs also
@@ -206,7 +269,11 @@ impl Session {
             return None;
         }
         let now = time::Instant::now();
-        let p = self.presence.read(now).get(seat.index()).copied()?;
+        let p = self
+            .presence
+            .read(self.seats.count(), now)
+            .get(seat.index())
+            .copied()?;
         if p.connected {
             return None;
         }
@@ -252,7 +319,7 @@ impl Session {
         let policy = st.policy.policy;
         let away = self
             .presence
-            .read(now)
+            .read(self.seats.count(), now)
             .get(seat.index())
             .is_some_and(|p| !p.connected && p.away_for >= policy.disconnect_after);
         let (kind, action) = match policy.on_disconnect {
@@ -305,7 +372,12 @@ impl Session {
             if !st.log.movers().contains(seat) {
                 return;
             }
-            let Some(p) = self.presence.read(now).get(seat.index()).copied() else {
+            let Some(p) = self
+                .presence
+                .read(self.seats.count(), now)
+                .get(seat.index())
+                .copied()
+            else {
                 return;
             };
             if p.connected || p.away_for < policy.disconnect_after {

@@ -54,14 +54,14 @@ fn token_missing() -> SessionError {
 pub(super) struct Seats {
     /// What the game calls each seat; as many as it has seats.
     names: &'static [&'static str],
-    token_hashes: Vec<TokenHash>,
+    token_hashes: Box<[TokenHash]>,
 }
 
 impl Seats {
     pub(super) fn new(names: &'static [&'static str], token_hashes: Vec<TokenHash>) -> Seats {
         Seats {
             names,
-            token_hashes,
+            token_hashes: token_hashes.into_boxed_slice(),
         }
     }
 

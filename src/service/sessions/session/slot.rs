@@ -108,7 +108,7 @@ impl Session {
                 let fresh = TimeView {
                     viewer,
                     clock: st.clock.reading(now),
-                    presence: self.presence.read(now),
+                    presence: self.presence.read(self.seats.count(), now),
                 };
                 Current::Known(value, fresh)
             }

@@ -91,7 +91,7 @@ impl Session {
         let session = Arc::downgrade(self);
         let wake = self.timer.wake.get_or_init(Arc::default).clone();
         let closed = self.life.closed().clone();
-        let presence = self.presence.subscribe();
+        let presence = self.presence.subscribe(self.seats.count());
         runtime.spawn(run_timer(session, wake, closed, presence));
     }
 

@@ -127,7 +127,7 @@ impl Session {
         let over = outcome.is_some();
         SessionView {
             id: self.id.clone(),
-            labels: self.labels.clone(),
+            labels: self.labels().clone(),
             created_at: self.created_at,
             rules: st.game.rules(),
             seats: self.seats.names(),
@@ -229,7 +229,7 @@ impl Session {
         let move_event = |p: u32| st.log.move_at(p);
         Ok(SessionView {
             id: self.id.clone(),
-            labels: self.labels.clone(),
+            labels: self.labels().clone(),
             created_at: self.created_at,
             rules: st.game.rules(),
             seats: self.seats.names(),
@@ -289,7 +289,7 @@ impl Session {
         upto: Option<u32>,
     ) -> Vec<(String, String)> {
         let mut tags: Vec<(String, String)> = self
-            .labels
+            .labels()
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
@@ -299,7 +299,7 @@ impl Session {
             .iter()
             .map(|s| s.ply.to_string())
             .collect();
-        if !plies.is_empty() && !self.labels.contains_key(SUBSTITUTED_TAG) {
+        if !plies.is_empty() && !self.labels().contains_key(SUBSTITUTED_TAG) {
             tags.push((SUBSTITUTED_TAG.to_string(), plies.join(",")));
         }
         tags

@@ -15,37 +15,29 @@ use super::seats::Role;
 use crate::games::Viewer;
 use crate::service::telemetry;
 
-/// The watchers of one game: how many watch, how many may, and how many
-/// events the broadcast ring holds for slow ones.
+/// How many watch one game (how many may, and how many events the
+/// broadcast ring holds for slow ones, are the store's [`Limits`], which
+/// every session shares).
 #[derive(Debug)]
 pub(super) struct Watchers {
     count: Arc<AtomicUsize>,
-    max: usize,
-    /// Events the broadcast ring holds for slow watchers.
-    buffer: usize,
 }
 
 impl Watchers {
-    pub(super) fn new(limits: &Limits) -> Watchers {
+    pub(super) fn new() -> Watchers {
         Watchers {
             count: Arc::new(AtomicUsize::new(0)),
-            max: limits.max_watchers_per_game,
-            buffer: limits.watch_buffer.max(1),
         }
     }
 
-    /// Events the broadcast ring holds.
-    pub(super) fn buffer(&self) -> usize {
-        self.buffer
-    }
-
-    /// A place for one more watcher; refused past the limit.
-    fn slot(&self) -> Result<WatcherSlot, SessionError> {
-        if self.count.fetch_add(1, Ordering::SeqCst) >= self.max {
+    /// A place for one more watcher; refused past `limits`.
+    fn slot(&self, limits: &Limits) -> Result<WatcherSlot, SessionError> {
+        let max = limits.max_watchers_per_game;
+        if self.count.fetch_add(1, Ordering::SeqCst) >= max {
             self.count.fetch_sub(1, Ordering::SeqCst);
             return Err(SessionError::LimitReached {
                 what: "watchers_per_game",
-                max: self.max,
+                max,
             });
         }
         metrics::gauge!(telemetry::WATCHERS_ACTIVE).increment(1.0);
@@ -80,7 +72,7 @@ impl Session {
         role: Role,
     ) -> Result<Watch, SessionError> {
         let viewer = role.viewer();
-        let guard = self.watchers.slot()?;
+        let guard = self.watchers.slot(&self.limits)?;
         let mut st = self.lock_settled();
         // A spectator of a delayed game starts at most at what is shown,
         // and its watch holds each later event until it is shown.
@@ -100,14 +92,16 @@ impl Session {
         };
         // Subscribe while holding the lock: every later event reaches `rx`,
         // every earlier one is in the log.
-        let rx = st.log.subscribe(self.watchers.buffer());
+        let rx = st.log.subscribe(self.watch_buffer());
         let backlog = st.log.after(u64::from(ply));
         drop(st);
         // Join only once the watch is sure to start (a refused one flips
         // nothing), then read presence after subscribing to its changes: the
         // first snapshot shows this player, and no later flip is missed.
-        let presence_slot: Option<PresenceSlot> = role.seat().map(|s| self.presence.join(s));
-        let mut presence_rx = self.presence.subscribe();
+        let presence_slot: Option<PresenceSlot> = role
+            .seat()
+            .map(|s| self.presence.join(self.seats.count(), s));
+        let mut presence_rx = self.presence.subscribe(self.seats.count());
         presence_rx.borrow_and_update();
         if delay.is_none() {
             view.presence = self.presence();
@@ -143,7 +137,7 @@ impl Session {
         broadcast::Receiver<Arc<Event>>,
     ) {
         let mut st = self.lock_settled();
-        let rx = st.log.subscribe(self.watchers.buffer());
+        let rx = st.log.subscribe(self.watch_buffer());
         if let Some(delay) = self.delay_for(Role::Spectator).filter(|_| delayed) {
             let release = self.release_locked(&st, delay, time::Instant::now());
             let view = self.released_view_locked(&st, release, viewer, true);
