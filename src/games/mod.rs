@@ -189,12 +189,15 @@ impl Setup {
     }
 }
 
-/// Lower-case hex of `bytes` (seeds and commitments in records and logs).
+/// Lower-case hex of `bytes` (seeds and commitments in records and logs,
+/// and every move event's chain head: a table lookup per digit, with no
+/// formatting machinery).
 pub fn hex(bytes: &[u8]) -> String {
-    use fmt::Write as _;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        let _ = write!(s, "{b:02x}");
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
     }
     s
 }
