@@ -757,4 +757,13 @@ mod tests {
         assert_eq!(parse_seed(&"0".repeat(63)), None);
         assert_eq!(parse_seed(&"g".repeat(64)), None);
     }
+
+    #[test]
+    fn hex_is_two_lower_case_digits_per_byte_high_first() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xf0, 0xff]), "000fa5f0ff");
+        assert_eq!(hex(&[]), "");
+        let all: Vec<u8> = (0..=255).collect();
+        let by_format: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(&all), by_format);
+    }
 }
