@@ -189,12 +189,15 @@ impl Setup {
     }
 }
 
-/// Lower-case hex of `bytes` (seeds and commitments in records and logs).
+/// Lower-case hex of `bytes` (seeds and commitments in records and logs,
+/// and every move event's chain head: a table lookup per digit, with no
+/// formatting machinery).
 pub fn hex(bytes: &[u8]) -> String {
-    use fmt::Write as _;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        let _ = write!(s, "{b:02x}");
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
     }
     s
 }
@@ -753,5 +756,14 @@ mod tests {
         assert_eq!(parse_seed(&"+f".repeat(32)), None, "a sign is no digit");
         assert_eq!(parse_seed(&"0".repeat(63)), None);
         assert_eq!(parse_seed(&"g".repeat(64)), None);
+    }
+
+    #[test]
+    fn hex_is_two_lower_case_digits_per_byte_high_first() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xf0, 0xff]), "000fa5f0ff");
+        assert_eq!(hex(&[]), "");
+        let all: Vec<u8> = (0..=255).collect();
+        let by_format: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex(&all), by_format);
     }
 }

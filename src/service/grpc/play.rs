@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use prost::Message as _;
 use tokio_stream::Stream;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tonic::{Status, Streaming};
 
 use super::convert::{self, move_pb, outcome_pb, seat_pb, status_pb};
@@ -106,7 +106,7 @@ pub(super) fn open(
         role: start.role,
         watch,
         inbound: Some(inbound),
-        shutdown,
+        shutdown: Box::pin(shutdown.cancelled_owned()),
         out: VecDeque::with_capacity(2),
         held: None,
         done: false,
@@ -132,7 +132,10 @@ struct Play {
     /// The client's messages; `None` once it half-closed (the game is
     /// still sent until it ends).
     inbound: Option<Streaming<pb::PlayRequest>>,
-    shutdown: CancellationToken,
+    /// The server's shutdown, waited for by the same future from one
+    /// message to the next (made anew, it would join and leave the
+    /// token's waiters at every message).
+    shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
     /// Messages ready to send, in order.
     out: VecDeque<pb::PlayResponse>,
     /// The answer to a move whose event has not been sent yet, with the
@@ -180,7 +183,7 @@ impl Play {
                 };
                 tokio::select! {
                     biased;
-                    _ = self.shutdown.cancelled() => Woken::Shutdown,
+                    _ = self.shutdown.as_mut() => Woken::Shutdown,
                     item = self.watch.next() => Woken::Watch(item),
                     message = inbound => Woken::Inbound(message),
                 }

@@ -611,6 +611,35 @@ mod watching {
         ));
     }
 
+    /// A watcher's chain head after each move is the game's, whether it
+    /// reads the move while the game is still at it (the game's own head)
+    /// or after later moves (its own step from the head before).
+    #[tokio::test]
+    async fn a_watchers_chain_head_is_the_games_read_live_or_behind() {
+        let st = store();
+        let (s, w, b) = new_game(&st).await;
+        let tokens = [w, b];
+        let mut live = s.watch(None, Role::Spectator).unwrap();
+        let mut behind = s.watch(None, Role::Spectator).unwrap();
+        snapshot_of(live.next().await.unwrap().unwrap());
+        snapshot_of(behind.next().await.unwrap().unwrap());
+        let mut heads = Vec::new();
+        for ply in 1..=5u32 {
+            play_one(&s, &tokens).await;
+            assert_eq!(event_of(live.next().await.unwrap().unwrap()).ply, ply);
+            assert_eq!(live.chain_head(), s.chain_head());
+            heads.push(s.chain_head());
+        }
+        assert_eq!(
+            heads.iter().collect::<std::collections::HashSet<_>>().len(),
+            5
+        );
+        for (ply, head) in (1..=5u32).zip(&heads) {
+            assert_eq!(event_of(behind.next().await.unwrap().unwrap()).ply, ply);
+            assert_eq!(behind.chain_head(), *head, "ply {ply}");
+        }
+    }
+
     #[tokio::test]
     async fn watcher_of_a_finished_game_gets_snapshot_and_game_over() {
         let st = store();

@@ -10,14 +10,16 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::broadcast::{
+    self,
+    error::{RecvError, TryRecvError},
+};
 use tokio::sync::watch;
 
 use super::SessionError;
 use super::presence::{PresenceBoard, PresenceSlot, SeatPresence};
 use super::session::{Event, EventKind, Release, Role, Session, SessionView, WatcherSlot};
 use crate::games::Viewer;
-use crate::service::receipts::chain;
 
 /// One item of a watch.
 #[derive(Debug, Clone)]
@@ -157,7 +159,11 @@ impl Watch {
                     self.last_ply = e.ply;
                     // The move as played, before any redaction.
                     if let EventKind::MoveApplied { report } = &e.kind {
-                        self.chain = chain::step(&self.chain, report.detail.notation(), report.ply);
+                        self.chain = self.session.chain_after(
+                            &self.chain,
+                            report.detail.notation(),
+                            report.ply,
+                        );
                     }
                     if matches!(e.kind, EventKind::GameOver { .. }) {
                         self.finished = true;
@@ -169,6 +175,22 @@ impl Watch {
             }
             if self.finished && wake.is_none() {
                 return Ok(None);
+            }
+            // An event already in the ring is taken at once (what the
+            // select below would give first, the game being open): no
+            // waiter joins and leaves the channels' lists for it.
+            if wake.is_none() && !self.session.closed().is_cancelled() {
+                match self.rx.try_recv() {
+                    Ok(event) => {
+                        self.queue(Ok(event))?;
+                        continue;
+                    }
+                    Err(TryRecvError::Lagged(missed)) => {
+                        self.queue(Err(RecvError::Lagged(missed)))?;
+                        continue;
+                    }
+                    Err(TryRecvError::Empty | TryRecvError::Closed) => {}
+                }
             }
             let until = wake.flatten();
             let shown = async {

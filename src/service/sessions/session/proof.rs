@@ -42,6 +42,26 @@ impl Session {
         self.lock().chain
     }
 
+    /// The chain head after move `ply`, written `notation`, from `prev`
+    /// (the head before it): the game's own head while the game is still
+    /// at that ply (it took that step when it played the move), so that
+    /// the watchers of a game being played do not each hash every move
+    /// again; the step from `prev` otherwise.
+    pub(in crate::service::sessions) fn chain_after(
+        &self,
+        prev: &chain::Head,
+        notation: &str,
+        ply: u32,
+    ) -> chain::Head {
+        {
+            let st = self.lock();
+            if st.game.ply() == ply {
+                return st.chain;
+            }
+        }
+        chain::step(prev, notation, ply)
+    }
+
     /// Notes the stored end time of a game a follower learns has ended.
     pub(in crate::service::sessions) fn note_end(&self, at_ms: i64) {
         self.handoff.note_end(at_ms);
