@@ -290,6 +290,7 @@ impl SessionStore {
                 follower: false,
                 archived: false,
                 ended_ms: None,
+                played_ms: &[],
             },
             &self.limits,
         ));

@@ -263,6 +263,7 @@ impl SessionStore {
         let mut labels = row.labels;
         let policy = policy_of(labels.remove(POLICY_LABEL).as_deref())?;
         let substitutions = substitutions_of(&replayed, &moves)?;
+        let played_ms: Vec<i64> = moves.iter().map(|m| m.played_at_ms).collect();
         let session = Arc::new(Session::new(
             SessionInit {
                 lease: self.storage.lease_of(&row.id),
@@ -286,6 +287,7 @@ impl SessionStore {
                 follower,
                 archived,
                 ended_ms: end.map(|e| e.at_ms),
+                played_ms: &played_ms,
             },
             &self.limits,
         ));
