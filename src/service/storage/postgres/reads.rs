@@ -30,7 +30,7 @@ pub(super) async fn read_games(
                 "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
                     clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms,
                     labels::text, draw_offers, created_at_ms, ply, status, winners, scores,
-                    reason, finished_at_ms, forfeits
+                    reason, finished_at_ms, forfeits, failure_ending
                  FROM games {filter}"
             ),
             params,
@@ -106,6 +106,7 @@ fn game_columns(r: &tokio_postgres::Row) -> GameColumns {
         reason: r.get(18),
         finished_at_ms: r.get(19),
         forfeits: r.get(20),
+        failure_ending: r.get(21),
     }
 }
 

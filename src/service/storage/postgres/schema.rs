@@ -25,7 +25,15 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     SCHEMA_6,
     super::outbox::SCHEMA_7,
     SCHEMA_8,
+    SCHEMA_9,
 ];
+
+/// Version 9: why a failure policy ended a game (`failure_ending`,
+/// docs/POLICIES.md "Restarts"). A game ended by a version-8 server has
+/// none.
+const SCHEMA_9: &str = r#"
+ALTER TABLE games ADD COLUMN IF NOT EXISTS failure_ending TEXT;
+"#;
 
 /// Version 8: the substitution mark of a move a failure policy played for
 /// its seat (docs/POLICIES.md, "Restarts"). Every stored move is its
