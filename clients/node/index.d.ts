@@ -80,7 +80,14 @@ export declare class RefereeClient {
   readonly metadata: unknown;
   close(): void;
   serving(service?: string): Promise<boolean>;
-  createGame(options?: { variant?: string; labels?: Record<string, string>; rules?: GameName | Message; seed?: string }): Promise<Table>;
+  createGame(options?: {
+    variant?: string;
+    labels?: Record<string, string>;
+    rules?: GameName | Message;
+    seed?: string;
+    /** Keeps spectators this far behind the live game (docs/SPECTATOR.md). */
+    spectatorDelay?: { plies: number } | { seconds: number };
+  }): Promise<Table>;
   getGame(gameId: string, options?: { token?: string; view?: string }): Promise<Message>;
   legalMoves(gameId: string, options?: { seat?: number; token?: string; view?: string }): Promise<Message>;
   legalNotations(gameId: string, options?: { seat?: number; token?: string }): Promise<Message>;

@@ -98,6 +98,7 @@ fn punct_request(
         time_control: None,
         seed: String::new(),
         failure_policy: None,
+        spectator_delay: None,
     }
 }
 

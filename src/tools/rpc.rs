@@ -286,6 +286,7 @@ pub fn create_request_for(
         time_control,
         seed: rules.seed_hex(),
         failure_policy: None,
+        spectator_delay: None,
     }
 }
 

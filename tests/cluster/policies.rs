@@ -1,6 +1,7 @@
 //! A failure policy through a takeover (docs/POLICIES.md, "Restarts"): the
 //! replica that takes a game over reads its policy and its substitution
-//! marks from the database, shows them, and goes on acting under it.
+//! marks from the database, shows them, and goes on acting under it; the
+//! policy's ending is stored with the end and read back by any replica.
 
 use super::*;
 
@@ -102,6 +103,41 @@ async fn a_game_taken_over_keeps_its_policy_and_its_substitutions() {
         .map(|(p, _)| *p)
         .collect();
     assert_eq!(marked, vec![2, 4], "{stored:?}");
+    // White moves; black's third illegal move is past its cap: the refusal
+    // stands and black loses, the policy's ending stored with the end.
+    let mv = b
+        .list_legal_moves(pb::ListLegalMovesRequest {
+            game_id: table.id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .moves
+        .remove(0);
+    common::submit(&mut b, &table, 4, mv).await.unwrap();
+    common::submit(&mut b, &table, 5, occupied())
+        .await
+        .unwrap_err();
+    let ended = common::get(&mut b, &table.id).await;
+    assert_eq!(ended.outcome.unwrap().reason, "RESIGNATION");
+    assert_eq!(ended.failure_ending, "SUBSTITUTION_CAP");
+    let column: Option<String> = db
+        .query_one(
+            "SELECT failure_ending FROM games WHERE id = $1",
+            &[&table.id],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(column.as_deref(), Some("SUBSTITUTION_CAP"));
+    // Another replica reads the finished game back with it.
+    let (mut third, third_addr) = spawn_leased(&url, "c", LEASE_MS);
+    let mut c = RefereeServiceClient::new(channel_to(third_addr).await);
+    let read_back = common::get(&mut c, &table.id).await;
+    assert_eq!(read_back.failure_ending, "SUBSTITUTION_CAP");
+    signal(&third, "-TERM");
+    let _ = third.wait();
     signal(&other, "-TERM");
     let _ = other.wait();
 }

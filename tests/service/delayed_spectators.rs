@@ -6,6 +6,8 @@
 //! see the live game.
 
 use crate::common;
+#[path = "delayed_spectators/server.rs"]
+mod server;
 use crate::service_http::{get as http_get, next_event, request};
 
 use std::time::{Duration, Instant};

@@ -803,6 +803,7 @@ async fn timeout_substitutions_are_read_back_with_the_finished_game() {
         .collect();
     let timeout = pb::FailureKind::Timeout as i32;
     assert_eq!(kinds, vec![(3, timeout), (4, timeout)]);
+    assert_eq!(finished.failure_ending, "SUBSTITUTION_CAP");
     let ended = export(&mut c, &t.id).await;
     assert!(ended.record.contains("x-substituted: 3,4\n"));
     server.stop().await.unwrap();
@@ -811,10 +812,70 @@ async fn timeout_substitutions_are_read_back_with_the_finished_game() {
     let mut c = server.client().await;
     let archived = get(&mut c, &t.id).await;
     assert_eq!(archived.substitutions, finished.substitutions);
+    assert_eq!(
+        archived.failure_ending, "SUBSTITUTION_CAP",
+        "stored with the end"
+    );
     let read_back = export(&mut c, &t.id).await;
     assert_eq!(read_back.record, ended.record);
     assert_eq!(read_back.receipt, ended.receipt);
     assert_eq!(read_back.substitutions, ended.substitutions);
+    server.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn the_pause_used_and_the_policys_ending_survive_restarts() {
+    let dir = data_dir("pause");
+    let server = start_on(&dir).await;
+    let mut c = server.client().await;
+    let policy = pb::FailurePolicy {
+        on_timeout: PAUSE,
+        pause_ms: 1_500,
+        ..Default::default()
+    };
+    let (t, _) = create_with(&mut c, Some(per_move(150)), policy).await;
+    play_first_legal(&mut c, &t, 0).await;
+    play_first_legal(&mut c, &t, 1).await;
+    // White moves 850 ms into a 150 ms turn: at least 700 ms of its pause
+    // used, at most 800 ms left.
+    tokio::time::sleep(Duration::from_millis(850)).await;
+    assert_eq!(play_first_legal(&mut c, &t, 2).await.ply, 3);
+    play_first_legal(&mut c, &t, 3).await;
+    drop(c);
+    server.stop().await.unwrap();
+
+    // After the restart white's turn starts afresh: its flag falls 150 ms
+    // in, and what is left of its pause (not a new 1 500 ms) runs out
+    // by 950 ms. Read 1 300 ms in (a read settles the clock).
+    let server = start_on(&dir).await;
+    let restarted = Instant::now();
+    let mut c = server.client().await;
+    assert_eq!(get(&mut c, &t.id).await.ply, 4);
+    tokio::time::sleep(Duration::from_millis(1_300).saturating_sub(restarted.elapsed())).await;
+    let g = get(&mut c, &t.id).await;
+    assert_eq!(
+        g.status,
+        pb::GameStatus::Finished as i32,
+        "the pause used before the restart still counts"
+    );
+    let outcome = g.outcome.expect("outcome");
+    assert_eq!(
+        (outcome.reason.as_str(), outcome.winners),
+        ("TIMEOUT", vec![BLACK])
+    );
+    assert_eq!(g.failure_ending, "PAUSE_EXHAUSTED");
+    drop(c);
+    server.stop().await.unwrap();
+
+    // Read back finished after another restart: the policy's ending is kept.
+    let server = start_on(&dir).await;
+    let mut c = server.client().await;
+    let archived = get(&mut c, &t.id).await;
+    assert_eq!(
+        (archived.status, archived.failure_ending.as_str()),
+        (pb::GameStatus::Finished as i32, "PAUSE_EXHAUSTED")
+    );
     server.stop().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

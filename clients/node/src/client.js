@@ -300,9 +300,13 @@ export class RefereeClient {
    * `rules` a PÜNCT game of `variant`; with `rules` (anything gameRules
    * takes: `{ dots: { width: 5, height: 5 } }`, `{ punto: { players: 3 } }`,
    * 'dots') that game. `seed` (64 hex digits) is the setup's seed for a game
-   * with a random setup (Punto's shuffle, Dots' four crosses). */
-  async createGame({ variant = 'VARIANT_STANDARD', labels = {}, rules, seed = '' } = {}) {
+   * with a random setup (Punto's shuffle, Dots' four crosses).
+   * `spectatorDelay` (`{ plies: 3 }` or `{ seconds: 30 }`) keeps what
+   * spectators see that far behind the live game (docs/SPECTATOR.md); the
+   * game shows it as `spectator_delay`. */
+  async createGame({ variant = 'VARIANT_STANDARD', labels = {}, rules, seed = '', spectatorDelay } = {}) {
     const request = { rules: rules === undefined ? { punct: { variant } } : gameRules(rules), labels, seed };
+    if (spectatorDelay !== undefined) request.spectator_delay = spectatorDelay;
     return new Table(await this.#call(this.stub, 'CreateGame', request));
   }
 

@@ -275,3 +275,15 @@ test('every address form of the CLI names the referee', async () => {
     byUrl.close();
   }
 });
+
+test('a spectator delay set at creation is shown on the game and keeps spectators behind', async () => {
+  const table = await client.createGame({ spectatorDelay: { plies: 2 } });
+  assert.equal(table.game.spectator_delay.plies, 2);
+  assert.equal(table.game.labels['spectator-delay'], '2 plies');
+  for (const [ply, move] of ['SE@E1:E2,E3', 'SE@M5:M6,M7', 'SE@E4:E5,E6'].entries()) {
+    await client.play(table.gameId, table.token(ply % 2 + 1), move, ply);
+  }
+  // A spectator sees the game two plies behind; a seat sees it live.
+  assert.equal((await client.getGame(table.gameId)).ply, 1);
+  assert.equal((await client.getGame(table.gameId, { token: table.token(1) })).ply, 3);
+});

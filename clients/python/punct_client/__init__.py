@@ -350,21 +350,28 @@ class RefereeClient:
         *,
         rules=None,
         seed: str = "",
+        spectator_delay: "referee_pb2.SpectatorDelay | Mapping[str, int] | None" = None,
     ) -> Table:
         """Creates a game; returns it with every seat's token. Without
         ``rules`` a PÜNCT game of ``variant``; with ``rules`` (anything
         :func:`game_rules` takes: ``dots_pb2.RuleOptions(width=5, height=5)``,
         ``punto_pb2.RuleOptions(players=3)``, "dots", a ``GameRules``) that
         game. ``seed`` (64 hex digits) is the setup's seed for a game with a
-        random setup (Punto's shuffle, Dots' four crosses)."""
+        random setup (Punto's shuffle, Dots' four crosses).
+        ``spectator_delay`` (a ``SpectatorDelay``, or ``{"plies": 3}`` /
+        ``{"seconds": 30}``) keeps what spectators see that far behind the
+        live game (docs/SPECTATOR.md); the game shows it as
+        ``spectator_delay``."""
         if rules is None:
             rules = punct_pb2.RuleOptions(variant=variant)
-        reply = self._call(
-            self._stub.CreateGame,
-            referee_pb2.CreateGameRequest(
-                rules=game_rules(rules), labels=dict(labels or {}), seed=seed
-            ),
+        request = referee_pb2.CreateGameRequest(
+            rules=game_rules(rules), labels=dict(labels or {}), seed=seed
         )
+        if spectator_delay is not None:
+            if not isinstance(spectator_delay, referee_pb2.SpectatorDelay):
+                spectator_delay = referee_pb2.SpectatorDelay(**dict(spectator_delay))
+            request.spectator_delay.CopyFrom(spectator_delay)
+        reply = self._call(self._stub.CreateGame, request)
         return Table(reply.game, list(reply.seats))
 
     def get_game(

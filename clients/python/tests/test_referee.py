@@ -261,3 +261,14 @@ def test_every_address_form_of_the_cli_names_the_referee(client):
             parse_target(bad)
     with RefereeClient(f"http://{os.environ['PUNCT_SERVER']}") as by_url:
         assert by_url.serving()
+
+
+def test_a_spectator_delay_set_at_creation_is_shown_and_keeps_spectators_behind(client):
+    table = client.create_game(spectator_delay={"plies": 2})
+    assert table.game.spectator_delay.plies == 2
+    assert table.game.labels["spectator-delay"] == "2 plies"
+    for ply, move in enumerate(["SE@E1:E2,E3", "SE@M5:M6,M7", "SE@E4:E5,E6"]):
+        client.play(table.game_id, table.token(ply % 2 + 1), move, ply)
+    # A spectator sees the game two plies behind; a seat sees it live.
+    assert client.get_game(table.game_id).ply == 1
+    assert client.get_game(table.game_id, table.token(1)).ply == 3

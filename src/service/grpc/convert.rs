@@ -320,6 +320,7 @@ pub fn shared_game_pb(session: &Session, v: &SessionView) -> pb::Game {
 /// `compact_state`).
 pub fn compact_game_pb(mut game: pb::Game) -> pb::Game {
     game.labels.clear();
+    game.spectator_delay = None;
     game.rules = None;
     game.time_control = None;
     game.created_unix_ms = 0;
@@ -359,6 +360,7 @@ fn game_pb_with(v: &SessionView, state: Option<pb::GameState>) -> pb::Game {
         failure_policy,
         substitutions,
         failure_ending,
+        spectator_delay: super::delay::spectator_delay_pb(&v.labels),
     }
 }
 

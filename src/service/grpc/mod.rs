@@ -8,6 +8,7 @@
 pub mod answer;
 pub mod codec;
 pub mod convert;
+pub mod delay;
 pub mod error;
 pub mod games;
 pub mod kinds;

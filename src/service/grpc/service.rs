@@ -294,16 +294,12 @@ impl RefereeService for RefereeApi {
         let time_control = convert::time_control(req.time_control.as_ref());
         let seed = convert::seed(&req.seed, "seed")?;
         let policy = super::policy::failure_policy(req.failure_policy.as_ref())?;
+        let mut labels = convert::labels(&req.labels);
+        super::delay::merge(&mut labels, req.spectator_delay.as_ref(), "spectator_delay")?;
         let place = self.quotas.reserve_game(&caller.client())?;
         let (session, tokens) = self
             .store
-            .create_with_policy(
-                rules,
-                convert::labels(&req.labels),
-                time_control,
-                seed,
-                policy,
-            )
+            .create_with_policy(rules, labels, time_control, seed, policy)
             .await?;
         place.fill(&session);
         Ok(Response::new(pb::CreateGameResponse {

@@ -87,6 +87,12 @@ fn new_tournament(req: pb::CreateTournamentRequest) -> Result<NewTournament, Sta
         };
         openings.push(OpeningInput { moves, seed });
     }
+    let mut labels = convert::labels(&spec.labels);
+    super::delay::merge(
+        &mut labels,
+        spec.spectator_delay.as_ref(),
+        "spec.spectator_delay",
+    )?;
     let sprt = spec.sprt.map(|s| Sprt {
         elo0: s.elo0,
         elo1: s.elo1,
@@ -101,7 +107,7 @@ fn new_tournament(req: pb::CreateTournamentRequest) -> Result<NewTournament, Sta
         time_control: convert::time_control(spec.time_control.as_ref()),
         openings,
         concurrency: spec.concurrency,
-        labels: convert::labels(&spec.labels),
+        labels,
         open_registration: spec.open_registration,
         table_size: spec.table_size,
         sprt,
@@ -219,6 +225,7 @@ fn spec_pb(v: &TournamentView) -> pb::TournamentSpec {
             .failure_policy
             .as_ref()
             .map(|p| super::policy::failure_policy_pb(&p.policy())),
+        spectator_delay: super::delay::spectator_delay_pb(&d.labels),
     }
 }
 

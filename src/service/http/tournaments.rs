@@ -261,8 +261,13 @@ pub async fn list(State(state): State<WebState>) -> Result<Response, HttpError> 
         .list_all("", crate::service::tournaments::MAX_TOURNAMENTS, None)
         .await
         .map_err(unavailable)?;
+    // Every HTTP reader is a spectator: a delayed game's result counts
+    // once its end is shown (docs/SPECTATOR.md, "Delayed spectators").
     Ok(axum::Json(TournamentList {
-        tournaments: views.iter().map(|v| tournament_json(v, false)).collect(),
+        tournaments: views
+            .into_iter()
+            .map(|v| tournament_json(&state.tournaments.as_spectators_see(v), false))
+            .collect(),
     })
     .into_response())
 }
@@ -286,5 +291,6 @@ pub async fn get(
         e @ (TournamentError::Unavailable(_) | TournamentError::Moved(_)) => unavailable(e),
         other => HttpError::bad_request(other.to_string()),
     })?;
+    let view = state.tournaments.as_spectators_see(view);
     Ok(axum::Json(tournament_json(&view, true)).into_response())
 }

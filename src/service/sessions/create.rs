@@ -290,6 +290,7 @@ impl SessionStore {
                 follower: false,
                 archived: false,
                 ended_ms: None,
+                played_ms: &[],
             },
             &self.limits,
         ));
@@ -385,6 +386,7 @@ impl SessionStore {
             reason: v.reason.to_string(),
             ply: replayed.game.ply(),
             at_ms: created_at_ms,
+            failure_ending: None,
         });
         Write::Create(game, moves, end)
     }

@@ -58,6 +58,7 @@ impl SessionStore {
             .collect();
         if let Some(end) = stored.end.as_ref().filter(|_| ended) {
             session.note_end(end.at_ms);
+            session.note_failure_ending(end.failure_ending.as_deref());
         }
         // Marked before the moves are applied: no watcher sees a
         // substituted move unmarked.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use super::SessionError;
-use super::clock::MAX_CLOCK_TIME;
+use super::clock::{ClockMode, MAX_CLOCK_TIME, MoveStamp, TimeControl};
 use crate::games::{MoveDetail, Seat};
 
 /// The most substitutions a policy may allow per seat and game.
@@ -335,9 +335,107 @@ pub fn pick(seed: &[u8; 32], ply: u32, n: usize) -> usize {
     0
 }
 
+/// The pause time each of `seats` seats has used, from the times of the
+/// game's moves under `control` (docs/POLICIES.md, "Restarts"): the time a
+/// seat took past its flag. Only a held flag lets a seat move after its
+/// flag fell, so this is what the held flags used; it is what a game read
+/// back from storage has used, its moves' stored times being the clock's.
+pub(super) fn pause_used(
+    control: TimeControl,
+    seats: usize,
+    stamps: &[MoveStamp],
+) -> Vec<Duration> {
+    let mut paused = vec![Duration::ZERO; seats];
+    let mut remaining = vec![
+        match control.mode {
+            ClockMode::Untimed => return paused,
+            ClockMode::Fischer { initial, .. } => initial,
+            ClockMode::PerMove { per_move } => per_move,
+        };
+        seats
+    ];
+    let mut moved = vec![false; seats];
+    let mut turn_started = Duration::ZERO;
+    for s in stamps {
+        let i = s.mover.index();
+        let elapsed = s.at.saturating_sub(turn_started);
+        turn_started = s.at;
+        let (Some(left), Some(seen)) = (remaining.get_mut(i), moved.get_mut(i)) else {
+            continue;
+        };
+        // The first move under a first-move deadline runs no clock.
+        let first = control.first_move.is_some() && !*seen;
+        *seen = true;
+        if first {
+            continue;
+        }
+        if let Some(p) = paused.get_mut(i) {
+            *p += elapsed.saturating_sub(*left);
+        }
+        *left = match control.mode {
+            ClockMode::Fischer { increment, .. } => left.saturating_sub(elapsed) + increment,
+            ClockMode::PerMove { per_move } => per_move,
+            ClockMode::Untimed => Duration::ZERO,
+        };
+    }
+    paused
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pause_used_is_the_time_past_the_flag_of_each_move() {
+        let ms = Duration::from_millis;
+        let stamp = |seat: usize, at: u64| MoveStamp {
+            mover: Seat::new(seat).unwrap(),
+            next: None,
+            at: ms(at),
+        };
+        let white = |at| stamp(0, at);
+        let black = |at| stamp(1, at);
+        // Per move, 150 ms, first moves free: white's second move comes
+        // 850 ms into its turn (700 ms past its flag), black's in time,
+        // white's third 200 ms in (50 ms past).
+        let per_move = TimeControl {
+            mode: ClockMode::PerMove { per_move: ms(150) },
+            first_move: Some(Duration::from_secs(60)),
+        };
+        let stamps = [
+            white(5_000),
+            black(9_000),
+            white(9_850),
+            black(9_900),
+            white(10_100),
+        ];
+        assert_eq!(pause_used(per_move, 2, &stamps), [ms(750), ms(0)]);
+        // Without a first-move deadline the first moves run the clock too.
+        let counted = TimeControl {
+            first_move: None,
+            ..per_move
+        };
+        assert_eq!(
+            pause_used(counted, 2, &stamps),
+            [ms(4_850 + 700 + 50), ms(3_850)]
+        );
+        // Fischer: what is left carries over, with the increment.
+        let fischer = TimeControl {
+            mode: ClockMode::Fischer {
+                initial: ms(1_000),
+                increment: ms(100),
+            },
+            first_move: None,
+        };
+        // White: 600 of 1 000 (500 left), then 700 of 500 (200 past).
+        let stamps = [white(600), black(700), white(1_400)];
+        assert_eq!(pause_used(fischer, 2, &stamps), [ms(200), ms(0)]);
+        // Untimed: no flag, no pause.
+        assert_eq!(
+            pause_used(TimeControl::default(), 2, &stamps),
+            [ms(0), ms(0)]
+        );
+    }
 
     #[test]
     fn the_draw_depends_only_on_the_seed_and_the_ply_and_covers_every_move() {

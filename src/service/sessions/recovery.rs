@@ -263,6 +263,8 @@ impl SessionStore {
         let mut labels = row.labels;
         let policy = policy_of(labels.remove(POLICY_LABEL).as_deref())?;
         let substitutions = substitutions_of(&replayed, &moves)?;
+        let played_ms: Vec<i64> = moves.iter().map(|m| m.played_at_ms).collect();
+        let failure_ending = end.as_ref().and_then(|e| e.failure_ending.clone());
         let session = Arc::new(Session::new(
             SessionInit {
                 lease: self.storage.lease_of(&row.id),
@@ -286,12 +288,14 @@ impl SessionStore {
                 follower,
                 archived,
                 ended_ms: end.map(|e| e.at_ms),
+                played_ms: &played_ms,
             },
             &self.limits,
         ));
         if !policy.is_lose() || !substitutions.is_empty() {
             session.init_policy(policy, substitutions);
         }
+        session.note_failure_ending(failure_ending.as_deref());
         Ok(session)
     }
 

@@ -115,6 +115,8 @@ pub(crate) struct EndColumns<'a> {
     pub reason: Option<&'a str>,
     /// The scores (NULL for none).
     pub scores: Option<String>,
+    /// The failure policy's ending (NULL for none).
+    pub failure_ending: Option<&'a str>,
 }
 
 /// The columns `end` sets.
@@ -123,6 +125,7 @@ pub(crate) fn end_columns(end: &OutcomeRow) -> EndColumns<'_> {
         winners: (end.status == "finished").then(|| seats_text(end.winners)),
         reason: (!end.reason.is_empty()).then_some(end.reason.as_str()),
         scores: (!end.scores.is_empty()).then(|| scores_text(&end.scores)),
+        failure_ending: end.failure_ending.as_deref(),
     }
 }
 
@@ -152,6 +155,8 @@ pub(crate) struct GameColumns {
     pub reason: Option<String>,
     pub finished_at_ms: Option<i64>,
     pub forfeits: bool,
+    /// The failure policy's ending ([`OutcomeRow::failure_ending`]).
+    pub failure_ending: Option<String>,
 }
 
 /// The column values of one row of `moves` (its game aside).
@@ -381,6 +386,7 @@ fn end_of(row: &GameColumns) -> Result<Option<OutcomeRow>, BadRow> {
         reason: row.reason.clone().unwrap_or_default(),
         ply: u32::try_from(row.ply).map_err(|_| bad(format!("ply {}", row.ply)))?,
         at_ms: row.finished_at_ms.unwrap_or(0),
+        failure_ending: row.failure_ending.clone(),
     }))
 }
 

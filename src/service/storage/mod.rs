@@ -133,6 +133,9 @@ pub struct OutcomeRow {
     pub ply: u32,
     /// When, Unix milliseconds.
     pub at_ms: i64,
+    /// When the game's failure policy ended it, why (`SUBSTITUTION_CAP`,
+    /// `PAUSE_EXHAUSTED`: docs/POLICIES.md, "Restarts"); `None` otherwise.
+    pub failure_ending: Option<String>,
 }
 
 /// One write; a backend applies each atomically, in the order given.

@@ -71,6 +71,32 @@ impl SpectatorDelay {
         })
     }
 
+    /// A delay of `n` plies (`None` for zero), refused past the longest.
+    pub fn of_plies(n: u32) -> Result<Option<SpectatorDelay>, String> {
+        if n > MAX_DELAY_PLIES {
+            return Err(format!("{n} plies is longer than {MAX_DELAY_PLIES}"));
+        }
+        Ok((n > 0).then_some(SpectatorDelay::Plies(n)))
+    }
+
+    /// A delay of `n` seconds (`None` for zero), refused past the longest.
+    pub fn of_seconds(n: u32) -> Result<Option<SpectatorDelay>, String> {
+        if u64::from(n) > MAX_DELAY_SECS {
+            return Err(format!("{n} s is longer than {MAX_DELAY_SECS} s"));
+        }
+        Ok((n > 0).then(|| SpectatorDelay::Time(Duration::from_secs(u64::from(n)))))
+    }
+
+    /// The delay as the label's value says it (`3 plies`, `1 ply`, `30 s`),
+    /// which [`SpectatorDelay::parse`] reads back.
+    pub fn label_value(self) -> String {
+        match self {
+            SpectatorDelay::Plies(1) => "1 ply".to_string(),
+            SpectatorDelay::Plies(n) => format!("{n} plies"),
+            SpectatorDelay::Time(d) => format!("{} s", d.as_secs()),
+        }
+    }
+
     /// The delay `labels` ask for, if any (a value that is not a delay,
     /// which [`SpectatorDelay::check`] refuses at creation, is none).
     pub fn of_labels(labels: &BTreeMap<String, String>) -> Option<SpectatorDelay> {
@@ -88,6 +114,40 @@ impl SpectatorDelay {
             }),
             _ => Ok(()),
         }
+    }
+}
+
+/// A delayed game's delay, and when its stored moves were played.
+#[derive(Debug)]
+pub(super) struct Delayed {
+    delay: SpectatorDelay,
+    /// A time delay of a game read back from storage: when each stored
+    /// move was accepted, from the time stored with it. The restored clock
+    /// counts the moves from the restart (the downtime is not charged),
+    /// which would show a spectator again, later, what it saw before.
+    stored: Box<[time::Instant]>,
+}
+
+impl Delayed {
+    /// The delay of a game whose stored moves were accepted at `played_ms`
+    /// (Unix ms; empty for a new game), seen at `tick`.
+    pub(super) fn new(delay: SpectatorDelay, played_ms: &[i64], tick: time::Instant) -> Delayed {
+        let stored = match delay {
+            SpectatorDelay::Time(_) if !played_ms.is_empty() => {
+                let wall = crate::service::storage::unix_ms(std::time::SystemTime::now());
+                played_ms
+                    .iter()
+                    .map(|&ms| {
+                        let age = u64::try_from(wall.saturating_sub(ms)).unwrap_or(0);
+                        // A move older than this instant can represent is
+                        // shown as if played now: later, never earlier.
+                        tick.checked_sub(Duration::from_millis(age)).unwrap_or(tick)
+                    })
+                    .collect()
+            }
+            _ => Box::default(),
+        };
+        Delayed { delay, stored }
     }
 }
 
@@ -116,7 +176,7 @@ impl Release {
 impl Session {
     /// The delay of this game's spectators, if any.
     pub fn spectator_delay(&self) -> Option<SpectatorDelay> {
-        self.delay
+        self.delay.as_ref().map(|d| d.delay)
     }
 
     /// Who a reader of the game is: the platform (with `platform`, a key
@@ -133,7 +193,7 @@ impl Session {
     /// The delay `role` is kept behind by: a spectator's of a delayed game
     /// (not of one read back from storage long after it ended).
     pub(super) fn delay_for(&self, role: Role) -> Option<SpectatorDelay> {
-        self.delay
+        self.spectator_delay()
             .filter(|_| role == Role::Spectator && !self.archived)
     }
 
@@ -151,7 +211,9 @@ impl Session {
     /// player, which cannot matter once nobody plays. A time delay shows
     /// each move `d` after it was accepted and the end `d` after the game
     /// ended (a move that ends the game shows its end with it). Moves
-    /// without a time (imported) count as played when the game started.
+    /// without a time (imported) count as played when the game started;
+    /// the moves of a game read back from storage count from the times
+    /// stored with them ([`Delayed`]).
     pub(super) fn release_locked(
         &self,
         st: &State,
@@ -174,9 +236,13 @@ impl Session {
                 let started = now.checked_sub(st.clock.since_start(now)).unwrap_or(now);
                 let stamps = st.clock.stamps();
                 let unstamped = (current as usize).saturating_sub(stamps.len());
+                let stored: &[time::Instant] = self.delay.as_ref().map_or(&[], |s| &s.stored);
                 // When move `p` (from 1) was accepted.
                 let at = |p: u32| -> time::Instant {
                     let i = p as usize - 1;
+                    if let Some(t) = stored.get(i) {
+                        return *t;
+                    }
                     match i.checked_sub(unstamped) {
                         Some(j) => stamps.get(j).map_or(started, |s| started + s.at),
                         None => started,
@@ -229,6 +295,8 @@ impl Session {
                 // Over, but the end is not shown yet: the game as it stood
                 // after its last move.
                 view.outcome = None;
+                // The policy's word on the end is part of the end.
+                view.failure.ending = None;
                 view.setup = view.setup.map(|mut s| {
                     s.seed = None;
                     s

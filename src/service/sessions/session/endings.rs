@@ -52,7 +52,7 @@ impl Session {
             let ending = decide(&st)?;
             let mut game = st.game.clone_box();
             let outcome = game.conclude(ending)?;
-            let write = Write::End(self.handoff.end_row("finished", Some(&outcome), game.ply()));
+            let write = Write::End(self.finished_row(&st, &outcome, game.ply()));
             st.pending = true;
             (game, outcome, write)
         };

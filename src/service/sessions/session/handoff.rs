@@ -171,6 +171,7 @@ impl Handoff {
             reason: outcome.map_or(String::new(), |v| v.reason.to_string()),
             ply,
             at_ms,
+            failure_ending: None,
         }
     }
 

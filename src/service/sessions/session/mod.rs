@@ -47,6 +47,7 @@ mod timer;
 mod view;
 mod watchers;
 
+use delay::Delayed;
 pub(super) use delay::Release;
 pub use delay::{DELAY_LABEL, SpectatorDelay};
 pub use event::{Event, EventKind, MoveReceipt};
@@ -122,6 +123,9 @@ pub(super) struct SessionInit<'a> {
     /// When a finished game ended (Unix ms), as stored; `None`: now, or
     /// for an imported finished game its creation time.
     pub(super) ended_ms: Option<i64>,
+    /// When each stored move was accepted (Unix ms), for a game read back
+    /// from storage; empty for a new one.
+    pub(super) played_ms: &'a [i64],
 }
 
 /// One refereed game.
@@ -181,8 +185,8 @@ pub struct Session {
     /// Set when the game moved to another replica ([`Session::moved`]).
     moved: std::sync::atomic::AtomicBool,
     /// How far behind the live game spectators are kept (from the
-    /// `spectator-delay` label; [`delay`]).
-    delay: Option<SpectatorDelay>,
+    /// `spectator-delay` label; [`delay`]); boxed: most games have none.
+    delay: Option<Box<Delayed>>,
     /// What a layer above keeps with the session ([`Session::attached`]).
     attachment: Attachment,
 }
@@ -207,6 +211,7 @@ impl Session {
             follower,
             archived,
             ended_ms,
+            played_ms,
         } = init;
         let seat_names = game.seat_names();
         let tick = time::Instant::now();
@@ -220,7 +225,8 @@ impl Session {
         if outcome.is_some() {
             handoff.note_end(ended_ms.unwrap_or_else(|| storage::unix_ms(created_at)));
         }
-        let delay = SpectatorDelay::of_labels(&labels);
+        let delay =
+            SpectatorDelay::of_labels(&labels).map(|d| Box::new(Delayed::new(d, played_ms, tick)));
         Session {
             game_name: game.rules().game_name(),
             serial,

@@ -15,7 +15,7 @@ use tokio::time;
 use super::super::SessionError;
 use super::super::policy::{
     FailureAction, FailureKind, FailurePolicy, PAUSE_EXHAUSTED, SUBSTITUTION_CAP, Substitution,
-    pick, substitution_seed,
+    pause_used, pick, substitution_seed,
 };
 use super::event::MoveReceipt;
 use super::{Session, State};
@@ -157,7 +157,8 @@ impl Session {
     /// Sets the game's failure policy and the substitutions its stored
     /// moves were (docs/POLICIES.md, "Restarts"): at creation, before the
     /// session is held, and when a stored game is read back (recovered,
-    /// taken over, followed, listed). The pause time used starts afresh.
+    /// taken over, followed, listed). The pause time used is what the
+    /// moves' times say ([`pause_used`]).
     /// The session's timer, started when it is held, runs for a disconnect
     /// policy also without a clock.
     pub(in crate::service::sessions) fn init_policy(
@@ -166,11 +167,12 @@ impl Session {
         substitutions: Vec<Substitution>,
     ) {
         let mut st = self.lock();
+        let paused = pause_used(st.clock.control(), self.seats.count(), st.clock.stamps());
         st.policy = PolicySlot::new(PolicyState {
             policy,
             seed: substitution_seed(self.id.as_str()),
             substitutions,
-            paused: vec![Duration::ZERO; self.seats.count()],
+            paused,
             ..PolicyState::default()
         });
         drop(st);
@@ -394,14 +396,37 @@ impl Session {
         }
     }
 
+    /// The stored row of the game's end at `ply` with `outcome`, with the
+    /// policy's ending when the policy ended it (docs/POLICIES.md,
+    /// "Restarts").
+    pub(super) fn finished_row(
+        &self,
+        st: &State,
+        outcome: &crate::games::Outcome,
+        ply: u32,
+    ) -> crate::service::storage::OutcomeRow {
+        let mut row = self.handoff.end_row("finished", Some(outcome), ply);
+        row.failure_ending = st.policy.ending.map(str::to_string);
+        row
+    }
+
+    /// The policy's ending of a game read back from storage, as stored
+    /// (an ending this version does not name is none).
+    pub(in crate::service::sessions) fn note_failure_ending(&self, stored: Option<&str>) {
+        let ending = [SUBSTITUTION_CAP, PAUSE_EXHAUSTED]
+            .into_iter()
+            .find(|e| Some(*e) == stored);
+        if ending.is_some() {
+            self.lock().policy.ending = ending;
+        }
+    }
+
     /// Ends the game by `ending` at `now` under the lock, stored in the
     /// background (a deadline decided it, as a flag's fall).
     pub(super) fn conclude_later(&self, st: &mut State, ending: RefereeAction, now: time::Instant) {
         st.clock.stop(now);
         if let Ok(outcome) = st.game.conclude(ending) {
-            let end = self
-                .handoff
-                .end_row("finished", Some(&outcome), st.game.ply());
+            let end = self.finished_row(st, &outcome, st.game.ply());
             self.finish(st, outcome);
             self.handoff.persist_later(Write::End(end));
         }

@@ -154,9 +154,7 @@ impl Session {
         if let Ok(outcome) = st.game.conclude(ending) {
             // Stored in the background: the deadline, not this write,
             // decided it (docs/STORAGE.md).
-            let end = self
-                .handoff
-                .end_row("finished", Some(&outcome), st.game.ply());
+            let end = self.finished_row(st, &outcome, st.game.ply());
             self.finish(st, outcome);
             self.handoff.persist_later(Write::End(end));
         }

@@ -90,6 +90,7 @@ fn end(id: &str, ply: u32) -> OutcomeRow {
         reason: "RESIGNATION".into(),
         ply,
         at_ms: 1_700_000_001_000,
+        failure_ending: None,
     }
 }
 
@@ -118,7 +119,16 @@ async fn suite(storage: &dyn Storage) {
     assert_eq!(games[2].game, seeded("d"));
     assert_eq!(games[2].moves[0].seat, Seat::new(2).unwrap());
     assert_eq!(games[2].draw_offers, SeatSet::only(Seat::new(2).unwrap()));
-    storage.write(Write::End(end("d", 1))).await.unwrap();
+    // Why a failure policy ended a game is stored with the end.
+    storage
+        .write(Write::End(OutcomeRow {
+            failure_ending: Some("PAUSE_EXHAUSTED".into()),
+            ..end("d", 1)
+        }))
+        .await
+        .unwrap();
+    let ended = storage.load("d").unwrap().expect("d").end.expect("ended");
+    assert_eq!(ended.failure_ending.as_deref(), Some("PAUSE_EXHAUSTED"));
 
     storage.write(Write::End(end("a", 3))).await.unwrap();
     storage

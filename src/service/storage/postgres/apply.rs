@@ -379,7 +379,8 @@ async fn apply_end(
     let stmt = tx
         .prepare_cached(
             "UPDATE games SET status = $2, winners = $3, reason = $4, ply = $5,
-                finished_at_ms = $6, updated_at_ms = $6, draw_offers = NULL, scores = $7
+                finished_at_ms = $6, updated_at_ms = $6, draw_offers = NULL, scores = $7,
+                failure_ending = $10
              WHERE id = $1 AND status = 'in_progress'
                AND ($8::text IS NULL OR (owner = $8 AND epoch = $9))",
         )
@@ -398,6 +399,7 @@ async fn apply_end(
                 &columns.scores,
                 &fenced.map(|(node, _)| node.id.as_str()),
                 &fenced.map_or(0, |(_, epoch)| epoch),
+                &columns.failure_ending,
             ],
         )
         .await

@@ -53,7 +53,7 @@ async fn read_in_snapshot(
                 "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
                     clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms,
                     labels::text, draw_offers, created_at_ms, ply, status, winners, scores,
-                    reason, finished_at_ms, forfeits
+                    reason, finished_at_ms, forfeits, failure_ending
                  FROM games {filter}"
             ),
             params,
@@ -168,6 +168,7 @@ fn game_columns(r: &tokio_postgres::Row) -> GameColumns {
         reason: r.get(18),
         finished_at_ms: r.get(19),
         forfeits: r.get(20),
+        failure_ending: r.get(21),
     }
 }
 

@@ -27,7 +27,15 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     SCHEMA_8,
     super::outbox::SCHEMA_9,
     super::journal::SCHEMA_10,
+    SCHEMA_11,
 ];
+
+/// Version 11: why a failure policy ended a game (`failure_ending`,
+/// docs/POLICIES.md "Restarts"). A game ended by an older server has
+/// none.
+const SCHEMA_11: &str = r#"
+ALTER TABLE games ADD COLUMN IF NOT EXISTS failure_ending TEXT;
+"#;
 
 /// Version 8: the substitution mark of a move a failure policy played for
 /// its seat (docs/POLICIES.md, "Restarts"). Every stored move is its

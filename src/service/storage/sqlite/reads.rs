@@ -29,7 +29,7 @@ pub(super) fn read_games(
         "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
             clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms, labels,
             draw_offers, created_at_ms, ply, status, winners, scores, reason, finished_at_ms,
-            forfeits
+            forfeits, failure_ending
          FROM games {filter}"
     ))?;
     let rows = stmt.query_map(params, game_columns)?;
@@ -110,6 +110,7 @@ fn game_columns(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameColumns> {
         reason: r.get(18)?,
         finished_at_ms: r.get(19)?,
         forfeits: r.get(20)?,
+        failure_ending: r.get(21)?,
     })
 }
 

@@ -114,6 +114,7 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             super::outbox::migrate_6_to_7(conn).map_err(err)?;
             migrate_7_to_8(conn).map_err(err)?;
             super::outbox::migrate_8_to_9(conn).map_err(err)?;
+            migrate_9_to_10(conn).map_err(err)?;
         }
         4..=SCHEMA_VERSION => {
             let stored: String = conn
@@ -136,6 +137,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             }
             if version <= 8 {
                 super::outbox::migrate_8_to_9(conn).map_err(err)?;
+            }
+            if version <= 9 {
+                migrate_9_to_10(conn).map_err(err)?;
             }
         }
         v => {
@@ -340,6 +344,24 @@ fn migrate_7_to_8(conn: &Connection) -> rusqlite::Result<()> {
             }
         }
         tx.execute_batch("PRAGMA user_version = 8;")
+    })
+}
+
+/// From version 9 to version 10, in one transaction: why a failure policy
+/// ended a game (`failure_ending`, docs/POLICIES.md "Restarts"). A game
+/// ended by an older server has none. A table that has the column
+/// already keeps it (a database set back to an older version by hand).
+fn migrate_9_to_10(conn: &Connection) -> rusqlite::Result<()> {
+    in_transaction(conn, |tx| {
+        let has: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info('games') WHERE name = 'failure_ending')",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has {
+            tx.execute_batch("ALTER TABLE games ADD COLUMN failure_ending TEXT;")?;
+        }
+        tx.execute_batch("PRAGMA user_version = 10;")
     })
 }
 

@@ -428,7 +428,8 @@ fn apply_end(tx: &Connection, end: &OutcomeRow) -> rusqlite::Result<()> {
     let changed = tx
         .prepare_cached(
             "UPDATE games SET status = ?2, winners = ?3, reason = ?4, ply = ?5,
-                finished_at_ms = ?6, updated_at_ms = ?6, draw_offers = NULL, scores = ?7
+                finished_at_ms = ?6, updated_at_ms = ?6, draw_offers = NULL, scores = ?7,
+                failure_ending = ?8
              WHERE id = ?1 AND status = 'in_progress'",
         )?
         .execute(params![
@@ -439,6 +440,7 @@ fn apply_end(tx: &Connection, end: &OutcomeRow) -> rusqlite::Result<()> {
             end.ply,
             end.at_ms,
             columns.scores,
+            columns.failure_ending,
         ])?;
     if changed != 1 {
         return Err(no_such_game(&end.game_id));
