@@ -17,8 +17,27 @@ fn corrupt(e: BadRow) -> rusqlite::Error {
 }
 
 /// The games `filter` (a `WHERE …` clause with its order and limit) picks,
-/// with their seats, moves and ends.
+/// with their seats, moves and ends, read in one snapshot: the writer folds
+/// the journal into `moves` and `games.ply` meanwhile (docs/STORAGE.md,
+/// "The move journal"), and statements each in their own snapshot could
+/// see a game's row before a fold and its moves after it.
 pub(super) fn read_games(
+    conn: &Connection,
+    secret: &ServerSecret,
+    filter: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> rusqlite::Result<Vec<StoredGame>> {
+    if !conn.is_autocommit() {
+        return read_in_snapshot(conn, secret, filter, params);
+    }
+    let tx = conn.unchecked_transaction()?;
+    let games = read_in_snapshot(&tx, secret, filter, params);
+    tx.finish()?;
+    games
+}
+
+/// [`read_games`] inside a transaction the caller holds.
+fn read_in_snapshot(
     conn: &Connection,
     secret: &ServerSecret,
     filter: &str,
