@@ -557,6 +557,38 @@ pub struct RecordError {
     pub message: String,
 }
 
+/// A move decided by [`Game::decide`], not yet applied.
+#[derive(Debug)]
+pub struct Decision {
+    /// What [`Game::play`] of the move reports.
+    pub report: MoveReport,
+    /// The game after the move, when it was decided on a copy; `None`: the
+    /// game is as it was, and [`Game::play`] of the same move makes it so
+    /// (with the same report).
+    pub after: Option<Box<dyn Game>>,
+}
+
+impl Decision {
+    /// Applies the decided move `mv` to `game`, the game it was decided on
+    /// (unchanged since): the copy it was decided on takes its place, or
+    /// the move is played on it again. The move's report; `Err` with the
+    /// decided report if the game did not make it again (an engine
+    /// breaking [`Game::decide`]'s contract: the game is then as that play
+    /// left it).
+    pub fn apply(self, game: &mut Box<dyn Game>, mv: &MoveInput) -> Result<MoveReport, MoveReport> {
+        match self.after {
+            Some(after) => {
+                *game = after;
+                Ok(self.report)
+            }
+            None => match game.play(mv) {
+                Ok(again) if again == self.report => Ok(self.report),
+                _ => Err(self.report),
+            },
+        }
+    }
+}
+
 /// A game rebuilt from a record or from a list of moves.
 #[derive(Debug)]
 pub struct Replayed {
@@ -629,6 +661,21 @@ pub trait Game: Send + Sync + fmt::Debug {
     /// Ends the game by a referee action, with the winners the game's rules
     /// give. Refused (`GAME_OVER`) once over.
     fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError>;
+    /// Decides `mv` as [`Game::play`] would and leaves this game exactly as
+    /// it was: the same report, or the same refusal. What a durable store
+    /// writes before the move is applied (docs/STORAGE.md, "Deciding a
+    /// move"). The default plays the move on a copy and hands the copy
+    /// over ([`Decision::after`]); a game whose copy costs more than its
+    /// move plays the move on itself and takes it back, and the move is
+    /// played again once stored.
+    fn decide(&mut self, mv: &MoveInput) -> Result<Decision, MoveError> {
+        let mut copy = self.clone_box();
+        let report = copy.play(mv)?;
+        Ok(Decision {
+            report,
+            after: Some(copy),
+        })
+    }
     /// A copy, for trying a move without playing it.
     fn clone_box(&self) -> Box<dyn Game>;
     /// Whether `input`, given in the position after `ply` moves of this
