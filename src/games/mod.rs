@@ -20,6 +20,7 @@
 //! PÜNCT is the default rules ([`GameRules::default`]).
 
 pub mod conformance;
+mod decision;
 pub mod dots;
 mod kind;
 pub mod lazy;
@@ -30,6 +31,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+pub use decision::Decision;
 pub use kind::{BotFailure, BotTurn, GameKind, Strategy, random_game};
 pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctState};
 
@@ -555,38 +557,6 @@ pub struct RecordError {
     pub reason: Option<&'static str>,
     /// What is wrong.
     pub message: String,
-}
-
-/// A move decided by [`Game::decide`], not yet applied.
-#[derive(Debug)]
-pub struct Decision {
-    /// What [`Game::play`] of the move reports.
-    pub report: MoveReport,
-    /// The game after the move, when it was decided on a copy; `None`: the
-    /// game is as it was, and [`Game::play`] of the same move makes it so
-    /// (with the same report).
-    pub after: Option<Box<dyn Game>>,
-}
-
-impl Decision {
-    /// Applies the decided move `mv` to `game`, the game it was decided on
-    /// (unchanged since): the copy it was decided on takes its place, or
-    /// the move is played on it again. The move's report; `Err` with the
-    /// decided report if the game did not make it again (an engine
-    /// breaking [`Game::decide`]'s contract: the game is then as that play
-    /// left it).
-    pub fn apply(self, game: &mut Box<dyn Game>, mv: &MoveInput) -> Result<MoveReport, MoveReport> {
-        match self.after {
-            Some(after) => {
-                *game = after;
-                Ok(self.report)
-            }
-            None => match game.play(mv) {
-                Ok(again) if again == self.report => Ok(self.report),
-                _ => Err(self.report),
-            },
-        }
-    }
 }
 
 /// A game rebuilt from a record or from a list of moves.
