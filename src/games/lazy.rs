@@ -14,8 +14,8 @@
 //! Once made, every call goes to the engine's game.
 
 use super::{
-    Game, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, Outcome, RefereeAction, Seat,
-    Setup, SharedState, Viewer,
+    Decision, Game, GameRules, MoveDetail, MoveError, MoveInput, MoveReport, Outcome,
+    RefereeAction, Seat, Setup, SharedState, Viewer,
 };
 
 /// A game made on its first change (see the module docs).
@@ -164,6 +164,28 @@ impl Game for LazyGame {
             self.game = None;
         }
         concluded
+    }
+
+    fn decide(&mut self, mv: &MoveInput) -> Result<Decision, MoveError> {
+        let Some(game) = &mut self.game else {
+            // Not made: the copy is the rules and the setup.
+            let mut copy = self.clone();
+            let report = copy.play(mv)?;
+            return Ok(Decision {
+                report,
+                after: Some(Box::new(copy)),
+            });
+        };
+        let Decision { report, after } = game.decide(mv)?;
+        // A copy of the engine's game goes back into a copy of this one.
+        let after = after.map(|made| -> Box<dyn Game> {
+            Box::new(LazyGame {
+                rules: self.rules.clone(),
+                game: Some(made),
+                ..*self
+            })
+        });
+        Ok(Decision { report, after })
     }
 
     fn clone_box(&self) -> Box<dyn Game> {

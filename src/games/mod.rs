@@ -20,6 +20,7 @@
 //! PÜNCT is the default rules ([`GameRules::default`]).
 
 pub mod conformance;
+mod decision;
 pub mod dots;
 mod kind;
 pub mod lazy;
@@ -30,6 +31,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+pub use decision::Decision;
 pub use kind::{BotFailure, BotTurn, GameKind, Strategy, random_game};
 pub use punct::referee::{PunctMoveInfo, PunctMoveInput, PunctState};
 
@@ -632,6 +634,21 @@ pub trait Game: Send + Sync + fmt::Debug {
     /// Ends the game by a referee action, with the winners the game's rules
     /// give. Refused (`GAME_OVER`) once over.
     fn conclude(&mut self, ending: RefereeAction) -> Result<Outcome, MoveError>;
+    /// Decides `mv` as [`Game::play`] would and leaves this game exactly as
+    /// it was: the same report, or the same refusal. What a durable store
+    /// writes before the move is applied (docs/STORAGE.md, "Deciding a
+    /// move"). The default plays the move on a copy and hands the copy
+    /// over ([`Decision::after`]); a game whose copy costs more than its
+    /// move plays the move on itself and takes it back, and the move is
+    /// played again once stored.
+    fn decide(&mut self, mv: &MoveInput) -> Result<Decision, MoveError> {
+        let mut copy = self.clone_box();
+        let report = copy.play(mv)?;
+        Ok(Decision {
+            report,
+            after: Some(copy),
+        })
+    }
     /// A copy, for trying a move without playing it.
     fn clone_box(&self) -> Box<dyn Game>;
     /// Whether `input`, given in the position after `ply` moves of this

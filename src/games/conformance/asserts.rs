@@ -245,7 +245,7 @@ pub(super) struct Observed {
 }
 
 impl Observed {
-    fn of(game: &dyn Game) -> Observed {
+    pub(super) fn of(game: &dyn Game) -> Observed {
         Observed {
             ply: game.ply(),
             to_move: game.to_move(),

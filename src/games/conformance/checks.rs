@@ -374,3 +374,107 @@ pub(super) fn game_ends_properly(subject: &Subject, pt: &Playthrough) {
     let mut copy = game.clone_box();
     assert_over_and_refusing(subject, &pt.at, copy.as_mut(), &pt.before_end, &mut rng);
 }
+
+/// Every move decided before it is played ([`Game::decide`]): a listed move
+/// is decided as playing it reports and a refused one refused as playing
+/// it refuses, each leaving the game as it was, and applying a decision
+/// makes the game playing makes. The game decided and applied move by move
+/// is the game played.
+pub(super) fn decisions_change_nothing(subject: &Subject, pt: &Playthrough) {
+    let mut rng = Rng(pt.sample_seed ^ 0xDEC);
+    let mut game = start(subject, pt.setup);
+    for (i, input) in pt.inputs.iter().enumerate() {
+        let at = format!("{}, ply {i}", pt.at);
+        if let Some(legal) = pt.legal.get(i) {
+            for listed in sample(legal, 2, &mut rng) {
+                decided_as_played(&at, game.as_ref(), &listed.detail.to_input());
+            }
+            let previous = i.checked_sub(1).map_or(&[][..], |p| pt.legal[p].as_slice());
+            for (what, input) in refused_candidates(subject, &at, legal, previous, &mut rng) {
+                refused_when_decided(&at, game.as_ref(), &what, &input);
+            }
+            refused_when_decided(&at, game.as_ref(), "a foreign payload", &foreign_move());
+        }
+        let decision = game
+            .decide(input)
+            .unwrap_or_else(|e| fail(&at, format!("a played move was refused when decided: {e}")));
+        match decision.apply(&mut game, input) {
+            Ok(report) if Some(&report) == pt.reports.get(i) => {}
+            _ => fail(
+                &at,
+                "a move decided and applied reports otherwise than played",
+            ),
+        }
+    }
+    if let Some(ending) = pt.ending {
+        conclude_checked(&pt.at, game.as_mut(), ending);
+    }
+    let what = "the game decided and applied move by move";
+    assert_same_state(&pt.at, what, game.as_ref(), pt.game.as_ref());
+    assert_same_record(&pt.at, what, game.as_ref(), pt.game.as_ref());
+}
+
+/// `input`, a legal move, decided on a copy of `game`: reported as playing
+/// it reports, the copy left as `game`, and the decision applied to it the
+/// game playing makes.
+fn decided_as_played(at: &str, game: &dyn Game, input: &MoveInput) {
+    let mut played = game.clone_box();
+    let want = played
+        .play(input)
+        .unwrap_or_else(|e| fail(at, format!("a listed move was refused: {e}")));
+    let at = format!("{at}, move `{}`", want.detail.notation);
+    let mut decided = game.clone_box();
+    let decision = decided
+        .decide(input)
+        .unwrap_or_else(|e| fail(&at, format!("deciding a listed move refused it: {e}")));
+    if decision.report != want {
+        fail(&at, "the decision's report is not the one playing gives");
+    }
+    assert_same_observed(&at, "a game a move was decided on", decided.as_ref(), game);
+    if decision.apply(&mut decided, input).as_ref() != Ok(&want) {
+        fail(&at, "applying the decision reports otherwise than playing");
+    }
+    let what = "a decided move applied";
+    assert_same_observed(&at, what, decided.as_ref(), played.as_ref());
+}
+
+/// The same ply, turn, outcome, last move, record and snapshot.
+fn assert_same_observed(at: &str, what: &str, got: &dyn Game, want: &dyn Game) {
+    let (got_seen, want_seen) = (Observed::of(got), Observed::of(want));
+    if got_seen != want_seen || got.last_move() != want.last_move() {
+        fail(at, format!("{what}: {got_seen:?}, expected {want_seen:?}"));
+    }
+}
+
+/// `input`, a refused move, decided on a copy of `game`: the refusal
+/// playing it gives, and the copy left as `game`.
+fn refused_when_decided(at: &str, game: &dyn Game, what: &str, input: &MoveInput) {
+    let Err(want) = game.clone_box().play(input) else {
+        fail(at, format!("{what} was accepted"));
+    };
+    let mut decided = game.clone_box();
+    match decided.decide(input) {
+        Err(e) if e == want => {}
+        other => fail(
+            at,
+            format!(
+                "deciding {what} gave {:?}, playing it {want:?}",
+                other.map(|d| d.report)
+            ),
+        ),
+    }
+    assert_same_observed(at, what, decided.as_ref(), game);
+}
+
+/// The same record, as every viewer may read it.
+fn assert_same_record(at: &str, what: &str, got: &dyn Game, want: &dyn Game) {
+    for viewer in viewers(want) {
+        let what = format!("{what}: record for {viewer:?}");
+        assert_same_text(
+            at,
+            &what,
+            &got.record(&[], viewer),
+            &want.record(&[], viewer),
+        );
+    }
+}

@@ -81,6 +81,7 @@ pub fn run_all(subject: &Subject, rng_seed: u64) {
         snapshots_at_agree(subject, pt);
         setup_is_reproducible_and_committed(subject, pt);
         game_ends_properly(subject, pt);
+        decisions_change_nothing(subject, pt);
     }
     seeded_records_reveal_the_seed_only_at_the_end(subject, rng_seed);
     check_referee_endings(subject, rng_seed);
@@ -171,6 +172,15 @@ pub fn check_seeding(subject: &Subject, rng_seed: u64) {
 pub fn check_random_games_end(subject: &Subject, rng_seed: u64) {
     for pt in &playthroughs(subject, rng_seed) {
         game_ends_properly(subject, pt);
+    }
+}
+
+/// (h) A move decided before it is played ([`Game::decide`]) is reported
+/// or refused as playing it would, leaves the game as it was, and applied
+/// makes the game playing makes.
+pub fn check_decisions(subject: &Subject, rng_seed: u64) {
+    for pt in &playthroughs(subject, rng_seed) {
+        decisions_change_nothing(subject, pt);
     }
 }
 

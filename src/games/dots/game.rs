@@ -148,6 +148,15 @@ pub struct Played {
     pub outcome: Option<Outcome>,
 }
 
+/// A game's state before a move, to take the move back
+/// ([`Engine::mark`]).
+#[derive(Debug, Clone)]
+pub struct Mark {
+    field: Field,
+    to_move: Colour,
+    outcome: Option<Outcome>,
+}
+
 /// One game of Dots: options, seed, field, turn, moves and outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Engine {
@@ -261,6 +270,26 @@ impl Engine {
     /// [`Engine::play`], writing the areas taken into `log`.
     pub fn play_logged(&mut self, mv: Move, log: &mut TakeLog) -> Result<Played, IllegalMove> {
         self.play_inner(mv, Some(log))
+    }
+
+    /// What a move may change, kept to take it back
+    /// ([`Engine::take_back`]): a copy of the field (a few kilobytes, no
+    /// allocation), the turn and the outcome.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            field: self.field.clone(),
+            to_move: self.to_move,
+            outcome: self.outcome,
+        }
+    }
+
+    /// Takes back the last move, played since `mark` was taken: the game
+    /// is exactly as it was then.
+    pub fn take_back(&mut self, mark: Mark) {
+        self.field = mark.field;
+        self.to_move = mark.to_move;
+        self.outcome = mark.outcome;
+        self.moves.pop();
     }
 
     fn play_inner(&mut self, mv: Move, log: Option<&mut TakeLog>) -> Result<Played, IllegalMove> {

@@ -141,6 +141,22 @@ pub struct Engine {
     outcome: Option<Outcome>,
 }
 
+/// A match's state before a move, to take the move back
+/// ([`Engine::mark`]). Its `Debug` form, like the round's, shows no deck's
+/// order.
+#[derive(Debug, Clone)]
+pub struct Mark {
+    round: Round,
+    results: usize,
+    wins: [u32; 4],
+    in_match: CardCounts,
+    removed: usize,
+    neutral_dealt: [CardCounts; 4],
+    last_table: Option<Table>,
+    history: usize,
+    outcome: Option<Outcome>,
+}
+
 impl Engine {
     /// A match of `options` shuffled from `seed` (§10): round 1 dealt and
     /// seat 1's first card revealed (§5.1, §13.2).
@@ -295,6 +311,38 @@ impl Engine {
     pub fn play_text(&mut self, text: &str) -> Result<Placed, Refusal> {
         let cell = self.check_text(text)?;
         self.play(cell)
+    }
+
+    /// What a move may change, kept to take it back
+    /// ([`Engine::take_back`]): the round in play (its table and decks, no
+    /// allocation), the last table and the match's counts; of what grows
+    /// with the match, only its lengths.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            round: self.round.clone(),
+            results: self.results.len(),
+            wins: self.wins,
+            in_match: self.in_match,
+            removed: self.removed.len(),
+            neutral_dealt: self.neutral_dealt,
+            last_table: self.last_table.clone(),
+            history: self.history.len(),
+            outcome: self.outcome.clone(),
+        }
+    }
+
+    /// Takes back what was played since `mark` was taken: the match is
+    /// exactly as it was then.
+    pub fn take_back(&mut self, mark: Mark) {
+        self.round = mark.round;
+        self.results.truncate(mark.results);
+        self.wins = mark.wins;
+        self.in_match = mark.in_match;
+        self.removed.truncate(mark.removed);
+        self.neutral_dealt = mark.neutral_dealt;
+        self.last_table = mark.last_table;
+        self.history.truncate(mark.history);
+        self.outcome = mark.outcome;
     }
 
     /// Puts the revealed card on `cell` (§5.2), ending the round and

@@ -16,8 +16,9 @@ use super::{
     Card, CardCounts, Cell, Engine, Placed, Refusal, Revealed, RoundOutcome, RuleOptions, Table,
 };
 use crate::games::{
-    Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque, Outcome,
-    RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState, Viewer, punto,
+    Decision, Game, GameRules, GameState, MoveDetail, MoveError, MoveInput, MoveReport, Opaque,
+    Outcome, RecordError, RefereeAction, Replayed, Rules, Seat, SeatSet, Setup, SharedState,
+    Viewer, punto,
 };
 
 /// A Punto move as a client gave it: the cell, structured or as notation
@@ -225,6 +226,27 @@ impl PuntoGame {
         self.concluded.is_some() || self.engine.is_over()
     }
 
+    /// Places the revealed card where `input` says on the engine's match:
+    /// the move's report (the caller keeps it in `played`).
+    fn place(&mut self, input: &MoveInput) -> Result<MoveReport, MoveError> {
+        let cell = self.cell_of(input)?;
+        let placed = self.engine.play(cell).map_err(refused)?;
+        // A new round was dealt (§9.3): its decks' contents are public.
+        let deal = if placed.round_result.is_some() && !self.engine.is_over() {
+            deck_views(&self.engine, false)
+        } else {
+            Vec::new()
+        };
+        let info = PuntoMoveInfo::of_placed(placed, deal);
+        Ok(MoveReport {
+            seat: info.seat,
+            ply: self.engine.ply(),
+            next: self.to_move(),
+            outcome: self.outcome().map(Box::new),
+            detail: info.to_detail(),
+        })
+    }
+
     /// The cell `input` names: docs/rules/punto.md §5.3 orders 1 and 2 (a foreign
     /// payload is malformed input, not a rule question).
     fn cell_of(&self, input: &MoveInput) -> Result<Cell, MoveError> {
@@ -428,23 +450,20 @@ impl Game for PuntoGame {
     }
 
     fn play(&mut self, input: &MoveInput) -> Result<MoveReport, MoveError> {
-        let cell = self.cell_of(input)?;
-        let placed = self.engine.play(cell).map_err(refused)?;
-        // A new round was dealt (§9.3): its decks' contents are public.
-        let deal = if placed.round_result.is_some() && !self.engine.is_over() {
-            deck_views(&self.engine, false)
-        } else {
-            Vec::new()
-        };
-        let info = PuntoMoveInfo::of_placed(placed, deal);
-        let detail = info.to_detail();
-        self.played.push(detail.clone());
-        Ok(MoveReport {
-            seat: info.seat,
-            ply: self.engine.ply(),
-            next: self.to_move(),
-            outcome: self.outcome().map(Box::new),
-            detail,
+        let report = self.place(input)?;
+        self.played.push(report.detail.clone());
+        Ok(report)
+    }
+
+    /// Played and taken back on this match: a copy would copy every move's
+    /// report and every placement, a move costs far less.
+    fn decide(&mut self, input: &MoveInput) -> Result<Decision, MoveError> {
+        let mark = self.engine.mark();
+        let report = self.place(input)?;
+        self.engine.take_back(mark);
+        Ok(Decision {
+            report,
+            after: None,
         })
     }
 

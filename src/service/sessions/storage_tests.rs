@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
-use crate::games::{GameRules, MoveInput, Seat, SeatSet};
+use crate::games::{GameRules, MoveInput, Seat, SeatSet, dots, punto};
 use crate::service::storage::conformance;
 use crate::service::storage::postgres::{PostgresOptions, PostgresStorage};
 use crate::service::storage::reference::ReferenceStorage;
@@ -564,5 +564,124 @@ async fn finished_games_are_read_back_after_a_restart_listed_and_pruned() {
             ));
         }
         assert!(store.find(playing.as_str()).await.is_ok());
+    }
+}
+
+/// Everything a reader can see of `s`: as a spectator and as each seat
+/// (the view, its picture, the last move, the record, the legal moves).
+fn seen(s: &Session, tokens: &[String]) -> Vec<String> {
+    let mut roles = vec![Role::Spectator];
+    roles.extend(tokens.iter().map(|t| s.role(t)));
+    roles
+        .into_iter()
+        .map(|role| {
+            let v = s.view_as(role.viewer());
+            let legal: Vec<String> = s
+                .legal_moves(None, role)
+                .2
+                .iter()
+                .map(|m| m.detail.notation.clone())
+                .collect();
+            format!(
+                "{} {:?} {:?} {:?} {:?} {:?}\n{}\n{legal:?}",
+                v.ply,
+                v.to_move,
+                v.outcome,
+                v.draw_offers,
+                v.last_move.as_ref().map(|m| &m.notation),
+                picture(&v),
+                s.export(role),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_move_refused_by_the_store_or_waiting_for_it_changes_no_game_of_any_kind() {
+    // Every engine: PÜNCT decides on a copy, Dots and Punto play and take
+    // back; short Dots games end on the move limit, so an ending move is
+    // refused too.
+    let kinds = [
+        (GameRules::default(), 24),
+        (
+            GameRules::new(dots::RuleOptions::new(6, 6, dots::Start::Cross, 9).unwrap()),
+            9,
+        ),
+        (
+            GameRules::new(dots::RuleOptions::new(12, 12, dots::Start::QuadrupleCross, 0).unwrap()),
+            24,
+        ),
+        (GameRules::new(punto::RuleOptions::default()), 40),
+        (
+            GameRules::new(punto::RuleOptions::of(punto::Configuration::ThreePlayers)),
+            40,
+        ),
+    ];
+    for (rules, plies) in kinds {
+        let name = format!("{} {}", rules.game_name(), rules.variant_name());
+        let storage = Arc::new(ReferenceStorage::new());
+        let store = SessionStore::with_storage(Limits::default(), storage.clone());
+        let (s, tokens) = store.create(rules, BTreeMap::new()).await.unwrap();
+        let tokens: Vec<String> = tokens.iter().map(ToString::to_string).collect();
+        let id = s.id().to_string();
+        let mut w = watch_past_snapshot(&s).await;
+        for ply in 0..plies {
+            let Some(seat) = s.view(false).to_move else {
+                break;
+            };
+            let token = tokens[seat.index()].clone();
+            let legal = s.legal_moves(None, s.role(&token)).2;
+            let mv = legal[(ply as usize * 7) % legal.len()].detail.to_input();
+            let before = seen(&s, &tokens);
+
+            storage.set_failing(true);
+            let e = s.submit(s.role(&token), mv.clone(), ply, None).await;
+            assert!(
+                matches!(e, Err(SessionError::Unavailable(_))),
+                "{name}: {e:?}"
+            );
+            assert_eq!(
+                seen(&s, &tokens),
+                before,
+                "{name}, ply {ply}: a refused write"
+            );
+            storage.set_failing(false);
+
+            // While the write waits for the disk, readers see the game as
+            // it was: nothing is shown before it is stored.
+            storage.set_holding(true);
+            let call = {
+                let (s, token, mv) = (s.clone(), token.clone(), mv.clone());
+                tokio::spawn(async move { s.submit(s.role(&token), mv, ply, None).await })
+            };
+            while storage.held() == 0 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            assert_eq!(
+                seen(&s, &tokens),
+                before,
+                "{name}, ply {ply}: a waiting write"
+            );
+            storage.set_holding(false);
+            let receipt = call.await.unwrap().unwrap();
+            assert_eq!(receipt.report.ply, ply + 1, "{name}");
+            assert_eq!(storage.moves(&id).len(), ply as usize + 1, "{name}");
+            let event = w.next().await;
+            assert!(
+                matches!(&event, Ok(Some(WatchItem::Event(e))) if e.ply == ply + 1),
+                "{name}: {event:?}"
+            );
+        }
+        if name.starts_with("dots") && s.view(false).ply == 9 {
+            assert!(s.finished(), "{name}: the move limit ends the game");
+        }
+        // What was stored is what was applied: the game recovered from
+        // the store reads as the live one.
+        let live = seen(&s, &tokens);
+        drop((w, s, store));
+        let again = SessionStore::with_storage(Limits::default(), storage.clone());
+        again.recover().unwrap();
+        let back = again.find(&id).await.unwrap();
+        assert_eq!(seen(&back, &tokens), live, "{name}: recovered");
     }
 }

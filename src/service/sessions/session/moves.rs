@@ -1,5 +1,5 @@
-//! Playing a move: checked, decided on a copy, stored, then applied, with
-//! retries answered from their first result.
+//! Playing a move: checked, decided (the game left as it was), stored,
+//! then applied, with retries answered from their first result.
 
 use std::collections::HashMap;
 use std::sync::{Arc, MutexGuard};
@@ -12,7 +12,9 @@ use super::super::{MAX_REQUEST_ID, SessionError};
 use super::event::{EventKind, MoveReceipt};
 use super::seats::Role;
 use super::{Session, State};
-use crate::games::{Game, MoveDetail, MoveError, MoveInput, MoveReport, Outcome, Seat, SeatSet};
+use crate::games::{
+    Decision, Game, MoveDetail, MoveError, MoveInput, MoveReport, Outcome, Seat, SeatSet,
+};
 use crate::service::storage::{self, MoveRow, Write};
 use crate::service::telemetry;
 
@@ -61,9 +63,12 @@ impl Receipts {
     }
 }
 
-/// A move decided on a copy of the game, waiting to be stored.
+/// A move decided on the game ([`Game::decide`]), waiting to be stored.
 pub(super) struct PendingMove {
-    pub(super) game: Box<dyn Game>,
+    /// The game after the move, if the game decided it on a copy.
+    pub(super) after: Option<Box<dyn Game>>,
+    /// The move, to play again if there is no copy.
+    pub(super) mv: MoveInput,
     pub(super) report: MoveReport,
     pub(super) draw_after: SeatSet,
     pub(super) write: Write,
@@ -71,7 +76,8 @@ pub(super) struct PendingMove {
 
 /// A decided move waiting for its write: what applying it needs.
 struct DecidedMove {
-    game: Box<dyn Game>,
+    after: Option<Box<dyn Game>>,
+    mv: MoveInput,
     report: MoveReport,
     draw_after: SeatSet,
     seat: Seat,
@@ -170,8 +176,8 @@ impl Session {
     }
 
     /// Plays a move for `seat` (proved by its token): answered from the
-    /// first result for a known request id; else checked, decided on a copy,
-    /// stored, then applied.
+    /// first result for a known request id; else checked, decided, stored,
+    /// then applied.
     pub(super) async fn try_submit(
         self: &Arc<Self>,
         seat: Seat,
@@ -190,16 +196,17 @@ impl Session {
             self.check_turn(&st, seat, expected_ply)?;
             if self.handoff.in_place() {
                 // Nothing to store, and no write that could fail: the move
-                // is played on the game itself, with no copy to decide it
-                // on (a refused move changes nothing), and applied at once.
+                // is played on the game itself, with no decision before it
+                // (a refused move changes nothing), and applied at once.
                 return self.play_in_place(&mut st, seat, &mv, expected_ply, request_id, now);
             }
-            let decided = self.decide_move(&st, seat, &mv, request_id, now)?;
+            let decided = self.decide_move(&mut st, seat, mv, request_id, now)?;
             st.pending = true;
             decided
         };
         let PendingMove {
-            game,
+            after,
+            mv,
             report,
             draw_after,
             write,
@@ -213,7 +220,8 @@ impl Session {
             turn: Some(turn),
             commit,
             decided: Some(DecidedMove {
-                game,
+                after,
+                mv,
                 report,
                 draw_after,
                 seat,
@@ -240,7 +248,8 @@ impl Session {
         decided: DecidedMove,
     ) -> Result<MoveReceipt, SessionError> {
         let DecidedMove {
-            game,
+            after,
+            mv,
             report,
             draw_after,
             seat,
@@ -249,7 +258,7 @@ impl Session {
             now,
         } = decided;
         let mut st = self.end_pending(self.handoff.outcome(stored))?;
-        st.game = game;
+        let report = self.adopt_move(&mut st, after, &mv, report);
         st.draw_offers = draw_after;
         self.apply_move(&mut st, &report, now);
         Ok(Session::receipt(
@@ -264,7 +273,7 @@ impl Session {
     /// Plays and applies `mv` on the game itself, for a storage that
     /// discards writes ([`storage::Storage::discards_writes`]): what
     /// [`Session::decide_move`], the write and [`Session::finish_move`] do,
-    /// less the copy and the write.
+    /// in one play and no write.
     fn play_in_place(
         &self,
         st: &mut State,
@@ -367,18 +376,18 @@ impl Session {
         Ok(())
     }
 
-    /// Plays `mv` on a copy of the game: the game after it, what it did,
-    /// the draw offer after it and the write that stores it.
+    /// Decides `mv` ([`Game::decide`]: the game is left as it was, a
+    /// refusal is the one playing it gives): what it does, the draw offer
+    /// after it and the write that stores it.
     pub(super) fn decide_move(
         &self,
-        st: &State,
+        st: &mut State,
         seat: Seat,
-        mv: &MoveInput,
+        mv: MoveInput,
         request_id: Option<&str>,
         now: time::Instant,
     ) -> Result<PendingMove, SessionError> {
-        let mut game = st.game.clone_box();
-        let report = game.play(mv)?;
+        let Decision { report, after } = st.game.decide(&mv)?;
         let draw_after = Session::draw_after(st, seat, &report);
         let row = MoveRow {
             game_id: self.id.as_str().to_owned(),
@@ -396,10 +405,33 @@ impl Session {
             .as_ref()
             .map(|v| self.handoff.end_row("finished", Some(v), report.ply));
         Ok(PendingMove {
-            game,
+            after,
+            mv,
             report,
             draw_after,
             write: Write::Move(row, end),
+        })
+    }
+
+    /// Makes the game the one after a decided move (`after`, the copy it
+    /// was decided on, or `mv` played again): the move's report. A game
+    /// that does not make its decided report again breaks the engine's
+    /// contract; the decided report, the one stored, stands.
+    pub(super) fn adopt_move(
+        &self,
+        st: &mut State,
+        after: Option<Box<dyn Game>>,
+        mv: &MoveInput,
+        report: MoveReport,
+    ) -> MoveReport {
+        let decision = Decision { report, after };
+        decision.apply(&mut st.game, mv).unwrap_or_else(|decided| {
+            tracing::error!(
+                game_id = %self.id,
+                ply = decided.ply,
+                "a decided move played differently when applied"
+            );
+            decided
         })
     }
 

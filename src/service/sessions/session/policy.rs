@@ -459,18 +459,18 @@ impl Session {
             refused,
             detail: chosen.clone(),
         });
-        let Ok(decided) = self.decide_move(st, seat, &chosen.to_input(), None, at) else {
+        let Ok(decided) = self.decide_move(st, seat, chosen.to_input(), None, at) else {
             st.policy.substitutions.pop();
             return false;
         };
         self.handoff.persist_later(decided.write);
-        st.game = decided.game;
+        let report = self.adopt_move(st, decided.after, &decided.mv, decided.report);
         st.draw_offers = decided.draw_after;
         if let Some(last) = st.policy.substitutions.last_mut() {
-            last.detail = decided.report.detail.clone();
+            last.detail = report.detail.clone();
         }
         self.count_substitution(kind);
-        self.apply_move(st, &decided.report, at);
+        self.apply_move(st, &report, at);
         true
     }
 
