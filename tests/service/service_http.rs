@@ -356,6 +356,7 @@ async fn a_game_shows_moves_supplies_clocks_and_no_tokens() {
         .create_game(pb::CreateGameRequest {
             rules: Some(rules(ppb::Variant::Standard)),
             time_control: Some(pb::TimeControl {
+                lag_compensation: None,
                 mode: Some(pb::time_control::Mode::Fischer(pb::FischerClock {
                     initial_ms: 300_000,
                     increment_ms: 2_000,

@@ -22,6 +22,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::SessionError;
+use super::lag::{Credit, Lag, LagCompensation, LedgerEntry};
 use crate::games::Seat;
 
 /// The longest time a time control may name (initial time, time per move,
@@ -59,6 +60,8 @@ pub struct TimeControl {
     /// The deadline of each seat's first move, if any: while it runs, the
     /// seat's clock does not; a seat missing it aborts the game.
     pub first_move: Option<Duration>,
+    /// Lag compensation, if on (docs/LAG.md); needs a clock.
+    pub lag: Option<LagCompensation>,
 }
 
 impl TimeControl {
@@ -104,6 +107,9 @@ impl TimeControl {
         }
         if let Some(d) = self.first_move {
             within("time_control.first_move_deadline_ms", d)?;
+        }
+        if let Some(lag) = self.lag {
+            lag.check(self.has_clock())?;
         }
         Ok(())
     }
@@ -154,6 +160,8 @@ pub struct MoveStamp {
     pub next: Option<Seat>,
     /// When it was accepted, counted from the start of the game.
     pub at: Duration,
+    /// The lag compensation it was credited, milliseconds (docs/LAG.md).
+    pub compensated_ms: u32,
 }
 
 /// The clocks of one game.
@@ -171,6 +179,9 @@ pub struct Clock {
     /// When the game started.
     started: Instant,
     stamps: Vec<MoveStamp>,
+    /// Lag estimates and compensation: made only when the time control
+    /// compensates lag or a seat's round trip is measured.
+    lag: Option<Box<Lag>>,
 }
 
 impl Clock {
@@ -185,6 +196,7 @@ impl Clock {
             turn_started: now,
             started: now,
             stamps: Vec::new(),
+            lag: control.lag.map(|c| Box::new(Lag::new(Some(c), seats))),
         }
     }
 
@@ -226,7 +238,11 @@ impl Clock {
         let start = now.checked_sub(last).unwrap_or(now);
         let mut clock = Clock::new(control, seats, first, start);
         for s in stamps {
-            clock.on_move(s.mover, s.next, start + s.at);
+            let credit = Credit {
+                compensated_ms: s.compensated_ms,
+                lag_ms: None,
+            };
+            clock.on_move_credited(s.mover, s.next, start + s.at, credit);
         }
         clock
     }
@@ -247,6 +263,114 @@ impl Clock {
         &self.stamps
     }
 
+    /// What `seat`'s move may be credited for lag now (zero in a first
+    /// move under a first-move deadline, and without compensation).
+    fn available(&self, seat: Seat) -> Duration {
+        match self.lag.as_deref() {
+            Some(lag) if !self.in_first_move(seat) => lag.available(seat.index()),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// What a move of `mover` arriving at `now` is credited (docs/LAG.md):
+    /// counted in whole milliseconds of the stored move times, so the
+    /// stored ledger and the clock agree.
+    pub fn credit(&self, mover: Seat, now: Instant) -> Credit {
+        let Some(lag) = self.lag.as_deref() else {
+            return Credit::default();
+        };
+        let mut credit = lag.credit(mover.index(), self.elapsed_ms(now));
+        if self.in_first_move(mover) {
+            credit.compensated_ms = 0;
+        }
+        credit
+    }
+
+    /// The turn's time at `now`, in whole milliseconds of the stored move
+    /// times.
+    fn elapsed_ms(&self, now: Instant) -> u64 {
+        let last = self.stamps.last().map_or(Duration::ZERO, |s| s.at);
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        ms(self.since_start(now)).saturating_sub(ms(last))
+    }
+
+    /// The stored ledger line of a move accepted at `clock_ms` (from the
+    /// start of the game) with `credit`.
+    pub fn move_lag(&self, clock_ms: u64, credit: Credit) -> crate::service::storage::MoveLag {
+        let last = self
+            .stamps
+            .last()
+            .map_or(0, |s| u64::try_from(s.at.as_millis()).unwrap_or(u64::MAX));
+        let compensated_ms = u64::from(credit.compensated_ms);
+        crate::service::storage::MoveLag {
+            charged_ms: clock_ms.saturating_sub(last).saturating_sub(compensated_ms),
+            compensated_ms,
+            lag_ms: credit.lag_ms.map(u64::from),
+        }
+    }
+
+    /// Adds a measured round trip of `seat` (docs/LAG.md); `true` when the
+    /// turn's deadline may have moved (the seat is to move with
+    /// compensation on).
+    pub fn sample_lag(&mut self, seat: Seat, rtt: Duration) -> bool {
+        let seats = self.remaining.len();
+        let lag = self
+            .lag
+            .get_or_insert_with(|| Box::new(Lag::new(self.control.lag, seats)));
+        let Some(entry) = lag.seats.get_mut(seat.index()) else {
+            return false;
+        };
+        entry.sample(rtt);
+        self.turn == Some(seat) && self.control.lag.is_some()
+    }
+
+    /// The seat's round-trip estimate, if it was measured.
+    pub fn lag_estimate(&self, seat: Seat) -> Option<Duration> {
+        self.lag
+            .as_deref()
+            .and_then(|l| l.seats.get(seat.index()))
+            .and_then(super::lag::SeatLag::estimate)
+    }
+
+    /// Notes the estimate each restored move was credited against: (move
+    /// index, milliseconds), in move order.
+    pub fn restore_lag_used(&mut self, used: Vec<(u32, u32)>) {
+        if used.is_empty() {
+            return;
+        }
+        let seats = self.remaining.len();
+        let lag = self
+            .lag
+            .get_or_insert_with(|| Box::new(Lag::new(self.control.lag, seats)));
+        lag.used = used;
+    }
+
+    /// The latency ledger: each move's charged and compensated time and
+    /// the estimate it was credited against, in move order.
+    pub fn ledger(&self) -> Vec<LedgerEntry> {
+        let mut before = 0u64;
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        self.stamps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let at = ms(s.at);
+                let took = at.saturating_sub(before);
+                before = at;
+                let compensated_ms = u64::from(s.compensated_ms);
+                LedgerEntry {
+                    charged_ms: took.saturating_sub(compensated_ms),
+                    compensated_ms,
+                    lag_ms: self
+                        .lag
+                        .as_deref()
+                        .and_then(|l| l.used_at(i))
+                        .map(u64::from),
+                }
+            })
+            .collect()
+    }
+
     fn in_first_move(&self, seat: Seat) -> bool {
         self.control.first_move.is_some() && !self.moved[seat.index()]
     }
@@ -261,7 +385,10 @@ impl Clock {
         }
         let limit = match self.control.mode {
             ClockMode::Untimed => return None,
-            ClockMode::Fischer { .. } | ClockMode::PerMove { .. } => self.remaining[seat.index()],
+            // What the move may be credited for lag extends its turn.
+            ClockMode::Fischer { .. } | ClockMode::PerMove { .. } => {
+                self.remaining[seat.index()] + self.available(seat)
+            }
         };
         Some((self.turn_started + limit, Expiry::Timeout { loser: seat }))
     }
@@ -272,10 +399,20 @@ impl Clock {
         self.deadline().filter(|(at, _)| now >= *at)
     }
 
-    /// Charges the turn to `mover` at `now`, adds its increment, and starts
-    /// `next`'s turn (`None`: the game ended with this move).
+    /// Charges the turn to `mover` at `now` less what it is credited for
+    /// lag ([`Clock::credit`]), adds its increment, and starts `next`'s
+    /// turn (`None`: the game ended with this move).
     pub fn on_move(&mut self, mover: Seat, next: Option<Seat>, now: Instant) {
-        let elapsed = now.saturating_duration_since(self.turn_started);
+        let credit = self.credit(mover, now);
+        self.on_move_credited(mover, next, now, credit);
+    }
+
+    /// [`Clock::on_move`] with the move's credit decided already.
+    fn on_move_credited(&mut self, mover: Seat, next: Option<Seat>, now: Instant, credit: Credit) {
+        let compensated = Duration::from_millis(u64::from(credit.compensated_ms));
+        let elapsed = now
+            .saturating_duration_since(self.turn_started)
+            .saturating_sub(compensated);
         let i = mover.index();
         if !self.in_first_move(mover) {
             match self.control.mode {
@@ -287,10 +424,14 @@ impl Clock {
             }
         }
         self.moved[i] = true;
+        if let Some(lag) = self.lag.as_deref_mut() {
+            lag.record(self.stamps.len(), i, credit);
+        }
         self.stamps.push(MoveStamp {
             mover,
             next,
             at: now.saturating_duration_since(self.started),
+            compensated_ms: credit.compensated_ms,
         });
         self.turn = next;
         self.turn_started = now;
@@ -345,6 +486,7 @@ mod tests {
 
     fn fischer(initial: u64, increment: u64) -> TimeControl {
         TimeControl {
+            lag: None,
             mode: ClockMode::Fischer {
                 initial: MS * initial as u32,
                 increment: MS * increment as u32,
@@ -381,6 +523,7 @@ mod tests {
     fn per_move_time_is_reset_after_every_move() {
         let t0 = Instant::now();
         let control = TimeControl {
+            lag: None,
             mode: ClockMode::PerMove { per_move: MS * 500 },
             first_move: None,
         };

@@ -23,6 +23,8 @@ fn game(id: &str) -> GameRow {
         seats: vec![seat("white", 1), seat("black", 2)],
         setup: None,
         clock: ClockRow {
+            lag_max_per_move_ms: 0,
+            lag_quota_ms: 0,
             mode: "fischer",
             initial_ms: 60_000,
             increment_ms: 1_000,
@@ -58,6 +60,7 @@ fn seeded(id: &str) -> GameRow {
 
 fn mv(id: &str, ply: u32) -> MoveRow {
     MoveRow {
+        lag: Default::default(),
         game_id: id.into(),
         ply,
         seat: if ply % 2 == 1 {

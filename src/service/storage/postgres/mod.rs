@@ -43,7 +43,7 @@ use self::writer::writer_loop;
 use super::{ServerSecret, StorageError, StoredGame, Write};
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').

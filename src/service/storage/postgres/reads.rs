@@ -30,7 +30,7 @@ pub(super) async fn read_games(
                 "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
                     clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms,
                     labels::text, draw_offers, created_at_ms, ply, status, winners, scores,
-                    reason, finished_at_ms, forfeits
+                    reason, finished_at_ms, forfeits, lag_max_per_move_ms, lag_quota_ms
                  FROM games {filter}"
             ),
             params,
@@ -61,7 +61,8 @@ pub(super) async fn read_games(
     }
     let moves = client
         .query(
-            "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms, substituted
+            "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms, substituted,
+                charged_ms, compensated_ms, lag_ms
              FROM moves WHERE game_id = ANY($1) ORDER BY game_id, ply",
             &[&ids],
         )
@@ -76,6 +77,9 @@ pub(super) async fn read_games(
             clock_ms: r.get(5),
             played_at_ms: r.get(6),
             substituted: r.get(7),
+            charged_ms: r.get(8),
+            compensated_ms: r.get(9),
+            lag_ms: r.get(10),
         };
         games.push_move(r.get(0), row).map_err(corrupt)?;
     }
@@ -106,6 +110,8 @@ fn game_columns(r: &tokio_postgres::Row) -> GameColumns {
         reason: r.get(18),
         finished_at_ms: r.get(19),
         forfeits: r.get(20),
+        lag_max_per_move_ms: r.get(21),
+        lag_quota_ms: r.get(22),
     }
 }
 

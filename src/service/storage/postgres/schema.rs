@@ -25,7 +25,24 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     SCHEMA_6,
     super::outbox::SCHEMA_7,
     SCHEMA_8,
+    SCHEMA_9,
 ];
+
+/// Version 9: the lag compensation of a game's time control, and each
+/// move's latency ledger (what it was charged, what it was credited for
+/// lag, its seat's round-trip estimate: docs/LAG.md). A move stored before
+/// was credited nothing: it was charged its whole time, from the move
+/// times.
+const SCHEMA_9: &str = r#"
+ALTER TABLE games ADD COLUMN IF NOT EXISTS lag_max_per_move_ms BIGINT;
+ALTER TABLE games ADD COLUMN IF NOT EXISTS lag_quota_ms BIGINT;
+ALTER TABLE moves ADD COLUMN IF NOT EXISTS charged_ms BIGINT;
+ALTER TABLE moves ADD COLUMN IF NOT EXISTS compensated_ms BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE moves ADD COLUMN IF NOT EXISTS lag_ms BIGINT;
+UPDATE moves m SET charged_ms = m.clock_ms - COALESCE(
+    (SELECT p.clock_ms FROM moves p WHERE p.game_id = m.game_id AND p.ply = m.ply - 1), 0)
+WHERE m.charged_ms IS NULL;
+"#;
 
 /// Version 8: the substitution mark of a move a failure policy played for
 /// its seat (docs/POLICIES.md, "Restarts"). Every stored move is its
