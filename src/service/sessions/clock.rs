@@ -589,6 +589,118 @@ mod tests {
         assert_eq!(restored.stamps(), live.stamps());
     }
 
+    fn compensated(cap: u32, quota: u32) -> TimeControl {
+        TimeControl {
+            lag: Some(LagCompensation {
+                max_per_move_ms: cap,
+                quota_ms: quota,
+            }),
+            ..fischer(1000, 0)
+        }
+    }
+
+    #[test]
+    fn compensation_moves_the_deadline_and_credits_the_move() {
+        let t0 = Instant::now();
+        let mut c = Clock::new(compensated(150, 250), 2, W, t0);
+        // No estimate yet: today's deadline.
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 1000, Expiry::Timeout { loser: W }))
+        );
+        // White's round trip is 200 ms: it may be credited the cap.
+        assert!(c.sample_lag(W, MS * 200), "White is to move");
+        assert!(!c.sample_lag(B, MS * 40), "Black is not");
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 1150, Expiry::Timeout { loser: W }))
+        );
+        // A move taking 400 ms is charged 250.
+        let credit = c.credit(W, t0 + MS * 400);
+        assert_eq!(
+            credit,
+            Credit {
+                compensated_ms: 150,
+                lag_ms: Some(200)
+            }
+        );
+        c.on_move(W, Some(B), t0 + MS * 400);
+        assert_eq!(
+            c.reading(t0 + MS * 400).remaining,
+            Some(vec![MS * 750, MS * 1000])
+        );
+        // Black's move is credited its estimate (under the cap).
+        c.on_move(B, Some(W), t0 + MS * 500);
+        // White has 100 ms of quota left: its deadline grows by that only.
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * (500 + 750 + 100), Expiry::Timeout { loser: W }))
+        );
+        c.on_move(W, Some(B), t0 + MS * 900);
+        // Quota spent: nothing more, but the estimate is still noted.
+        assert_eq!(c.credit(W, t0 + MS * 1000).compensated_ms, 0);
+        let ledger = c.ledger();
+        let line = |charged_ms, compensated_ms, lag_ms| LedgerEntry {
+            charged_ms,
+            compensated_ms,
+            lag_ms,
+        };
+        assert_eq!(
+            ledger,
+            vec![
+                line(250, 150, Some(200)),
+                line(60, 40, Some(40)),
+                line(300, 100, Some(200)),
+            ]
+        );
+        // A restored clock has the same time left and quota spent.
+        let later = t0 + MS * 10_000;
+        let mut restored = Clock::restore(c.control(), 2, W, c.stamps(), later);
+        restored.restore_lag_used(vec![(0, 200), (1, 40), (2, 200)]);
+        assert_eq!(
+            restored.reading(later).remaining,
+            c.reading(t0 + MS * 900).remaining
+        );
+        assert_eq!(restored.ledger(), ledger);
+        restored.sample_lag(B, MS * 500);
+        // Black's quota: 250 - 40 left, capped at 150.
+        assert_eq!(restored.credit(B, later + MS * 400).compensated_ms, 150);
+    }
+
+    #[test]
+    fn without_compensation_a_sample_changes_nothing_but_the_ledger() {
+        let t0 = Instant::now();
+        let mut c = Clock::new(fischer(1000, 0), 2, W, t0);
+        assert!(!c.sample_lag(W, MS * 200));
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 1000, Expiry::Timeout { loser: W }))
+        );
+        c.on_move(W, Some(B), t0 + MS * 300);
+        assert_eq!(
+            c.reading(t0 + MS * 300).remaining,
+            Some(vec![MS * 700, MS * 1000])
+        );
+        assert_eq!(
+            c.ledger(),
+            vec![LedgerEntry {
+                charged_ms: 300,
+                compensated_ms: 0,
+                lag_ms: Some(200)
+            }]
+        );
+    }
+
+    #[test]
+    fn compensation_needs_a_clock() {
+        let tc = TimeControl {
+            mode: ClockMode::Untimed,
+            ..compensated(100, 100)
+        };
+        assert!(tc.check().is_err());
+        assert!(compensated(100, 100).check().is_ok());
+    }
+
     #[test]
     fn untimed_games_have_no_deadline_and_no_reading() {
         let t0 = Instant::now();
