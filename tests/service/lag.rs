@@ -25,9 +25,10 @@ use pb::play_response::Item;
 
 /// The delay the proxy adds each way.
 const ONE_WAY: Duration = Duration::from_millis(100);
-/// Each seat's time: White's network alone (200 ms a move) runs it out by
-/// White's fourth move without compensation.
-const INITIAL_MS: u64 = 500;
+/// Each seat's time: White's network alone (at least 200 ms a move) runs it
+/// out by White's fifth timed move without compensation (it has five), and
+/// leaves Black, next to the server, ample time on a loaded machine.
+const INITIAL_MS: u64 = 800;
 const CAP_MS: u64 = 300;
 const QUOTA_MS: u64 = 10_000;
 
