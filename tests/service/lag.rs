@@ -162,7 +162,7 @@ async fn play_delayed(server: &TestServer, proxy: SocketAddr, compensated: bool)
         .await
         .expect("create")
         .into_inner();
-    let echoed = r.game.as_ref().and_then(|g| g.time_control.clone());
+    let echoed = r.game.as_ref().and_then(|g| g.time_control);
     assert_eq!(
         echoed,
         Some(fischer(compensated)),

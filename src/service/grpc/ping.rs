@@ -85,6 +85,24 @@ impl Pinger {
     }
 }
 
+/// A game's latency ledger up to ply `upto` (what the reader is shown).
+pub(super) fn latency_pb(
+    session: &crate::service::sessions::Session,
+    upto: u32,
+) -> Vec<pb::MoveLatency> {
+    session
+        .latency_ledger(upto)
+        .into_iter()
+        .map(|line| pb::MoveLatency {
+            ply: line.ply,
+            seat: line.seat.number(),
+            charged_ms: line.entry.charged_ms,
+            compensated_ms: line.entry.compensated_ms,
+            lag_ms: line.entry.lag_ms,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,22 +143,4 @@ mod tests {
         assert_eq!(p.pong(id_of(&second), later), None);
         assert!(p.pong(id_of(&third), later).is_some());
     }
-}
-
-/// A game's latency ledger up to ply `upto` (what the reader is shown).
-pub(super) fn latency_pb(
-    session: &crate::service::sessions::Session,
-    upto: u32,
-) -> Vec<pb::MoveLatency> {
-    session
-        .latency_ledger(upto)
-        .into_iter()
-        .map(|line| pb::MoveLatency {
-            ply: line.ply,
-            seat: line.seat.number(),
-            charged_ms: line.entry.charged_ms,
-            compensated_ms: line.entry.compensated_ms,
-            lag_ms: line.entry.lag_ms,
-        })
-        .collect()
 }
