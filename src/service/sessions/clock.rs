@@ -123,6 +123,27 @@ impl TimeControl {
     }
 }
 
+/// A clock's time control but its lag compensation (see [`Clock`]).
+#[derive(Debug, Clone, Copy)]
+struct Control {
+    mode: ClockMode,
+    first_move: Option<Duration>,
+}
+
+impl Control {
+    fn has_clock(&self) -> bool {
+        self.mode != ClockMode::Untimed
+    }
+}
+
+/// Seat `i`'s bit of [`Clock`]'s `moved` (none past 63).
+fn bit(i: usize) -> u64 {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| 1u64.checked_shl(i))
+        .unwrap_or(0)
+}
+
 /// What happens when the turn's deadline passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expiry {
@@ -167,11 +188,14 @@ pub struct MoveStamp {
 /// The clocks of one game.
 #[derive(Debug, Clone)]
 pub struct Clock {
-    control: TimeControl,
+    /// The time control but its lag compensation, which is kept in `lag`
+    /// (every clock holds this inline; few compensate lag).
+    control: Control,
     /// Each seat's time left at the start of the current turn.
     remaining: Vec<Duration>,
     /// Whether each seat has made its first move.
-    moved: Vec<bool>,
+    /// A bit per seat (seat `i`: bit `i`; a game has far fewer than 64).
+    moved: u64,
     /// The seat whose turn runs (`None` once stopped).
     turn: Option<Seat>,
     /// When that turn started.
@@ -189,9 +213,12 @@ impl Clock {
     pub fn new(control: TimeControl, seats: usize, first: Seat, now: Instant) -> Clock {
         let t = control.start_time();
         Clock {
-            control,
+            control: Control {
+                mode: control.mode,
+                first_move: control.first_move,
+            },
             remaining: vec![t; seats],
-            moved: vec![false; seats],
+            moved: 0,
             turn: Some(first),
             turn_started: now,
             started: now,
@@ -210,16 +237,14 @@ impl Clock {
 
     /// The seats that have made their first move.
     pub fn moved(&self) -> impl Iterator<Item = Seat> + '_ {
-        self.moved
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| **m)
-            .filter_map(|(i, _)| Seat::new(i))
+        (0..self.remaining.len())
+            .filter(|i| self.moved & bit(*i) != 0)
+            .filter_map(Seat::new)
     }
 
     /// Whether every seat has made its first move.
     pub fn all_moved(&self) -> bool {
-        self.moved.iter().all(|m| *m)
+        (0..self.remaining.len()).all(|i| self.moved & bit(i) != 0)
     }
 
     /// Rebuilds a clock from its time control and the accepted moves, with
@@ -255,7 +280,16 @@ impl Clock {
 
     /// The time control.
     pub fn control(&self) -> TimeControl {
-        self.control
+        TimeControl {
+            mode: self.control.mode,
+            first_move: self.control.first_move,
+            lag: self.compensation(),
+        }
+    }
+
+    /// The time control's lag compensation, if on.
+    fn compensation(&self) -> Option<LagCompensation> {
+        self.lag.as_deref().and_then(|l| l.compensation)
     }
 
     /// Every accepted move with its time, from the start of the game.
@@ -316,12 +350,12 @@ impl Clock {
         let seats = self.remaining.len();
         let lag = self
             .lag
-            .get_or_insert_with(|| Box::new(Lag::new(self.control.lag, seats)));
+            .get_or_insert_with(|| Box::new(Lag::new(None, seats)));
         let Some(entry) = lag.seats.get_mut(seat.index()) else {
             return false;
         };
         entry.sample(rtt);
-        self.turn == Some(seat) && self.control.lag.is_some()
+        self.turn == Some(seat) && self.compensation().is_some()
     }
 
     /// The seat's round-trip estimate, if it was measured.
@@ -341,7 +375,7 @@ impl Clock {
         let seats = self.remaining.len();
         let lag = self
             .lag
-            .get_or_insert_with(|| Box::new(Lag::new(self.control.lag, seats)));
+            .get_or_insert_with(|| Box::new(Lag::new(None, seats)));
         lag.used = used;
     }
 
@@ -372,7 +406,7 @@ impl Clock {
     }
 
     fn in_first_move(&self, seat: Seat) -> bool {
-        self.control.first_move.is_some() && !self.moved[seat.index()]
+        self.control.first_move.is_some() && self.moved & bit(seat.index()) == 0
     }
 
     /// When the turn in progress runs out, and what happens then; `None`
@@ -423,7 +457,7 @@ impl Clock {
                 ClockMode::PerMove { per_move } => self.remaining[i] = per_move,
             }
         }
-        self.moved[i] = true;
+        self.moved |= bit(i);
         if let Some(lag) = self.lag.as_deref_mut() {
             lag.record(self.stamps.len(), i, credit);
         }
