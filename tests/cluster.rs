@@ -671,6 +671,7 @@ async fn three_replicas_lose_nothing_through_kills_pauses_and_a_database_restart
             .create_game(pb::CreateGameRequest {
                 rules: Some(common::rules(ppb::Variant::Standard)),
                 time_control: timed.then_some(pb::TimeControl {
+                    lag_compensation: None,
                     mode: Some(pb::time_control::Mode::Fischer(pb::FischerClock {
                         initial_ms: INITIAL_MS,
                         increment_ms: 0,
@@ -1040,6 +1041,7 @@ async fn a_takeover_charges_the_ownerless_time_only_when_asked() {
             .create_game(pb::CreateGameRequest {
                 rules: Some(common::rules(ppb::Variant::Standard)),
                 time_control: Some(pb::TimeControl {
+                    lag_compensation: None,
                     mode: Some(pb::time_control::Mode::Fischer(pb::FischerClock {
                         initial_ms: INITIAL_MS,
                         increment_ms: 0,
@@ -1393,6 +1395,7 @@ async fn a_tournament_whose_owner_is_killed_is_taken_over_and_finishes_with_true
                 format: pb::TournamentFormat::RoundRobin as i32,
                 games_per_pairing: 2,
                 time_control: Some(pb::TimeControl {
+                    lag_compensation: None,
                     mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
                         move_ms: 10_000,
                     })),

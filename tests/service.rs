@@ -19,6 +19,8 @@ mod api_properties;
 mod delayed_spectators;
 #[path = "service/failure_policies.rs"]
 mod failure_policies;
+#[path = "service/lag.rs"]
+mod lag;
 #[path = "service/play.rs"]
 mod play;
 #[path = "service/receipts.rs"]

@@ -37,6 +37,9 @@ use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
+/// Histogram: each seat's measured round trip on its Play stream, by game
+/// kind (docs/LAG.md).
+pub const SEAT_LAG: &str = "referee_seat_lag_seconds";
 /// Counter: RPCs answered, by `method` and gRPC `code` (`OK`, `NOT_FOUND`, …).
 pub const RPC_TOTAL: &str = "referee_rpc_total";
 /// Histogram: seconds from request to response headers (a stream's time to
@@ -103,6 +106,11 @@ pub const DEFAULT_METRICS_PORT: u16 = 9464;
 
 /// Histogram buckets of [`RPC_DURATION`], in seconds: a move is tens of
 /// microseconds, a listing of many games milliseconds.
+/// The buckets of [`SEAT_LAG`]: LAN to intercontinental and worse.
+const LAG_BUCKETS: &[f64] = &[
+    0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.5, 5.0,
+];
+
 const RPC_BUCKETS: &[f64] = &[
     0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
     1.0, 2.5, 5.0,
@@ -258,6 +266,7 @@ const METRICS_UPKEEP: Duration = Duration::from_secs(5);
 pub fn install_metrics() -> Result<PrometheusHandle, TelemetryError> {
     let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Full(RPC_DURATION.to_string()), RPC_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(SEAT_LAG.to_string()), LAG_BUCKETS)?
         .set_buckets_for_metric(
             Matcher::Full(STORAGE_COMMIT_DURATION.to_string()),
             RPC_BUCKETS,
@@ -332,6 +341,11 @@ pub fn count_move_applied(game: &'static str, kind: &'static str) {
 fn describe_metrics() {
     use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
     describe_counter!(RPC_TOTAL, "RPCs answered, by method and gRPC code");
+    describe_histogram!(
+        SEAT_LAG,
+        Unit::Seconds,
+        "Round trips measured on seats' Play streams, by game kind"
+    );
     describe_histogram!(
         RPC_DURATION,
         Unit::Seconds,

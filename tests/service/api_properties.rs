@@ -1000,6 +1000,7 @@ fn creating_listing_and_adjudicating_with_any_fields_is_precise() {
                             }),
                             labels: labels.clone(),
                             time_control: time.map(|(initial, increment)| pb::TimeControl {
+                                lag_compensation: None,
                                 mode: Some(pb::time_control::Mode::Fischer(pb::FischerClock {
                                     initial_ms: initial,
                                     increment_ms: increment,

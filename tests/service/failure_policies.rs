@@ -22,6 +22,7 @@ const PAUSE: i32 = pb::FailureAction::Pause as i32;
 
 fn per_move(move_ms: u64) -> pb::TimeControl {
     pb::TimeControl {
+        lag_compensation: None,
         mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
             move_ms,
         })),

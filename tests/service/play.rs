@@ -39,6 +39,7 @@ async fn open(
             game_id: id.to_string(),
             token: token.to_string(),
             from_ply,
+            answer_pings: false,
         })),
     })
     .await

@@ -20,6 +20,7 @@ type WatchStream = tonic::Streaming<pb::WatchGameResponse>;
 
 fn fischer(initial_ms: u64, increment_ms: u64, first_move_ms: Option<u64>) -> pb::TimeControl {
     pb::TimeControl {
+        lag_compensation: None,
         mode: Some(pb::time_control::Mode::Fischer(pb::FischerClock {
             initial_ms,
             increment_ms,
@@ -183,6 +184,7 @@ async fn a_side_that_never_starts_aborts_the_game() {
     let server = TestServer::start().await;
     let mut c = server.client().await;
     let tc = pb::TimeControl {
+        lag_compensation: None,
         mode: None,
         first_move_deadline_ms: Some(150),
     };
@@ -211,6 +213,7 @@ async fn a_tournament_label_from_a_client_does_not_make_a_forfeit() {
     let r = c
         .create_game(pb::CreateGameRequest {
             time_control: Some(pb::TimeControl {
+                lag_compensation: None,
                 mode: None,
                 first_move_deadline_ms: Some(150),
             }),

@@ -356,6 +356,7 @@ async fn a_game_shows_moves_supplies_clocks_and_no_tokens() {
         .create_game(pb::CreateGameRequest {
             rules: Some(rules(ppb::Variant::Standard)),
             time_control: Some(pb::TimeControl {
+                lag_compensation: None,
                 mode: Some(pb::time_control::Mode::Fischer(pb::FischerClock {
                     initial_ms: 300_000,
                     increment_ms: 2_000,
@@ -381,8 +382,18 @@ async fn a_game_shows_moves_supplies_clocks_and_no_tokens() {
     assert_eq!(game["ply"], 2);
     assert_eq!(game["to_move"], "white");
     assert_eq!(game["outcome"], Value::Null);
+    // Each move of a timed game has its line of the latency ledger
+    // (docs/LAG.md): no round trip measured over unary calls, nothing
+    // credited.
+    let mut moves = game["moves"].clone();
+    for m in moves.as_array_mut().unwrap() {
+        let latency = m.as_object_mut().unwrap().remove("latency").unwrap();
+        assert!(latency["charged_ms"].is_u64(), "{latency}");
+        assert_eq!(latency["compensated_ms"], 0);
+        assert_eq!(latency["lag_ms"], Value::Null);
+    }
     assert_eq!(
-        game["moves"],
+        moves,
         serde_json::json!([
             {"ply": 1, "seat": "white", "notation": "SE@E1:E2,E3", "kind": "place"},
             {"ply": 2, "seat": "black", "notation": "SE@M5:M6,M7", "kind": "place"},

@@ -254,6 +254,7 @@ async fn abort_stays_possible_for_the_platform_until_every_seat_has_moved() {
 async fn clocks_and_presence_are_per_seat() {
     let st = store();
     let tc = TimeControl {
+        lag: None,
         mode: ClockMode::Fischer {
             initial: Duration::from_secs(60),
             increment: Duration::ZERO,
@@ -286,6 +287,7 @@ async fn a_victory_claim_among_three_is_against_the_seat_to_move() {
         Arc::new(ReferenceStorage::new()),
     );
     let tc = TimeControl {
+        lag: None,
         mode: ClockMode::Fischer {
             initial: Duration::from_secs(600),
             increment: Duration::ZERO,

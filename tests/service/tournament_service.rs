@@ -53,6 +53,7 @@ fn dots_rules() -> pb::GameRules {
 
 fn clock(move_ms: u64) -> pb::TimeControl {
     pb::TimeControl {
+        lag_compensation: None,
         mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
             move_ms,
         })),

@@ -485,6 +485,7 @@ async fn a_tournament_reports_its_start_each_round_and_its_end() {
                 format: pb::TournamentFormat::RoundRobin as i32,
                 games_per_pairing: 1,
                 time_control: Some(pb::TimeControl {
+                    lag_compensation: None,
                     mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
                         move_ms: 10_000,
                     })),

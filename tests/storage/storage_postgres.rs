@@ -484,6 +484,7 @@ async fn the_database_holds_no_seed_and_no_token_and_another_secret_is_refused()
                 format: pb::TournamentFormat::RoundRobin as i32,
                 games_per_pairing: 1,
                 time_control: Some(pb::TimeControl {
+                    lag_compensation: None,
                     mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
                         move_ms: 600_000,
                     })),

@@ -362,7 +362,7 @@ export class RefereeClient {
    * resumes after that ply (as watch). */
   playStream(gameId, token, { fromPly, game = 'punct' } = {}) {
     const call = this.stub.Play(this.#metadata);
-    const start = { game_id: gameId, token };
+    const start = { game_id: gameId, token, answer_pings: true };
     if (fromPly !== undefined && fromPly !== null) start.from_ply = fromPly;
     call.write({ start });
     return new PlayStream(call, game);
@@ -395,10 +395,42 @@ export class RefereeClient {
  * done. */
 export class PlayStream {
   #call;
+  /** Messages read and not yet taken by the iterator, and its waiter. */
+  #queue = [];
+  #wake = null;
+  #ended = false;
+  #error = null;
+  #closed = false;
 
+  /** The server's pings (docs/LAG.md) are answered here as they arrive,
+   * however long the caller takes between two reads; the iterator never
+   * yields them. */
   constructor(call, game) {
     this.#call = call;
     this.game = game;
+    const notify = () => {
+      const wake = this.#wake;
+      this.#wake = null;
+      if (wake) wake();
+    };
+    call.on('data', (item) => {
+      if (item.item === 'ping') {
+        call.write({ pong: { id: item.ping.id } });
+        return;
+      }
+      this.#queue.push(item);
+      notify();
+    });
+    call.on('end', () => {
+      this.#ended = true;
+      notify();
+    });
+    call.on('error', (error) => {
+      // A stream this side closed ends without an error.
+      if (!this.#closed) this.#error = error;
+      this.#ended = true;
+      notify();
+    });
   }
 
   /** Sends a move (a notation of the stream's game, or a Move object)
@@ -411,9 +443,18 @@ export class PlayStream {
   }
 
   async *[Symbol.asyncIterator]() {
-    try {
-      for await (const item of this.#call) yield item;
-    } catch (error) {
+    for (;;) {
+      if (this.#queue.length > 0) {
+        yield this.#queue.shift();
+        continue;
+      }
+      if (this.#ended) break;
+      await new Promise((resolve) => {
+        this.#wake = resolve;
+      });
+    }
+    const error = this.#error;
+    if (error) {
       throw error?.metadata !== undefined && error?.code !== undefined ? RefereeError.fromServiceError(error) : error;
     }
   }
@@ -421,6 +462,7 @@ export class PlayStream {
   /** Stops sending and cancels the stream (its CANCELLED status is
    * nobody's error). */
   close() {
+    this.#closed = true;
     this.#call.on('error', () => {});
     this.#call.end();
     this.#call.cancel();

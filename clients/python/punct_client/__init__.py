@@ -21,6 +21,7 @@ from __future__ import annotations
 import pathlib
 import queue
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
@@ -489,18 +490,39 @@ class PlayStream:
     (a snapshot first, then every event, presence flips, round overs, and
     ``accepted`` / ``refused`` for each move sent); a refused move does not
     end it (:meth:`RefereeError.from_status` reads its status). The stream
-    ends after the game-over event. Close it when done."""
+    ends after the game-over event. Close it when done.
+
+    The server's ``ping`` messages (docs/LAG.md) are answered here, at once,
+    by a reader thread, however long the caller takes between two reads:
+    the iterator never yields them."""
 
     _END = object()
 
     def __init__(self, stub, metadata, game_id: str, token: str, from_ply: int | None, game: str):
         self.game = game
         self._requests: queue.Queue = queue.Queue()
-        start = referee_pb2.PlayStart(game_id=game_id, token=token)
+        start = referee_pb2.PlayStart(game_id=game_id, token=token, answer_pings=True)
         if from_ply is not None:
             start.from_ply = from_ply
         self._requests.put(referee_pb2.PlayRequest(start=start))
         self._call = stub.Play(self._outgoing(), metadata=metadata)
+        self._incoming: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        # Answers pings as they arrive and hands everything else (and the
+        # end, or the error) to the iterator.
+        try:
+            for response in self._call:
+                if response.WhichOneof("item") == "ping":
+                    self._requests.put(
+                        referee_pb2.PlayRequest(pong=referee_pb2.Pong(id=response.ping.id))
+                    )
+                else:
+                    self._incoming.put(response)
+        except grpc.RpcError as e:
+            self._incoming.put(e)
+        self._incoming.put(self._END)
 
     def _outgoing(self):
         while True:
@@ -524,10 +546,16 @@ class PlayStream:
         )
 
     def __iter__(self) -> Iterator[referee_pb2.PlayResponse]:
-        try:
-            yield from self._call
-        except grpc.RpcError as e:
-            raise RefereeError.from_rpc_error(e) from None
+        while True:
+            item = self._incoming.get()
+            if item is self._END:
+                # Seen again by another iteration.
+                self._incoming.put(item)
+                return
+            if isinstance(item, grpc.RpcError):
+                self._incoming.put(self._END)
+                raise RefereeError.from_rpc_error(item) from None
+            yield item
 
     def close(self) -> None:
         """Stops sending and cancels the stream."""

@@ -217,9 +217,17 @@ pub fn time_control(tc: Option<&pb::TimeControl>) -> TimeControl {
             per_move: Duration::from_millis(p.move_ms),
         },
     };
+    let ms32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     TimeControl {
         mode,
         first_move: tc.first_move_deadline_ms.map(Duration::from_millis),
+        lag: tc
+            .lag_compensation
+            .as_ref()
+            .map(|l| crate::service::sessions::LagCompensation {
+                max_per_move_ms: ms32(l.max_per_move_ms),
+                quota_ms: ms32(l.quota_ms),
+            }),
     }
 }
 
@@ -246,6 +254,10 @@ pub fn time_control_pb(tc: &TimeControl) -> pb::TimeControl {
     pb::TimeControl {
         mode,
         first_move_deadline_ms: tc.first_move.map(ms),
+        lag_compensation: tc.lag.map(|l| pb::LagCompensation {
+            max_per_move_ms: u64::from(l.max_per_move_ms),
+            quota_ms: u64::from(l.quota_ms),
+        }),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod error;
 pub mod games;
 pub mod kinds;
 pub mod pb;
+mod ping;
 pub mod play;
 pub mod policy;
 mod readers;

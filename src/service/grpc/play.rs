@@ -48,6 +48,8 @@ pub(super) struct Start {
     pub role: Role,
     /// The first message's `from_ply`.
     pub from_ply: Option<u32>,
+    /// Whether the client answers pings (docs/LAG.md).
+    pub answer_pings: bool,
 }
 
 /// How long a stream may take to send its start. Until it has, the call
@@ -110,6 +112,8 @@ pub(super) fn open(
         out: VecDeque::with_capacity(2),
         held: None,
         done: false,
+        pinger: super::ping::Pinger::default(),
+        pings: start.answer_pings,
         _slots: slots,
     };
     let stream = unfold(play);
@@ -143,6 +147,10 @@ struct Play {
     held: Option<(u32, pb::PlayResponse)>,
     /// Nothing more is sent after this.
     done: bool,
+    /// The seat's round-trip measurement (docs/LAG.md).
+    pinger: super::ping::Pinger,
+    /// Whether the client answers pings.
+    pings: bool,
     /// The stream's places in the watch-stream limits, given back with it.
     _slots: StreamSlots,
 }
@@ -159,6 +167,7 @@ impl Play {
     async fn next(&mut self) -> Option<Result<pb::PlayResponse, Status>> {
         loop {
             if let Some(message) = self.out.pop_front() {
+                self.pinger.sent(&message, tokio::time::Instant::now());
                 return Some(Ok(message));
             }
             if self
@@ -195,6 +204,12 @@ impl Play {
                         frame_watch_item(&self.session, &self.watch, item, play_message);
                     self.out.push_back(message);
                     self.out.extend(round_over);
+                    // A ping after the game's news, while the client
+                    // still answers.
+                    if self.pings && self.inbound.is_some() {
+                        self.out
+                            .extend(self.pinger.due(tokio::time::Instant::now()));
+                    }
                 }
                 Woken::Watch(Ok(None)) => {
                     // The game is over and its last event sent: an answer
@@ -224,6 +239,15 @@ impl Play {
     async fn on_request(&mut self, request: pb::PlayRequest) -> Result<(), Status> {
         let play = match request.kind {
             Some(pb::play_request::Kind::Move(play)) => play,
+            Some(pb::play_request::Kind::Pong(pong)) => {
+                let now = tokio::time::Instant::now();
+                if let Some(rtt) = self.pinger.pong(pong.id, now)
+                    && let Ok(seat) = self.session.seat_of(self.role)
+                {
+                    self.session.sample_lag(seat, rtt);
+                }
+                return Ok(());
+            }
             Some(pb::play_request::Kind::Start(_)) => {
                 return Err(invalid_argument(
                     "start",

@@ -484,6 +484,7 @@ impl RefereeService for RefereeApi {
             session,
             role,
             from_ply: start.from_ply,
+            answer_pings: start.answer_pings,
         };
         let stream = play::open(start, inbound, self.shutdown.clone(), slots)?;
         Ok(Response::new(stream))
@@ -639,6 +640,7 @@ impl RefereeService for RefereeApi {
                 .iter()
                 .map(super::policy::substitution_pb)
                 .collect(),
+            latency: super::ping::latency_pb(&session, shown.ply),
         }))
     }
 

@@ -91,6 +91,23 @@ pub struct PlayedMove {
     pub notation: String,
     /// Its kind in the game's words (PÜNCT: place, move, jump, bridge).
     pub kind: &'static str,
+    /// Its line of the latency ledger (docs/LAG.md); absent for a move
+    /// never timed here (an imported game).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<MoveLatency>,
+}
+
+/// What a move was charged and credited for lag (docs/LAG.md).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct MoveLatency {
+    /// Its time less what was compensated: what its seat's clock was
+    /// charged, milliseconds.
+    pub charged_ms: u64,
+    /// The lag compensation credited, milliseconds.
+    pub compensated_ms: u64,
+    /// Its seat's round-trip estimate then, milliseconds; absent when
+    /// never measured.
+    pub lag_ms: Option<u64>,
 }
 
 /// A seat's pieces not yet on the board.
@@ -334,6 +351,7 @@ pub fn detail(v: &SessionView, log: &[Arc<Event>]) -> GameDetail {
                 seat: name(v.seats, report.seat),
                 notation: report.detail.notation.clone(),
                 kind: report.detail.kind,
+                latency: None,
             }),
             EventKind::GameOver { .. } => None,
         })

@@ -337,6 +337,21 @@ async fn get_game(
 fn game_detail(session: &Session, key: &RefereeKey) -> json::GameDetail {
     let (view, log) = session.spectator_view_with_events();
     let mut detail = json::detail(&view, &log);
+    // The latency ledger of a timed game, as far as this spectator is
+    // shown it.
+    let timed = view.time_control.has_clock();
+    for line in session.latency_ledger(view.ply) {
+        if !timed && line.entry.lag_ms.is_none() {
+            continue;
+        }
+        if let Some(m) = detail.moves.iter_mut().find(|m| m.ply == line.ply) {
+            m.latency = Some(json::MoveLatency {
+                charged_ms: line.entry.charged_ms,
+                compensated_ms: line.entry.compensated_ms,
+                lag_ms: line.entry.lag_ms,
+            });
+        }
+    }
     if view.outcome.is_some() {
         detail.receipt = session.signed_receipt(key).map(|r| r.to_value());
     }

@@ -22,6 +22,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::SessionError;
+use super::lag::{Credit, Lag, LagCompensation, LedgerEntry};
 use crate::games::Seat;
 
 /// The longest time a time control may name (initial time, time per move,
@@ -59,6 +60,8 @@ pub struct TimeControl {
     /// The deadline of each seat's first move, if any: while it runs, the
     /// seat's clock does not; a seat missing it aborts the game.
     pub first_move: Option<Duration>,
+    /// Lag compensation, if on (docs/LAG.md); needs a clock.
+    pub lag: Option<LagCompensation>,
 }
 
 impl TimeControl {
@@ -105,6 +108,9 @@ impl TimeControl {
         if let Some(d) = self.first_move {
             within("time_control.first_move_deadline_ms", d)?;
         }
+        if let Some(lag) = self.lag {
+            lag.check(self.has_clock())?;
+        }
         Ok(())
     }
 
@@ -115,6 +121,27 @@ impl TimeControl {
             ClockMode::PerMove { per_move } => per_move,
         }
     }
+}
+
+/// A clock's time control but its lag compensation (see [`Clock`]).
+#[derive(Debug, Clone, Copy)]
+struct Control {
+    mode: ClockMode,
+    first_move: Option<Duration>,
+}
+
+impl Control {
+    fn has_clock(&self) -> bool {
+        self.mode != ClockMode::Untimed
+    }
+}
+
+/// Seat `i`'s bit of [`Clock`]'s `moved` (none past 63).
+fn bit(i: usize) -> u64 {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| 1u64.checked_shl(i))
+        .unwrap_or(0)
 }
 
 /// What happens when the turn's deadline passes.
@@ -154,16 +181,21 @@ pub struct MoveStamp {
     pub next: Option<Seat>,
     /// When it was accepted, counted from the start of the game.
     pub at: Duration,
+    /// The lag compensation it was credited, milliseconds (docs/LAG.md).
+    pub compensated_ms: u32,
 }
 
 /// The clocks of one game.
 #[derive(Debug, Clone)]
 pub struct Clock {
-    control: TimeControl,
+    /// The time control but its lag compensation, which is kept in `lag`
+    /// (every clock holds this inline; few compensate lag).
+    control: Control,
     /// Each seat's time left at the start of the current turn.
     remaining: Vec<Duration>,
     /// Whether each seat has made its first move.
-    moved: Vec<bool>,
+    /// A bit per seat (seat `i`: bit `i`; a game has far fewer than 64).
+    moved: u64,
     /// The seat whose turn runs (`None` once stopped).
     turn: Option<Seat>,
     /// When that turn started.
@@ -171,6 +203,9 @@ pub struct Clock {
     /// When the game started.
     started: Instant,
     stamps: Vec<MoveStamp>,
+    /// Lag estimates and compensation: made only when the time control
+    /// compensates lag or a seat's round trip is measured.
+    lag: Option<Box<Lag>>,
 }
 
 impl Clock {
@@ -178,13 +213,17 @@ impl Clock {
     pub fn new(control: TimeControl, seats: usize, first: Seat, now: Instant) -> Clock {
         let t = control.start_time();
         Clock {
-            control,
+            control: Control {
+                mode: control.mode,
+                first_move: control.first_move,
+            },
             remaining: vec![t; seats],
-            moved: vec![false; seats],
+            moved: 0,
             turn: Some(first),
             turn_started: now,
             started: now,
             stamps: Vec::new(),
+            lag: control.lag.map(|c| Box::new(Lag::new(Some(c), seats))),
         }
     }
 
@@ -198,16 +237,14 @@ impl Clock {
 
     /// The seats that have made their first move.
     pub fn moved(&self) -> impl Iterator<Item = Seat> + '_ {
-        self.moved
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| **m)
-            .filter_map(|(i, _)| Seat::new(i))
+        (0..self.remaining.len())
+            .filter(|i| self.moved & bit(*i) != 0)
+            .filter_map(Seat::new)
     }
 
     /// Whether every seat has made its first move.
     pub fn all_moved(&self) -> bool {
-        self.moved.iter().all(|m| *m)
+        (0..self.remaining.len()).all(|i| self.moved & bit(i) != 0)
     }
 
     /// Rebuilds a clock from its time control and the accepted moves, with
@@ -226,7 +263,11 @@ impl Clock {
         let start = now.checked_sub(last).unwrap_or(now);
         let mut clock = Clock::new(control, seats, first, start);
         for s in stamps {
-            clock.on_move(s.mover, s.next, start + s.at);
+            let credit = Credit {
+                compensated_ms: s.compensated_ms,
+                lag_ms: None,
+            };
+            clock.on_move_credited(s.mover, s.next, start + s.at, credit);
         }
         clock
     }
@@ -239,7 +280,16 @@ impl Clock {
 
     /// The time control.
     pub fn control(&self) -> TimeControl {
-        self.control
+        TimeControl {
+            mode: self.control.mode,
+            first_move: self.control.first_move,
+            lag: self.compensation(),
+        }
+    }
+
+    /// The time control's lag compensation, if on.
+    fn compensation(&self) -> Option<LagCompensation> {
+        self.lag.as_deref().and_then(|l| l.compensation)
     }
 
     /// Every accepted move with its time, from the start of the game.
@@ -247,8 +297,116 @@ impl Clock {
         &self.stamps
     }
 
+    /// What `seat`'s move may be credited for lag now (zero in a first
+    /// move under a first-move deadline, and without compensation).
+    fn available(&self, seat: Seat) -> Duration {
+        match self.lag.as_deref() {
+            Some(lag) if !self.in_first_move(seat) => lag.available(seat.index()),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// What a move of `mover` arriving at `now` is credited (docs/LAG.md):
+    /// counted in whole milliseconds of the stored move times, so the
+    /// stored ledger and the clock agree.
+    pub fn credit(&self, mover: Seat, now: Instant) -> Credit {
+        let Some(lag) = self.lag.as_deref() else {
+            return Credit::default();
+        };
+        let mut credit = lag.credit(mover.index(), self.elapsed_ms(now));
+        if self.in_first_move(mover) {
+            credit.compensated_ms = 0;
+        }
+        credit
+    }
+
+    /// The turn's time at `now`, in whole milliseconds of the stored move
+    /// times.
+    fn elapsed_ms(&self, now: Instant) -> u64 {
+        let last = self.stamps.last().map_or(Duration::ZERO, |s| s.at);
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        ms(self.since_start(now)).saturating_sub(ms(last))
+    }
+
+    /// The stored ledger line of a move accepted at `clock_ms` (from the
+    /// start of the game) with `credit`.
+    pub fn move_lag(&self, clock_ms: u64, credit: Credit) -> crate::service::storage::MoveLag {
+        let last = self
+            .stamps
+            .last()
+            .map_or(0, |s| u64::try_from(s.at.as_millis()).unwrap_or(u64::MAX));
+        let compensated_ms = u64::from(credit.compensated_ms);
+        crate::service::storage::MoveLag {
+            charged_ms: clock_ms.saturating_sub(last).saturating_sub(compensated_ms),
+            compensated_ms,
+            lag_ms: credit.lag_ms.map(u64::from),
+        }
+    }
+
+    /// Adds a measured round trip of `seat` (docs/LAG.md); `true` when the
+    /// turn's deadline may have moved (the seat is to move with
+    /// compensation on).
+    pub fn sample_lag(&mut self, seat: Seat, rtt: Duration) -> bool {
+        let seats = self.remaining.len();
+        let lag = self
+            .lag
+            .get_or_insert_with(|| Box::new(Lag::new(None, seats)));
+        let Some(entry) = lag.seats.get_mut(seat.index()) else {
+            return false;
+        };
+        entry.sample(rtt);
+        self.turn == Some(seat) && self.compensation().is_some()
+    }
+
+    /// The seat's round-trip estimate, if it was measured.
+    pub fn lag_estimate(&self, seat: Seat) -> Option<Duration> {
+        self.lag
+            .as_deref()
+            .and_then(|l| l.seats.get(seat.index()))
+            .and_then(super::lag::SeatLag::estimate)
+    }
+
+    /// Notes the estimate each restored move was credited against: (move
+    /// index, milliseconds), in move order.
+    pub fn restore_lag_used(&mut self, used: Vec<(u32, u32)>) {
+        if used.is_empty() {
+            return;
+        }
+        let seats = self.remaining.len();
+        let lag = self
+            .lag
+            .get_or_insert_with(|| Box::new(Lag::new(None, seats)));
+        lag.used = used;
+    }
+
+    /// The latency ledger: each move's charged and compensated time and
+    /// the estimate it was credited against, in move order.
+    pub fn ledger(&self) -> Vec<LedgerEntry> {
+        let mut before = 0u64;
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        self.stamps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let at = ms(s.at);
+                let took = at.saturating_sub(before);
+                before = at;
+                let compensated_ms = u64::from(s.compensated_ms);
+                LedgerEntry {
+                    charged_ms: took.saturating_sub(compensated_ms),
+                    compensated_ms,
+                    lag_ms: self
+                        .lag
+                        .as_deref()
+                        .and_then(|l| l.used_at(i))
+                        .map(u64::from),
+                }
+            })
+            .collect()
+    }
+
     fn in_first_move(&self, seat: Seat) -> bool {
-        self.control.first_move.is_some() && !self.moved[seat.index()]
+        self.control.first_move.is_some() && self.moved & bit(seat.index()) == 0
     }
 
     /// When the turn in progress runs out, and what happens then; `None`
@@ -261,7 +419,10 @@ impl Clock {
         }
         let limit = match self.control.mode {
             ClockMode::Untimed => return None,
-            ClockMode::Fischer { .. } | ClockMode::PerMove { .. } => self.remaining[seat.index()],
+            // What the move may be credited for lag extends its turn.
+            ClockMode::Fischer { .. } | ClockMode::PerMove { .. } => {
+                self.remaining[seat.index()] + self.available(seat)
+            }
         };
         Some((self.turn_started + limit, Expiry::Timeout { loser: seat }))
     }
@@ -272,10 +433,20 @@ impl Clock {
         self.deadline().filter(|(at, _)| now >= *at)
     }
 
-    /// Charges the turn to `mover` at `now`, adds its increment, and starts
-    /// `next`'s turn (`None`: the game ended with this move).
+    /// Charges the turn to `mover` at `now` less what it is credited for
+    /// lag ([`Clock::credit`]), adds its increment, and starts `next`'s
+    /// turn (`None`: the game ended with this move).
     pub fn on_move(&mut self, mover: Seat, next: Option<Seat>, now: Instant) {
-        let elapsed = now.saturating_duration_since(self.turn_started);
+        let credit = self.credit(mover, now);
+        self.on_move_credited(mover, next, now, credit);
+    }
+
+    /// [`Clock::on_move`] with the move's credit decided already.
+    fn on_move_credited(&mut self, mover: Seat, next: Option<Seat>, now: Instant, credit: Credit) {
+        let compensated = Duration::from_millis(u64::from(credit.compensated_ms));
+        let elapsed = now
+            .saturating_duration_since(self.turn_started)
+            .saturating_sub(compensated);
         let i = mover.index();
         if !self.in_first_move(mover) {
             match self.control.mode {
@@ -286,11 +457,15 @@ impl Clock {
                 ClockMode::PerMove { per_move } => self.remaining[i] = per_move,
             }
         }
-        self.moved[i] = true;
+        self.moved |= bit(i);
+        if let Some(lag) = self.lag.as_deref_mut() {
+            lag.record(self.stamps.len(), i, credit);
+        }
         self.stamps.push(MoveStamp {
             mover,
             next,
             at: now.saturating_duration_since(self.started),
+            compensated_ms: credit.compensated_ms,
         });
         self.turn = next;
         self.turn_started = now;
@@ -345,6 +520,7 @@ mod tests {
 
     fn fischer(initial: u64, increment: u64) -> TimeControl {
         TimeControl {
+            lag: None,
             mode: ClockMode::Fischer {
                 initial: MS * initial as u32,
                 increment: MS * increment as u32,
@@ -381,6 +557,7 @@ mod tests {
     fn per_move_time_is_reset_after_every_move() {
         let t0 = Instant::now();
         let control = TimeControl {
+            lag: None,
             mode: ClockMode::PerMove { per_move: MS * 500 },
             first_move: None,
         };
@@ -444,6 +621,118 @@ mod tests {
         );
         assert_eq!(restored.reading(later).running, Some(B));
         assert_eq!(restored.stamps(), live.stamps());
+    }
+
+    fn compensated(cap: u32, quota: u32) -> TimeControl {
+        TimeControl {
+            lag: Some(LagCompensation {
+                max_per_move_ms: cap,
+                quota_ms: quota,
+            }),
+            ..fischer(1000, 0)
+        }
+    }
+
+    #[test]
+    fn compensation_moves_the_deadline_and_credits_the_move() {
+        let t0 = Instant::now();
+        let mut c = Clock::new(compensated(150, 250), 2, W, t0);
+        // No estimate yet: today's deadline.
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 1000, Expiry::Timeout { loser: W }))
+        );
+        // White's round trip is 200 ms: it may be credited the cap.
+        assert!(c.sample_lag(W, MS * 200), "White is to move");
+        assert!(!c.sample_lag(B, MS * 40), "Black is not");
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 1150, Expiry::Timeout { loser: W }))
+        );
+        // A move taking 400 ms is charged 250.
+        let credit = c.credit(W, t0 + MS * 400);
+        assert_eq!(
+            credit,
+            Credit {
+                compensated_ms: 150,
+                lag_ms: Some(200)
+            }
+        );
+        c.on_move(W, Some(B), t0 + MS * 400);
+        assert_eq!(
+            c.reading(t0 + MS * 400).remaining,
+            Some(vec![MS * 750, MS * 1000])
+        );
+        // Black's move is credited its estimate (under the cap).
+        c.on_move(B, Some(W), t0 + MS * 500);
+        // White has 100 ms of quota left: its deadline grows by that only.
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * (500 + 750 + 100), Expiry::Timeout { loser: W }))
+        );
+        c.on_move(W, Some(B), t0 + MS * 900);
+        // Quota spent: nothing more, but the estimate is still noted.
+        assert_eq!(c.credit(W, t0 + MS * 1000).compensated_ms, 0);
+        let ledger = c.ledger();
+        let line = |charged_ms, compensated_ms, lag_ms| LedgerEntry {
+            charged_ms,
+            compensated_ms,
+            lag_ms,
+        };
+        assert_eq!(
+            ledger,
+            vec![
+                line(250, 150, Some(200)),
+                line(60, 40, Some(40)),
+                line(300, 100, Some(200)),
+            ]
+        );
+        // A restored clock has the same time left and quota spent.
+        let later = t0 + MS * 10_000;
+        let mut restored = Clock::restore(c.control(), 2, W, c.stamps(), later);
+        restored.restore_lag_used(vec![(0, 200), (1, 40), (2, 200)]);
+        assert_eq!(
+            restored.reading(later).remaining,
+            c.reading(t0 + MS * 900).remaining
+        );
+        assert_eq!(restored.ledger(), ledger);
+        restored.sample_lag(B, MS * 500);
+        // Black's quota: 250 - 40 left, capped at 150.
+        assert_eq!(restored.credit(B, later + MS * 400).compensated_ms, 150);
+    }
+
+    #[test]
+    fn without_compensation_a_sample_changes_nothing_but_the_ledger() {
+        let t0 = Instant::now();
+        let mut c = Clock::new(fischer(1000, 0), 2, W, t0);
+        assert!(!c.sample_lag(W, MS * 200));
+        assert_eq!(
+            c.deadline(),
+            Some((t0 + MS * 1000, Expiry::Timeout { loser: W }))
+        );
+        c.on_move(W, Some(B), t0 + MS * 300);
+        assert_eq!(
+            c.reading(t0 + MS * 300).remaining,
+            Some(vec![MS * 700, MS * 1000])
+        );
+        assert_eq!(
+            c.ledger(),
+            vec![LedgerEntry {
+                charged_ms: 300,
+                compensated_ms: 0,
+                lag_ms: Some(200)
+            }]
+        );
+    }
+
+    #[test]
+    fn compensation_needs_a_clock() {
+        let tc = TimeControl {
+            mode: ClockMode::Untimed,
+            ..compensated(100, 100)
+        };
+        assert!(tc.check().is_err());
+        assert!(compensated(100, 100).check().is_ok());
     }
 
     #[test]

@@ -15,6 +15,7 @@ const MS: Duration = Duration::from_millis(1);
 
 fn fischer(initial_ms: u64, increment_ms: u64) -> TimeControl {
     TimeControl {
+        lag: None,
         mode: ClockMode::Fischer {
             initial: Duration::from_millis(initial_ms),
             increment: Duration::from_millis(increment_ms),
@@ -157,6 +158,7 @@ async fn increment_is_added_and_the_flag_falls_between_moves() {
 async fn per_move_time_resets_and_is_not_carried_over() {
     let store = SessionStore::new(limits());
     let tc = TimeControl {
+        lag: None,
         mode: ClockMode::PerMove { per_move: MS * 400 },
         first_move: None,
     };
@@ -207,6 +209,7 @@ async fn a_side_that_never_starts_aborts_the_game_and_loses_nothing() {
 async fn a_first_move_deadline_also_works_without_a_clock() {
     let store = SessionStore::new(limits());
     let tc = TimeControl {
+        lag: None,
         mode: ClockMode::Untimed,
         first_move: Some(MS * 50),
     };

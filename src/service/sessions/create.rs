@@ -74,6 +74,20 @@ pub(super) fn new_setup(
 pub(super) fn clock_row(tc: TimeControl) -> ClockRow {
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let first_move_ms = tc.first_move.map(ms);
+    let row = clock_mode_row(tc, first_move_ms);
+    match tc.lag {
+        Some(lag) => ClockRow {
+            lag_max_per_move_ms: u64::from(lag.max_per_move_ms),
+            lag_quota_ms: u64::from(lag.quota_ms),
+            ..row
+        },
+        None => row,
+    }
+}
+
+/// The stored form of a time control's clock.
+fn clock_mode_row(tc: TimeControl, first_move_ms: Option<u64>) -> ClockRow {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     match tc.mode {
         ClockMode::Untimed => ClockRow {
             mode: "none",
@@ -367,6 +381,7 @@ impl SessionStore {
             .moves
             .iter()
             .map(|r| MoveRow {
+                lag: storage::MoveLag::default(),
                 game_id: id.to_string(),
                 ply: r.ply,
                 seat: r.seat,

@@ -209,6 +209,7 @@ proptest! {
             let store = SessionStore::new(Limits::default());
             // Timed: a clock read now would tell whether a move was played.
             let timed = TimeControl {
+                lag: None,
                 mode: ClockMode::Fischer {
                     initial: std::time::Duration::from_secs(300),
                     increment: std::time::Duration::from_secs(2),

@@ -54,6 +54,7 @@ impl SessionStore {
                 mover: report.seat,
                 next: report.next,
                 at: Duration::from_millis(m.clock_ms),
+                compensated_ms: u32::try_from(m.lag.compensated_ms).unwrap_or(u32::MAX),
             })
             .collect();
         if let Some(end) = stored.end.as_ref().filter(|_| ended) {

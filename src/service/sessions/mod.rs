@@ -21,6 +21,7 @@ mod create;
 mod delay_tests;
 mod expiry;
 mod follow;
+mod lag;
 mod listing;
 mod policy;
 mod presence;
@@ -44,13 +45,14 @@ use crate::service::storage::{self, Storage};
 pub use clock::{
     Clock, ClockMode, ClockReading, Expiry, MAX_CLOCK_TIME, MAX_INCREMENT, MoveStamp, TimeControl,
 };
+pub use lag::{Credit, LagCompensation, LedgerEntry, MAX_PER_MOVE_CAP};
 pub use policy::{
     FailureAction, FailureKind, FailurePolicy, PAUSE_EXHAUSTED, POLICY_LABEL, SUBSTITUTION_CAP,
     Substitution, pick as pick_substitution, substitution_seed,
 };
 pub use presence::{PresenceSlot, SeatPresence};
 pub use recovery::StoredGameError;
-pub use session::{Current, DELAY_LABEL, FailureView, SpectatorDelay, StateKey};
+pub use session::{Current, DELAY_LABEL, FailureView, LedgerLine, SpectatorDelay, StateKey};
 pub use session::{Event, EventKind, MoveReceipt, Role, Session, SessionView, SetupView, TimeView};
 pub use token::{Token, TokenHash};
 pub use watch::{Watch, WatchItem};

@@ -358,7 +358,10 @@ pub(super) fn pause_used(
     let mut turn_started = Duration::ZERO;
     for s in stamps {
         let i = s.mover.index();
-        let elapsed = s.at.saturating_sub(turn_started);
+        // What the clock charged: the move's time less its lag credit
+        // (docs/LAG.md).
+        let credit = Duration::from_millis(u64::from(s.compensated_ms));
+        let elapsed = s.at.saturating_sub(turn_started).saturating_sub(credit);
         turn_started = s.at;
         let (Some(left), Some(seen)) = (remaining.get_mut(i), moved.get_mut(i)) else {
             continue;
@@ -392,6 +395,7 @@ mod tests {
             mover: Seat::new(seat).unwrap(),
             next: None,
             at: ms(at),
+            compensated_ms: 0,
         };
         let white = |at| stamp(0, at);
         let black = |at| stamp(1, at);
@@ -401,6 +405,7 @@ mod tests {
         let per_move = TimeControl {
             mode: ClockMode::PerMove { per_move: ms(150) },
             first_move: Some(Duration::from_secs(60)),
+            lag: None,
         };
         let stamps = [
             white(5_000),
@@ -426,10 +431,21 @@ mod tests {
                 increment: ms(100),
             },
             first_move: None,
+            lag: None,
         };
         // White: 600 of 1 000 (500 left), then 700 of 500 (200 past).
         let stamps = [white(600), black(700), white(1_400)];
         assert_eq!(pause_used(fischer, 2, &stamps), [ms(200), ms(0)]);
+        // A lag credit is not charged, so not paused either (docs/LAG.md).
+        let credited = [
+            white(600),
+            black(700),
+            MoveStamp {
+                compensated_ms: 150,
+                ..white(1_400)
+            },
+        ];
+        assert_eq!(pause_used(fischer, 2, &credited), [ms(50), ms(0)]);
         // Untimed: no flag, no pause.
         assert_eq!(
             pause_used(TimeControl::default(), 2, &stamps),

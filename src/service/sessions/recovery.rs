@@ -154,6 +154,13 @@ pub(super) fn time_control_of(row: &ClockRow) -> Result<TimeControl, StoredGameE
     let tc = TimeControl {
         mode,
         first_move: row.first_move_ms.map(Duration::from_millis),
+        lag: (row.lag_max_per_move_ms != 0 || row.lag_quota_ms != 0).then(|| {
+            let ms32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+            super::LagCompensation {
+                max_per_move_ms: ms32(row.lag_max_per_move_ms),
+                quota_ms: ms32(row.lag_quota_ms),
+            }
+        }),
     };
     tc.check()
         .map_err(|e| StoredGameError::TimeControl(Box::new(e)))?;
@@ -464,6 +471,7 @@ fn restored_clock(
             mover: report.seat,
             next: report.next,
             at: Duration::from_millis(m.clock_ms),
+            compensated_ms: u32::try_from(m.lag.compensated_ms).unwrap_or(u32::MAX),
         })
         .collect();
     let first = replayed
@@ -473,13 +481,25 @@ fn restored_clock(
         .or(replayed.game.to_move())
         .unwrap_or(Seat::FIRST);
     let now = tokio::time::Instant::now();
-    Clock::restore(
+    let mut clock = Clock::restore(
         time_control,
         replayed.game.seat_names().len(),
         first,
         &stamps,
         now.checked_sub(charged).unwrap_or(now),
-    )
+    );
+    // The estimates the moves were credited against (docs/LAG.md).
+    let used = moves
+        .iter()
+        .take(stamps.len())
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let ms = u32::try_from(m.lag.lag_ms?).unwrap_or(u32::MAX);
+            Some((u32::try_from(i).ok()?, ms))
+        })
+        .collect();
+    clock.restore_lag_used(used);
+    clock
 }
 
 /// The failure policy stored with a game ([`POLICY_LABEL`]; none: every

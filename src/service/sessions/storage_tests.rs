@@ -311,6 +311,7 @@ async fn a_move_whose_caller_goes_away_mid_write_is_applied_and_answers_its_retr
 async fn a_clock_survives_a_restart_without_charging_the_downtime() {
     let storage = Arc::new(ReferenceStorage::new());
     let tc = TimeControl {
+        lag: None,
         mode: ClockMode::Fischer {
             initial: Duration::from_millis(1000),
             increment: Duration::ZERO,

@@ -13,7 +13,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{
-    ClockRow, GameRow, MoveRow, OutcomeRow, SeatRow, ServerSecret, StorageError, StoredGame,
+    ClockRow, GameRow, MoveLag, MoveRow, OutcomeRow, SeatRow, ServerSecret, StorageError,
+    StoredGame,
 };
 use crate::games::{Seat, SeatSet, Setup};
 
@@ -70,6 +71,18 @@ pub(crate) struct BadRow(pub String);
 /// A milliseconds value as stored (saturating at `i64::MAX`).
 pub(crate) fn ms(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// A move's latency ledger as stored: charged, compensated and estimate
+/// in columns `first`, `first + 1` and `first + 2` (a move stored without
+/// one was charged all its time: the ledger's migration fills it in).
+pub(crate) fn stored_lag(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<MoveLag> {
+    let non_negative = |v: i64| v.max(0) as u64;
+    Ok(MoveLag {
+        charged_ms: r.get::<_, Option<i64>>(first)?.map_or(0, non_negative),
+        compensated_ms: r.get::<_, Option<i64>>(first + 1)?.map_or(0, non_negative),
+        lag_ms: r.get::<_, Option<i64>>(first + 2)?.map(non_negative),
+    })
 }
 
 /// A time of the clock as stored: NULL for zero.
@@ -144,6 +157,9 @@ pub(crate) struct GameColumns {
     pub clock_increment_ms: Option<i64>,
     pub clock_per_move_ms: Option<i64>,
     pub first_move_ms: Option<i64>,
+    /// Lag compensation's cap per move and quota (NULL: none).
+    pub lag_max_per_move_ms: Option<i64>,
+    pub lag_quota_ms: Option<i64>,
     /// The labels' JSON.
     pub labels: String,
     pub draw_offers: Option<String>,
@@ -171,6 +187,10 @@ pub(crate) struct MoveColumns {
     pub played_at_ms: i64,
     /// The substitution mark ([`MoveRow::substituted`]).
     pub substituted: Option<String>,
+    /// The latency ledger ([`MoveRow::lag`]).
+    pub charged_ms: Option<i64>,
+    pub compensated_ms: Option<i64>,
+    pub lag_ms: Option<i64>,
 }
 
 /// Stored games put together from their rows: the games first, then the
@@ -240,6 +260,8 @@ impl Assembly {
                 increment_ms: non_negative(row.clock_increment_ms).unwrap_or(0),
                 per_move_ms: non_negative(row.clock_per_move_ms).unwrap_or(0),
                 first_move_ms: non_negative(row.first_move_ms),
+                lag_max_per_move_ms: non_negative(row.lag_max_per_move_ms).unwrap_or(0),
+                lag_quota_ms: non_negative(row.lag_quota_ms).unwrap_or(0),
             },
             labels,
             forfeits: row.forfeits,
@@ -301,6 +323,11 @@ impl Assembly {
             played_at_ms: row.played_at_ms,
             draw_offers: SeatSet::EMPTY,
             substituted: row.substituted,
+            lag: MoveLag {
+                charged_ms: row.charged_ms.map_or(0, |v| v.max(0) as u64),
+                compensated_ms: row.compensated_ms.map_or(0, |v| v.max(0) as u64),
+                lag_ms: row.lag_ms.map(|v| v.max(0) as u64),
+            },
         });
         Ok(())
     }

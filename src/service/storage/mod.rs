@@ -50,6 +50,10 @@ pub struct ClockRow {
     pub per_move_ms: u64,
     /// The first-move deadline, if any.
     pub first_move_ms: Option<u64>,
+    /// Lag compensation's cap per move (0: no compensation).
+    pub lag_max_per_move_ms: u64,
+    /// Lag compensation's quota per seat (0: no compensation).
+    pub lag_quota_ms: u64,
 }
 
 /// One seat of a game as created.
@@ -113,6 +117,19 @@ pub struct MoveRow {
     /// "Restarts"): `TIMEOUT`, `DISCONNECT` or `ILLEGAL_MOVE:<reason>`;
     /// `None` for a move its seat made.
     pub substituted: Option<String>,
+    /// What the move was charged and credited for lag (docs/LAG.md).
+    pub lag: MoveLag,
+}
+
+/// A move's line of the latency ledger, as stored (milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MoveLag {
+    /// The time charged: the move's time less what was compensated.
+    pub charged_ms: u64,
+    /// The lag compensation credited.
+    pub compensated_ms: u64,
+    /// Its seat's round-trip estimate then, if measured.
+    pub lag_ms: Option<u64>,
 }
 
 /// How a game left play.

@@ -106,6 +106,7 @@ impl ClockDoc {
         Ok(TimeControl {
             mode,
             first_move: self.first_move_ms.map(Duration::from_millis),
+            lag: None,
         })
     }
 }

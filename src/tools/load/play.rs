@@ -270,6 +270,7 @@ mod tests {
                 game_id: "g-1".into(),
                 token: "t".into(),
                 from_ply: None,
+                answer_pings: false,
             })),
         };
         let ours = PlayRequestWire {

@@ -459,6 +459,7 @@ async fn add_forfeits(
 /// bots' move timeout and a minute more, and the bots are not told of it.
 fn spec_of(config: &Config, openings: &[Opening]) -> pb::TournamentSpec {
     let time_control = config.time_control.unwrap_or_else(|| pb::TimeControl {
+        lag_compensation: None,
         mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
             move_ms: u64::try_from(config.move_timeout.as_millis())
                 .unwrap_or(u64::MAX)

@@ -489,6 +489,7 @@ fn per_move_clock() -> pb::TimeControl {
             move_ms: 10_000,
         })),
         first_move_deadline_ms: None,
+        lag_compensation: None,
     }
 }
 

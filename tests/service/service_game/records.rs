@@ -248,6 +248,7 @@ async fn every_exported_record_is_canonical_for_its_game() {
             rules.clone(),
             seed,
             Some(pb::TimeControl {
+                lag_compensation: None,
                 mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
                     move_ms: 200,
                 })),

@@ -116,6 +116,7 @@ async fn play(
         format: pb::TournamentFormat::RoundRobin as i32,
         games_per_pairing: 1,
         time_control: Some(pb::TimeControl {
+            lag_compensation: None,
             mode: Some(pb::time_control::Mode::PerMove(pb::PerMoveClock {
                 move_ms,
             })),

@@ -321,10 +321,18 @@ function update(game) {
   }
 }
 
+// A move's line of the latency ledger (docs/LAG.md), shown as its tooltip.
+function latencyText(l) {
+  if (!l) return '';
+  const lag = l.lag_ms === null || l.lag_ms === undefined ? 'not measured' : `${l.lag_ms} ms`;
+  return `charged ${l.charged_ms} ms, lag compensation ${l.compensated_ms} ms, round trip ${lag}`;
+}
+
 function renderMoves(game) {
   const items = game.moves.map((m) => el('li', { value: m.ply, class: `seat-${m.seat}` },
     el('button', {
       type: 'button',
+      title: latencyText(m.latency),
       dataset: { ply: String(m.ply) },
       'aria-label': `Ply ${m.ply}: ${seatName(m.seat)} ${m.kind} ${m.notation}`,
       onclick: () => showPly(m.ply, m.ply === game.ply),

@@ -55,6 +55,7 @@ async fn closing_an_idle_game_makes_its_close_token_cancelled() {
 async fn a_timed_game_makes_its_timer_wake_up_at_creation() {
     let st = store();
     let control = TimeControl {
+        lag: None,
         mode: ClockMode::Fischer {
             initial: Duration::from_secs(60),
             increment: Duration::ZERO,

@@ -34,6 +34,7 @@ mod endings;
 mod event;
 mod handoff;
 mod history;
+mod lag;
 mod legal;
 mod lifecycle;
 #[cfg(test)]
@@ -51,6 +52,7 @@ use delay::Delayed;
 pub(super) use delay::Release;
 pub use delay::{DELAY_LABEL, SpectatorDelay};
 pub use event::{Event, EventKind, MoveReceipt};
+pub use lag::LedgerLine;
 pub(super) use moves::{Fingerprint, Receipts};
 pub use policy::FailureView;
 pub use seats::Role;

@@ -389,16 +389,22 @@ impl Session {
     ) -> Result<PendingMove, SessionError> {
         let Decision { report, after } = st.game.decide(&mv)?;
         let draw_after = Session::draw_after(st, seat, &report);
+        // The same credit the clock gives the move when it is applied: no
+        // sample changes an estimate while the move is pending
+        // (`Session::sample_lag`).
+        let credit = st.clock.credit(seat, now);
+        let clock_ms = u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX);
         let row = MoveRow {
             game_id: self.id.as_str().to_owned(),
             ply: report.ply,
             seat,
             notation: report.detail.notation.clone(),
             request_id: request_id.map(str::to_string),
-            clock_ms: u64::try_from(st.clock.since_start(now).as_millis()).unwrap_or(u64::MAX),
+            clock_ms,
             played_at_ms: storage::unix_ms(SystemTime::now()),
             draw_offers: draw_after,
             substituted: st.policy.mark(report.ply, seat, &report.detail.notation),
+            lag: st.clock.move_lag(clock_ms, credit),
         };
         let end = report
             .outcome

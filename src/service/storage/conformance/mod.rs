@@ -24,6 +24,9 @@ fn game(id: &str) -> GameRow {
         seats: vec![seat("white", 1), seat("black", 2)],
         setup: None,
         clock: ClockRow {
+            // Lag compensation on: the round trips show it is stored.
+            lag_max_per_move_ms: 250,
+            lag_quota_ms: 5_000,
             mode: "fischer",
             initial_ms: 60_000,
             increment_ms: 1_000,
@@ -59,6 +62,13 @@ fn seeded(id: &str) -> GameRow {
 
 fn mv(id: &str, ply: u32) -> MoveRow {
     MoveRow {
+        // A latency ledger line of its own: the round trips show it is
+        // stored (an estimate on odd plies only).
+        lag: crate::service::storage::MoveLag {
+            charged_ms: 100 - u64::from(ply % 7),
+            compensated_ms: u64::from(ply % 7),
+            lag_ms: (ply % 2 == 1).then(|| u64::from(ply) * 10),
+        },
         game_id: id.into(),
         ply,
         seat: if ply % 2 == 1 {

@@ -6,7 +6,7 @@
 use deadpool_postgres::Transaction;
 
 use super::super::codec::{
-    clock_columns, end_columns, labels_json, ms, offers_column, sealed_seed,
+    clock_columns, end_columns, labels_json, ms, nonzero, offers_column, sealed_seed,
 };
 use super::super::{GameRow, MoveRow, OutcomeRow, StorageError, TournamentRow, Write, unix_ms};
 use super::leases::{Leased, Node};
@@ -111,10 +111,10 @@ async fn insert_game(
                 clock_mode, clock_initial_ms, clock_increment_ms,
                 clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
                 updated_at_ms, owner, epoch, lease_expires_at, turn_started_at,
-                forfeits)
+                forfeits, lag_max_per_move_ms, lag_quota_ms)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::text::jsonb,
                 'in_progress', $13, $14, $14, $15, $16,
-                now() + $17::float8 * interval '1 millisecond', now(), $18)",
+                now() + $17::float8 * interval '1 millisecond', now(), $18, $19, $20)",
         )
         .await
         .map_err(err)?;
@@ -139,6 +139,8 @@ async fn insert_game(
             &i64::from(leased),
             &(node.lease_ms() as f64),
             &game.forfeits,
+            &nonzero(game.clock.lag_max_per_move_ms),
+            &nonzero(game.clock.lag_quota_ms),
         ],
     )
     .await
@@ -343,8 +345,8 @@ async fn insert_move(tx: &Transaction<'_>, mv: &MoveRow, target: &str) -> Result
     let stmt = tx
         .prepare_cached(
             "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                substituted)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                substituted, charged_ms, compensated_ms, lag_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .await
         .map_err(err)?;
@@ -359,6 +361,9 @@ async fn insert_move(tx: &Transaction<'_>, mv: &MoveRow, target: &str) -> Result
             &ms(mv.clock_ms),
             &mv.played_at_ms,
             &mv.substituted,
+            &ms(mv.lag.charged_ms),
+            &ms(mv.lag.compensated_ms),
+            &mv.lag.lag_ms.map(ms),
         ],
     )
     .await

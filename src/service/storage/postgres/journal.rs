@@ -158,12 +158,12 @@ pub(super) async fn fold_games(
             "WITH folded AS (
                 DELETE FROM journal WHERE game_id = ANY($1::text[])
                 RETURNING game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                    draw_offers, substituted, at
+                    draw_offers, substituted, at, charged_ms, compensated_ms, lag_ms
              ), stored AS (
                 INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms,
-                    played_at_ms, substituted)
+                    played_at_ms, substituted, charged_ms, compensated_ms, lag_ms)
                 SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                    substituted
+                    substituted, charged_ms, compensated_ms, lag_ms
                 FROM folded ORDER BY game_id, ply
              ), last AS (
                 SELECT DISTINCT ON (game_id) game_id, ply, draw_offers, played_at_ms, at
@@ -306,12 +306,14 @@ async fn insert(
         .iter()
         .map(|(m, _)| m.substituted.as_deref())
         .collect();
+    let lags: Vec<Option<i64>> = moves.iter().map(|(m, _)| m.lag.lag_ms.map(ms)).collect();
     let stmt = tx
         .prepare_cached(
             "INSERT INTO journal (game_id, ply, seat, notation, request_id, clock_ms,
-                played_at_ms, draw_offers, substituted)
+                played_at_ms, draw_offers, substituted, charged_ms, compensated_ms, lag_ms)
              SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[],
-                $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[])",
+                $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
+                $10::bigint[], $11::bigint[], $12::bigint[])",
         )
         .await
         .map_err(err)?;
@@ -327,6 +329,9 @@ async fn insert(
             &column(|m| m.played_at_ms),
             &offers,
             &substituted,
+            &column(|m| ms(m.lag.charged_ms)),
+            &column(|m| ms(m.lag.compensated_ms)),
+            &lags,
         ],
     )
     .await

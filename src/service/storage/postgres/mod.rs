@@ -46,7 +46,7 @@ use super::sqlite::FoldPolicy;
 use super::{ServerSecret, StorageError, StoredGame, Write};
 
 /// The schema version this binary writes (table `referee_schema`).
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 /// Writer tasks; a game's writes always go to the same one.
 pub const WRITERS: usize = 4;
 /// The connections the pool holds by default (the writers' and the reads').

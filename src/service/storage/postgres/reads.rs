@@ -53,7 +53,7 @@ async fn read_in_snapshot(
                 "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
                     clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms,
                     labels::text, draw_offers, created_at_ms, ply, status, winners, scores,
-                    reason, finished_at_ms, forfeits, failure_ending
+                    reason, finished_at_ms, forfeits, failure_ending, lag_max_per_move_ms, lag_quota_ms
                  FROM games {filter}"
             ),
             params,
@@ -84,7 +84,8 @@ async fn read_in_snapshot(
     }
     let moves = client
         .query(
-            "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms, substituted
+            "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms, substituted,
+                charged_ms, compensated_ms, lag_ms
              FROM moves WHERE game_id = ANY($1) ORDER BY game_id, ply",
             &[&ids],
         )
@@ -99,6 +100,9 @@ async fn read_in_snapshot(
             clock_ms: r.get(5),
             played_at_ms: r.get(6),
             substituted: r.get(7),
+            charged_ms: r.get(8),
+            compensated_ms: r.get(9),
+            lag_ms: r.get(10),
         };
         games.push_move(r.get(0), row).map_err(corrupt)?;
     }
@@ -121,7 +125,7 @@ async fn read_journaled(
     let journaled = client
         .query(
             "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                    substituted, draw_offers
+                    substituted, draw_offers, charged_ms, compensated_ms, lag_ms
                  FROM journal WHERE game_id = ANY($1) ORDER BY game_id, ply",
             &[&ids],
         )
@@ -136,6 +140,9 @@ async fn read_journaled(
             clock_ms: r.get(5),
             played_at_ms: r.get(6),
             substituted: r.get(7),
+            charged_ms: r.get(9),
+            compensated_ms: r.get(10),
+            lag_ms: r.get(11),
         };
         games
             .push_journaled(r.get(0), row, r.get::<_, Option<&str>>(8))
@@ -169,6 +176,8 @@ fn game_columns(r: &tokio_postgres::Row) -> GameColumns {
         finished_at_ms: r.get(19),
         forfeits: r.get(20),
         failure_ending: r.get(21),
+        lag_max_per_move_ms: r.get(22),
+        lag_quota_ms: r.get(23),
     }
 }
 

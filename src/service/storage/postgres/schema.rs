@@ -28,6 +28,7 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
     super::outbox::SCHEMA_9,
     super::journal::SCHEMA_10,
     SCHEMA_11,
+    SCHEMA_12,
 ];
 
 /// Version 11: why a failure policy ended a game (`failure_ending`,
@@ -35,6 +36,30 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
 /// none.
 const SCHEMA_11: &str = r#"
 ALTER TABLE games ADD COLUMN IF NOT EXISTS failure_ending TEXT;
+"#;
+
+/// Version 12: the lag compensation of a game's time control, and each
+/// move's latency ledger (what it was charged, what it was credited for
+/// lag, its seat's round-trip estimate: docs/LAG.md), on `moves` and on
+/// the journal. A move stored before
+/// was credited nothing: it was charged its whole time, from the move
+/// times.
+const SCHEMA_12: &str = r#"
+ALTER TABLE games ADD COLUMN IF NOT EXISTS lag_max_per_move_ms BIGINT;
+ALTER TABLE games ADD COLUMN IF NOT EXISTS lag_quota_ms BIGINT;
+ALTER TABLE moves ADD COLUMN IF NOT EXISTS charged_ms BIGINT;
+ALTER TABLE moves ADD COLUMN IF NOT EXISTS compensated_ms BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE moves ADD COLUMN IF NOT EXISTS lag_ms BIGINT;
+UPDATE moves m SET charged_ms = m.clock_ms - COALESCE(
+    (SELECT p.clock_ms FROM moves p WHERE p.game_id = m.game_id AND p.ply = m.ply - 1), 0)
+WHERE m.charged_ms IS NULL;
+ALTER TABLE journal ADD COLUMN IF NOT EXISTS charged_ms BIGINT;
+ALTER TABLE journal ADD COLUMN IF NOT EXISTS compensated_ms BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE journal ADD COLUMN IF NOT EXISTS lag_ms BIGINT;
+UPDATE journal j SET charged_ms = j.clock_ms - COALESCE(
+    (SELECT p.clock_ms FROM journal p WHERE p.game_id = j.game_id AND p.ply = j.ply - 1),
+    (SELECT p.clock_ms FROM moves p WHERE p.game_id = j.game_id AND p.ply = j.ply - 1), 0)
+WHERE j.charged_ms IS NULL;
 "#;
 
 /// Version 8: the substitution mark of a move a failure policy played for

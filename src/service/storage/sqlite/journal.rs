@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::super::codec::offers_column;
+use super::super::codec::{ms, offers_column, stored_lag};
 use super::super::{MoveRow, seats_of_text};
 use super::reads::bad_row;
 use crate::games::Seat;
@@ -141,7 +141,7 @@ impl Journal {
         self.waiting = 0;
         let mut statement = conn.prepare_cached(
             "SELECT seq, game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                draw_offers, substituted
+                draw_offers, substituted, charged_ms, compensated_ms, lag_ms
              FROM journal ORDER BY seq",
         )?;
         let mut rows = statement.query([])?;
@@ -164,6 +164,7 @@ impl Journal {
                 played_at_ms: r.get(7)?,
                 draw_offers,
                 substituted: r.get(9)?,
+                lag: stored_lag(r, 10)?,
             };
             let pending = self.games.entry(game_id).or_default();
             self.waiting += usize::from(pending.moves.is_empty());
@@ -197,8 +198,8 @@ impl Journal {
         }
         tx.prepare_cached(
             "INSERT INTO journal (game_id, ply, seat, notation, request_id, clock_ms,
-                played_at_ms, draw_offers, substituted)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                played_at_ms, draw_offers, substituted, charged_ms, compensated_ms, lag_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?
         .execute(params![
             mv.game_id,
@@ -210,6 +211,9 @@ impl Journal {
             mv.played_at_ms,
             offers_column(mv.draw_offers),
             mv.substituted,
+            ms(mv.lag.charged_ms),
+            ms(mv.lag.compensated_ms),
+            mv.lag.lag_ms.map(ms),
         ])?;
         let seq = tx.last_insert_rowid();
         let pending = self.games.entry(mv.game_id.clone()).or_default();

@@ -37,7 +37,7 @@ pub const DB_FILE: &str = "referee.sqlite3";
 /// The lock file that keeps a second server off the same data directory.
 pub const LOCK_FILE: &str = "referee.lock";
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1024;
 /// The writer's page cache, in KiB (2048 pages of 4 KiB). Every commit

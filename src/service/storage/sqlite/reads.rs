@@ -48,7 +48,7 @@ fn read_in_snapshot(
         "SELECT id, game, variant, options, seed, seed_supplied, clock_mode,
             clock_initial_ms, clock_increment_ms, clock_per_move_ms, first_move_ms, labels,
             draw_offers, created_at_ms, ply, status, winners, scores, reason, finished_at_ms,
-            forfeits, failure_ending
+            forfeits, failure_ending, lag_max_per_move_ms, lag_quota_ms
          FROM games {filter}"
     ))?;
     let rows = stmt.query_map(params, game_columns)?;
@@ -62,7 +62,8 @@ fn read_in_snapshot(
         "SELECT seat, name, token_sha256 FROM seats WHERE game_id = ?1 ORDER BY seat",
     )?;
     let mut moves = conn.prepare_cached(
-        "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms, substituted
+        "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms, substituted,
+            charged_ms, compensated_ms, lag_ms
          FROM moves WHERE game_id = ?1 ORDER BY ply",
     )?;
     for id in games.ids() {
@@ -85,7 +86,7 @@ fn read_in_snapshot(
         // index, so it is read whole, once per read.
         let mut journal = conn.prepare_cached(
             "SELECT ply, seat, notation, request_id, clock_ms, played_at_ms, game_id,
-                draw_offers, substituted
+                draw_offers, substituted, charged_ms, compensated_ms, lag_ms
              FROM journal ORDER BY seq",
         )?;
         let mut rows = journal.query([])?;
@@ -130,11 +131,14 @@ fn game_columns(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameColumns> {
         finished_at_ms: r.get(19)?,
         forfeits: r.get(20)?,
         failure_ending: r.get(21)?,
+        lag_max_per_move_ms: r.get(22)?,
+        lag_quota_ms: r.get(23)?,
     })
 }
 
 /// The columns of a row of `moves` (or of `journal`), its substitution mark
-/// in column `substituted`. A database migrated from version 1 may hold a
+/// in column `substituted` and its latency ledger in the three after it
+/// (charged, compensated, estimate). A database migrated from version 1 may hold a
 /// seat number as text.
 fn move_columns(r: &rusqlite::Row<'_>, substituted: usize) -> rusqlite::Result<MoveColumns> {
     let seat = match r.get::<_, rusqlite::types::Value>(1)? {
@@ -150,5 +154,8 @@ fn move_columns(r: &rusqlite::Row<'_>, substituted: usize) -> rusqlite::Result<M
         clock_ms: r.get(4)?,
         played_at_ms: r.get(5)?,
         substituted: r.get(substituted)?,
+        charged_ms: r.get(substituted + 1)?,
+        compensated_ms: r.get(substituted + 2)?,
+        lag_ms: r.get(substituted + 3)?,
     })
 }

@@ -115,6 +115,7 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             migrate_7_to_8(conn).map_err(err)?;
             super::outbox::migrate_8_to_9(conn).map_err(err)?;
             migrate_9_to_10(conn).map_err(err)?;
+            migrate_10_to_11(conn).map_err(err)?;
         }
         4..=SCHEMA_VERSION => {
             let stored: String = conn
@@ -140,6 +141,9 @@ fn migrate(conn: &Connection, path: &Path, secret: &ServerSecret) -> Result<(), 
             }
             if version <= 9 {
                 migrate_9_to_10(conn).map_err(err)?;
+            }
+            if version <= 10 {
+                migrate_10_to_11(conn).map_err(err)?;
             }
         }
         v => {
@@ -362,6 +366,52 @@ fn migrate_9_to_10(conn: &Connection) -> rusqlite::Result<()> {
             tx.execute_batch("ALTER TABLE games ADD COLUMN failure_ending TEXT;")?;
         }
         tx.execute_batch("PRAGMA user_version = 10;")
+    })
+}
+
+/// From version 10 to version 11, in one transaction: the lag compensation
+/// of a game's time control, and each move's latency ledger (what it was
+/// charged, what it was credited for lag, its seat's round-trip estimate:
+/// docs/LAG.md) on `moves` and on the journal. A move stored before was
+/// credited nothing: it was charged its whole time, from the move times.
+fn migrate_10_to_11(conn: &Connection) -> rusqlite::Result<()> {
+    // A table that has a column already keeps it.
+    let add = |tx: &Connection, table: &str, column: &str, kind: &str| {
+        let has: bool = tx.query_row(
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM pragma_table_info('{table}') WHERE name = '{column}')"
+            ),
+            [],
+            |r| r.get(0),
+        )?;
+        if !has {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
+        }
+        Ok::<_, rusqlite::Error>(())
+    };
+    in_transaction(conn, |tx| {
+        add(tx, "games", "lag_max_per_move_ms", "INTEGER")?;
+        add(tx, "games", "lag_quota_ms", "INTEGER")?;
+        for table in ["moves", "journal"] {
+            add(tx, table, "charged_ms", "INTEGER")?;
+            add(tx, table, "compensated_ms", "INTEGER NOT NULL DEFAULT 0")?;
+            add(tx, table, "lag_ms", "INTEGER")?;
+        }
+        // The time before a move: the previous move's, in `moves` or the
+        // journal (the game's start for the first).
+        tx.execute_batch(
+            "UPDATE moves SET charged_ms = clock_ms - COALESCE(
+                 (SELECT p.clock_ms FROM moves p
+                  WHERE p.game_id = moves.game_id AND p.ply = moves.ply - 1), 0)
+             WHERE charged_ms IS NULL;
+             UPDATE journal SET charged_ms = clock_ms - COALESCE(
+                 (SELECT p.clock_ms FROM journal p
+                  WHERE p.game_id = journal.game_id AND p.ply = journal.ply - 1),
+                 (SELECT p.clock_ms FROM moves p
+                  WHERE p.game_id = journal.game_id AND p.ply = journal.ply - 1), 0)
+             WHERE charged_ms IS NULL;",
+        )?;
+        tx.execute_batch("PRAGMA user_version = 11;")
     })
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::super::codec::{
-    clock_columns, end_columns, hex, labels_json, offers_column, sealed_seed,
+    clock_columns, end_columns, hex, labels_json, ms, nonzero, offers_column, sealed_seed,
 };
 use super::super::{GameRow, MoveRow, OutcomeRow, ServerSecret, TournamentRow, Write, unix_ms};
 use super::journal::{FoldPolicy, Journal};
@@ -368,9 +368,9 @@ fn insert_game(
         "INSERT INTO games (id, game, variant, options, seed, seed_supplied,
             clock_mode, clock_initial_ms, clock_increment_ms,
             clock_per_move_ms, first_move_ms, labels, status, ply, created_at_ms,
-            updated_at_ms, forfeits)
+            updated_at_ms, forfeits, lag_max_per_move_ms, lag_quota_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'in_progress', ?13,
-            ?14, ?14, ?15)",
+            ?14, ?14, ?15, ?16, ?17)",
     )?
     .execute(params![
         game.id,
@@ -388,6 +388,8 @@ fn insert_game(
         ply as i64,
         game.created_at_ms,
         game.forfeits,
+        nonzero(game.clock.lag_max_per_move_ms),
+        nonzero(game.clock.lag_quota_ms),
     ])?;
     for (i, seat) in game.seats.iter().enumerate() {
         tx.prepare_cached(
@@ -407,8 +409,8 @@ fn insert_game(
 pub(super) fn insert_move(tx: &Connection, mv: &MoveRow) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO moves (game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-            substituted)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            substituted, charged_ms, compensated_ms, lag_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         mv.game_id,
@@ -419,6 +421,9 @@ pub(super) fn insert_move(tx: &Connection, mv: &MoveRow) -> rusqlite::Result<()>
         mv.clock_ms as i64,
         mv.played_at_ms,
         mv.substituted,
+        ms(mv.lag.charged_ms),
+        ms(mv.lag.compensated_ms),
+        mv.lag.lag_ms.map(ms),
     ])?;
     Ok(())
 }

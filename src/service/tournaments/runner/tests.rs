@@ -62,6 +62,7 @@ async fn first_game_being_stored(
             format: Format::RoundRobin,
             games_per_pairing: 1,
             time_control: TimeControl {
+                lag: None,
                 mode: ClockMode::PerMove {
                     per_move: Duration::from_secs(600),
                 },
