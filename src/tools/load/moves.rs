@@ -167,32 +167,31 @@ async fn one_run(
     server_pids: &[u32],
     points: &[Point],
 ) -> RunReport {
-    let baseline_phase = || {
-        measure(args, server_pids, games, |i, window, errors| {
-            let client = HealthClient::new(channels[i % channels.len()].clone());
-            tokio::spawn(check_health(client, window, errors))
-        })
-    };
     let mut runs = Vec::with_capacity(args.rounds);
     let mut baseline = None;
     for _ in 0..args.rounds {
-        let b = baseline_phase().await;
-        let moves = measure(args, server_pids, games, |i, window, errors| {
-            let channel = channels[i % channels.len()].clone();
-            tokio::spawn(play_games(
-                channel,
-                (pool.clone(), encoded.clone()),
-                played.clone(),
-                (i, games),
-                false,
-                window,
-                errors,
-            ))
-        })
+        let b = baseline_phase(args, channels, games, server_pids).await;
+        let moves = moves_phase(
+            args,
+            channels,
+            (pool, encoded),
+            played,
+            games,
+            server_pids,
+            false,
+        )
         .await;
         let mut report = run_report(games, &b, moves);
         if args.play {
-            let streamed = play_phase(args, channels, (pool, encoded), played, games, server_pids);
+            let streamed = moves_phase(
+                args,
+                channels,
+                (pool, encoded),
+                played,
+                games,
+                server_pids,
+                true,
+            );
             report.play = Some(play_report(&b, &report, streamed.await));
         }
         runs.push(report);
@@ -212,7 +211,7 @@ async fn one_run(
                 // One round reads against the run's last baseline, as
                 // before; more rounds each measure their own just before.
                 let fresh = if args.rounds > 1 {
-                    Some(baseline_phase().await)
+                    Some(baseline_phase(args, channels, games, server_pids).await)
                 } else {
                     None
                 };
@@ -274,15 +273,30 @@ fn median_of_runs(runs: Vec<RunReport>) -> RunReport {
     run
 }
 
-/// The play phase of `--play` (`play.rs`): `games` tasks playing over
-/// `Play` streams, measured.
-async fn play_phase(
+/// A baseline phase: health checks (as in every round).
+pub(super) async fn baseline_phase(
+    args: &LoadArgs,
+    channels: &[Channel],
+    games: usize,
+    server_pids: &[u32],
+) -> Measured {
+    measure(args, server_pids, games, |i, window, errors| {
+        let client = HealthClient::new(channels[i % channels.len()].clone());
+        tokio::spawn(check_health(client, window, errors))
+    })
+    .await
+}
+
+/// A moves phase: `games` tasks playing over `Play` streams (`over_play`,
+/// `play.rs`) or unary calls, measured.
+pub(super) async fn moves_phase(
     args: &LoadArgs,
     channels: &[Channel],
     (pool, encoded): (&Pool, &Encoded),
     played: &Played,
     games: usize,
     server_pids: &[u32],
+    over_play: bool,
 ) -> Measured {
     measure(args, server_pids, games, |i, window, errors| {
         let channel = channels[i % channels.len()].clone();
@@ -291,7 +305,7 @@ async fn play_phase(
             (pool.clone(), encoded.clone()),
             played.clone(),
             (i, games),
-            true,
+            over_play,
             window,
             errors,
         ))
@@ -538,7 +552,7 @@ struct GameIdHead {
 /// Moves: games from the pool, one after another, until the window ends,
 /// each over unary calls or (`over_play`) over one Play stream per seat.
 /// Task `task` of `tasks` plays pool games `task`, `task + tasks`, ….
-pub(super) async fn play_games(
+async fn play_games(
     channel: Channel,
     (pool, encoded): (Pool, Encoded),
     played: Played,

@@ -26,12 +26,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Serialize;
 use tonic::transport::Channel;
-use tonic_health::pb::health_client::HealthClient;
 
 use super::LoadArgs;
-use super::moves::{
-    Encoded, Measured, Played, Pool, check_health, measure, play_games, run_report,
-};
+use super::moves::{Encoded, Played, Pool, baseline_phase, moves_phase, run_report};
 use super::report::RunReport;
 use crate::service::grpc::pb::referee::v1 as pb;
 use crate::service::grpc::pb::referee::v1::webhook_service_client::WebhookServiceClient;
@@ -438,8 +435,16 @@ pub(super) async fn compare_run(
             if with_endpoint {
                 hooks.register().await?;
             }
-            let moves =
-                moves_phase(args, channels, (pool, encoded), played, games, server_pids).await;
+            let moves = moves_phase(
+                args,
+                channels,
+                (pool, encoded),
+                played,
+                games,
+                server_pids,
+                false,
+            )
+            .await;
             if with_endpoint {
                 hooks.unregister().await?;
             }
@@ -480,44 +485,6 @@ pub(super) async fn compare_run(
     run.first_errors = first_errors;
     run.webhooks = Some(comparison);
     Ok(run)
-}
-
-/// A baseline phase: health checks (as in every round).
-async fn baseline_phase(
-    args: &LoadArgs,
-    channels: &[Channel],
-    games: usize,
-    server_pids: &[u32],
-) -> Measured {
-    measure(args, server_pids, games, |i, window, errors| {
-        let client = HealthClient::new(channels[i % channels.len()].clone());
-        tokio::spawn(check_health(client, window, errors))
-    })
-    .await
-}
-
-/// A moves phase over unary calls (as in every round).
-async fn moves_phase(
-    args: &LoadArgs,
-    channels: &[Channel],
-    (pool, encoded): (&Pool, &Encoded),
-    played: &Played,
-    games: usize,
-    server_pids: &[u32],
-) -> Measured {
-    measure(args, server_pids, games, |i, window, errors| {
-        let channel = channels[i % channels.len()].clone();
-        tokio::spawn(play_games(
-            channel,
-            (pool.clone(), encoded.clone()),
-            played.clone(),
-            (i, games),
-            false,
-            window,
-            errors,
-        ))
-    })
-    .await
 }
 
 /// At the end of a run with `--webhooks`: waits for the deliveries (of an

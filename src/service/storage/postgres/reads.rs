@@ -92,19 +92,9 @@ async fn read_in_snapshot(
         .await
         .map_err(err)?;
     for r in &moves {
-        let row = MoveColumns {
-            ply: r.get(1),
-            seat: Some(r.get(2)),
-            notation: r.get(3),
-            request_id: r.get(4),
-            clock_ms: r.get(5),
-            played_at_ms: r.get(6),
-            substituted: r.get(7),
-            charged_ms: r.get(8),
-            compensated_ms: r.get(9),
-            lag_ms: r.get(10),
-        };
-        games.push_move(r.get(0), row).map_err(corrupt)?;
+        games
+            .push_move(r.get(0), move_columns(r))
+            .map_err(corrupt)?;
     }
     if games.any_in_progress() {
         read_journaled(client, &mut games, &ids, target).await?;
@@ -125,30 +115,36 @@ async fn read_journaled(
     let journaled = client
         .query(
             "SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                    substituted, draw_offers, charged_ms, compensated_ms, lag_ms
+                    substituted, charged_ms, compensated_ms, lag_ms, draw_offers
                  FROM journal WHERE game_id = ANY($1) ORDER BY game_id, ply",
             &[&ids],
         )
         .await
         .map_err(|e| pg_error(target, e))?;
     for r in &journaled {
-        let row = MoveColumns {
-            ply: r.get(1),
-            seat: Some(r.get(2)),
-            notation: r.get(3),
-            request_id: r.get(4),
-            clock_ms: r.get(5),
-            played_at_ms: r.get(6),
-            substituted: r.get(7),
-            charged_ms: r.get(9),
-            compensated_ms: r.get(10),
-            lag_ms: r.get(11),
-        };
         games
-            .push_journaled(r.get(0), row, r.get::<_, Option<&str>>(8))
+            .push_journaled(r.get(0), move_columns(r), r.get::<_, Option<&str>>(11))
             .map_err(corrupt)?;
     }
     Ok(())
+}
+
+/// A move of `moves` or `journal`, selected as `game_id, ply, seat,
+/// notation, request_id, clock_ms, played_at_ms, substituted, charged_ms,
+/// compensated_ms, lag_ms` (its game id left to the caller).
+fn move_columns(r: &tokio_postgres::Row) -> MoveColumns {
+    MoveColumns {
+        ply: r.get(1),
+        seat: Some(r.get(2)),
+        notation: r.get(3),
+        request_id: r.get(4),
+        clock_ms: r.get(5),
+        played_at_ms: r.get(6),
+        substituted: r.get(7),
+        charged_ms: r.get(8),
+        compensated_ms: r.get(9),
+        lag_ms: r.get(10),
+    }
 }
 
 /// The columns of a row of `games`, as [`read_games`] selects them.
