@@ -23,7 +23,7 @@ use super::{
     OpeningInput, TournamentError,
 };
 use crate::games::{Catalog, GameRules, MoveDetail, MoveReport, RecordError, Setup};
-use crate::service::sessions::{ClockMode, TimeControl};
+use crate::service::sessions::{ClockMode, LagCompensation, TimeControl};
 use crate::service::storage::{self, SealError, ServerSecret, TournamentRow};
 
 mod check;
@@ -69,6 +69,13 @@ pub struct ClockDoc {
     pub per_move_ms: u64,
     /// The first-move deadline.
     pub first_move_ms: Option<u64>,
+    /// Lag compensation: the most one move is credited (docs/LAG.md);
+    /// absent in a document without compensation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_max_per_move_ms: Option<u32>,
+    /// Lag compensation: the most a seat is credited over a game.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_quota_ms: Option<u32>,
 }
 
 impl ClockDoc {
@@ -86,6 +93,8 @@ impl ClockDoc {
             increment_ms,
             per_move_ms,
             first_move_ms: tc.first_move.map(ms),
+            lag_max_per_move_ms: tc.lag.map(|l| l.max_per_move_ms),
+            lag_quota_ms: tc.lag.map(|l| l.quota_ms),
         }
     }
 
@@ -106,7 +115,13 @@ impl ClockDoc {
         Ok(TimeControl {
             mode,
             first_move: self.first_move_ms.map(Duration::from_millis),
-            lag: None,
+            lag: match (self.lag_max_per_move_ms, self.lag_quota_ms) {
+                (Some(max_per_move_ms), Some(quota_ms)) => Some(LagCompensation {
+                    max_per_move_ms,
+                    quota_ms,
+                }),
+                _ => None,
+            },
         })
     }
 }
@@ -630,5 +645,37 @@ pub fn done(
         reason,
         ply,
         substituted: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod clock_doc_tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A tournament's games keep the lag compensation of its clock after
+    /// a restart: the stored document carries it, and a document without
+    /// it (as written before) reads as no compensation.
+    #[test]
+    fn a_tournament_clock_keeps_its_lag_compensation_in_its_document() {
+        let tc = TimeControl {
+            mode: ClockMode::PerMove {
+                per_move: Duration::from_millis(500),
+            },
+            first_move: Some(Duration::from_secs(30)),
+            lag: Some(LagCompensation {
+                max_per_move_ms: 200,
+                quota_ms: 5_000,
+            }),
+        };
+        let json = serde_json::to_string(&ClockDoc::of(&tc)).unwrap();
+        let back: ClockDoc = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.time_control().unwrap(), tc);
+        let plain = TimeControl { lag: None, ..tc };
+        let json = serde_json::to_string(&ClockDoc::of(&plain)).unwrap();
+        assert!(!json.contains("lag"), "{json}");
+        let back: ClockDoc = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.time_control().unwrap(), plain);
     }
 }
