@@ -503,9 +503,14 @@ impl TournamentService for TournamentApi {
             0 => crate::service::sessions::DEFAULT_PAGE_SIZE,
             n => (n as usize).min(crate::service::sessions::MAX_PAGE_SIZE),
         };
+        // A spectator's filter applies to the status it is shown: a delayed
+        // tournament that ended is still running for it (docs/SPECTATOR.md),
+        // so the page is read unfiltered and filtered once shown (a page may
+        // then hold fewer than its size: the token says whether more follow).
+        let stored = if platform { status } else { None };
         let (views, more) = self
             .tournaments
-            .list_all(&req.page_token, size, status)
+            .list_all(&req.page_token, size, stored)
             .await
             .map_err(tournament_status)?;
         let next_page_token = if more {
@@ -520,6 +525,7 @@ impl TournamentService for TournamentApi {
                     true => v,
                     false => self.tournaments.as_spectators_see(v),
                 })
+                .filter(|v| status.is_none_or(|s| v.doc.status == s))
                 .map(|v| tournament_pb(&v, false))
                 .collect(),
             next_page_token,

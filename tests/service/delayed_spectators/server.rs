@@ -607,6 +607,47 @@ async fn a_delayed_tournament_shows_a_reader_the_standings_of_the_shown_games_an
         .find(|t| t.tournament_id == id)
         .unwrap();
     assert_eq!(listed.status, pb::TournamentStatus::Running as i32);
+    // Its status filter sees what it is shown: not among the finished
+    // ones, among the running ones; the platform sees it finished.
+    let ids_of = |status: pb::TournamentStatus, key: &str| {
+        let mut tours = tours.clone();
+        let key = key.to_string();
+        async move {
+            let request = pb::ListTournamentsRequest {
+                status: status as i32,
+                ..Default::default()
+            };
+            tours
+                .list_tournaments(keyed(request, &key))
+                .await
+                .unwrap()
+                .into_inner()
+                .tournaments
+                .into_iter()
+                .map(|t| t.tournament_id)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert!(
+        !ids_of(pb::TournamentStatus::Finished, &reader)
+            .await
+            .contains(&id)
+    );
+    assert!(
+        ids_of(pb::TournamentStatus::Running, &reader)
+            .await
+            .contains(&id)
+    );
+    assert!(
+        ids_of(pb::TournamentStatus::Finished, &platform)
+            .await
+            .contains(&id)
+    );
+    assert!(
+        !ids_of(pb::TournamentStatus::Running, &platform)
+            .await
+            .contains(&id)
+    );
     // Its game: over for the platform, in progress for a reader.
     let mut c = server.client().await;
     let game = |key: String| {
