@@ -688,6 +688,16 @@ fn data_dir(name: &str) -> std::path::PathBuf {
     ))
 }
 
+/// Game `id` and its export as a server restarted on `dir` reads them back.
+async fn read_back(dir: &std::path::Path, id: &str) -> (pb::Game, pb::ExportGameResponse) {
+    let server = start_on(dir).await;
+    let mut c = server.client().await;
+    let game = get(&mut c, id).await;
+    let exported = export(&mut c, id).await;
+    server.stop().await.unwrap();
+    (game, exported)
+}
+
 async fn export(c: &mut Client, id: &str) -> pb::ExportGameResponse {
     c.export_game(pb::ExportGameRequest {
         game_id: id.to_string(),
@@ -767,15 +777,11 @@ async fn a_restarted_game_keeps_its_policy_and_its_substitutions() {
 
     // Read back finished after another restart: the same marks, record and
     // receipt.
-    let server = start_on(&dir).await;
-    let mut c = server.client().await;
-    let archived = get(&mut c, &t.id).await;
+    let (archived, read_back) = read_back(&dir, &t.id).await;
     assert_eq!(archived.substitutions, finished.substitutions);
     assert_eq!(archived.failure_policy, finished.failure_policy);
-    let read_back = export(&mut c, &t.id).await;
     assert_eq!(read_back.record, ended.record);
     assert_eq!(read_back.receipt, ended.receipt);
-    server.stop().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -809,19 +815,15 @@ async fn timeout_substitutions_are_read_back_with_the_finished_game() {
     assert!(ended.record.contains("x-substituted: 3,4\n"));
     server.stop().await.unwrap();
 
-    let server = start_on(&dir).await;
-    let mut c = server.client().await;
-    let archived = get(&mut c, &t.id).await;
+    let (archived, read_back) = read_back(&dir, &t.id).await;
     assert_eq!(archived.substitutions, finished.substitutions);
     assert_eq!(
         archived.failure_ending, "SUBSTITUTION_CAP",
         "stored with the end"
     );
-    let read_back = export(&mut c, &t.id).await;
     assert_eq!(read_back.record, ended.record);
     assert_eq!(read_back.receipt, ended.receipt);
     assert_eq!(read_back.substitutions, ended.substitutions);
-    server.stop().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -870,13 +872,10 @@ async fn the_pause_used_and_the_policys_ending_survive_restarts() {
     server.stop().await.unwrap();
 
     // Read back finished after another restart: the policy's ending is kept.
-    let server = start_on(&dir).await;
-    let mut c = server.client().await;
-    let archived = get(&mut c, &t.id).await;
+    let (archived, _) = read_back(&dir, &t.id).await;
     assert_eq!(
         (archived.status, archived.failure_ending.as_str()),
         (pb::GameStatus::Finished as i32, "PAUSE_EXHAUSTED")
     );
-    server.stop().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
