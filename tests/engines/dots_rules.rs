@@ -240,6 +240,112 @@ fn example_11h2_an_older_empty_base_inside_a_new_capture_is_captured() {
     );
 }
 
+// --- §10: where the referee differs from oppai-rs ---------------------------------------
+
+/// The cells of columns `x0..x0 + w` and rows `y0..y0 + h` of the position text (§8.3).
+fn window(game: &Engine, (x0, y0): (usize, usize), (w, h): (usize, usize)) -> Vec<String> {
+    game.field()
+        .text()
+        .lines()
+        .skip(y0 - 1)
+        .take(h)
+        .map(|row| row[x0 - 1..x0 - 1 + w].to_string())
+        .collect()
+}
+
+/// §10's 10x9 game: Red's diamond 5,4 4,5 6,5 5,6 makes the empty base 5,5; the capture of
+/// Blue's 7,5 by the last move runs its region around the diamond, so the four diamond dots
+/// are wall dots and the base is a pocket the wall seals off (§6.2): it is captured with
+/// the rest (§6.3) and can no longer be played. (oppai-rs leaves it Red's base.)
+#[test]
+fn policy_10_a_base_sealed_by_the_capturing_wall_is_captured() {
+    let text = "5,4 7,5 4,5 1,9 6,5 2,9 5,6 3,9 3,4 4,9 3,3 5,9 4,2 6,9 5,2 7,9 6,2 8,9 7,3 9,9 \
+                8,4 10,9 8,5 10,1 8,6 10,2 7,7 10,3 6,7";
+    let all = moves(text);
+    let (before, last) = all.split_at(all.len() - 1);
+    let mut game = Engine::new(options(10, 9, Start::Empty), None).unwrap();
+    for mv in before {
+        game.play(*mv).unwrap();
+    }
+    assert_eq!(game.field().cell(p(5, 5)).marker, Some(Colour::Red));
+    assert_eq!(game.scores(), [0, 0]);
+    game.play(last[0]).unwrap();
+    assert_position(
+        &game,
+        &[
+            ".........B",
+            "...RRR...B",
+            "..R111R..B",
+            "..R1R11R..",
+            "...R1RbR..",
+            "....R11R..",
+            ".....RR...",
+            "..........",
+            "BBBBBBBBBB",
+        ],
+        [1, 0],
+    );
+    assert_eq!(illegal(&game, "5,5"), "HELD");
+}
+
+/// The first place where this engine and oppai-rs's field part in the 32 benchmark games
+/// (docs/BENCHMARKS.md, "Against oppai-rs's field"): the full 39x32 game of seed 31.
+/// Red's move 1 123 (35,12) captures 103 Blue dots and frees 19 of its own; its region
+/// runs around Red's empty base 27,18, whose four dots are all wall dots, so the base is
+/// sealed inside the area and held (§6.2, §6.3). Blue's later try at 27,18 is refused:
+/// the cell is held (§5.3), not a base that would capture the dot (§6.5(c)), which is
+/// what oppai-rs does (203-57 there, 202-57 here).
+#[test]
+fn policy_10_seed_31_the_base_sealed_by_a_capture_is_held() {
+    let record: Record = include_str!("data/dots-seed31.txt").parse().unwrap();
+    assert_eq!(record.options, RuleOptions::default());
+    assert_eq!(record.moves.len(), 1133);
+    let (before, after) = record.moves.split_at(1122);
+    let mut game = Engine::new(record.options, None).unwrap();
+    for mv in before {
+        game.play(*mv).unwrap();
+    }
+    // Columns 22..=32, rows 15..=21: the base 27,18 (`3`) in the middle.
+    let base = p(27, 18);
+    assert_eq!(game.field().cell(base).marker, Some(Colour::Red));
+    assert_eq!(
+        window(&game, (22, 15), (11, 7)),
+        [
+            "rBBRRBRR11R",
+            "2BRRRBBBRbR",
+            "BBRBRRBBBR1",
+            "RBBBR3RRRR1",
+            "BRRBBRRRbR1",
+            "RbRRRRbbRbR",
+            "3RRRRbRbR11",
+        ]
+    );
+    assert_eq!(game.scores(), [96, 70]);
+    assert_eq!(after[0], Move::Place(p(35, 12)));
+    game.play(after[0]).unwrap();
+    assert_eq!(game.scores(), [199, 51]);
+    assert_eq!(game.field().cell(base).holder, Some(Colour::Red));
+    assert_eq!(game.field().cell(base).marker, None);
+    assert_eq!(
+        window(&game, (22, 15), (11, 7)),
+        [
+            "RbbRRbRR11R",
+            "1bRRRbbbRbR",
+            "bbRbRRbbbR1",
+            "RbbbR1RRRR1",
+            "BRRbbRRRbR1",
+            "RbRRRRbbRbR",
+            "3RRRRbRbR11",
+        ]
+    );
+    for mv in &after[1..] {
+        game.play(*mv).unwrap();
+    }
+    assert_eq!(game.to_move(), Colour::Blue);
+    assert_eq!(game.scores(), [202, 57]);
+    assert_eq!(illegal(&game, "27,18"), "HELD");
+}
+
 #[test]
 fn example_11i_an_inner_area_is_taken_first() {
     let red = "2,2 3,2 4,2 2,3 2,4 2,5 3,6 4,6 5,6 6,6 7,6 8,6 9,5 9,4 9,3 9,2 8,1 7,1 6,1 4,3 6,3 5,4 5,2";
