@@ -469,14 +469,16 @@ impl Field {
         if n == 0 {
             return;
         }
-        // §6.4: every area first, then take them in increasing size.
-        let mut areas = [(0u32, Bits::EMPTY); 4];
-        for (slot, region) in areas.iter_mut().zip(&regions[..n]) {
-            let area = self.enclosed_area(region, m);
-            *slot = (area.len(), area);
+        // §6.4: every area first, then take them in increasing size. Each
+        // region becomes its area where it lies (no copies of whole sets).
+        let mut sizes = [0u32; 4];
+        for (size, region) in sizes.iter_mut().zip(&mut regions[..n]) {
+            self.enclosed_area(region, m);
+            *size = region.len();
         }
-        areas[..n].sort_by_key(|(size, _)| *size);
-        for (_, area) in &areas[..n] {
+        let mut order = [0, 1, 2, 3];
+        order[..n].sort_by_key(|&i| sizes[i]);
+        for area in order[..n].iter().map(|&i| &regions[i]) {
             let kind = self.take(m, area);
             match kind {
                 TakeKind::Capture => placement.captures += 1,
@@ -542,13 +544,14 @@ impl Field {
         None
     }
 
-    /// §6.2: the enclosed area of the closed region `region` of `p`: every
-    /// cell from which no orthogonal path reaches the edge without stepping
-    /// on the region or its wall (the live `p` dots next to it).
-    fn enclosed_area(&self, region: &Bits, p: Colour) -> Bits {
+    /// §6.2: turns the closed region `region` of `p` into its enclosed
+    /// area: every cell from which no orthogonal path reaches the edge
+    /// without stepping on the region or its wall (the live `p` dots next to
+    /// it).
+    fn enclosed_area(&self, region: &mut Bits, p: Colour) {
         let h = usize::from(self.height);
         let Some(r0) = (0..h).find(|&y| region.0[y] != 0) else {
-            return Bits::EMPTY;
+            return; // an empty region: an empty area
         };
         let r1 = (r0..h).rev().find(|&y| region.0[y] != 0).unwrap_or(r0);
         // The wall: live `p` dots next to the region, so within one row of it.
@@ -573,7 +576,7 @@ impl Field {
             }
         }
         if columns == 0 {
-            return Bits::EMPTY;
+            return; // not reached: `blocked` holds the region, which is not empty
         }
         let x0 = columns.trailing_zeros() as usize;
         let x1 = 63 - columns.leading_zeros() as usize;
@@ -595,11 +598,11 @@ impl Field {
             reached.0[y] = pass(y) & (!inner | self.edge.0[y]);
         }
         bits::flood_rows(&mut reached, pass, fy0, fy1, h, None);
-        let mut area = Bits::EMPTY;
+        // The region lies in rows y0..=y1 (it is part of `blocked`), and so
+        // does the area: rewriting those rows leaves the area alone.
         for y in y0..=y1 {
-            area.0[y] = inner_cols & self.cells.0[y] & !reached.0[y];
+            region.0[y] = inner_cols & self.cells.0[y] & !reached.0[y];
         }
-        area
     }
 
     /// §6.3: `p` takes the area `area`, word by word over the rows it spans.
@@ -679,14 +682,14 @@ impl Field {
             // nothing is taken (docs/DOTS.md).
             return;
         }
-        let area = self.enclosed_area(&region, e);
-        let kind = self.take(e, &area);
+        self.enclosed_area(&mut region, e);
+        let kind = self.take(e, &region);
         placement.fell_into_base = kind == TakeKind::Capture;
         if let Some(log) = log.as_deref_mut() {
             log.push(Take {
                 taker: e,
                 kind,
-                area,
+                area: region,
             });
         }
     }
