@@ -559,3 +559,175 @@ async fn a_tournament_reports_its_start_each_round_and_its_end() {
     server.stop().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What [`counting_receiver`] saw: connections accepted and the
+/// `webhook-id` of each request, in order.
+#[derive(Default)]
+struct Seen {
+    connections: usize,
+    ids: Vec<String>,
+}
+
+/// An HTTP/1.1 receiver written at the socket level, to count the TCP
+/// connections deliveries come over: answers 200 with a short body, and
+/// keeps each connection open for the next request unless `close` is set,
+/// in which case it closes it right after its answer (without announcing
+/// it, as a receiver that restarts or drops idle connections does).
+async fn counting_receiver(
+    close: Arc<std::sync::atomic::AtomicBool>,
+) -> (String, Arc<Mutex<Seen>>) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let s = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            s.lock().unwrap().connections += 1;
+            let (s, close) = (s.clone(), close.clone());
+            tokio::spawn(async move {
+                let mut buf: Vec<u8> = Vec::new();
+                loop {
+                    // One request: its head, then Content-Length bytes.
+                    let head_end = loop {
+                        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i + 4;
+                        }
+                        let mut chunk = [0u8; 4096];
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+                    let header = |name: &str| {
+                        head.lines()
+                            .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_owned()))
+                    };
+                    let length: usize = header("content-length:")
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0);
+                    let id = header("webhook-id:").unwrap_or_default();
+                    while buf.len() < head_end + length {
+                        let mut chunk = [0u8; 4096];
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    buf.drain(..head_end + length);
+                    s.lock().unwrap().ids.push(id);
+                    let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                    if socket.write_all(answer).await.is_err() {
+                        return;
+                    }
+                    if close.load(Ordering::SeqCst) {
+                        let _ = socket.shutdown().await;
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn deliveries_reuse_one_connection_and_reconnect_when_the_receiver_closes_it() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = temp_dir("keepalive");
+    let close = Arc::new(AtomicBool::new(false));
+    let (url, seen) = counting_receiver(close.clone()).await;
+    let server = TestServer::start_with(options(&dir)).await;
+    let endpoint = hooks(&server)
+        .await
+        .create_webhook_endpoint(pb::CreateWebhookEndpointRequest {
+            url,
+            event_kinds: vec!["game.created".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .endpoint
+        .unwrap();
+    let mut client = server.client().await;
+    // Games created one after another, each delivery awaited: one
+    // connection carries them all.
+    let delivered = |n: usize| {
+        let seen = seen.clone();
+        async move {
+            within(30, async {
+                loop {
+                    let mut ids = seen.lock().unwrap().ids.clone();
+                    ids.sort();
+                    ids.dedup();
+                    if ids.len() >= n {
+                        return ids;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+        }
+    };
+    let mut games = Vec::new();
+    for n in 1..=6 {
+        games.push(create(&mut client, ppb::Variant::Standard).await.id);
+        delivered(n).await;
+    }
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.ids.len(), 6, "each delivery sent once: {:?}", seen.ids);
+        assert_eq!(seen.connections, 1, "six deliveries over one connection");
+    }
+    // The receiver now closes each connection after its answer: every
+    // delivery still arrives, each over a new connection.
+    close.store(true, Ordering::SeqCst);
+    for n in 7..=12 {
+        games.push(create(&mut client, ppb::Variant::Standard).await.id);
+        delivered(n).await;
+    }
+    let connections = seen.lock().unwrap().connections;
+    assert!(connections >= 6, "reconnected: {connections} connections");
+    // And a burst at once, over whatever connections the pool opens.
+    for _ in 0..8 {
+        games.push(create(&mut client, ppb::Variant::Standard).await.id);
+    }
+    let ids = delivered(20).await;
+    assert_eq!(ids.len(), 20, "no delivery lost, none unknown: {ids:?}");
+    // The server recorded each as delivered, for the games created.
+    let recorded = within(10, async {
+        loop {
+            let list = hooks(&server)
+                .await
+                .list_webhook_deliveries(pb::ListWebhookDeliveriesRequest {
+                    endpoint_id: endpoint.id.clone(),
+                    status: "delivered".into(),
+                    limit: 0,
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .deliveries;
+            if list.len() >= games.len() {
+                return list;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let mut subjects: Vec<String> = recorded.iter().map(|d| d.subject_id.clone()).collect();
+    let mut ids: Vec<String> = recorded.iter().map(|d| d.event_id.clone()).collect();
+    subjects.sort();
+    games.sort();
+    ids.sort();
+    assert_eq!(subjects, games);
+    assert_eq!(ids, delivered(20).await);
+    server.stop().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,17 +4,15 @@
 //! Also the checks every URL goes through (scheme, allowed hosts, the
 //! resolved address's range) and the metrics.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper_util::rt::TokioIo;
 use tokio_util::sync::CancellationToken;
 
+use super::client::Sender;
 use super::{Hub, WebhookOptions};
 use crate::service::storage::outbox::{DeliveryRow, EndpointRow, Settle};
 use crate::service::storage::{Storage, unix_ms};
@@ -156,131 +154,6 @@ pub fn public(ip: IpAddr) -> bool {
     }
 }
 
-/// The addresses `target` resolves to that may be delivered to (the
-/// resolved address is checked, not only the name).
-async fn resolve(target: &Target, options: &WebhookOptions) -> Result<SocketAddr, String> {
-    let found: Vec<SocketAddr> = tokio::net::lookup_host((target.host.as_str(), target.port))
-        .await
-        .map_err(|e| format!("cannot resolve `{}`: {e}", target.host))?
-        .collect();
-    found
-        .iter()
-        .copied()
-        .find(|a| options.allow_private || public(a.ip()))
-        .ok_or_else(|| {
-            format!(
-                "`{}` resolves only to loopback, private or link-local addresses",
-                target.host
-            )
-        })
-}
-
-/// The TLS client config: the CA file's roots.
-fn tls_config(options: &WebhookOptions) -> Result<Arc<tokio_rustls::rustls::ClientConfig>, String> {
-    use tokio_rustls::rustls::pki_types::CertificateDer;
-    use tokio_rustls::rustls::pki_types::pem::PemObject as _;
-    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
-    let certs = CertificateDer::pem_file_iter(&options.ca_file)
-        .map_err(|e| format!("CA file {}: {e}", options.ca_file.display()))?;
-    for cert in certs.flatten() {
-        let _ = roots.add(cert);
-    }
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(Arc::new(config))
-}
-
-/// One attempt: Ok on a 2xx answer, else why not. Redirects are failures.
-pub async fn post(
-    endpoint: &EndpointRow,
-    delivery: &DeliveryRow,
-    options: &WebhookOptions,
-) -> Result<(), String> {
-    let target = target(&endpoint.url, options).map_err(|r| match r {
-        Refused::Malformed(m) | Refused::Host(m) => m,
-    })?;
-    let addr = resolve(&target, options).await?;
-    let connect = async {
-        let tcp = tokio::net::TcpStream::connect(addr)
-            .await
-            .map_err(|e| format!("connect {addr}: {e}"))?;
-        let _ = tcp.set_nodelay(true);
-        Ok::<_, String>(tcp)
-    };
-    let tcp = tokio::time::timeout(options.connect_timeout, connect)
-        .await
-        .map_err(|_| format!("connect {addr}: timed out"))??;
-    let timestamp = unix_ms(std::time::SystemTime::now()) / 1000;
-    let request = http::Request::post(target.path.as_str())
-        .header(http::header::HOST, authority(&target))
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::USER_AGENT, "punct-referee-webhooks")
-        .header("webhook-id", &delivery.event_id)
-        .header("webhook-timestamp", timestamp.to_string())
-        .header(
-            "webhook-signature",
-            signature(
-                &endpoint.secret,
-                &delivery.event_id,
-                timestamp,
-                &delivery.body,
-            ),
-        )
-        .body(Full::new(Bytes::from(delivery.body.clone())))
-        .map_err(|e| e.to_string())?;
-    let status = if target.tls {
-        let config = tls_config(options)?;
-        let name = tokio_rustls::rustls::pki_types::ServerName::try_from(target.host.clone())
-            .map_err(|e| e.to_string())?;
-        let tls = tokio::time::timeout(
-            options.connect_timeout,
-            tokio_rustls::TlsConnector::from(config).connect(name, tcp),
-        )
-        .await
-        .map_err(|_| "TLS handshake timed out".to_owned())?
-        .map_err(|e| format!("TLS: {e}"))?;
-        send(TokioIo::new(tls), request).await?
-    } else {
-        send(TokioIo::new(tcp), request).await?
-    };
-    if status.is_success() {
-        Ok(())
-    } else if status.is_redirection() {
-        Err(format!("answered {status}: redirects are not followed"))
-    } else {
-        Err(format!("answered {status}"))
-    }
-}
-
-fn authority(target: &Target) -> String {
-    let host = if target.host.contains(':') {
-        format!("[{}]", target.host)
-    } else {
-        target.host.clone()
-    };
-    match (target.tls, target.port) {
-        (true, 443) | (false, 80) => host,
-        (_, port) => format!("{host}:{port}"),
-    }
-}
-
-async fn send<I>(io: I, request: http::Request<Full<Bytes>>) -> Result<http::StatusCode, String>
-where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-{
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
-        .await
-        .map_err(|e| format!("HTTP: {e}"))?;
-    let driver = tokio::spawn(conn);
-    let answer = sender.send_request(request).await;
-    driver.abort();
-    answer.map(|r| r.status()).map_err(|e| format!("HTTP: {e}"))
-}
-
 /// The delay before attempt `attempts + 1`: the backoff doubled per
 /// attempt made, capped, times a random factor in [0.5, 1).
 pub fn backoff(options: &WebhookOptions, attempts: u32) -> Duration {
@@ -324,6 +197,7 @@ async fn deliver_loop(
     outcomes: tokio::sync::mpsc::UnboundedSender<(i64, Settle)>,
 ) {
     let options = Arc::new(options);
+    let sender = Sender::new(options.clone());
     let lease = options.timeout * 2 + options.connect_timeout + Duration::from_secs(5);
     let slots = Arc::new(tokio::sync::Semaphore::new(32));
     let mut endpoints: Arc<Vec<EndpointRow>> = Arc::new(Vec::new());
@@ -394,15 +268,28 @@ async fn deliver_loop(
                 .iter()
                 .find(|e| e.id == delivery.endpoint_id)
                 .cloned();
-            let (options, outcomes, hub) = (options.clone(), outcomes.clone(), hub.clone());
-            tokio::spawn(async move {
-                let delivery = with_receipt(&hub, delivery).await;
-                let outcome = attempt(endpoint.as_ref(), &delivery, &options).await;
-                let _ = outcomes.send((delivery.seq, outcome));
-                drop(permit);
-            });
+            spawn_attempt(&sender, &hub, &outcomes, endpoint, delivery, permit);
         }
     }
+}
+
+/// Attempts `delivery` in a task of its own, holding `permit` (a slot)
+/// until its outcome is sent to `outcomes`.
+fn spawn_attempt(
+    sender: &Sender,
+    hub: &Arc<Hub>,
+    outcomes: &tokio::sync::mpsc::UnboundedSender<(i64, Settle)>,
+    endpoint: Option<EndpointRow>,
+    delivery: DeliveryRow,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let (sender, outcomes, hub) = (sender.clone(), outcomes.clone(), hub.clone());
+    tokio::spawn(async move {
+        let delivery = with_receipt(&hub, delivery).await;
+        let outcome = attempt(&sender, endpoint.as_ref(), &delivery).await;
+        let _ = outcomes.send((delivery.seq, outcome));
+        drop(permit);
+    });
 }
 
 /// `delivery` with, for a `game.ended` event, the game's signed receipt in
@@ -512,12 +399,13 @@ async fn settle_loop(
 
 /// One attempt at `delivery`, and how it ends.
 async fn attempt(
+    sender: &Sender,
     endpoint: Option<&EndpointRow>,
     delivery: &DeliveryRow,
-    options: &WebhookOptions,
 ) -> Settle {
+    let options = sender.options();
     let result = match endpoint {
-        Some(endpoint) => tokio::time::timeout(options.timeout, post(endpoint, delivery, options))
+        Some(endpoint) => tokio::time::timeout(options.timeout, sender.post(endpoint, delivery))
             .await
             .unwrap_or_else(|_| Err("timed out".into())),
         None => Err("the endpoint is not known yet".into()),

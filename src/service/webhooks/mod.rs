@@ -4,6 +4,7 @@
 //! that delivers them, signed, at least once ([`deliver`]).
 
 pub mod api;
+pub mod client;
 pub mod deliver;
 pub mod events;
 pub mod retention;
