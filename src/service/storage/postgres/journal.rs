@@ -358,6 +358,41 @@ pub(super) fn journal_prefix<'w>(
     journaled
 }
 
+/// [`append_alone`]'s statement. `locked`: as [`check`]'s statement.
+/// `batch`: the moves, each with its rank among its game's (k): the k-th
+/// must be at the stored ply + k. `bad`: how many fail. `stored`: all of
+/// them, if none fails.
+const APPEND_ALONE: &str = "WITH locked AS MATERIALIZED (
+        SELECT g.id, g.owner, g.epoch, g.status = 'in_progress' AS playing,
+            GREATEST(g.ply, (SELECT max(j.ply) FROM journal j WHERE j.game_id = g.id))
+                AS ply
+        FROM games g WHERE g.id = ANY($13::text[]) ORDER BY g.id FOR SHARE OF g
+     ), batch AS MATERIALIZED (
+        SELECT t.*, row_number() OVER (PARTITION BY t.game_id ORDER BY t.n) AS k
+        FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[],
+            $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
+            $10::bigint[], $11::bigint[], $12::bigint[], $14::bigint[])
+            WITH ORDINALITY AS t(game_id, ply, seat, notation, request_id, clock_ms,
+                played_at_ms, draw_offers, substituted, charged_ms, compensated_ms,
+                lag_ms, epoch, n)
+     ), bad AS MATERIALIZED (
+        SELECT count(*) AS n FROM batch b LEFT JOIN locked l ON l.id = b.game_id
+        WHERE l.id IS NULL OR l.owner IS DISTINCT FROM $15::text
+            OR l.epoch <> b.epoch OR NOT l.playing OR l.ply + b.k <> b.ply
+     ), stored AS (
+        INSERT INTO journal (game_id, ply, seat, notation, request_id, clock_ms,
+            played_at_ms, draw_offers, substituted, charged_ms, compensated_ms, lag_ms)
+        SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
+            draw_offers, substituted, charged_ms, compensated_ms, lag_ms
+        FROM batch WHERE (SELECT n FROM bad) = 0 ORDER BY n
+        RETURNING game_id
+     )
+     SELECT (SELECT n FROM bad),
+        (SELECT count(*) FROM (
+            SELECT pg_notify('referee_games', s.id || ' '
+                || floor(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint::text)
+            FROM (SELECT DISTINCT game_id AS id FROM stored) s) notified)";
+
 /// How [`append_alone`] ended.
 pub(super) enum Alone {
     /// Every move is in the journal (committed).
@@ -397,42 +432,7 @@ pub(super) async fn append_alone(
         .collect();
     let lags: Vec<Option<i64>> = moves.iter().map(|(m, _)| m.lag.lag_ms.map(ms)).collect();
     let epochs: Vec<i64> = moves.iter().map(|(_, e)| *e).collect();
-    // `locked`: as [`check`]'s statement. `batch`: the moves, each with
-    // its rank among its game's (k): the k-th must be at the stored ply + k.
-    let stmt = client
-        .prepare_cached(
-            "WITH locked AS MATERIALIZED (
-                SELECT g.id, g.owner, g.epoch, g.status = 'in_progress' AS playing,
-                    GREATEST(g.ply, (SELECT max(j.ply) FROM journal j WHERE j.game_id = g.id))
-                        AS ply
-                FROM games g WHERE g.id = ANY($13::text[]) ORDER BY g.id FOR SHARE OF g
-             ), batch AS MATERIALIZED (
-                SELECT t.*, row_number() OVER (PARTITION BY t.game_id ORDER BY t.n) AS k
-                FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[],
-                    $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
-                    $10::bigint[], $11::bigint[], $12::bigint[], $14::bigint[])
-                    WITH ORDINALITY AS t(game_id, ply, seat, notation, request_id, clock_ms,
-                        played_at_ms, draw_offers, substituted, charged_ms, compensated_ms,
-                        lag_ms, epoch, n)
-             ), bad AS MATERIALIZED (
-                SELECT count(*) AS n FROM batch b LEFT JOIN locked l ON l.id = b.game_id
-                WHERE l.id IS NULL OR l.owner IS DISTINCT FROM $15::text
-                    OR l.epoch <> b.epoch OR NOT l.playing OR l.ply + b.k <> b.ply
-             ), stored AS (
-                INSERT INTO journal (game_id, ply, seat, notation, request_id, clock_ms,
-                    played_at_ms, draw_offers, substituted, charged_ms, compensated_ms, lag_ms)
-                SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
-                    draw_offers, substituted, charged_ms, compensated_ms, lag_ms
-                FROM batch WHERE (SELECT n FROM bad) = 0 ORDER BY n
-                RETURNING game_id
-             )
-             SELECT (SELECT n FROM bad),
-                (SELECT count(*) FROM (
-                    SELECT pg_notify('referee_games', s.id || ' '
-                        || floor(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint::text)
-                    FROM (SELECT DISTINCT game_id AS id FROM stored) s) notified)",
-        )
-        .await?;
+    let stmt = client.prepare_cached(APPEND_ALONE).await?;
     let row = client
         .query_one(
             &stmt,
