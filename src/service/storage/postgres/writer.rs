@@ -275,7 +275,7 @@ async fn transact_once<'w>(
         Ok(Alone::Appended) => Ok(appended),
         Ok(Alone::Refused) => in_transaction(conn, target, node, &writes, journal).await,
         // Rolled back, on a connection that still works.
-        Err(e) if e.as_db_error().is_some() && !conn.closed() => Err(if is_conflict(&e) {
+        Err(e) if !broken(&e) && !conn.closed() => Err(if is_conflict(&e) {
             Failure::Conflict(pg_error(target, e))
         } else {
             Failure::Refused(pg_error(target, e))
@@ -391,6 +391,18 @@ fn journal_move(write: &Write) -> Option<&MoveRow> {
         Write::Outboxed(inner, _) => journal_move(inner),
         _ => None,
     }
+}
+
+/// Whether `e` leaves the connection unusable: no answer from the server,
+/// or an error that ends the session (a terminated backend, a shutdown).
+fn broken(e: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::Severity;
+    e.as_db_error().is_none_or(|db| {
+        matches!(
+            db.parsed_severity(),
+            Some(Severity::Fatal | Severity::Panic)
+        )
+    })
 }
 
 /// A writer's connection, taken out of the pool once and kept: no check
