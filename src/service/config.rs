@@ -131,8 +131,8 @@ pub struct ServeArgs {
         required_if_eq("storage", "postgres")
     )]
     pub database_url: Option<String>,
-    /// Most connections to PostgreSQL at once (at least 5: four writers and
-    /// the reads).
+    /// Most connections of the PostgreSQL pool at once (reads, leases; at
+    /// least 5); each of the four writers keeps one more of its own.
     #[arg(long, env = "PUNCT_REFEREE_DATABASE_POOL_SIZE", default_value_t = DEFAULT_POOL_SIZE)]
     pub database_pool_size: usize,
     /// This replica's name in a cluster (`--storage postgres`): the owner

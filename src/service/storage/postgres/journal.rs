@@ -99,14 +99,14 @@ impl WriterJournal {
 
     /// Folds every game this writer journaled, in a transaction of its own.
     /// A failure leaves the journal as it is (it is folded again later).
-    pub(super) async fn fold(&mut self, pool: &Pool, target: &str) {
+    pub(super) async fn fold(&mut self, conn: &mut super::writer::Connection, target: &str) {
         if self.games.is_empty() {
             return;
         }
         let started = Instant::now();
         let ids: Vec<&str> = self.games.keys().map(String::as_str).collect();
         let done = async {
-            let mut client = get(pool, target).await?;
+            let client = conn.client(target).await?;
             let tx = client
                 .transaction()
                 .await
@@ -356,4 +356,109 @@ pub(super) fn journal_prefix<'w>(
         }
     }
     journaled
+}
+
+/// [`append_alone`]'s statement. `locked`: as [`check`]'s statement.
+/// `batch`: the moves, each with its rank among its game's (k): the k-th
+/// must be at the stored ply + k. `bad`: how many fail. `stored`: all of
+/// them, if none fails.
+const APPEND_ALONE: &str = "WITH locked AS MATERIALIZED (
+        SELECT g.id, g.owner, g.epoch, g.status = 'in_progress' AS playing,
+            GREATEST(g.ply, (SELECT max(j.ply) FROM journal j WHERE j.game_id = g.id))
+                AS ply
+        FROM games g WHERE g.id = ANY($13::text[]) ORDER BY g.id FOR SHARE OF g
+     ), batch AS MATERIALIZED (
+        SELECT t.*, row_number() OVER (PARTITION BY t.game_id ORDER BY t.n) AS k
+        FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[],
+            $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::text[],
+            $10::bigint[], $11::bigint[], $12::bigint[], $14::bigint[])
+            WITH ORDINALITY AS t(game_id, ply, seat, notation, request_id, clock_ms,
+                played_at_ms, draw_offers, substituted, charged_ms, compensated_ms,
+                lag_ms, epoch, n)
+     ), bad AS MATERIALIZED (
+        SELECT count(*) AS n FROM batch b LEFT JOIN locked l ON l.id = b.game_id
+        WHERE l.id IS NULL OR l.owner IS DISTINCT FROM $15::text
+            OR l.epoch <> b.epoch OR NOT l.playing OR l.ply + b.k <> b.ply
+     ), stored AS (
+        INSERT INTO journal (game_id, ply, seat, notation, request_id, clock_ms,
+            played_at_ms, draw_offers, substituted, charged_ms, compensated_ms, lag_ms)
+        SELECT game_id, ply, seat, notation, request_id, clock_ms, played_at_ms,
+            draw_offers, substituted, charged_ms, compensated_ms, lag_ms
+        FROM batch WHERE (SELECT n FROM bad) = 0 ORDER BY n
+        RETURNING game_id
+     )
+     SELECT (SELECT n FROM bad),
+        (SELECT count(*) FROM (
+            SELECT pg_notify('referee_games', s.id || ' '
+                || floor(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint::text)
+            FROM (SELECT DISTINCT game_id AS id FROM stored) s) notified)";
+
+/// How [`append_alone`] ended.
+pub(super) enum Alone {
+    /// Every move is in the journal (committed).
+    Appended,
+    /// A move did not pass the check: nothing was stored (the batch is run
+    /// again in a transaction, which names the refusal precisely).
+    Refused,
+}
+
+/// [`append`] in one statement and one round trip, outside any explicit
+/// transaction (its own implicit one commits when it ends): the games' rows
+/// are locked in share mode in id order, every move is checked against
+/// them, all of them are inserted only if all pass, and each game is
+/// notified. The same fencing as [`append`]: a takeover, which updates the
+/// game's row, waits for this statement's commit, and a statement that
+/// comes after a takeover finds the new epoch and stores nothing.
+pub(super) async fn append_alone(
+    client: &deadpool_postgres::ClientWrapper,
+    moves: &[(&MoveRow, i64)],
+    node: &Node,
+) -> Result<Alone, tokio_postgres::Error> {
+    let mut ids: Vec<&str> = moves.iter().map(|(m, _)| m.game_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let column = |f: fn(&MoveRow) -> i64| moves.iter().map(|(m, _)| f(m)).collect::<Vec<i64>>();
+    let game_ids: Vec<&str> = moves.iter().map(|(m, _)| m.game_id.as_str()).collect();
+    let notations: Vec<&str> = moves.iter().map(|(m, _)| m.notation.as_str()).collect();
+    let request_ids: Vec<Option<&str>> =
+        moves.iter().map(|(m, _)| m.request_id.as_deref()).collect();
+    let offers: Vec<Option<String>> = moves
+        .iter()
+        .map(|(m, _)| offers_column(m.draw_offers))
+        .collect();
+    let substituted: Vec<Option<&str>> = moves
+        .iter()
+        .map(|(m, _)| m.substituted.as_deref())
+        .collect();
+    let lags: Vec<Option<i64>> = moves.iter().map(|(m, _)| m.lag.lag_ms.map(ms)).collect();
+    let epochs: Vec<i64> = moves.iter().map(|(_, e)| *e).collect();
+    let stmt = client.prepare_cached(APPEND_ALONE).await?;
+    let row = client
+        .query_one(
+            &stmt,
+            &[
+                &game_ids,
+                &column(|m| i64::from(m.ply)),
+                &column(|m| i64::from(m.seat.number())),
+                &notations,
+                &request_ids,
+                &column(|m| ms(m.clock_ms)),
+                &column(|m| m.played_at_ms),
+                &offers,
+                &substituted,
+                &column(|m| ms(m.lag.charged_ms)),
+                &column(|m| ms(m.lag.compensated_ms)),
+                &lags,
+                &ids,
+                &epochs,
+                &node.id,
+            ],
+        )
+        .await?;
+    let bad: i64 = row.get(0);
+    Ok(if bad == 0 {
+        Alone::Appended
+    } else {
+        Alone::Refused
+    })
 }

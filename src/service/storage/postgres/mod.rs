@@ -65,7 +65,8 @@ pub struct PostgresOptions {
     /// A libpq-style URL or key/value string (`postgres://user:pw@host:5432/db`,
     /// `host=/run/postgresql dbname=referee`).
     pub url: String,
-    /// Connections the pool holds at most (at least [`WRITERS`] + 1).
+    /// Connections the pool holds at most (at least [`WRITERS`] + 1); each
+    /// writer keeps one more of its own, taken from the pool once.
     pub pool_size: usize,
     /// This replica's node id: the owner written on the leases of its games
     /// (docs/CLUSTER.md).

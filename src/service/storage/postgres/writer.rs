@@ -1,20 +1,22 @@
 //! The writer tasks: each commits whatever is queued to it in one
-//! transaction (group commit), runs again a transaction PostgreSQL rolled
-//! back as a deadlock victim or serialization failure, retries each write
-//! alone when one of a batch is refused, and marks for reading back the
-//! games of a commit whose answer was lost.
+//! transaction (group commit) on a connection it keeps, runs again a
+//! transaction PostgreSQL rolled back as a deadlock victim or serialization
+//! failure, retries each write alone when one of a batch is refused, and
+//! marks for reading back the games of a commit whose answer was lost. A
+//! batch of moves that only the journal takes is one statement, one round
+//! trip ([`journal::append_alone`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use deadpool_postgres::Pool;
+use deadpool_postgres::{ClientWrapper, Object, Pool};
 use tokio::sync::mpsc;
 
 use super::super::sqlite::FoldPolicy;
 use super::super::{MoveRow, StorageError, Write};
 use super::apply::apply;
-use super::journal::{self, WriterJournal, journal_prefix};
+use super::journal::{self, Alone, WriterJournal, journal_prefix};
 use super::leases::{Leased, Node};
 use super::{
     CONFLICT_RETRIES, LeasedWrite, MAX_BATCH, Reply, get, is_conflict, is_conflict_text, pg_error,
@@ -32,6 +34,7 @@ pub(super) async fn writer_loop(
     policy: FoldPolicy,
 ) {
     let mut journal = WriterJournal::new(policy);
+    let mut conn = Connection::new(pool);
     let mut batch = Vec::new();
     loop {
         let got = if journal.rows() > 0 {
@@ -39,7 +42,7 @@ pub(super) async fn writer_loop(
             match tokio::time::timeout(journal.idle(), rx.recv_many(&mut batch, MAX_BATCH)).await {
                 Ok(n) => n,
                 Err(_) => {
-                    journal.fold(&pool, &target).await;
+                    journal.fold(&mut conn, &target).await;
                     continue;
                 }
             }
@@ -50,13 +53,13 @@ pub(super) async fn writer_loop(
             break;
         }
         let writes = std::mem::take(&mut batch);
-        commit_batch(&pool, &target, &node, writes, &commits, &mut journal).await;
+        commit_batch(&mut conn, &target, &node, writes, &commits, &mut journal).await;
         if journal.due() {
-            journal.fold(&pool, &target).await;
+            journal.fold(&mut conn, &target).await;
         }
     }
     // A clean stop leaves the journal folded.
-    journal.fold(&pool, &target).await;
+    journal.fold(&mut conn, &target).await;
 }
 
 /// Commits `writes` in one transaction and answers each once it has
@@ -70,7 +73,7 @@ pub(super) async fn writer_loop(
 /// none is stored. When a commit's answer is lost, its games are marked
 /// for reading back ([`Node::unsure`]).
 async fn commit_batch(
-    pool: &Pool,
+    conn: &mut Connection,
     target: &str,
     node: &Node,
     mut writes: Vec<(Box<LeasedWrite>, Reply)>,
@@ -86,7 +89,7 @@ async fn commit_batch(
     writes.sort_by(|a, b| write_game(&a.0.write).cmp(write_game(&b.0.write)));
     let mut transactions = 0;
     let on = journal.enabled();
-    let together = transact_retrying(pool, target, node, &writes, on, &mut transactions).await;
+    let together = transact_retrying(conn, target, node, &writes, on, &mut transactions).await;
     match together {
         Ok(appended) => {
             journal.note(&appended);
@@ -116,7 +119,7 @@ async fn commit_batch(
             for (w, reply) in writes {
                 let one = [(w, ())];
                 let alone =
-                    transact_retrying(pool, target, node, &one, on, &mut transactions).await;
+                    transact_retrying(conn, target, node, &one, on, &mut transactions).await;
                 let [(w, ())] = one;
                 if let Ok(appended) = &alone {
                     journal.note(appended);
@@ -175,7 +178,7 @@ type Appended = Vec<String>;
 /// PostgreSQL rolls it back as a deadlock victim or a serialization
 /// failure; counts the transactions in `transactions`.
 async fn transact_retrying<R>(
-    pool: &Pool,
+    conn: &mut Connection,
     target: &str,
     node: &Node,
     writes: &[(Box<LeasedWrite>, R)],
@@ -187,7 +190,7 @@ async fn transact_retrying<R>(
         attempt += 1;
         *transactions += 1;
         match transact(
-            pool,
+            conn,
             target,
             node,
             writes.iter().map(|(w, _)| &**w),
@@ -211,13 +214,13 @@ async fn transact_retrying<R>(
 
 /// Applies `writes` in one transaction and commits it.
 async fn transact<'w>(
-    pool: &Pool,
+    conn: &mut Connection,
     target: &str,
     node: &Node,
     writes: impl Iterator<Item = &'w LeasedWrite> + Clone,
     journal: bool,
 ) -> Result<Appended, Failure> {
-    let result = transact_once(pool, target, node, writes.clone(), journal).await;
+    let result = transact_once(conn, target, node, writes.clone(), journal).await;
     if let Err(Failure::Refused(_) | Failure::Conflict(_)) = &result {
         // Rolled back: the leases its creations took are not held (a
         // retry takes them again).
@@ -232,15 +235,71 @@ async fn transact<'w>(
     result
 }
 
+/// Applies `writes` and commits them. A batch of moves that leave their
+/// games in play, with `journal`, is appended in one statement
+/// ([`journal::append_alone`]); any other batch, or one of those the
+/// statement refused, is applied in a transaction ([`in_transaction`],
+/// which names the refusal). When the connection breaks under the
+/// statement, it may or may not have committed: the batch is run again in
+/// a transaction on a new connection, whose check refuses a move already
+/// stored, so each move is stored once and acknowledged only by the run
+/// that stored it; if that run fails too, the outcome is unknown.
+async fn transact_once<'w>(
+    conn: &mut Connection,
+    target: &str,
+    node: &Node,
+    writes: impl Iterator<Item = &'w LeasedWrite>,
+    journal: bool,
+) -> Result<Appended, Failure> {
+    let writes: Vec<&LeasedWrite> = writes.collect();
+    if !journal
+        || !writes
+            .iter()
+            .all(|w| matches!(w.write, Write::Move(_, None)))
+    {
+        return in_transaction(conn, target, node, &writes, journal).await;
+    }
+    let mut moves = Vec::with_capacity(writes.len());
+    let mut appended = Vec::with_capacity(writes.len());
+    for w in &writes {
+        if let Write::Move(mv, None) = &w.write {
+            let epoch = node
+                .fence(Leased::Game, &mv.game_id, w.epoch)
+                .map_err(Failure::Refused)?;
+            moves.push((mv, epoch));
+            appended.push(mv.game_id.clone());
+        }
+    }
+    let client = conn.client(target).await.map_err(Failure::Refused)?;
+    match journal::append_alone(client, &moves, node).await {
+        Ok(Alone::Appended) => Ok(appended),
+        Ok(Alone::Refused) => in_transaction(conn, target, node, &writes, journal).await,
+        // Rolled back, on a connection that still works.
+        Err(e) if !broken(&e) && !conn.closed() => Err(if is_conflict(&e) {
+            Failure::Conflict(pg_error(target, e))
+        } else {
+            Failure::Refused(pg_error(target, e))
+        }),
+        Err(e) => {
+            conn.reset();
+            let unknown = pg_error(target, e);
+            tracing::info!(error = %unknown, "storage connection broke under an append; run again");
+            in_transaction(conn, target, node, &writes, journal)
+                .await
+                .map_err(|_| Failure::Uncertain(unknown))
+        }
+    }
+}
+
 /// Applies `writes` in one transaction and commits it: with `journal`, the
 /// moves a journal takes (each game's first writes of the batch, while they
 /// are moves that leave it in play) are appended together first, and each
 /// game's other writes are applied after a fold of the game.
-async fn transact_once<'w>(
-    pool: &Pool,
+async fn in_transaction(
+    conn: &mut Connection,
     target: &str,
     node: &Node,
-    writes: impl Iterator<Item = &'w LeasedWrite>,
+    writes: &[&LeasedWrite],
     journal: bool,
 ) -> Result<Appended, Failure> {
     let refused = |e: tokio_postgres::Error| {
@@ -257,7 +316,6 @@ async fn transact_once<'w>(
             Failure::Refused(e)
         }
     };
-    let writes: Vec<&LeasedWrite> = writes.collect();
     let journaled = if journal {
         journal_prefix(
             writes
@@ -267,7 +325,7 @@ async fn transact_once<'w>(
     } else {
         Vec::new()
     };
-    let mut client = get(pool, target).await.map_err(Failure::Refused)?;
+    let client = conn.client(target).await.map_err(Failure::Refused)?;
     let tx = client.transaction().await.map_err(refused)?;
     let mut appended = Vec::with_capacity(journaled.len());
     if !journaled.is_empty() {
@@ -332,5 +390,59 @@ fn journal_move(write: &Write) -> Option<&MoveRow> {
         Write::Move(mv, None) => Some(mv),
         Write::Outboxed(inner, _) => journal_move(inner),
         _ => None,
+    }
+}
+
+/// Whether `e` leaves the connection unusable: no answer from the server,
+/// or an error that ends the session (a terminated backend, a shutdown).
+fn broken(e: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::Severity;
+    e.as_db_error().is_none_or(|db| {
+        matches!(
+            db.parsed_severity(),
+            Some(Severity::Fatal | Severity::Panic)
+        )
+    })
+}
+
+/// A writer's connection, taken out of the pool once and kept: no check
+/// per commit (a pooled connection is verified by a round trip each time it
+/// is taken). One the server closed is dropped and replaced from the pool
+/// before the next use; a write that was under way on it fails (or, when
+/// it may have committed, is resolved as [`transact_once`] says).
+pub(super) struct Connection {
+    pool: Pool,
+    client: Option<ClientWrapper>,
+}
+
+impl Connection {
+    fn new(pool: Pool) -> Connection {
+        Connection { pool, client: None }
+    }
+
+    /// The connection, opened (taken from the pool) if there is none or the
+    /// server closed it.
+    pub(super) async fn client(
+        &mut self,
+        target: &str,
+    ) -> Result<&mut ClientWrapper, StorageError> {
+        if self.closed() {
+            self.client = None;
+        }
+        let client = match self.client.take() {
+            Some(client) => client,
+            None => Object::take(get(&self.pool, target).await?),
+        };
+        Ok(self.client.insert(client))
+    }
+
+    /// Whether there is no connection or the server closed it.
+    fn closed(&self) -> bool {
+        self.client.as_ref().is_none_or(|c| c.is_closed())
+    }
+
+    /// Drops the connection: the next use opens another.
+    pub(super) fn reset(&mut self) {
+        self.client = None;
     }
 }
