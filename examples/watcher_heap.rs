@@ -2,7 +2,11 @@
 //! counting allocator (live bytes and live blocks by size), and a client
 //! process (this program again) that opens watch streams and stops reading.
 //!
-//! `cargo run --release --example watcher_heap -- [games] [watchers per game]`
+//! `cargo run --release --example watcher_heap -- [games] [watchers per game]
+//! [connections] [paused|reading]` (50 40 10 paused); `TRACE_SIZE=<bytes>`
+//! prints where blocks of that size are allocated once the watchers start
+//! opening (`TRACE_SIZE=-<bytes>`: of at least that size; `TRACE_COUNT`, 2).
+//! docs/BENCHMARKS.md, "Watchers that never read", has its findings.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
