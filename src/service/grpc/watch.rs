@@ -244,7 +244,7 @@ mod tests {
         tokio::task::yield_now().await;
         shutdown.cancel();
         let (end, over) = waiting.await.expect("stream");
-        let status = end.expect("an end").err().expect("an error");
+        let status = end.expect("an end").expect_err("an error");
         assert_eq!(status.code(), Code::Unavailable);
         assert_eq!(status.metadata().get(LAST_PLY_HEADER).expect("ply"), "1");
         assert!(over);
