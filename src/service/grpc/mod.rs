@@ -20,6 +20,7 @@ mod readers;
 pub mod service;
 mod shared;
 pub mod tournament;
+mod watch;
 
 pub use service::RefereeApi;
 pub use tournament::TournamentApi;

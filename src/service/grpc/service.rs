@@ -6,12 +6,9 @@
 //! token ([`Caller::may_read`]), and creations and watch streams count
 //! against their client ([`crate::service::edge::quota`]).
 
-use std::pin::Pin;
 use std::sync::Arc;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
-use tokio_stream::wrappers::ReceiverStream;
-use tokio_stream::{Stream, StreamExt as _};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
@@ -24,20 +21,11 @@ use super::pb::referee::v1 as pb;
 use super::play::{self, PlayStream};
 use super::readers;
 use super::shared::shared_view;
+use super::watch::WatchStream;
 use crate::games::MoveError;
 use crate::service::edge::access::Caller;
 use crate::service::edge::quota::{ClientQuotas, CountedGame, QuotaOptions, WatchSlot};
 use crate::service::sessions::{self, Session, SessionError, SessionStore, WatchItem};
-
-/// Items a watch stream buffers between the game and the connection; the
-/// bound is what keeps a client that never reads from growing memory (past
-/// it, the watcher lags and is resynchronised). The items are boxed: the
-/// channel allocates its slots in blocks of 32, and an unboxed response
-/// (a whole game view) would make every idle watcher cost a block of them.
-const WATCH_CHANNEL: usize = 4;
-
-/// What a watch task hands its stream.
-type WatchMessage = Result<Box<pb::WatchGameResponse>, Status>;
 
 /// The metadata key of the last ply a watch stream sent, on the status it
 /// ends with when it ends in an error (docs/API.md, "Watching").
@@ -58,7 +46,7 @@ impl CountedGame for Session {
 pub struct RefereeApi {
     store: Arc<SessionStore>,
     shutdown: CancellationToken,
-    /// One permit per open watch stream, held by its task.
+    /// One permit per open watch stream, held by its state.
     watch_streams: Arc<Semaphore>,
     max_watch_streams: usize,
     /// Per-client counts of games and watch streams.
@@ -85,8 +73,8 @@ impl RefereeApi {
     }
 
     /// At most `max` watch streams open at once over all games (the
-    /// per-game limit is the store's): each costs a task, buffers and an
-    /// HTTP/2 stream even when its client never reads, so the total is
+    /// per-game limit is the store's): each costs its state, a message and
+    /// an HTTP/2 stream even when its client never reads, so the total is
     /// what bounds their memory (docs/API.md, "Limits and overload").
     pub fn with_max_watch_streams(mut self, max: usize) -> RefereeApi {
         let max = max.min(Semaphore::MAX_PERMITS);
@@ -110,105 +98,12 @@ fn seat_tokens_pb(session: &Session, tokens: &[sessions::Token]) -> Vec<pb::Seat
         .collect()
 }
 
-type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchGameResponse, Status>> + Send>>;
-
-/// One watch stream's task: it reads the game's watch, turns each item into
-/// the stream's messages and sends them, until the game is over, the client
-/// goes or the server shuts down. Its future, which every idle watcher
-/// keeps, holds pointers across its awaits, not messages: the messages are
-/// boxed as soon as made.
-struct WatchTask {
-    session: Arc<Session>,
-    watch: sessions::Watch,
-    tx: mpsc::Sender<WatchMessage>,
-    shutdown: CancellationToken,
-    /// Given back when the stream ends, however it ends.
-    _slots: StreamSlots,
-}
-
 /// A watch stream's (or a Play stream's) places in the limits of open
 /// streams: one of all the server's, one of its client's. Given back when
 /// dropped, however the stream ends.
 pub(super) struct StreamSlots {
     _stream_permit: OwnedSemaphorePermit,
     _client_slot: WatchSlot,
-}
-
-/// A watch item as the stream sends it: its message, and for a move that
-/// ended a round (Punto) the round-over notice that follows it (docs/API.md,
-/// "Rounds").
-type Framed = (
-    Box<pb::WatchGameResponse>,
-    Option<Box<pb::WatchGameResponse>>,
-);
-
-impl WatchTask {
-    /// The task's loop: read the next item, frame it, send it.
-    async fn run(mut self) {
-        loop {
-            let next = tokio::select! {
-                biased;
-                _ = self.shutdown.cancelled() => {
-                    self.end(Status::unavailable(SHUTTING_DOWN));
-                    return;
-                }
-                _ = self.tx.closed() => return,
-                next = self.watch.next() => next,
-            };
-            let (message, round_over) = match next {
-                Ok(Some(item)) => self.frame(item),
-                // The game-over event was sent: the stream ends with OK.
-                Ok(None) => return,
-                Err(e) => {
-                    self.end(status(e));
-                    return;
-                }
-            };
-            for message in std::iter::once(message).chain(round_over) {
-                if !self.send(message).await {
-                    return;
-                }
-            }
-        }
-    }
-
-    /// The stream's message(s) for one item of the watch.
-    fn frame(&self, item: WatchItem) -> Framed {
-        frame_watch_item(
-            &self.session,
-            &self.watch,
-            item,
-            |item, resync, sequence| {
-                Box::new(pb::WatchGameResponse {
-                    item: Some(item),
-                    resync,
-                    sequence,
-                })
-            },
-        )
-    }
-
-    /// Sends one message, unless the server shuts down first; `false` when
-    /// the stream is over (the client went, or the server is shutting down).
-    async fn send(&self, message: Box<pb::WatchGameResponse>) -> bool {
-        tokio::select! {
-            biased;
-            _ = self.shutdown.cancelled() => {
-                self.end(Status::unavailable(SHUTTING_DOWN));
-                false
-            }
-            sent = self.tx.send(Ok(message)) => sent.is_ok(),
-        }
-    }
-
-    /// Ends the stream in an error naming the last ply it sent (its resume
-    /// point: WatchGame.from_ply) in `referee-last-ply`.
-    fn end(&self, mut status: Status) {
-        status
-            .metadata_mut()
-            .insert(LAST_PLY_HEADER, self.watch.last_ply().into());
-        let _ = self.tx.try_send(Err(status));
-    }
 }
 
 /// The reason a watch stream ends with when the server shuts down.
@@ -506,17 +401,8 @@ impl RefereeService for RefereeApi {
         let slots = self.stream_slots(&caller)?;
         let role = readers::reader(&caller, &session, &req.token)?;
         let watch = session.watch(req.from_ply, role)?;
-        let (tx, rx) = mpsc::channel::<WatchMessage>(WATCH_CHANNEL);
-        let task = WatchTask {
-            session,
-            watch,
-            tx,
-            shutdown: self.shutdown.clone(),
-            _slots: slots,
-        };
-        tokio::spawn(task.run());
-        let stream = ReceiverStream::new(rx).map(|item| item.map(|message| *message));
-        Ok(Response::new(Box::pin(stream) as WatchStream))
+        let stream = super::watch::open(session, watch, self.shutdown.clone(), slots);
+        Ok(Response::new(stream))
     }
 
     async fn resign(

@@ -193,9 +193,11 @@ impl Watch {
                 }
             }
             let until = wake.flatten();
+            // Boxed: only a delayed spectator's watch sleeps, and every
+            // watch keeps this future while it waits.
             let shown = async {
                 match until {
-                    Some(at) => tokio::time::sleep_until(at).await,
+                    Some(at) => Box::pin(tokio::time::sleep_until(at)).await,
                     None => std::future::pending().await,
                 }
             };
