@@ -15,6 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use deadpool_postgres::{Pool, Transaction};
+use tokio_postgres::types::ToSql;
 
 use super::super::codec::{ms, offers_column};
 use super::super::sqlite::FoldPolicy;
@@ -286,6 +287,66 @@ async fn check(
     Ok(())
 }
 
+/// The journal's columns of `moves` as the arrays `unnest` reads: the
+/// parameters $1 to $12 of both statements that append to it.
+struct Columns<'m> {
+    game_ids: Vec<&'m str>,
+    plies: Vec<i64>,
+    seats: Vec<i64>,
+    notations: Vec<&'m str>,
+    request_ids: Vec<Option<&'m str>>,
+    clocks: Vec<i64>,
+    played_at: Vec<i64>,
+    offers: Vec<Option<String>>,
+    substituted: Vec<Option<&'m str>>,
+    charged: Vec<i64>,
+    compensated: Vec<i64>,
+    lags: Vec<Option<i64>>,
+}
+
+impl<'m> Columns<'m> {
+    fn of(moves: &[(&'m MoveRow, i64)]) -> Self {
+        let column = |f: fn(&MoveRow) -> i64| moves.iter().map(|(m, _)| f(m)).collect();
+        Columns {
+            game_ids: moves.iter().map(|(m, _)| m.game_id.as_str()).collect(),
+            plies: column(|m| i64::from(m.ply)),
+            seats: column(|m| i64::from(m.seat.number())),
+            notations: moves.iter().map(|(m, _)| m.notation.as_str()).collect(),
+            request_ids: moves.iter().map(|(m, _)| m.request_id.as_deref()).collect(),
+            clocks: column(|m| ms(m.clock_ms)),
+            played_at: column(|m| m.played_at_ms),
+            offers: moves
+                .iter()
+                .map(|(m, _)| offers_column(m.draw_offers))
+                .collect(),
+            substituted: moves
+                .iter()
+                .map(|(m, _)| m.substituted.as_deref())
+                .collect(),
+            charged: column(|m| ms(m.lag.charged_ms)),
+            compensated: column(|m| ms(m.lag.compensated_ms)),
+            lags: moves.iter().map(|(m, _)| m.lag.lag_ms.map(ms)).collect(),
+        }
+    }
+
+    fn params(&self) -> [&(dyn ToSql + Sync); 12] {
+        [
+            &self.game_ids,
+            &self.plies,
+            &self.seats,
+            &self.notations,
+            &self.request_ids,
+            &self.clocks,
+            &self.played_at,
+            &self.offers,
+            &self.substituted,
+            &self.charged,
+            &self.compensated,
+            &self.lags,
+        ]
+    }
+}
+
 /// Inserts `moves` into the journal, in one statement.
 async fn insert(
     tx: &Transaction<'_>,
@@ -293,20 +354,7 @@ async fn insert(
     target: &str,
 ) -> Result<(), StorageError> {
     let err = |e| pg_error(target, e);
-    let column = |f: fn(&MoveRow) -> i64| moves.iter().map(|(m, _)| f(m)).collect::<Vec<i64>>();
-    let game_ids: Vec<&str> = moves.iter().map(|(m, _)| m.game_id.as_str()).collect();
-    let notations: Vec<&str> = moves.iter().map(|(m, _)| m.notation.as_str()).collect();
-    let request_ids: Vec<Option<&str>> =
-        moves.iter().map(|(m, _)| m.request_id.as_deref()).collect();
-    let offers: Vec<Option<String>> = moves
-        .iter()
-        .map(|(m, _)| offers_column(m.draw_offers))
-        .collect();
-    let substituted: Vec<Option<&str>> = moves
-        .iter()
-        .map(|(m, _)| m.substituted.as_deref())
-        .collect();
-    let lags: Vec<Option<i64>> = moves.iter().map(|(m, _)| m.lag.lag_ms.map(ms)).collect();
+    let columns = Columns::of(moves);
     let stmt = tx
         .prepare_cached(
             "INSERT INTO journal (game_id, ply, seat, notation, request_id, clock_ms,
@@ -317,25 +365,7 @@ async fn insert(
         )
         .await
         .map_err(err)?;
-    tx.execute(
-        &stmt,
-        &[
-            &game_ids,
-            &column(|m| i64::from(m.ply)),
-            &column(|m| i64::from(m.seat.number())),
-            &notations,
-            &request_ids,
-            &column(|m| ms(m.clock_ms)),
-            &column(|m| m.played_at_ms),
-            &offers,
-            &substituted,
-            &column(|m| ms(m.lag.charged_ms)),
-            &column(|m| ms(m.lag.compensated_ms)),
-            &lags,
-        ],
-    )
-    .await
-    .map_err(err)?;
+    tx.execute(&stmt, &columns.params()).await.map_err(err)?;
     Ok(())
 }
 
@@ -417,42 +447,13 @@ pub(super) async fn append_alone(
     let mut ids: Vec<&str> = moves.iter().map(|(m, _)| m.game_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let column = |f: fn(&MoveRow) -> i64| moves.iter().map(|(m, _)| f(m)).collect::<Vec<i64>>();
-    let game_ids: Vec<&str> = moves.iter().map(|(m, _)| m.game_id.as_str()).collect();
-    let notations: Vec<&str> = moves.iter().map(|(m, _)| m.notation.as_str()).collect();
-    let request_ids: Vec<Option<&str>> =
-        moves.iter().map(|(m, _)| m.request_id.as_deref()).collect();
-    let offers: Vec<Option<String>> = moves
-        .iter()
-        .map(|(m, _)| offers_column(m.draw_offers))
-        .collect();
-    let substituted: Vec<Option<&str>> = moves
-        .iter()
-        .map(|(m, _)| m.substituted.as_deref())
-        .collect();
-    let lags: Vec<Option<i64>> = moves.iter().map(|(m, _)| m.lag.lag_ms.map(ms)).collect();
+    let columns = Columns::of(moves);
     let epochs: Vec<i64> = moves.iter().map(|(_, e)| *e).collect();
     let stmt = client.prepare_cached(APPEND_ALONE).await?;
     let row = client
         .query_one(
             &stmt,
-            &[
-                &game_ids,
-                &column(|m| i64::from(m.ply)),
-                &column(|m| i64::from(m.seat.number())),
-                &notations,
-                &request_ids,
-                &column(|m| ms(m.clock_ms)),
-                &column(|m| m.played_at_ms),
-                &offers,
-                &substituted,
-                &column(|m| ms(m.lag.charged_ms)),
-                &column(|m| ms(m.lag.compensated_ms)),
-                &lags,
-                &ids,
-                &epochs,
-                &node.id,
-            ],
+            &[&columns.params()[..], &[&ids, &epochs, &node.id]].concat(),
         )
         .await?;
     let bad: i64 = row.get(0);
