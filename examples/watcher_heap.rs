@@ -10,16 +10,14 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
 use punct_referee::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::AsyncBufReadExt as _;
 use tokio::net::{TcpListener, TcpStream};
 
 /// Size classes counted one by one (bytes); larger ones share the last.
@@ -96,39 +94,9 @@ fn snapshot() -> (i64, Vec<i64>) {
     (live, sizes)
 }
 
-struct Pausable {
-    inner: TcpStream,
-    paused: Arc<AtomicBool>,
-}
-
-impl AsyncRead for Pausable {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        if self.paused.load(Ordering::SeqCst) {
-            return Poll::Pending;
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Pausable {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
+#[path = "../tests/common/pausable.rs"]
+mod pausable;
+use pausable::Pausable;
 
 fn grpc_frame(message: &impl prost::Message) -> Bytes {
     let body = message.encode_to_vec();

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
+pub mod pausable;
 pub mod postgres;
 pub mod process;
 pub mod strict_records;

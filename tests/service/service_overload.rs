@@ -4,20 +4,18 @@
 
 use crate::common;
 
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::pausable::Pausable;
 use common::*;
 use punct_referee::games::punct::{EndOnSupply, RuleOptions};
 use punct_referee::service::ServerOptions;
 use punct_referee::service::grpc::pb::punct::v1 as ppb;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
 use punct_referee::service::sessions::Limits;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tonic::Code;
 use tonic_health::pb::HealthCheckRequest;
@@ -234,44 +232,6 @@ async fn watch_streams_beyond_the_global_limit_are_refused() {
     })
     .await;
     server.stop().await.unwrap();
-}
-
-/// A socket whose reads can be stopped: a client that stops reading
-/// altogether, so the server's writes back up (unlike a client library,
-/// which keeps reading into its own buffers).
-struct Pausable {
-    inner: TcpStream,
-    paused: Arc<AtomicBool>,
-}
-
-impl AsyncRead for Pausable {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        if self.paused.load(Ordering::SeqCst) {
-            // Never woken: this reader is gone for good.
-            return Poll::Pending;
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Pausable {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }
 
 /// `punct-referee serve` as a child process (for its memory), killed on drop.
