@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
-use bytes::Bytes;
 use punct_referee::service::grpc::pb::referee::v1 as pb;
 use punct_referee::service::grpc::pb::referee::v1::referee_service_client::RefereeServiceClient;
 use tokio::io::AsyncBufReadExt as _;
@@ -94,18 +93,9 @@ fn snapshot() -> (i64, Vec<i64>) {
     (live, sizes)
 }
 
-#[path = "../tests/common/pausable.rs"]
-mod pausable;
-use pausable::Pausable;
-
-fn grpc_frame(message: &impl prost::Message) -> Bytes {
-    let body = message.encode_to_vec();
-    let mut frame = Vec::with_capacity(body.len() + 5);
-    frame.push(0);
-    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(&body);
-    Bytes::from(frame)
-}
+#[path = "../tests/common/raw_grpc.rs"]
+mod raw_grpc;
+use raw_grpc::{Pausable, grpc_frame, grpc_request};
 
 /// The client: opens a watch on every game id of stdin's first line,
 /// `per_game` times, over `connections` connections, waits for their
@@ -129,12 +119,7 @@ async fn client(addr: String, per_game: usize, connections: usize, paused_reads:
         for i in (k..total).step_by(connections) {
             let id = &ids[i % ids.len()];
             send = send.ready().await.unwrap();
-            let request =
-                http::Request::post(format!("http://{addr}/referee.v1.RefereeService/WatchGame"))
-                    .header("content-type", "application/grpc")
-                    .header("te", "trailers")
-                    .body(())
-                    .unwrap();
+            let request = grpc_request(&addr, "WatchGame");
             let (response, mut stream) = send.send_request(request, false).unwrap();
             stream
                 .send_data(

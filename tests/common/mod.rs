@@ -14,9 +14,9 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
-pub mod pausable;
 pub mod postgres;
 pub mod process;
+pub mod raw_grpc;
 pub mod strict_records;
 pub mod webhooks;
 

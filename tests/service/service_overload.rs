@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::pausable::Pausable;
+use common::raw_grpc::{Pausable, grpc_frame, grpc_request};
 use common::*;
 use punct_referee::games::punct::{EndOnSupply, RuleOptions};
 use punct_referee::service::ServerOptions;
@@ -67,24 +67,6 @@ async fn h2_connection(addr: std::net::SocketAddr) -> h2::client::SendRequest<By
     let (send, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
     tokio::spawn(connection);
     send
-}
-
-fn grpc_request(addr: std::net::SocketAddr, method: &str) -> http::Request<()> {
-    http::Request::post(format!("http://{addr}/referee.v1.RefereeService/{method}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .body(())
-        .unwrap()
-}
-
-/// A gRPC message frame: uncompressed, length-prefixed.
-fn grpc_frame(message: &impl prost::Message) -> Bytes {
-    let body = message.encode_to_vec();
-    let mut frame = Vec::with_capacity(body.len() + 5);
-    frame.push(0);
-    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(&body);
-    Bytes::from(frame)
 }
 
 /// The grpc-status of an answer that ends with trailers.
