@@ -169,12 +169,31 @@ fn options(dir: &std::path::Path) -> SqliteOptions {
     }
 }
 
-fn never() -> FoldPolicy {
+/// A journal that folds only when told to (or at game end and stop).
+pub(super) fn never() -> FoldPolicy {
     FoldPolicy {
         rows: usize::MAX,
         per_game: 0,
         idle: Duration::from_secs(3600),
     }
+}
+
+/// The fold schedules every backend's journal suite runs under: never,
+/// after every move, and after three moves or an idle millisecond.
+pub(super) fn fold_schedules() -> [FoldPolicy; 3] {
+    [
+        never(),
+        FoldPolicy {
+            rows: 1,
+            per_game: 0,
+            idle: Duration::from_secs(3600),
+        },
+        FoldPolicy {
+            rows: 3,
+            per_game: 0,
+            idle: Duration::from_millis(1),
+        },
+    ]
 }
 
 /// Rows of a table, read on a connection of the test's own.
@@ -187,19 +206,7 @@ fn count(dir: &std::path::Path, table: &str) -> i64 {
 #[tokio::test]
 async fn every_backend_reads_journaled_moves_and_refuses_moves_out_of_turn() {
     journal_suite(&ReferenceStorage::new()).await;
-    for policy in [
-        never(),
-        FoldPolicy {
-            rows: 1,
-            per_game: 0,
-            idle: Duration::from_secs(3600),
-        },
-        FoldPolicy {
-            rows: 3,
-            per_game: 0,
-            idle: Duration::from_millis(1),
-        },
-    ] {
+    for policy in fold_schedules() {
         let dir = tempdir();
         let s = SqliteStorage::open_folding(&options(&dir), None, policy).unwrap();
         journal_suite(&s).await;

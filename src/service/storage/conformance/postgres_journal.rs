@@ -7,17 +7,9 @@
 use std::time::Duration;
 
 use super::super::sqlite::FoldPolicy;
-use super::journal::journal_suite;
+use super::journal::{fold_schedules, journal_suite, never};
 use super::postgres_backend::{fresh_database, pg_options, test_database_url};
 use super::*;
-
-fn never() -> FoldPolicy {
-    FoldPolicy {
-        rows: usize::MAX,
-        per_game: 0,
-        idle: Duration::from_secs(3600),
-    }
-}
 
 /// Opens the test database as replica `node` (lease `lease`), folding as
 /// `policy` says.
@@ -54,19 +46,7 @@ async fn postgres_reads_journaled_moves_folds_them_and_refuses_moves_out_of_turn
     let Some(server) = test_database_url() else {
         return;
     };
-    for policy in [
-        never(),
-        FoldPolicy {
-            rows: 1,
-            per_game: 0,
-            idle: Duration::from_secs(3600),
-        },
-        FoldPolicy {
-            rows: 3,
-            per_game: 0,
-            idle: Duration::from_millis(1),
-        },
-    ] {
+    for policy in fold_schedules() {
         let url = fresh_database(&server);
         let s = open(&url, "node-a", Duration::from_secs(10), policy).await;
         journal_suite(&s).await;
